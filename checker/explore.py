@@ -1,0 +1,85 @@
+"""What an exploration found, in a form shared by every engine.
+
+An engine explores level by level and reports, per property, its first hit: the level (the
+length of the shortest path, in steps) and a path to it given as the action instances taken from
+the initial state with the fingerprint expected after each. ``trace.py`` turns a path into a
+trace by replaying it through the interpreter.
+
+Canonical choice (so that every engine reports the same trace): each state's parent is the
+least (parent fingerprint, action instance) among the states of the previous level that reach
+it, and a property's witness is the state of least fingerprint on the first level that has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HOLDS = "holds"
+VIOLATED = "violated"
+UNKNOWN = "unknown"
+REACHED = "reached"
+UNREACHED = "unreached"
+
+
+@dataclass
+class Hit:
+    """The first hit of one property: a violation, or a witness of a reachability check."""
+
+    name: str
+    kind: str  # invariant | action | reachable
+    length: int  # steps from the initial state
+    path: list[tuple[int, int]]  # (action instance, fingerprint after it), in order
+
+
+@dataclass
+class Exploration:
+    engine: str
+    distinct: int = 0
+    generated: int = 0
+    depth: int = 0
+    seconds: float = 0.0
+    complete: bool = False
+    stop_reason: str = ""  # why an incomplete run stopped
+    hits: dict[str, Hit] = field(default_factory=dict)
+    checked: list[tuple[str, str]] = field(default_factory=list)  # (name, kind) of each property
+    stats: dict = field(default_factory=dict)  # engine figures: peak memory, per-level times ...
+
+    def status(self, name: str, kind: str) -> str:
+        if kind == "reachable":
+            if name in self.hits:
+                return REACHED
+            return UNREACHED if self.complete else UNKNOWN
+        if name in self.hits:
+            return VIOLATED
+        return HOLDS if self.complete else UNKNOWN
+
+    @property
+    def verdict(self) -> str:
+        if any(h.kind != "reachable" for h in self.hits.values()):
+            return VIOLATED
+        return HOLDS if self.complete else UNKNOWN
+
+
+class Progress:
+    """Reports exploration progress to a callback at most every ``interval`` seconds."""
+
+    def __init__(self, report=None, interval: float = 2.0):
+        import time
+
+        self._time = time.perf_counter
+        self.report = report
+        self.interval = interval
+        self.start = self._time()
+        self.last = self.start
+
+    def elapsed(self) -> float:
+        return self._time() - self.start
+
+    def tick(self, level: int, distinct: int, frontier: int, force: bool = False) -> None:
+        now = self._time()
+        if self.report is None or (not force and now - self.last < self.interval):
+            return
+        self.last = now
+        rate = distinct / max(now - self.start, 1e-9)
+        self.report(f"level {level}  distinct {distinct:,}  frontier {frontier:,}  "
+                    f"{rate:,.0f} states/s")

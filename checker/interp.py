@@ -1,0 +1,164 @@
+"""The scalar interpreter: evaluates the spec's objects on one state at a time.
+
+This is the slow path, used to replay and certify traces and as the reference the compiled
+kernel and the Z3 translation are tested against. It checks what the kernel does not: every
+index is inside its variable's shape and every written value inside its domain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
+                       Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError)
+
+from .layout import Layout
+
+
+class ModelError(SpecError):
+    """The model did something its own declarations forbid (an index or a value out of range)."""
+
+
+class Interpreter:
+    def __init__(self, spec: Spec, layout: Layout | None = None):
+        self.spec = spec
+        self.layout = layout or Layout.of(spec)
+        self.instances = spec.instances()
+
+    # -- expressions -----------------------------------------------------------------------------
+
+    def eval(self, e: Expr, cur, nxt=None, env: dict | None = None):
+        return self._eval(e, cur, nxt, env if env is not None else {}, "expression")
+
+    def _eval(self, e: Expr, cur, nxt, env: dict, where: str):
+        ev = self._eval
+        if isinstance(e, Const):
+            return e.value
+        if isinstance(e, Read):
+            idx = tuple(ev(i, cur, nxt, env, where) for i in e.index)
+            try:
+                pos = self.layout.cell(e.var, idx)
+            except IndexError as err:
+                raise ModelError(f"{where}: reads {err}") from None
+            src = nxt if e.primed else cur
+            v = int(src[pos])
+            return bool(v) if e.var.sort == BOOL else v
+        if isinstance(e, (Bound, ActionParam)):
+            return env[e]
+        if isinstance(e, Local):
+            return env[e.name]
+        if isinstance(e, Arith):
+            a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
+            return a + b if e.op == "+" else a - b if e.op == "-" else min(a, b) if e.op == "min" \
+                else max(a, b)
+        if isinstance(e, Cmp):
+            a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
+            return a == b if e.op == "==" else a != b if e.op == "!=" else a < b if e.op == "<" \
+                else a <= b
+        if isinstance(e, And):
+            return all(ev(x, cur, nxt, env, where) for x in e.args)
+        if isinstance(e, Or):
+            return any(ev(x, cur, nxt, env, where) for x in e.args)
+        if isinstance(e, Not):
+            return not ev(e.a, cur, nxt, env, where)
+        if isinstance(e, Ite):
+            return ev(e.then if ev(e.cond, cur, nxt, env, where) else e.other, cur, nxt, env, where)
+        if isinstance(e, Quant):
+            inner = dict(env)
+            if e.kind in ("forall", "exists", "count"):
+                hits = 0
+                for i in range(e.n):
+                    inner[e.var] = i
+                    if ev(e.body, cur, nxt, inner, where):
+                        hits += 1
+                        if e.kind == "exists":
+                            return True
+                    elif e.kind == "forall":
+                        return False
+                return hits if e.kind == "count" else e.kind == "forall"
+            vals = []
+            for i in range(e.n):
+                inner[e.var] = i
+                if ev(e.cond, cur, nxt, inner, where):
+                    vals.append(ev(e.body, cur, nxt, inner, where))
+            if not vals:
+                return ev(e.default, cur, nxt, env, where)
+            return min(vals) if e.kind == "min" else max(vals)
+        raise SpecError(f"{where}: unknown expression node {type(e).__name__}")
+
+    # -- statements ------------------------------------------------------------------------------
+
+    def _run(self, stmts, t: list, env: dict, where: str) -> None:
+        for s in stmts:
+            if isinstance(s, Assign):
+                idx = tuple(self._eval(i, t, None, env, where) for i in s.target.index)
+                var = s.target.var
+                try:
+                    pos = self.layout.cell(var, idx)
+                except IndexError as err:
+                    raise ModelError(f"{where}: writes {err}") from None
+                val = int(self._eval(s.value, t, None, env, where))
+                if not var.lo <= val <= var.hi:
+                    raise ModelError(f"{where}: writes {val} to {var.name}{list(idx)}, "
+                                     f"outside its domain {var.lo}..{var.hi}")
+                t[pos] = val
+            elif isinstance(s, SetLocal):
+                env[s.local.name] = self._eval(s.value, t, None, env, where)
+            elif isinstance(s, If):
+                branch = s.then if self._eval(s.cond, t, None, env, where) else s.other
+                self._run(branch, t, env, where)
+            elif isinstance(s, For):
+                for i in range(s.n):
+                    env[s.var] = i
+                    self._run(s.body, t, env, where)
+            else:
+                raise SpecError(f"{where}: unknown statement {type(s).__name__}")
+
+    # -- states and transitions ------------------------------------------------------------------
+
+    def initial(self) -> np.ndarray:
+        t = [0] * self.layout.stride
+        for v in self.spec.variables:  # start every variable at the bottom of its domain ...
+            off = self.layout.offsets[v.name]
+            for i in range(v.size):
+                t[off + i] = max(v.lo, min(v.hi, 0))
+        self._run(self.spec.init, t, {}, "Init")  # ... then run Init
+        return np.array(t, dtype=np.int8)
+
+    def _env(self, inst: Instance) -> dict:
+        return dict(zip(inst.action.params, inst.args))
+
+    def enabled(self, inst: Instance, row) -> bool:
+        cur = [int(x) for x in row]
+        return bool(self._eval(inst.action.guard, cur, None, self._env(inst), inst.label))
+
+    def step(self, inst: Instance, row) -> np.ndarray | None:
+        """The successor of ``row`` by ``inst``, or None when its guard is false."""
+        cur = [int(x) for x in row]
+        env = self._env(inst)
+        if not self._eval(inst.action.guard, cur, None, env, inst.label):
+            return None
+        t = list(cur)
+        self._run(inst.action.body, t, env, inst.label)
+        return np.array(t, dtype=np.int8)
+
+    def successors(self, row) -> list[tuple[Instance, np.ndarray]]:
+        out = []
+        for inst in self.instances:
+            nxt = self.step(inst, row)
+            if nxt is not None:
+                out.append((inst, nxt))
+        return out
+
+    def holds(self, expr: Expr, row, nxt=None) -> bool:
+        cur = [int(x) for x in row]
+        nx = None if nxt is None else [int(x) for x in nxt]
+        return bool(self._eval(expr, cur, nx, {}, "property"))
+
+    def instance(self, label_or_index) -> Instance:
+        if isinstance(label_or_index, int):
+            return self.instances[label_or_index]
+        for inst in self.instances:
+            if inst.label == label_or_index:
+                return inst
+        raise SpecError(f"unknown action {label_or_index!r}")

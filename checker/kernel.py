@@ -1,0 +1,103 @@
+"""Loads the compiled kernel of a spec: generated source, written once to the cache, numba-compiled.
+
+The generated module is a real file (``$HWCHECK_CACHE/kernels/k_<hash>.py``, default
+``~/.cache/hwcheck``) so numba's on-disk cache can keep its machine code: the first run of a
+configuration compiles for some seconds, later runs load in about one. The file name is a hash
+of the source and of ``checker/rt.py``, so a changed spec or run-time never meets a stale cache.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from spec.lang import Spec
+
+from .codegen import Properties, generate, source_key
+from .layout import Layout
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("HWCHECK_CACHE") or Path.home() / ".cache" / "hwcheck")
+
+
+_loaded: dict[str, object] = {}
+
+
+def _load(src: str):
+    key = source_key(src)
+    if key in _loaded:
+        return _loaded[key]
+    folder = cache_dir() / "kernels"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"k_{key}.py"
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)  # atomic: concurrent processes never see half a file
+    name = f"hwcheck_kernel_{key}"
+    mspec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = mod
+    mspec.loader.exec_module(mod)
+    _loaded[key] = mod
+    return mod
+
+
+class Kernel:
+    """The compiled functions of one spec, plus what the engines need to call them."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.layout = Layout.of(spec)
+        self.props = Properties.of(spec)
+        self.instances = spec.instances()
+        self.source = generate(spec, self.layout)
+        self.mod = _load(self.source)
+
+    @property
+    def stride(self) -> int:
+        return self.layout.stride
+
+    @property
+    def ninst(self) -> int:
+        return len(self.instances)
+
+    @cached_property
+    def initial(self) -> np.ndarray:
+        return self.mod.initial()
+
+    def fingerprint(self, row: np.ndarray) -> int:
+        from .rt import fingerprint
+
+        return int(fingerprint(np.ascontiguousarray(row, dtype=np.int8)))
+
+    def step(self, inst: int, row: np.ndarray) -> np.ndarray | None:
+        t = np.empty(self.stride, np.int8)
+        return t if self.mod.step(inst, np.ascontiguousarray(row, np.int8), t) else None
+
+    def warm(self) -> None:
+        """Compile (or load from the disk cache) every kernel function now."""
+        from .rt import fingerprint
+
+        fingerprint(self.initial)
+        one = self.initial.reshape(1, -1).copy()
+        ns, nt = len(self.props.state), len(self.props.transition)
+        self.mod.check_states(one, 1, np.zeros(max(ns, 1), np.bool_), np.full(max(ns, 1), -1, np.int64))
+        out = np.empty((self.ninst, self.stride), np.int8)
+        par = np.empty(self.ninst, np.int32)
+        act = np.empty(self.ninst, np.uint8)
+        fps = np.empty(self.ninst, np.uint64)
+        tp = (np.zeros(max(nt, 1), np.bool_), np.full(max(nt, 1), -1, np.int64),
+              np.full(max(nt, 1), -1, np.int64))
+        self.mod.expand_all(one, 0, 0, out, par, act, fps, *tp)
+        table = np.zeros(16, np.uint64)
+        self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp)
+        self.mod.step(0, self.initial, np.empty(self.stride, np.int8))

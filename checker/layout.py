@@ -1,0 +1,101 @@
+"""The state layout: a state is a flat row of int8, one cell per variable element.
+
+Variables sit in declaration order, each array row-major. Rows are padded with zeros to a
+multiple of 8 bytes (``stride``) so the fingerprint can read them as 64-bit words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from spec.lang import BOOL, Spec, SpecError, Var
+
+
+@dataclass(frozen=True)
+class Layout:
+    spec: Spec
+    offsets: dict[str, int]
+    width: int
+    stride: int
+
+    @classmethod
+    def of(cls, spec: Spec) -> "Layout":
+        offsets, off = {}, 0
+        for v in spec.variables:
+            if v.lo < -128 or v.hi > 127:
+                raise SpecError(f"variable {v.name}: domain {v.lo}..{v.hi} does not fit in int8")
+            offsets[v.name] = off
+            off += v.size
+        return cls(spec, offsets, off, max(8, (off + 7) // 8 * 8))
+
+    def cell(self, var: Var, idx: tuple[int, ...]) -> int:
+        """The row position of ``var[idx]``; raises IndexError outside the variable's shape."""
+        pos = 0
+        for i, d in zip(idx, var.shape):
+            if not 0 <= i < d:
+                raise IndexError(f"{var.name}{list(idx)} is outside its shape {list(var.shape)}")
+            pos = pos * d + i
+        return self.offsets[var.name] + pos
+
+    def empty(self, n: int = 0) -> np.ndarray:
+        return np.zeros((n, self.stride), dtype=np.int8) if n else np.zeros(self.stride, np.int8)
+
+    # -- readable forms ------------------------------------------------------------------------
+
+    def to_dict(self, row) -> dict:
+        """Variables by name: ints for scalars, nested lists for maps, sorted lists for sets."""
+        out = {}
+        for v in self.spec.variables:
+            off = self.offsets[v.name]
+            flat = [int(x) for x in row[off:off + v.size]]
+            if v.kind == "scalar":
+                out[v.name] = flat[0]
+            elif v.kind == "set":
+                out[v.name] = [i for i, x in enumerate(flat) if x]
+            else:
+                out[v.name] = _nest(flat, v.shape)
+        return out
+
+    def from_dict(self, values: dict) -> np.ndarray:
+        row = self.empty()
+        missing = [v.name for v in self.spec.variables if v.name not in values]
+        if missing:
+            raise SpecError(f"state lacks variable(s) {', '.join(missing)}")
+        for v in self.spec.variables:
+            val = values[v.name]
+            off = self.offsets[v.name]
+            if v.kind == "scalar":
+                flat = [val]
+            elif v.kind == "set":
+                members = set(val)
+                if not members <= set(range(v.shape[0])):
+                    raise SpecError(f"{v.name}: members {sorted(members)} outside 0..{v.shape[0] - 1}")
+                flat = [1 if i in members else 0 for i in range(v.shape[0])]
+            else:
+                flat = _flatten(val, v.shape, v.name)
+            for i, x in enumerate(flat):
+                x = int(x) if v.sort != BOOL else int(bool(x))
+                if not v.lo <= x <= v.hi:
+                    raise SpecError(f"{v.name}: value {x} outside its domain {v.lo}..{v.hi}")
+                row[off + i] = x
+        return row
+
+
+def _nest(flat: list[int], shape: tuple[int, ...]):
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _flatten(val, shape: tuple[int, ...], name: str) -> list[int]:
+    if not isinstance(val, (list, tuple)) or len(val) != shape[0]:
+        raise SpecError(f"{name}: expected a list of {shape[0]}, got {val!r}")
+    if len(shape) == 1:
+        return list(val)
+    out: list[int] = []
+    for x in val:
+        out.extend(_flatten(x, shape[1:], name))
+    return out

@@ -1,0 +1,1 @@
+"""hwcheck's specification: what the replication protocol is (no engine code here)."""

@@ -1,0 +1,785 @@
+"""The specification language: typed expressions, effect statements, actions and properties.
+
+A spec is plain data. Every backend (the compiled BFS kernel, the replay interpreter, the Z3
+translator, the Spark partition function) walks the same objects; none keeps its own copy of the
+protocol. Sizes are static: quantifiers and loops range over ``0..n-1`` for a Python int ``n``
+fixed when the spec is built, so every backend may unroll them.
+
+Expressions are built with Python operators (``a + 1``, ``a == b``, ``p & q``, ``~p``) and the
+helpers below. An expression has no Python truth value: ``if expr:`` raises, so a guard can never
+be silently evaluated at build time.
+
+Effects are statements with sequential semantics: the action's statements run in order on a copy
+of the pre-state, each reading what the earlier ones wrote. The guard reads the pre-state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Sequence
+
+INT = "int"
+BOOL = "bool"
+
+
+class SpecError(ValueError):
+    """A malformed spec, raised when the spec is built and naming the action or property at fault."""
+
+
+# --------------------------------------------------------------------------------------------
+# Expressions
+# --------------------------------------------------------------------------------------------
+
+
+class Expr:
+    """Base of every expression node. ``sort`` is INT or BOOL."""
+
+    __slots__ = ()
+    sort: str
+
+    def __add__(self, other):
+        return Arith("+", self, lift(other))
+
+    def __radd__(self, other):
+        return Arith("+", lift(other), self)
+
+    def __sub__(self, other):
+        return Arith("-", self, lift(other))
+
+    def __rsub__(self, other):
+        return Arith("-", lift(other), self)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return Cmp("==", self, lift(other))
+
+    def __ne__(self, other):  # type: ignore[override]
+        return Cmp("!=", self, lift(other))
+
+    def __lt__(self, other):
+        return Cmp("<", self, lift(other))
+
+    def __le__(self, other):
+        return Cmp("<=", self, lift(other))
+
+    def __gt__(self, other):
+        return Cmp("<", lift(other), self)
+
+    def __ge__(self, other):
+        return Cmp("<=", lift(other), self)
+
+    def __and__(self, other):
+        return conj(self, other)
+
+    def __rand__(self, other):
+        return conj(other, self)
+
+    def __or__(self, other):
+        return disj(self, other)
+
+    def __ror__(self, other):
+        return disj(other, self)
+
+    def __invert__(self):
+        return Not(self)
+
+    def __bool__(self):
+        raise SpecError("an expression has no Python truth value; use ite(), Block.when() or &, |, ~")
+
+    __hash__ = object.__hash__
+
+
+@dataclass(frozen=True, eq=False)
+class Const(Expr):
+    value: int | bool
+
+    @property
+    def sort(self) -> str:
+        return BOOL if isinstance(self.value, bool) else INT
+
+
+@dataclass(frozen=True, eq=False)
+class Read(Expr):
+    """A state variable's element: ``var[index...]``; ``primed`` reads the next state."""
+
+    var: "Var"
+    index: tuple[Expr, ...]
+    primed: bool = False
+
+    @property
+    def sort(self) -> str:
+        return self.var.sort
+
+
+@dataclass(frozen=True, eq=False)
+class Bound(Expr):
+    """The variable of a quantifier, a reduction or a loop: an int in ``0..n-1``."""
+
+    name: str
+    sort = INT
+
+
+@dataclass(frozen=True, eq=False)
+class ActionParam(Expr):
+    """An action's parameter (for example the replica of FetchRequest(f))."""
+
+    name: str
+    size: int
+    sort = INT
+
+
+@dataclass(frozen=True, eq=False)
+class Local(Expr):
+    """A local of an action body, written by Block.let / Block.assign."""
+
+    name: str
+    sort: str = INT
+
+
+@dataclass(frozen=True, eq=False)
+class Arith(Expr):
+    op: str  # + - min max
+    a: Expr
+    b: Expr
+    sort = INT
+
+
+@dataclass(frozen=True, eq=False)
+class Cmp(Expr):
+    op: str  # == != < <=
+    a: Expr
+    b: Expr
+    sort = BOOL
+
+
+@dataclass(frozen=True, eq=False)
+class And(Expr):
+    args: tuple[Expr, ...]
+    sort = BOOL
+
+
+@dataclass(frozen=True, eq=False)
+class Or(Expr):
+    args: tuple[Expr, ...]
+    sort = BOOL
+
+
+@dataclass(frozen=True, eq=False)
+class Not(Expr):
+    a: Expr
+    sort = BOOL
+
+
+@dataclass(frozen=True, eq=False)
+class Ite(Expr):
+    cond: Expr
+    then: Expr
+    other: Expr
+
+    @property
+    def sort(self) -> str:
+        return self.then.sort
+
+
+@dataclass(frozen=True, eq=False)
+class Quant(Expr):
+    """A reduction over ``var in 0..n-1``.
+
+    kind: ``forall``/``exists`` (body is BOOL, result BOOL); ``count`` (body BOOL, result INT);
+    ``min``/``max`` (the least/greatest ``body`` over the ``var`` where ``cond`` holds, ``default``
+    when there is none).
+    """
+
+    kind: str
+    var: Bound
+    n: int
+    body: Expr
+    cond: Expr | None = None
+    default: Expr | None = None
+
+    @property
+    def sort(self) -> str:
+        return BOOL if self.kind in ("forall", "exists") else INT
+
+
+def lift(x) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, (bool, int)):
+        return Const(x)
+    raise SpecError(f"cannot use {x!r} ({type(x).__name__}) in an expression")
+
+
+TRUE = Const(True)
+FALSE = Const(False)
+
+
+def conj(*args) -> Expr:
+    flat: list[Expr] = []
+    for a in map(lift, args):
+        flat.extend(a.args if isinstance(a, And) else (a,))
+    return flat[0] if len(flat) == 1 else And(tuple(flat))
+
+
+def disj(*args) -> Expr:
+    flat: list[Expr] = []
+    for a in map(lift, args):
+        flat.extend(a.args if isinstance(a, Or) else (a,))
+    return flat[0] if len(flat) == 1 else Or(tuple(flat))
+
+
+def implies(a, b) -> Expr:
+    return disj(Not(lift(a)), b)
+
+
+def ite(cond, then, other) -> Expr:
+    return Ite(lift(cond), lift(then), lift(other))
+
+
+def min_(a, b) -> Expr:
+    return Arith("min", lift(a), lift(b))
+
+
+def max_(a, b) -> Expr:
+    return Arith("max", lift(a), lift(b))
+
+
+_bound_ids = itertools.count()
+
+
+def _bound(hint: str) -> Bound:
+    return Bound(f"{hint}{next(_bound_ids)}")
+
+
+def forall(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+    v = _bound(hint)
+    return Quant("forall", v, n, lift(body(v)))
+
+
+def exists(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+    v = _bound(hint)
+    return Quant("exists", v, n, lift(body(v)))
+
+
+def count(n: int, cond: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+    v = _bound(hint)
+    return Quant("count", v, n, lift(cond(v)))
+
+
+def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
+             hint: str = "i") -> Expr:
+    """The least ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
+    v = _bound(hint)
+    return Quant("min", v, n, lift(value(v)), lift(where(v)), lift(default))
+
+
+def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
+             hint: str = "i") -> Expr:
+    """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
+    v = _bound(hint)
+    return Quant("max", v, n, lift(value(v)), lift(where(v)), lift(default))
+
+
+def prime(e: Expr) -> Expr:
+    """The same expression over the next state (for action properties)."""
+    return map_expr(e, lambda x: Read(x.var, tuple(prime(i) for i in x.index), True)
+                    if isinstance(x, Read) else None)
+
+
+def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+    """Rebuild ``e`` bottom-up, replacing each node for which ``fn`` returns an expression."""
+    r = fn(e)
+    if r is not None:
+        return r
+    if isinstance(e, (Const, Bound, ActionParam, Local)):
+        return e
+    if isinstance(e, Read):
+        return Read(e.var, tuple(map_expr(i, fn) for i in e.index), e.primed)
+    if isinstance(e, (Arith, Cmp)):
+        return type(e)(e.op, map_expr(e.a, fn), map_expr(e.b, fn))
+    if isinstance(e, (And, Or)):
+        return type(e)(tuple(map_expr(a, fn) for a in e.args))
+    if isinstance(e, Not):
+        return Not(map_expr(e.a, fn))
+    if isinstance(e, Ite):
+        return Ite(map_expr(e.cond, fn), map_expr(e.then, fn), map_expr(e.other, fn))
+    if isinstance(e, Quant):
+        return Quant(e.kind, e.var, e.n, map_expr(e.body, fn),
+                     None if e.cond is None else map_expr(e.cond, fn),
+                     None if e.default is None else map_expr(e.default, fn))
+    raise SpecError(f"unknown expression node {type(e).__name__}")
+
+
+def reads_next(e: Expr) -> bool:
+    """Whether ``e`` reads the next state (a transition predicate)."""
+    return any(isinstance(x, Read) and x.primed for x in walk(e))
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, Read):
+        return e.index
+    if isinstance(e, (Arith, Cmp)):
+        return (e.a, e.b)
+    if isinstance(e, (And, Or)):
+        return e.args
+    if isinstance(e, Not):
+        return (e.a,)
+    if isinstance(e, Ite):
+        return (e.cond, e.then, e.other)
+    if isinstance(e, Quant):
+        return tuple(x for x in (e.body, e.cond, e.default) if x is not None)
+    return ()
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    yield e
+    for c in children(e):
+        yield from walk(c)
+
+
+# --------------------------------------------------------------------------------------------
+# State variables
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Var:
+    """A state variable: a scalar or an array of small integers with a finite domain lo..hi.
+
+    ``kind`` is how traces present it: ``scalar``, ``map`` (a function of its indices) or ``set``
+    (a one-dimensional BOOL array read as the set of indices where it is true).
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    lo: int
+    hi: int
+    sort: str = INT
+    kind: str = "scalar"
+    doc: str = ""
+
+    def __getitem__(self, index) -> Read:
+        idx = index if isinstance(index, tuple) else (index,)
+        if len(idx) != len(self.shape):
+            raise SpecError(f"{self.name} takes {len(self.shape)} indices, got {len(idx)}")
+        return Read(self, tuple(lift(i) for i in idx))
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def cells(self) -> Iterator[tuple[int, ...]]:
+        return itertools.product(*(range(d) for d in self.shape))
+
+
+# --------------------------------------------------------------------------------------------
+# Statements
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Assign:
+    target: Read
+    value: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class SetLocal:
+    local: Local
+    value: Expr
+
+
+@dataclass(eq=False)
+class If:
+    cond: Expr
+    then: list
+    other: list = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class For:
+    var: Bound
+    n: int
+    body: list
+
+
+Stmt = Assign | SetLocal | If | For
+
+
+class Block:
+    """Builds an action body (or the initial state) as a list of statements.
+
+    >>> b.set(hw[f], 0)
+    >>> n = b.let("n", leo(f))
+    >>> with b.when(n > 0):
+    ...     b.set(log[f, n - 1], 0)
+    >>> with b.otherwise():
+    ...     ...
+    >>> with b.each(R) as r:
+    ...     b.set(rleo[r], 0)
+    """
+
+    def __init__(self, owner: str):
+        self.owner = owner
+        self.guard: list[Expr] = []
+        self.stmts: list = []
+        self._stack: list[list] = [self.stmts]
+        self._names: set[str] = set()
+        self._last_if: If | None = None
+
+    def require(self, *conds) -> None:
+        """Conjoin ``conds`` to the guard. Guards read the pre-state, so they come first."""
+        if self.stmts:
+            raise SpecError(f"{self.owner}: require() after an effect statement")
+        self.guard.extend(lift(c) for c in conds)
+
+    def _emit(self, s) -> None:
+        self._stack[-1].append(s)
+        self._last_if = s if isinstance(s, If) else None
+
+    def set(self, target: Read, value) -> None:
+        if not isinstance(target, Read) or target.primed:
+            raise SpecError(f"{self.owner}: can only assign to a state variable element")
+        v = lift(value)
+        if v.sort != target.sort:
+            raise SpecError(f"{self.owner}: assigning a {v.sort} to {target.var.name} ({target.sort})")
+        self._emit(Assign(target, v))
+
+    def let(self, name: str, value) -> Local:
+        v = lift(value)
+        base, k = name, 1
+        while name in self._names:
+            k += 1
+            name = f"{base}{k}"
+        self._names.add(name)
+        loc = Local(name, v.sort)
+        self._emit(SetLocal(loc, v))
+        return loc
+
+    def assign(self, local: Local, value) -> None:
+        v = lift(value)
+        if v.sort != local.sort:
+            raise SpecError(f"{self.owner}: assigning a {v.sort} to local {local.name} ({local.sort})")
+        self._emit(SetLocal(local, v))
+
+    @contextmanager
+    def when(self, cond):
+        node = If(lift(cond), [])
+        self._emit(node)
+        self._stack.append(node.then)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+            self._last_if = node
+
+    @contextmanager
+    def otherwise(self):
+        node = self._last_if
+        if node is None or node.other:
+            raise SpecError(f"{self.owner}: otherwise() must follow a when() block")
+        self._stack.append(node.other)
+        try:
+            yield
+        finally:
+            self._stack.pop()
+            self._last_if = None
+
+    @contextmanager
+    def each(self, n: int, hint: str = "i"):
+        v = _bound(hint)
+        node = For(v, n, [])
+        self._emit(node)
+        self._stack.append(node.body)
+        try:
+            yield v
+        finally:
+            self._stack.pop()
+            self._last_if = None
+
+
+def walk_stmts(stmts: Sequence) -> Iterator:
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.other)
+        elif isinstance(s, For):
+            yield from walk_stmts(s.body)
+
+
+def stmt_exprs(s) -> tuple[Expr, ...]:
+    if isinstance(s, Assign):
+        return (s.target, s.value)
+    if isinstance(s, SetLocal):
+        return (s.value,)
+    if isinstance(s, If):
+        return (s.cond,)
+    return ()
+
+
+# --------------------------------------------------------------------------------------------
+# Actions and properties
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Action:
+    """Guard + effect + the variables the effect may modify. ``params`` are static ranges."""
+
+    name: str
+    params: tuple[ActionParam, ...]
+    guard: Expr
+    body: tuple
+    modifies: frozenset[str]
+    doc: str = ""
+
+    def instances(self) -> list[tuple[int, ...]]:
+        return list(itertools.product(*(range(p.size) for p in self.params)))
+
+
+@dataclass(frozen=True, eq=False)
+class Invariant:
+    name: str
+    expr: Expr
+    doc: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class ActionProperty:
+    """A property of every transition (state, next state); reads the next state with prime()."""
+
+    name: str
+    expr: Expr
+    doc: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Reachable:
+    """A predicate that should be reachable: a guard against vacuous passes. Over a state, or
+    over a transition when it reads the next state with prime()."""
+
+    name: str
+    expr: Expr
+    doc: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """One action instance: the action and the values of its parameters."""
+
+    index: int
+    action: Action
+    args: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        if not self.args:
+            return self.action.name
+        return f"{self.action.name}({', '.join(map(str, self.args))})"
+
+
+@dataclass(eq=False)
+class Spec:
+    """A declarative state-transition model: variables, initial state, actions, properties."""
+
+    name: str
+    params: dict
+    variables: list[Var] = field(default_factory=list)
+    init: list = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    invariants: list[Invariant] = field(default_factory=list)
+    action_properties: list[ActionProperty] = field(default_factory=list)
+    reachables: list[Reachable] = field(default_factory=list)
+
+    # -- declaration ---------------------------------------------------------------------------
+
+    def _declare(self, var: Var) -> Var:
+        if any(v.name == var.name for v in self.variables):
+            raise SpecError(f"variable {var.name} declared twice")
+        if var.lo > var.hi:
+            raise SpecError(f"variable {var.name}: empty domain {var.lo}..{var.hi}")
+        self.variables.append(var)
+        return var
+
+    def scalar(self, name: str, lo: int, hi: int, doc: str = "") -> Read:
+        return self._declare(Var(name, (), lo, hi, INT, "scalar", doc))[()]
+
+    def array(self, name: str, shape: tuple[int, ...], lo: int, hi: int, doc: str = "") -> Var:
+        return self._declare(Var(name, tuple(shape), lo, hi, INT, "map", doc))
+
+    def set_of(self, name: str, n: int, doc: str = "") -> Var:
+        """A subset of 0..n-1, stored as n booleans."""
+        return self._declare(Var(name, (n,), 0, 1, BOOL, "set", doc))
+
+    def initial(self, build: Callable[[Block], None]) -> None:
+        b = Block("Init")
+        build(b)
+        if b.guard:
+            raise SpecError("Init: the initial state has no guard")
+        self.init = b.stmts
+
+    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = ""):
+        """Decorator: ``@spec.action("Crash", over=[R], modifies=[alive, ...])`` on
+        ``def crash(b, f): ...``. The function states the guard with ``b.require`` and the effect
+        with the other Block methods."""
+
+        def deco(fn: Callable) -> Callable:
+            params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
+            b = Block(name)
+            fn(b, *params)
+            names = frozenset(m.var.name if isinstance(m, Read) else m.name for m in modifies)
+            self.actions.append(Action(name, params, conj(*b.guard) if b.guard else TRUE,
+                                       tuple(b.stmts), names, doc or (fn.__doc__ or "").strip()))
+            return fn
+
+        return deco
+
+    def invariant(self, name: str, expr, doc: str = "") -> None:
+        self.invariants.append(Invariant(name, lift(expr), doc))
+
+    def action_property(self, name: str, expr, doc: str = "") -> None:
+        self.action_properties.append(ActionProperty(name, lift(expr), doc))
+
+    def reachable(self, name: str, expr, doc: str = "") -> None:
+        self.reachables.append(Reachable(name, lift(expr), doc))
+
+    # -- derived -------------------------------------------------------------------------------
+
+    def instances(self) -> list[Instance]:
+        out = []
+        for a in self.actions:
+            for args in a.instances():
+                out.append(Instance(len(out), a, args))
+        return out
+
+    def var(self, name: str) -> Var:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise SpecError(f"unknown variable {name}")
+
+    def invariant_named(self, name: str) -> Invariant:
+        for i in self.invariants:
+            if i.name == name:
+                return i
+        known = ", ".join(i.name for i in self.invariants)
+        raise SpecError(f"unknown invariant {name!r} (known: {known})")
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def validate(self) -> "Spec":
+        """Check the whole spec; raise SpecError naming the action or property at fault."""
+        declared = {v.name: v for v in self.variables}
+        self._check_body("Init", self.init, (), frozenset(declared))
+        for a in self.actions:
+            self._check_expr(a.name + " guard", a.guard, BOOL, set(), set(a.params), set(), False)
+            self._check_body(a.name, a.body, a.params, a.modifies)
+            unknown = a.modifies - set(declared)
+            if unknown:
+                raise SpecError(f"{a.name}: modifies unknown variable(s) {', '.join(sorted(unknown))}")
+        for kind, props, primed in (("invariant", self.invariants, False),
+                                    ("action property", self.action_properties, True),
+                                    ("reachability check", self.reachables, True)):
+            seen = set()
+            for p in props:
+                if p.name in seen:
+                    raise SpecError(f"{kind} {p.name} declared twice")
+                seen.add(p.name)
+                self._check_expr(f"{kind} {p.name}", p.expr, BOOL, set(), set(), set(), primed)
+        if len({a.name for a in self.actions}) != len(self.actions):
+            raise SpecError("two actions share a name")
+        return self
+
+    def _check_var(self, where: str, var: Var) -> None:
+        if var not in self.variables:
+            raise SpecError(f"{where}: reads or writes undeclared variable {var.name}")
+
+    def _check_expr(self, where: str, e: Expr, sort: str | None, bounds: set, params: set,
+                    locals_: set, primed_ok: bool) -> None:
+        if sort is not None and e.sort != sort:
+            raise SpecError(f"{where}: expected a {sort} expression, got {e.sort}")
+        if isinstance(e, Read):
+            self._check_var(where, e.var)
+            if e.primed and not primed_ok:
+                raise SpecError(f"{where}: reads the next state of {e.var.name} outside an action property")
+            for i in e.index:
+                self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, Bound):
+            if e not in bounds:
+                raise SpecError(f"{where}: bound variable {e.name} used outside its scope")
+            return
+        if isinstance(e, ActionParam):
+            if e not in params:
+                raise SpecError(f"{where}: parameter {e.name} of another action")
+            return
+        if isinstance(e, Local):
+            if e.name not in locals_:
+                raise SpecError(f"{where}: local {e.name} read before it is set in scope")
+            return
+        if isinstance(e, Const):
+            return
+        if isinstance(e, Arith):
+            for x in (e.a, e.b):
+                self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, Cmp):
+            if e.a.sort != e.b.sort or (e.op in ("<", "<=") and e.a.sort != INT):
+                raise SpecError(f"{where}: comparison {e.op} of {e.a.sort} and {e.b.sort}")
+            for x in (e.a, e.b):
+                self._check_expr(where, x, None, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, (And, Or)):
+            for x in e.args:
+                self._check_expr(where, x, BOOL, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, Not):
+            self._check_expr(where, e.a, BOOL, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, Ite):
+            self._check_expr(where, e.cond, BOOL, bounds, params, locals_, primed_ok)
+            if e.then.sort != e.other.sort:
+                raise SpecError(f"{where}: ite branches of sorts {e.then.sort} and {e.other.sort}")
+            self._check_expr(where, e.then, None, bounds, params, locals_, primed_ok)
+            self._check_expr(where, e.other, None, bounds, params, locals_, primed_ok)
+            return
+        if isinstance(e, Quant):
+            inner = bounds | {e.var}
+            body_sort = BOOL if e.kind in ("forall", "exists", "count") else INT
+            self._check_expr(where, e.body, body_sort, inner, params, locals_, primed_ok)
+            if e.kind in ("min", "max"):
+                if e.cond is None or e.default is None:
+                    raise SpecError(f"{where}: {e.kind} needs a condition and a default")
+                self._check_expr(where, e.cond, BOOL, inner, params, locals_, primed_ok)
+                self._check_expr(where, e.default, INT, bounds, params, locals_, primed_ok)
+            return
+        raise SpecError(f"{where}: unknown expression node {type(e).__name__}")
+
+    def _check_body(self, where: str, stmts, params, modifies: frozenset) -> None:
+        def check(block, bounds: set, locals_: set) -> None:
+            scope = set(locals_)
+            for s in block:
+                if isinstance(s, Assign):
+                    if s.target.var.name not in modifies:
+                        raise SpecError(f"{where}: writes {s.target.var.name}, "
+                                        f"which is not in its modifies list")
+                    self._check_expr(where, s.target, None, bounds, set(params), scope, False)
+                    self._check_expr(where, s.value, s.target.sort, bounds, set(params), scope, False)
+                elif isinstance(s, SetLocal):
+                    self._check_expr(where, s.value, s.local.sort, bounds, set(params), scope, False)
+                    scope.add(s.local.name)
+                elif isinstance(s, If):
+                    self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)
+                    check(s.then, bounds, scope)
+                    check(s.other, bounds, scope)
+                elif isinstance(s, For):
+                    check(s.body, bounds | {s.var}, scope)
+                else:
+                    raise SpecError(f"{where}: unknown statement {type(s).__name__}")
+
+        check(stmts, set(), set())
