@@ -24,7 +24,9 @@ from .layout import Layout
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("HWCHECK_CACHE") or Path.home() / ".cache" / "hwcheck")
+    from . import _cache
+
+    return _cache
 
 
 _loaded: dict[str, object] = {}
