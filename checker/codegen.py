@@ -251,6 +251,12 @@ NINST = {ninst}
 @njit(cache=True, inline="always")
 def _or_default(x, sentinel, default):
     return default if x == sentinel else x
+
+
+@njit(cache=True)
+def _copy(src, dst):
+    for q in range(STRIDE):
+        dst[q] = src[q]
 '''
 
 
@@ -347,7 +353,7 @@ def _step_fn(spec: Spec) -> str:
         call = ", ".join(["s", *args])
         lines.append(f"        if not g_{ai}({call}):")
         lines.append("            return False")
-        lines.append("        t[:] = s")
+        lines.append("        _copy(s, t)")
         lines.append(f"        e_{ai}({', '.join(['t', *args])})")
         lines.append("        return True")
     lines.append("    return False\n")
@@ -395,7 +401,7 @@ def _expand(spec: Spec, props: Properties, dedup: bool) -> str:
             mult *= sizes[d]
         lines += [f"{pad}if g_{ai}({', '.join(['s', *args])}):  # {a.name}",
                   f"{pad}    gen += 1",
-                  f"{pad}    t[:] = s",
+                  f"{pad}    _copy(s, t)",
                   f"{pad}    e_{ai}({', '.join(['t', *args])})",
                   f"{pad}    inst = {inst}"]
         for j, (pname, _, kind) in enumerate(props.transition):
@@ -409,7 +415,7 @@ def _expand(spec: Spec, props: Properties, dedup: bool) -> str:
             lines.append(f"{pad}    if table_insert(table, mask, fp):")
             inner += "    "
             lines.append(f"{inner}filled += 1")
-        lines += [f"{inner}out[w] = t",
+        lines += [f"{inner}_copy(t, out[w])",
                   f"{inner}par[w] = i",
                   f"{inner}act[w] = inst",
                   f"{inner}fps[w] = fp",
