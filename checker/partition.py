@@ -1,0 +1,345 @@
+"""The per-partition work of a partitioned breadth-first search, as pure numpy/numba functions.
+
+The state space is split into ``parts`` partitions by the high bits of the fingerprint
+(``owners``); the split is monotone, so partition i holds a contiguous range of fingerprints
+and "partition order" is "fingerprint order". The local hash table uses the low bits, so the
+two never correlate. One level of the search is two steps per partition:
+
+1. ``expand_part``: the partition's frontier (rows sorted by fingerprint) goes through the
+   compiled kernel; its successors are deduplicated locally (first occurrence wins, and since
+   parents are visited in fingerprint order and actions in instance order, the first
+   occurrence carries the least (parent fingerprint, action)), then split into one block per
+   owning partition. Transition properties are checked on every transition.
+2. ``merge_part``: a partition receives one block from every source partition; taken in
+   source order they are in (parent fingerprint, action) order, so the first occurrence of
+   each fingerprint is again its canonical parent. Candidates already in the partition's
+   ``Store`` (sorted fingerprints with their parent fingerprint and action) are dropped; the
+   rest are the partition's share of the next level. They join the store and are checked
+   against the state predicates.
+
+A partition is a list of records: ``("store", Store)`` and ``("front", rows, fps)``. Nothing
+here imports pyspark: the Spark engine ships these functions to its executors, the in-process
+backend (``checker.levels``) runs them in one process, and the tests run them without a JVM.
+"""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
+
+
+def act_dtype(ninst: int):
+    return np.uint8 if ninst < 256 else np.uint16
+
+
+def owners(fps: np.ndarray, parts: int) -> np.ndarray:
+    """The partition of each fingerprint: the top 32 bits scaled to 0..parts-1 (monotone)."""
+    hi = np.asarray(fps, np.uint64) >> np.uint64(32)
+    return ((hi * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+
+
+def owner(fp: int, parts: int) -> int:
+    return ((int(fp) >> 32) * parts) >> 32
+
+
+# -- data ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Batch:
+    """States with their canonical parent: rows, fingerprints, parent fingerprints, actions."""
+
+    rows: np.ndarray  # int8 [n, stride]
+    fps: np.ndarray  # uint64 [n]
+    parents: np.ndarray  # uint64 [n]
+    acts: np.ndarray  # uint8/uint16 [n]
+
+    def __len__(self) -> int:
+        return self.fps.size
+
+    def take(self, idx) -> "Batch":
+        return Batch(self.rows[idx], self.fps[idx], self.parents[idx], self.acts[idx])
+
+    @classmethod
+    def empty(cls, stride: int, adt) -> "Batch":
+        return cls(np.empty((0, stride), np.int8), np.empty(0, np.uint64),
+                   np.empty(0, np.uint64), np.empty(0, adt))
+
+    @classmethod
+    def concat(cls, batches: list["Batch"]) -> "Batch":
+        return cls(*(np.concatenate([getattr(b, f) for b in batches])
+                     for f in ("rows", "fps", "parents", "acts")))
+
+    def __reduce__(self):  # plain tuple pickling: small and version-independent
+        return (Batch, (self.rows, self.fps, self.parents, self.acts))
+
+
+@dataclass
+class Store:
+    """A partition's visited states, sorted by fingerprint, with their canonical parents."""
+
+    fps: np.ndarray  # uint64, sorted
+    parents: np.ndarray  # uint64
+    acts: np.ndarray
+
+    def __len__(self) -> int:
+        return self.fps.size
+
+    @property
+    def nbytes(self) -> int:
+        return self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
+
+    @classmethod
+    def empty(cls, adt) -> "Store":
+        return cls(np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, adt))
+
+    def __reduce__(self):
+        return (Store, (self.fps, self.parents, self.acts))
+
+
+@dataclass
+class Expanded:
+    """One partition's expansion: its unique successors and what the transitions hit."""
+
+    succ: Batch  # unique by fingerprint, in (parent fingerprint, action) order
+    generated: int  # transitions evaluated, duplicates included
+    tp_hits: dict = field(default_factory=dict)  # prop index -> (parent fp, action, successor fp)
+
+
+# -- kernels, built once per process ------------------------------------------------------------
+
+_kernels: dict = {}
+
+
+def kernel_for(params: dict):
+    """The compiled kernel of a parameter set, built (or loaded from the disk cache) once per
+    process: executors build it from the parameters themselves, with no shared filesystem."""
+    key = tuple(sorted(params.items()))
+    k = _kernels.get(key)
+    if k is None:
+        from spec.model import build
+        from spec.params import Params
+
+        from .kernel import Kernel
+
+        k = Kernel(build(Params.from_dict(dict(params))))
+        k.warm()
+        _kernels[key] = k
+    return k
+
+
+# -- step 1: expand ------------------------------------------------------------------------------
+
+CHUNK = 1 << 14  # frontier rows per kernel call
+
+
+def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
+    """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors.
+
+    The kernel's ``expand_dedup`` runs against a scratch table private to this call, so only the
+    first occurrence of each successor is written: the one with the least (parent fingerprint,
+    action), since rows go in fingerprint order and actions in instance order. Transition
+    properties are checked on every transition, duplicates included; for each, the first hit is
+    the least (parent fingerprint, action)."""
+    from .visited import VisitedTable
+
+    mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
+    adt = act_dtype(ninst)
+    n = rows.shape[0]
+    nt = tp_active.size
+    tp_row = np.full(nt, -1, np.int64)
+    tp_inst = np.full(nt, -1, np.int64)
+    if n == 0:
+        return Expanded(Batch.empty(stride, adt), 0)
+    rows = np.ascontiguousarray(rows, np.int8)
+    table = VisitedTable(4 * n * 2)
+    cap = max(1024, 3 * n)
+    out = np.empty((cap, stride), np.int8)
+    par = np.empty(cap, np.int32)
+    act = np.empty(cap, adt)
+    sfp = np.empty(cap, np.uint64)
+    w, lo, generated = 0, 0, 0
+    while lo < n:
+        hi = min(n, lo + CHUNK)
+        i, wrote, filled, gen = mod.expand_dedup(
+            rows, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:], act[w:],
+            sfp[w:], tp_active, tp_row, tp_inst)
+        w += wrote
+        table.filled = filled
+        generated += gen
+        if i < hi:  # out of room: make some and go on from row i
+            if filled + ninst > table.max_fill:
+                table.grow()
+            if w + ninst > cap:
+                cap *= 2
+                out, par, act, sfp = (_grown(a, cap, w) for a in (out, par, act, sfp))
+        lo = i
+    hits = {}
+    for j in np.flatnonzero(tp_row >= 0):
+        parent = rows[tp_row[j]]
+        succ = kernel.step(int(tp_inst[j]), parent)
+        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(succ))
+    batch = Batch(out[:w].copy(), sfp[:w].copy(), fps[par[:w]], act[:w].copy())
+    return Expanded(batch, generated, hits)
+
+
+def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
+    """``batch`` cut into one block per owning partition (only non-empty ones), each keeping
+    the batch's order."""
+    if len(batch) == 0:
+        return []
+    own = owners(batch.fps, parts)
+    order = np.argsort(own, kind="stable")
+    own_sorted = own[order]
+    cuts = np.flatnonzero(np.diff(own_sorted)) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [own_sorted.size]])
+    return [(int(own_sorted[s]), batch.take(order[s:e])) for s, e in zip(starts, ends)]
+
+
+# -- step 2: merge ------------------------------------------------------------------------------
+
+
+def first_occurrences(batch: Batch) -> Batch:
+    """One entry per fingerprint, the first in ``batch``'s order; the result sorted by
+    fingerprint."""
+    if len(batch) == 0:
+        return batch
+    _, idx = np.unique(batch.fps, return_index=True)  # a stable sort: first occurrence
+    return batch.take(idx)
+
+
+def anti_join(store: Store, cand: Batch) -> tuple[Batch, Store]:
+    """The candidates (unique, sorted by fingerprint) not in ``store``, and the store with them
+    added."""
+    if len(cand) == 0:
+        return cand, store
+    pos = np.searchsorted(store.fps, cand.fps)
+    seen = np.zeros(len(cand), np.bool_)
+    inside = pos < store.fps.size
+    seen[inside] = store.fps[pos[inside]] == cand.fps[inside]
+    fresh = ~seen
+    new = cand.take(fresh)
+    at = pos[fresh]
+    merged = Store(np.insert(store.fps, at, new.fps), np.insert(store.parents, at, new.parents),
+                   np.insert(store.acts, at, new.acts))
+    return new, merged
+
+
+def state_hits(kernel, rows: np.ndarray, fps: np.ndarray, sp_active: np.ndarray) -> dict:
+    """For each active state predicate hit by some row: the least hitting fingerprint (rows are
+    sorted by fingerprint, so the kernel's first hit is the least)."""
+    ns = len(kernel.props.state)
+    if not ns or not sp_active.any() or rows.shape[0] == 0:
+        return {}
+    hits = np.full(ns, -1, np.int64)
+    kernel.mod.check_states(np.ascontiguousarray(rows), rows.shape[0], sp_active, hits)
+    return {int(j): int(fps[hits[j]]) for j in np.flatnonzero(hits >= 0)}
+
+
+def lookup(store: Store, fps) -> dict:
+    """fingerprint -> (parent fingerprint, action) for each of ``fps`` the store holds."""
+    want = np.asarray(sorted(set(int(f) for f in fps)), np.uint64)
+    pos = np.searchsorted(store.fps, want)
+    out = {}
+    for f, p in zip(want, pos):
+        if p < store.fps.size and store.fps[p] == f:
+            out[int(f)] = (int(store.parents[p]), int(store.acts[p]))
+    return out
+
+
+# -- the partition tasks ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LevelTask:
+    """What a level's tasks need: everything is small and picklable (no kernel, no states)."""
+
+    params: tuple  # the model parameters as sorted (name, value) pairs
+    parts: int
+    sp_active: tuple  # state predicates still checked
+    tp_active: tuple  # transition predicates still checked
+
+    def kernel(self):
+        return kernel_for(dict(self.params))
+
+
+def peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def initial_part(task: LevelTask, index: int) -> list:
+    """Partition ``index``'s records before the search: the initial state, if it owns it."""
+    k = task.kernel()
+    adt = act_dtype(k.ninst)
+    init = k.initial.reshape(1, -1).copy()
+    fp0 = np.array([k.fingerprint(init[0])], np.uint64)
+    if owner(int(fp0[0]), task.parts) != index:
+        return [("store", Store.empty(adt)), ("front", np.empty((0, k.stride), np.int8),
+                                              np.empty(0, np.uint64))]
+    store = Store(fp0, np.array([NO_PARENT], np.uint64), np.zeros(1, adt))
+    return [("store", store), ("front", init, fp0)]
+
+
+def expand_part(task: LevelTask, index: int, records) -> tuple[list, dict]:
+    """Expand partition ``index``'s frontier: ([(owner, ("cand", index, Batch))], stats)."""
+    k = task.kernel()
+    fronts = [(r[1], r[2]) for r in records if r[0] == "front"]
+    if len(fronts) == 1:
+        rows, fps = fronts[0]
+    else:
+        rows = np.concatenate([f[0] for f in fronts]) if fronts else np.empty((0, k.stride),
+                                                                                np.int8)
+        fps = np.concatenate([f[1] for f in fronts]) if fronts else np.empty(0, np.uint64)
+    tp_active = np.array(task.tp_active or (False,), np.bool_)
+    ex = expand(k, rows, fps, tp_active)
+    blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
+    stats = {"generated": ex.generated, "tp": ex.tp_hits, "expanded": int(fps.size),
+             "rss": peak_rss()}
+    return blocks, stats
+
+
+def merge_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
+    """Merge partition ``index``'s candidate blocks with its store: (new records, stats).
+
+    ``items`` holds the ``("cand", source, Batch)`` blocks sent to this partition and the
+    partition's previous records (its ``store``; its old frontier is dropped)."""
+    k = task.kernel()
+    adt = act_dtype(k.ninst)
+    store, blocks = None, []
+    for it in items:
+        if it[0] == "cand":
+            blocks.append((it[1], it[2]))
+        elif it[0] == "store":
+            store = it[1]
+    if store is None:
+        store = Store.empty(adt)
+    blocks.sort(key=lambda b: b[0])  # source order = (parent fingerprint, action) order
+    if blocks:
+        cand = first_occurrences(Batch.concat([b for _, b in blocks]))
+    else:
+        cand = Batch.empty(k.stride, adt)
+    new, store = anti_join(store, cand)
+    sp_active = np.array(task.sp_active or (False,), np.bool_)
+    hits = state_hits(k, new.rows, new.fps, sp_active)
+    records = [("store", store), ("front", new.rows, new.fps)]
+    stats = {"new": len(new), "sp": hits, "candidates": len(cand), "stored": len(store),
+             "store_bytes": store.nbytes, "rss": peak_rss()}
+    return records, stats
+
+
+def lookup_part(records, fps) -> dict:
+    for r in records:
+        if r[0] == "store":
+            return lookup(r[1], fps)
+    return {}
+
+
+def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
+    new = np.empty((cap,) + a.shape[1:], a.dtype)
+    new[:used] = a[:used]
+    return new
