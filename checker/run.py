@@ -8,7 +8,7 @@ from pathlib import Path
 from spec.model import build
 from spec.params import Params
 
-from . import itf, render
+from . import html, itf, render
 from .bfs import LocalEngine, Options
 from .explore import Exploration
 from .interp import Interpreter
@@ -97,9 +97,9 @@ def check(params: Params, opts: Options, engine: str = "local", out: Path | None
 
 
 def write_trace(spec, trace: Trace, folder: Path) -> list[Path]:
-    """Write ``<folder>/<Property>.itf.json`` and ``.txt``; returns both paths."""
+    """Write ``<folder>/<Property>.itf.json``, ``.txt`` and ``.html``; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
     j = itf.write(spec, trace, folder / f"{trace.property}.itf.json")
     t = folder / f"{trace.property}.txt"
     t.write_text(render.text(trace))
-    return [j, t]
+    return [j, t, html.write(trace, folder / f"{trace.property}.html", spec)]

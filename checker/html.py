@@ -1,0 +1,186 @@
+"""A trace as a self-contained HTML page: one column per replica, one row per step.
+
+Each replica's log is drawn as a row of boxes, one per offset, coloured by the leader epoch of
+the record; the HW and the LEO are marked under the boxes. Cells the step changed are
+highlighted. The page has no external assets (inline CSS, no scripts) and no timestamps, so the
+same trace always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from .render import _param_line, headline
+from .trace import Trace
+
+# One colour per leader epoch (1..8); text stays dark on all of them.
+EPOCH_COLOURS = ("#8ecae6", "#ffb703", "#90be6d", "#f28482", "#cdb4db", "#f4a261", "#80ed99",
+                 "#bdb2ff")
+
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
+       color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px 0; }
+p.params { font-family: monospace; color: #555; margin: 0 0 12px 0; }
+table.trace { border-collapse: collapse; }
+table.trace th, table.trace td { border: 1px solid #ccc; padding: 6px 8px; vertical-align: top; }
+table.trace th { background: #f4f4f4; font-size: 13px; }
+td.step { font-family: monospace; white-space: nowrap; }
+td.step .n { font-weight: bold; }
+td.changed { background: #fff6bf; }
+td.down { background: #eee; color: #888; }
+.log { display: flex; gap: 2px; margin: 2px 0; }
+.box { width: 26px; height: 22px; line-height: 22px; text-align: center; font-family: monospace;
+       font-size: 12px; border: 1px solid #888; border-radius: 3px; }
+.box.empty { background: #fff; border-style: dashed; color: #bbb; }
+.box.gone { outline: 2px solid #d00; }
+.marks { display: flex; gap: 2px; font-family: monospace; font-size: 10px; color: #444; }
+.marks span { width: 28px; text-align: center; }
+.flags { font-size: 12px; margin-top: 3px; }
+.flag { display: inline-block; padding: 0 4px; margin-right: 3px; border-radius: 3px;
+        background: #e9ecef; }
+.flag.leader { background: #264653; color: #fff; font-weight: bold; }
+.flag.down { background: #6c757d; color: #fff; }
+.meta { font-family: monospace; font-size: 11px; color: #555; margin-top: 3px; }
+td.cluster { font-family: monospace; font-size: 12px; white-space: nowrap; }
+.verdict { margin-top: 16px; padding: 10px 12px; border-left: 5px solid #d00; background: #fdecea; }
+.verdict.reached { border-left-color: #2a9d8f; background: #e8f6f3; }
+.legend { margin: 8px 0 14px 0; font-size: 12px; display: flex; gap: 10px; align-items: center; }
+"""
+
+
+def _colour(e: int) -> str:
+    return EPOCH_COLOURS[(e - 1) % len(EPOCH_COLOURS)]
+
+
+def _leo(records: list[int]) -> int:
+    return sum(1 for e in records if e)
+
+
+def _log_cell(st: dict, prev: dict | None, r: int) -> str:
+    log = st["log"][r]
+    old = prev["log"][r] if prev is not None else log
+    boxes = []
+    for k, e in enumerate(log):
+        gone = " gone" if old[k] and old[k] != e else ""
+        if e:
+            boxes.append(f'<div class="box{gone}" style="background:{_colour(e)}" '
+                         f'title="offset {k}, epoch {e}">{e}</div>')
+        else:
+            boxes.append(f'<div class="box empty{gone}" title="offset {k}, no record">{k}</div>')
+    leo, hw = _leo(log), st["hw"][r]
+    marks = []
+    for k in range(len(log) + 1):
+        tags = [t for t, at in (("HW", hw), ("LEO", leo)) if at == k]
+        marks.append(f"<span>{'&#9650;' + '/'.join(tags) if tags else ''}</span>")
+    return f'<div class="log">{"".join(boxes)}</div><div class="marks">{"".join(marks)}</div>'
+
+
+def _flags(st: dict, r: int) -> str:
+    out = []
+    if st["leader"] == r:
+        out.append('<span class="flag leader">leader</span>')
+    if r not in st["alive"]:
+        out.append('<span class="flag down">down</span>')
+    for name in ("isr", "synced"):
+        if r in st[name]:
+            out.append(f'<span class="flag">{name}</span>')
+    return f'<div class="flags">{"".join(out)}</div>'
+
+
+def _meta(st: dict, r: int, oor: int) -> str:
+    parts = [f"hw={st['hw'][r]} leo={_leo(st['log'][r])} rleo={st['rleo'][r]}"]
+    if r in st["pending"]:
+        rec = st["respRec"][r]
+        parts.append(f"in flight: out-of-range (leader leo {st['respHw'][r]})" if rec == oor
+                     else f"in flight: record {rec or '-'}, hw {st['respHw'][r]}")
+    return "".join(f'<div class="meta">{escape(p)}</div>' for p in parts)
+
+
+def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
+    if prev is None:
+        return False
+    for name in ("log", "hw", "rleo", "respRec", "respHw"):
+        if prev[name][r] != st[name][r]:
+            return True
+    for name in ("alive", "isr", "synced", "pending"):
+        if (r in prev[name]) != (r in st[name]):
+            return True
+    return (prev["leader"] == r) != (st["leader"] == r)
+
+
+def _fmt(records: list[int]) -> str:
+    return "[" + " ".join(str(e) if e else "." for e in records) + "]"
+
+
+def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
+    leader = "none" if st["leader"] < 0 else f"r{st['leader']}"
+    lines = [f"leader {leader}", f"epoch {st['epoch']}", f"committed {_fmt(st['committed'])}",
+             f"acked {_fmt(st['acked'])}"]
+    changed = prev is not None and any(prev[n] != st[n]
+                                       for n in ("leader", "epoch", "committed", "acked"))
+    return "<br>".join(escape(x) for x in lines), changed
+
+
+def page(trace: Trace, description: str = "") -> str:
+    """The trace as one HTML document (a string)."""
+    if not {"log", "hw", "leader"} <= set(trace.states[0]):
+        raise ValueError("html.page draws traces of the replication model only")
+    R = len(trace.states[0]["hw"])
+    oor = trace.params.get("max_epoch", 0) + 1
+    title = escape(headline(trace))
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f"<title>{title}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
+           f"<h1>{title}</h1>", f'<p class="params">{escape(_param_line(trace.params))}</p>']
+    epochs = sorted({e for st in trace.states for lg in st["log"] for e in lg if e})
+    legend = "".join(f'<div class="box" style="background:{_colour(e)}">{e}</div>' for e in epochs)
+    out.append(f'<div class="legend">records by leader epoch: {legend}'
+               '<span>&#9650; HW / LEO: the offset they point at</span>'
+               '<span style="background:#fff6bf;padding:2px 4px">changed by the step</span>'
+               '<span><span class="box gone" style="display:inline-block;width:14px;'
+               'height:10px"></span> record removed or replaced</span></div>')
+    head = "".join(f"<th>r{r}</th>" for r in range(R))
+    out.append(f'<table class="trace"><tr><th>step</th>{head}<th>partition</th></tr>')
+    prev = None
+    for i, st in enumerate(trace.states):
+        action = "initial state" if i == 0 else trace.actions[i - 1]
+        cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
+        for r in range(R):
+            cls = ["changed"] if _replica_changed(st, prev, r) else []
+            if r not in st["alive"]:
+                cls.append("down")
+            attr = f' class="{" ".join(cls)}"' if cls else ""
+            cells.append(f"<td{attr}>{_log_cell(st, prev, r)}{_flags(st, r)}"
+                         f"{_meta(st, r, oor)}</td>")
+        cluster, changed = _cluster(st, prev)
+        cells.append(f'<td class="cluster{" changed" if changed else ""}">{cluster}</td>')
+        out.append(f"<tr>{''.join(cells)}</tr>")
+        prev = st
+    out.append("</table>")
+    reached = trace.kind == "reachable"
+    last = "step" if trace.kind == "action" else "state"
+    verb = "satisfies" if reached else "violates"
+    verdict = f"The last {last} {verb} <b>{escape(trace.property)}</b>"
+    if description:
+        verdict += f": {escape(description)}"
+    out.append(f'<div class="verdict{" reached" if reached else ""}">{verdict}.</div>')
+    out += ["</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def describe(spec, name: str) -> str:
+    """The doc line of ``spec``'s property ``name`` ('' if none)."""
+    for group in (spec.invariants, spec.action_properties, spec.reachables):
+        for p in group:
+            if p.name == name:
+                return p.doc
+    return ""
+
+
+def write(trace: Trace, path: Path, spec=None) -> Path:
+    """Write the page to ``path``; with ``spec``, the verdict line quotes the property's doc."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page(trace, describe(spec, trace.property) if spec is not None else ""))
+    return path
