@@ -108,7 +108,11 @@ def main() -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("counterexamples"), show_default=True,
               help="Where counterexamples are written (<out>/<run-name>/<Invariant>.itf.json)")
-@click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
+@click.option("--run-name", default=None,
+              help="Folder name under --out [default: the scenario name, or the parameters]")
+@click.option("--scenario", default=None, metavar="NAME",
+              help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
+                   "model options given explicitly override them")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: the compiled BFS on this machine; spark: PySpark, frontier "
                    "partitioned across executors")
@@ -119,16 +123,26 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object as the last line of stdout")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
-def check(invariants, keep_going, max_states, out, run_name, engine, spark_master, partitions,
-          as_json, quiet, **kwargs) -> None:
+def check(invariants, keep_going, max_states, out, run_name, scenario, engine, spark_master,
+          partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants."""
+    from spec import scenarios
     from spec.model import build
 
     from . import render
     from .bfs import Options
     from .run import check as run_check, known_properties
 
-    params = params_from(kwargs)
+    base = None
+    if scenario is not None:
+        try:
+            base = scenarios.get(scenario).params
+        except SpecError as e:
+            raise InputError(str(e)) from None
+    params = params_from(kwargs, base)
+    if scenario is not None and run_name is None:
+        # Overridden parameters get their own folder: the scenario's own traces stay canonical.
+        run_name = scenario if params == base else f"{scenario}+{params.slug()}"
     known = known_properties(build(params))
     for name in invariants:
         if name not in known:
