@@ -24,7 +24,7 @@ from spec.model import build
 from spec.params import Params
 p = Params(**json.loads({params!r}))
 t0 = time.perf_counter()
-k = Kernel(build(p)); k.warm()
+k = Kernel(build(p)); k.warm("local")
 load = time.perf_counter() - t0
 ex = LocalEngine(k, Options(stop_at_violation=False)).run()
 print(json.dumps(dict(distinct=ex.distinct, generated=ex.generated, depth=ex.depth,

@@ -71,10 +71,11 @@ class LocalEngine:
         self.kernel = kernel
         self.opts = opts
         self.props = PropertySet(kernel, opts)
-        self.act_dtype = np.uint8 if kernel.ninst < 256 else np.uint16
+        self.act_dtype = kernel.act_dtype
 
     def run(self) -> Exploration:
         k, mod, opts, props = self.kernel, self.kernel.mod, self.opts, self.props
+        k.warm("local")
         progress = Progress(opts.report)
         ex = Exploration(self.name, checked=props.checked)
         base_rss = current_rss_bytes()

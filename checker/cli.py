@@ -86,7 +86,41 @@ def params_from(kwargs: dict, base: Params | None = None) -> Params:
 # -- the group ---------------------------------------------------------------------------------
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class Commands(click.Group):
+    """The command group; commands that live beside their subsystems (Z3, scenarios) are loaded
+    on first use, which keeps start-up light and avoids import cycles."""
+
+    optional = ("checker.z3.commands", "checker.scenarios_cli")
+    _loaded = False
+
+    def _load(self) -> None:
+        if Commands._loaded:
+            return
+        Commands._loaded = True
+        import importlib
+
+        for modname in self.optional:
+            try:
+                mod = importlib.import_module(modname)
+            except ModuleNotFoundError as e:
+                if not modname.startswith(e.name or "?"):
+                    raise
+                continue
+            for cmd in mod.COMMANDS:
+                self.add_command(cmd)
+
+    def list_commands(self, ctx):
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        if name not in self.commands:
+            self._load()
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=Commands,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="hwcheck")
 def main() -> None:
     """hwcheck: a model checker for Kafka's partition replication protocol (HW, LEO, ISR,
@@ -210,25 +244,6 @@ def replay(trace_file: Path, with_z3: bool) -> None:
         if not res.ok:
             sys.exit(EXIT_FAILED)
     sys.exit(EXIT_HOLDS)
-
-
-def _register_optional() -> None:
-    """Commands that live beside their subsystems."""
-    import importlib
-
-    for modname, attr in (("checker.z3.commands", "COMMANDS"),
-                          ("checker.scenarios_cli", "COMMANDS")):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if not modname.startswith(e.name or "?"):
-                raise
-            continue
-        for cmd in getattr(mod, attr):
-            main.add_command(cmd)
-
-
-_register_optional()
 
 
 def run() -> None:

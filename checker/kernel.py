@@ -72,6 +72,11 @@ class Kernel:
     def ninst(self) -> int:
         return len(self.instances)
 
+    @property
+    def act_dtype(self):
+        """The dtype of an action instance index: one byte while there are fewer than 256."""
+        return np.uint8 if self.ninst < 256 else np.uint16
+
     @cached_property
     def initial(self) -> np.ndarray:
         return self.mod.initial()
@@ -85,21 +90,27 @@ class Kernel:
         t = np.empty(self.stride, np.int8)
         return t if self.mod.step(inst, np.ascontiguousarray(row, np.int8), t) else None
 
-    def warm(self) -> None:
-        """Compile (or load from the disk cache) every kernel function now."""
+    def warm(self, *parts: str) -> None:
+        """Compile (or load from the disk cache) the kernel functions an engine will call, so
+        that the engine's clock does not count compilation. ``parts``: "local" (the fused
+        expand-and-dedup), "spark" (expand everything), "step"; default: all of them."""
         from .rt import fingerprint
 
+        parts = parts or ("local", "spark", "step")
         fingerprint(self.initial)
         one = self.initial.reshape(1, -1).copy()
         ns, nt = len(self.props.state), len(self.props.transition)
         self.mod.check_states(one, 1, np.zeros(max(ns, 1), np.bool_), np.full(max(ns, 1), -1, np.int64))
         out = np.empty((self.ninst, self.stride), np.int8)
         par = np.empty(self.ninst, np.int32)
-        act = np.empty(self.ninst, np.uint8)
+        act = np.empty(self.ninst, self.act_dtype)
         fps = np.empty(self.ninst, np.uint64)
         tp = (np.zeros(max(nt, 1), np.bool_), np.full(max(nt, 1), -1, np.int64),
               np.full(max(nt, 1), -1, np.int64))
-        self.mod.expand_all(one, 0, 0, out, par, act, fps, *tp)
-        table = np.zeros(16, np.uint64)
-        self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp)
-        self.mod.step(0, self.initial, np.empty(self.stride, np.int8))
+        if "spark" in parts:
+            self.mod.expand_all(one, 0, 0, out, par, act, fps, *tp)
+        if "local" in parts:
+            table = np.zeros(16, np.uint64)
+            self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp)
+        if "step" in parts:
+            self.mod.step(0, self.initial, np.empty(self.stride, np.int8))

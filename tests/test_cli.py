@@ -10,7 +10,7 @@ R2 = ["--replicas", "2", "--max-offset", "2", "--max-epoch", "3"]
 
 
 def hwcheck(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "checker.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True,
                           text=True, cwd=cwd)
 
 
@@ -118,3 +118,25 @@ def test_malformed_trace_is_exit_2(tmp_path, content):
     res = hwcheck("replay", str(bad))
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and res.stderr.startswith("hwcheck: error: ")
+
+
+def test_interrupted_run_reports_what_it_found(tmp_path):
+    """Ctrl-C keeps what was computed: the counts so far, the violations found, their traces."""
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker", "check", "-R", "3", "-M", "2", "-E", "3",
+         "--truncation", "hw", "--continue", "--json", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for line in proc.stderr:  # wait until the search is under way (its first progress line)
+        if line.strip().startswith("level "):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    obj = json.loads(out.strip().splitlines()[-1])
+    assert obj["complete"] is False and obj["stop_reason"] == "interrupted"
+    assert 0 < obj["distinct"] < 6_168_544
+    assert proc.returncode == (12 if obj["violations"] else 3)
+    for v in obj["violations"]:
+        assert hwcheck("replay", v["trace"]).returncode == 0

@@ -1,0 +1,5 @@
+"""``python -m checker``: the hwcheck command line."""
+
+from checker.cli import run
+
+run()
