@@ -70,7 +70,8 @@ def suite(out: Path, names: tuple[str, ...], quiet: bool) -> None:
     states = sum(res.states for res in results)
     seconds = sum(res.seconds for res in results)
     verdict = "ok" if not bad else f"{len(bad)} mismatch{'es' if len(bad) != 1 else ''}"
-    say(f"suite: {verdict}; {len(results)} scenarios, {checks} checks, {states:,} states, "
+    n = len(results)
+    say(f"suite: {verdict}; {n} scenario{'s' if n != 1 else ''}, {checks} checks, {states:,} states, "
         f"{seconds:.1f} s; counterexamples in {out}")
     sys.exit(EXIT_FAILED if bad else EXIT_HOLDS)
 

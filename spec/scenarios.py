@@ -47,7 +47,7 @@ class Scenario:
         return {k: v for k, v in self.expect.items() if v != HOLDS}
 
 
-def _expect(**violated: int) -> dict[str, str | int]:
+def verdicts(**violated: int) -> dict[str, str | int]:
     """Every invariant and action property of the model: HOLDS unless given a length."""
     names = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw",
              "LeaderHwMonotonic", "EpochMonotonic")
@@ -64,7 +64,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "record is lost and the logs diverge below the HW.",
         "KIP-101",
         Params(2, 2, 3, truncation="hw", isr_expansion="hw"),
-        _expect(CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9),
+        verdicts(CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9),
     ),
     Scenario(
         "kip-101",
@@ -72,7 +72,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "different records below both their HWs.",
         "KIP-279",
         Params(2, 2, 3, truncation="leader-epoch", isr_expansion="hw"),
-        _expect(LogsMatchBelowHw=11),
+        verdicts(LogsMatchBelowHw=11),
     ),
     Scenario(
         "kip-279",
@@ -80,7 +80,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "with 3 replicas a committed record is lost.",
         "KAFKA-7128",
         Params(3, 1, 3, truncation="kip-279", isr_expansion="hw"),
-        _expect(CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14),
+        verdicts(CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14),
     ),
     Scenario(
         "kafka-7128-fix",
@@ -88,7 +88,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "leader's epoch: every invariant holds with 3 replicas.",
         "KAFKA-7128",
         Params(3, 3, 4, **FIXED),
-        _expect(),
+        verdicts(),
     ),
     Scenario(
         "kafka-7128-fix-r2",
@@ -96,7 +96,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "holds.",
         "KAFKA-7128",
         Params(2, 6, 6, **FIXED),
-        _expect(),
+        verdicts(),
     ),
     Scenario(
         "acks-1",
@@ -104,7 +104,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "follower fetches it and the acknowledged write is gone.",
         "-",
         Params(2, 2, 3, acks="1", **FIXED),
-        _expect(AckedNotLost=3),
+        verdicts(AckedNotLost=3),
     ),
     Scenario(
         "unclean-election",
@@ -112,7 +112,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "record and becomes the leader.",
         "-",
         Params(2, 2, 3, unclean=True, **FIXED),
-        _expect(CommittedNotLost=4, AckedNotLost=4, LogsMatchBelowHw=5),
+        verdicts(CommittedNotLost=4, AckedNotLost=4, LogsMatchBelowHw=5),
     ),
     Scenario(
         "min-isr-2",
@@ -120,7 +120,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "survives any sequence of crashes.",
         "-",
         Params(3, 1, 3, acks="all", min_isr=2, **FIXED),
-        _expect(),
+        verdicts(),
     ),
     Scenario(
         "min-isr-2-unclean",
@@ -128,17 +128,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         "acknowledged writes are lost.",
         "-",
         Params(3, 1, 3, acks="all", min_isr=2, unclean=True, **FIXED),
-        _expect(CommittedNotLost=5, AckedNotLost=8, LogsMatchBelowHw=8),
+        verdicts(CommittedNotLost=5, AckedNotLost=8, LogsMatchBelowHw=8),
     ),
 )
 
 
-def names(table: tuple[Scenario, ...] = SCENARIOS) -> list[str]:
-    return [s.name for s in table]
+def names(table: tuple[Scenario, ...] | None = None) -> list[str]:
+    return [s.name for s in (SCENARIOS if table is None else table)]
 
 
-def get(name: str, table: tuple[Scenario, ...] = SCENARIOS) -> Scenario:
-    """The scenario called ``name``; a SpecError naming the known ones otherwise."""
+def get(name: str, table: tuple[Scenario, ...] | None = None) -> Scenario:
+    """The scenario called ``name`` (in ``table``, by default SCENARIOS); a SpecError naming the
+    known ones otherwise."""
+    table = SCENARIOS if table is None else table
     for s in table:
         if s.name == name:
             return s
