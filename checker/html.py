@@ -35,6 +35,7 @@ td.down { background: #eee; color: #888; }
        font-size: 12px; border: 1px solid #888; border-radius: 3px; }
 .box.empty { background: #fff; border-style: dashed; color: #bbb; }
 .box.gone { outline: 2px solid #d00; }
+.box.bad { box-shadow: 0 0 0 3px #d00; }
 .marks { display: flex; gap: 2px; font-family: monospace; font-size: 10px; color: #444; }
 .marks span { width: 28px; text-align: center; }
 .flags { font-size: 12px; margin-top: 3px; }
@@ -58,12 +59,13 @@ def _leo(records: list[int]) -> int:
     return sum(1 for e in records if e)
 
 
-def _log_cell(st: dict, prev: dict | None, r: int) -> str:
+def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset()) -> str:
     log = st["log"][r]
     old = prev["log"][r] if prev is not None else log
     boxes = []
     for k, e in enumerate(log):
         gone = " gone" if old[k] and old[k] != e else ""
+        gone += " bad" if k in bad else ""
         if e:
             boxes.append(f'<div class="box{gone}" style="background:{_colour(e)}" '
                          f'title="offset {k}, epoch {e}">{e}</div>')
@@ -123,6 +125,52 @@ def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
     return "<br>".join(escape(x) for x in lines), changed
 
 
+def _fmt_rec(e: int) -> str:
+    return f"a record of epoch {e}" if e else "no record"
+
+
+def explain(trace: Trace) -> tuple[str, dict[int, frozenset]]:
+    """What the last state (or step) does wrong, in words, and the offsets to flag per replica.
+
+    Knows the model's own properties; for any other it returns ('', {})."""
+    st = trace.states[-1]
+    prev = trace.states[-2] if len(trace.states) > 1 else None
+    name, L = trace.property, st["leader"]
+    R, M = len(st["hw"]), len(st["log"][0]) if st["log"] else 0
+    if trace.kind == "reachable":
+        return "", {}
+    if name in ("CommittedNotLost", "AckedNotLost") and L >= 0:
+        ghost = st["committed" if name == "CommittedNotLost" else "acked"]
+        what = "committed" if name == "CommittedNotLost" else "acknowledged"
+        lost = [k for k in range(M) if ghost[k] and st["log"][L][k] != ghost[k]]
+        if lost:
+            k = lost[0]
+            return (f"offset {k} was {what} holding {_fmt_rec(ghost[k])}, but the leader r{L} "
+                    f"has {_fmt_rec(st['log'][L][k])} there", {L: frozenset(lost)})
+    if name == "LogsMatchBelowHw":
+        for a in range(R):
+            for b in range(a + 1, R):
+                below = min(st["hw"][a], st["hw"][b])
+                diff = [k for k in range(below) if st["log"][a][k] != st["log"][b][k]]
+                if diff:
+                    k = diff[0]
+                    return (f"r{a} (HW {st['hw'][a]}) and r{b} (HW {st['hw'][b]}) disagree at "
+                            f"offset {k}: {_fmt_rec(st['log'][a][k])} against "
+                            f"{_fmt_rec(st['log'][b][k])}", {a: frozenset(diff),
+                                                             b: frozenset(diff)})
+    if name == "HwBelowLeo":
+        for r in range(R):
+            if st["hw"][r] > _leo(st["log"][r]):
+                return f"r{r}'s HW is {st['hw'][r]} but its LEO is {_leo(st['log'][r])}", {}
+    if name == "LeaderInIsr" and L >= 0:
+        return f"the leader r{L} is not in the ISR", {}
+    if name == "LeaderHwMonotonic" and prev is not None and L >= 0:
+        return f"the leader r{L}'s HW went from {prev['hw'][L]} to {st['hw'][L]}", {}
+    if name == "EpochMonotonic" and prev is not None:
+        return f"the epoch went from {prev['epoch']} to {st['epoch']}", {}
+    return "", {}
+
+
 def page(trace: Trace, description: str = "") -> str:
     """The trace as one HTML document (a string)."""
     if not {"log", "hw", "leader"} <= set(trace.states[0]):
@@ -142,6 +190,8 @@ def page(trace: Trace, description: str = "") -> str:
                'height:10px"></span> record removed or replaced</span></div>')
     head = "".join(f"<th>r{r}</th>" for r in range(R))
     out.append(f'<table class="trace"><tr><th>step</th>{head}<th>partition</th></tr>')
+    why, flagged = explain(trace)
+    last_index = len(trace.states) - 1
     prev = None
     for i, st in enumerate(trace.states):
         action = "initial state" if i == 0 else trace.actions[i - 1]
@@ -151,7 +201,8 @@ def page(trace: Trace, description: str = "") -> str:
             if r not in st["alive"]:
                 cls.append("down")
             attr = f' class="{" ".join(cls)}"' if cls else ""
-            cells.append(f"<td{attr}>{_log_cell(st, prev, r)}{_flags(st, r)}"
+            bad = flagged.get(r, frozenset()) if i == last_index else frozenset()
+            cells.append(f"<td{attr}>{_log_cell(st, prev, r, bad)}{_flags(st, r)}"
                          f"{_meta(st, r, oor)}</td>")
         cluster, changed = _cluster(st, prev)
         cells.append(f'<td class="cluster{" changed" if changed else ""}">{cluster}</td>')
@@ -164,7 +215,10 @@ def page(trace: Trace, description: str = "") -> str:
     verdict = f"The last {last} {verb} <b>{escape(trace.property)}</b>"
     if description:
         verdict += f": {escape(description)}"
-    out.append(f'<div class="verdict{" reached" if reached else ""}">{verdict}.</div>')
+    verdict += "."
+    if why:
+        verdict += f"<br>Here {escape(why)}" + (" (outlined in the last row)." if flagged else ".")
+    out.append(f'<div class="verdict{" reached" if reached else ""}">{verdict}</div>')
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
 

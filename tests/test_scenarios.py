@@ -261,3 +261,22 @@ def test_the_whole_suite_matches_and_writes_exactly_the_committed_traces(tmp_pat
         f"suite: ok; {len(scenarios.SCENARIOS)} scenarios")
     for sc in scenarios.SCENARIOS:
         assert files_of(tmp_path / sc.name) == files_of(COMMITTED / sc.name), sc.name
+
+
+def test_html_explains_the_violation_and_outlines_the_records():
+    data = itf.read_meta(COMMITTED / "kip-101" / "LogsMatchBelowHw.itf.json")
+    spec = build(Params.from_dict(data["#meta"]["params"]))
+    trace = itf.from_itf(spec, data)
+    why, flagged = html.explain(trace)
+    assert why == ("r0 (HW 1) and r1 (HW 1) disagree at offset 0: a record of epoch 1 against a "
+                   "record of epoch 2")
+    assert flagged == {0: frozenset({0}), 1: frozenset({0})}
+    page = html.page(trace)
+    assert page.count("box bad") == 2 and "Here r0 (HW 1) and r1 (HW 1)" in page
+
+    # Action properties are explained from the last step.
+    st = trace.states[-1]
+    back = dict(st, epoch=st["epoch"] - 1)
+    step = dataclasses.replace(trace, property="EpochMonotonic", kind="action",
+                               states=[st, back], actions=["Elect(0)"])
+    assert html.explain(step) == (f"the epoch went from {st['epoch']} to {st['epoch'] - 1}", {})
