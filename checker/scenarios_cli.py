@@ -35,6 +35,8 @@ def scenarios(verbose: bool) -> None:
             violated = ", ".join(f"{k} {v}" for k, v in s.violated().items()) or "none"
             say(f"{'':{width}}  expected violations (shortest, steps): {violated}")
             say(f"{'':{width}}  expected reached: {', '.join(s.reached) or 'none'}")
+            if s.states is not None:
+                say(f"{'':{width}}  expected distinct states: {s.states:,}")
 
 
 @click.command()

@@ -96,6 +96,11 @@ def compare(scenario: Scenario, report: Report) -> list[Row]:
     for name in sorted(set(scenario.reached) - set(reachables)):
         rows.append(Row(scenario.name, name, "reachable", "reached", "-", None, False,
                         "the model has no such reachability check"))
+    ex = report.exploration
+    if scenario.states is not None and ex.complete and ex.distinct != scenario.states:
+        rows.append(Row(scenario.name, "(states)", "-", f"{scenario.states:,}", f"{ex.distinct:,}",
+                        None, False, f"expected {scenario.states:,} distinct states, found "
+                                     f"{ex.distinct:,}"))
     return rows
 
 

@@ -4,7 +4,8 @@ Each scenario is one configuration of the model (``Params``) and what a full exp
 must find: for every invariant and action property, either ``HOLDS`` or the length in steps of
 its shortest violation; and the reachability checks that must be reached, so that a property
 that holds is not holding only because nothing ever happens (no record committed, no leader
-change, no truncation).
+change, no truncation). The number of distinct states is pinned too: a model change that
+shrinks the state space is caught even when every verdict stays the same.
 
 The figures are those of a full breadth-first exploration; where MODEL.md publishes a figure for
 the same configuration, the two agree. ``checker/suite.py`` runs the table and names every
@@ -38,6 +39,7 @@ class Scenario:
     # invariant or action property -> HOLDS, or the shortest violation's length in steps
     expect: dict[str, str | int] = field(default_factory=dict)
     reached: tuple[str, ...] = ALL_REACHED
+    states: int | None = None  # distinct reachable states of a full exploration, when pinned
 
     def expected(self, prop: str) -> str | int | None:
         return self.expect.get(prop)
@@ -65,6 +67,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "KIP-101",
         Params(2, 2, 3, truncation="hw", isr_expansion="hw"),
         verdicts(CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9),
+        states=10_487,
     ),
     Scenario(
         "kip-101",
@@ -73,6 +76,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "KIP-279",
         Params(2, 2, 3, truncation="leader-epoch", isr_expansion="hw"),
         verdicts(LogsMatchBelowHw=11),
+        states=5_368,
     ),
     Scenario(
         "kip-279",
@@ -81,6 +85,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "KAFKA-7128",
         Params(3, 1, 3, truncation="kip-279", isr_expansion="hw"),
         verdicts(CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14),
+        states=69_689,
     ),
     Scenario(
         "kafka-7128-fix",
@@ -89,6 +94,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "KAFKA-7128",
         Params(3, 3, 4, **FIXED),
         verdicts(),
+        states=12_457_245,
     ),
     Scenario(
         "kafka-7128-fix-r2",
@@ -97,6 +103,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "KAFKA-7128",
         Params(2, 6, 6, **FIXED),
         verdicts(),
+        states=6_221_711,
     ),
     Scenario(
         "acks-1",
@@ -105,6 +112,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "-",
         Params(2, 2, 3, acks="1", **FIXED),
         verdicts(AckedNotLost=3),
+        states=12_294,
     ),
     Scenario(
         "unclean-election",
@@ -113,6 +121,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "-",
         Params(2, 2, 3, unclean=True, **FIXED),
         verdicts(CommittedNotLost=4, AckedNotLost=4, LogsMatchBelowHw=5),
+        states=12_291,
     ),
     Scenario(
         "min-isr-2",
@@ -121,6 +130,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "-",
         Params(3, 1, 3, acks="all", min_isr=2, **FIXED),
         verdicts(),
+        states=92_414,
     ),
     Scenario(
         "min-isr-2-unclean",
@@ -129,6 +139,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "-",
         Params(3, 1, 3, acks="all", min_isr=2, unclean=True, **FIXED),
         verdicts(CommittedNotLost=5, AckedNotLost=8, LogsMatchBelowHw=8),
+        states=229_098,
     ),
 )
 

@@ -66,6 +66,10 @@ def test_the_table_agrees_with_model_md():
     assert got["unclean-election"]["CommittedNotLost"] == 4
     assert got["kafka-7128-fix"] == {} and got["min-isr-2"] == {}
     assert got["min-isr-2-unclean"]["AckedNotLost"] > 0
+    states = {s.name: s.states for s in scenarios.SCENARIOS}
+    assert (states["hw-truncation"], states["kip-101"], states["kip-279"]) == (10487, 5368, 69689)
+    assert (states["acks-1"], states["unclean-election"]) == (12294, 12291)
+    assert all(states.values())
 
 
 def test_spec_scenarios_imports_no_checker_code():
@@ -137,6 +141,11 @@ def test_compare_names_each_difference(hw_report):
     extra = dataclasses.replace(sc, expect={**sc.expect, "NoSuchProperty": HOLDS})
     [bad] = [r for r in runner.compare(extra, report) if not r.ok]
     assert (bad.prop, bad.why) == ("NoSuchProperty", "the model has no such property")
+
+    [bad] = [r for r in runner.compare(dataclasses.replace(sc, states=10_000), report)
+             if not r.ok]
+    assert runner.mismatch_line(bad) == ("mismatch: hw-truncation: (states): expected 10,000 "
+                                         "distinct states, found 10,487")
 
 
 def test_changing_one_expected_length_makes_the_suite_fail_naming_it(monkeypatch, tmp_path):
