@@ -88,6 +88,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         states=69_689,
     ),
     Scenario(
+        "kip-279-r2",
+        "The same protocol with 2 replicas: every invariant holds; losing the record of "
+        "KAFKA-7128 takes a third replica.",
+        "KAFKA-7128",
+        Params(2, 2, 3, truncation="kip-279", isr_expansion="hw"),
+        verdicts(),
+        states=4_978,
+    ),
+    Scenario(
         "kafka-7128-fix",
         "KIP-279 truncation, and a follower rejoins the ISR only once it reaches the start of the "
         "leader's epoch: every invariant holds with 3 replicas.",

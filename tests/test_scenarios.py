@@ -69,6 +69,7 @@ def test_the_table_agrees_with_model_md():
     states = {s.name: s.states for s in scenarios.SCENARIOS}
     assert (states["hw-truncation"], states["kip-101"], states["kip-279"]) == (10487, 5368, 69689)
     assert (states["acks-1"], states["unclean-election"]) == (12294, 12291)
+    assert (got["kip-279-r2"], states["kip-279-r2"]) == ({}, 4978)
     assert all(states.values())
 
 
