@@ -1,0 +1,376 @@
+"""The checks built on the translator: Init implies a property, the induction step per action,
+and bounded model checking.
+
+Induction step and symmetry. The step check asks, for every action, whether a state satisfying
+the hypotheses (the invariant and its lemmas, each variable within its domain) can take the
+action to a state that breaks one of them, or that makes the interpreter raise (an index out of
+range, a value outside its domain). Two reductions keep the queries small:
+
+* Case split on index-like scalars: a scalar variable that appears in an index (``leader`` in
+  ``log[leader, k]``) is pinned to each of its values in turn, so every read through it is a
+  plain cell instead of an If-chain.
+* Replica symmetry (``spec.lemmas.replica_symmetry``): renaming replicas by a permutation maps a
+  state satisfying the hypotheses to another one (they are quantified uniformly over replicas),
+  and maps the successor of state s by action A(f) to the successor of the renamed state by
+  A(renamed f). So a counterexample with action parameter f and leader l becomes, after the
+  renaming f -> 0, l -> 1, a counterexample with parameter 0 and leader 1. Checking one
+  representative per orbit of (parameters, replica-id scalars) is therefore as strong as
+  checking them all. The Init check does not use symmetry (Init is checked on the one initial
+  state). tests/test_z3_agreement.py checks the symmetry claim on random states.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from spec.lang import Expr, Instance, Local, Read, SetLocal, Spec, walk, walk_stmts, stmt_exprs
+
+from ..layout import Layout
+from . import translate as T
+from .solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
+
+
+# -- case splits and symmetry ---------------------------------------------------------------------
+
+
+def index_scalars(spec: Spec, extra: list[Expr] = ()) -> list[str]:
+    """Scalar variables whose value is used (directly or through a local) as an index."""
+    scalars = {v.name for v in spec.variables if not v.shape}
+    found: set[str] = set()
+
+    def scalars_in(e: Expr, defs: dict) -> set[str]:
+        out = set()
+        for x in walk(e):
+            if isinstance(x, Read) and x.var.name in scalars:
+                out.add(x.var.name)
+            elif isinstance(x, Local) and x.name in defs:
+                out |= defs[x.name]
+        return out
+
+    def scan(e: Expr, defs: dict) -> None:
+        for x in walk(e):
+            if isinstance(x, Read):
+                for i in x.index:
+                    found.update(scalars_in(i, defs))
+
+    for a in spec.actions:
+        defs: dict[str, set] = {}
+        scan(a.guard, defs)
+        for s in walk_stmts(a.body):
+            if isinstance(s, SetLocal):
+                defs[s.local.name] = defs.get(s.local.name, set()) | scalars_in(s.value, defs)
+            for e in stmt_exprs(s):
+                scan(e, defs)
+    for group in (spec.invariants, spec.action_properties):
+        for p in group:
+            scan(p.expr, {})
+    for e in extra:
+        scan(e, {})
+    return [v.name for v in spec.variables if v.name in found]
+
+
+def _canonical(values: list[int]) -> bool:
+    """Replica ids (>= 0) in order of first appearance are 0, 1, 2, ..."""
+    nxt = 0
+    seen = {}
+    for x in values:
+        if x < 0:
+            continue
+        if x not in seen:
+            if x != nxt:
+                return False
+            seen[x] = nxt
+            nxt += 1
+    return True
+
+
+@dataclass
+class Case:
+    inst: Instance
+    fixed: dict  # scalar variable name -> value
+
+    @property
+    def label(self) -> str:
+        pins = ", ".join(f"{k}={v}" for k, v in self.fixed.items())
+        return f"{self.inst.label}" + (f" [{pins}]" if pins else "")
+
+
+def cases(spec: Spec, split: list[str], symmetry: dict | None) -> dict[str, list[Case]]:
+    """For each action, the (instance, pinned scalars) cases the step check must cover."""
+    ids = set(symmetry["ids"]) if symmetry else set()
+    out: dict[str, list[Case]] = {}
+    insts = spec.instances()
+    for a in spec.actions:
+        mine = [i for i in insts if i.action is a]
+        ranges = [range(spec.var(n).lo, spec.var(n).hi + 1) for n in split]
+        lst = []
+        for inst in mine:
+            for vals in itertools.product(*ranges):
+                if symmetry:
+                    rep = list(inst.args) + [x for n, x in zip(split, vals) if n in ids]
+                    if not _canonical(rep):
+                        continue
+                lst.append(Case(inst, dict(zip(split, vals))))
+        out[a.name] = lst
+    return out
+
+
+# -- results ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Obligation:
+    """One query: under ``case``, can ``goal`` (a named conjunct) fail after the step?"""
+
+    action: str
+    case: str
+    goal: str
+    result: Result
+    pre: object = None  # layout rows for a counterexample
+    post: object = None
+    inst: Instance | None = None
+
+
+@dataclass
+class ActionVerdict:
+    action: str
+    status: str  # holds (inductive) | violated (a CTI) | unknown
+    cti: Obligation | None = None
+    unknown: list[Obligation] = field(default_factory=list)
+    seconds: float = 0.0
+    queries: int = 0
+
+
+@dataclass
+class InductionReport:
+    init: list[tuple[str, Result]]
+    actions: list[ActionVerdict]
+    seconds: float
+
+    @property
+    def init_status(self) -> str:
+        return worst(r.status for _, r in self.init)
+
+    @property
+    def status(self) -> str:
+        return worst([self.init_status] + [a.status for a in self.actions])
+
+
+# -- Init -----------------------------------------------------------------------------------------
+
+
+def check_init(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None = None,
+               tr: T.Translator | None = None) -> list[tuple[str, Result]]:
+    """Whether the initial state satisfies each conjunct (and is inside every domain)."""
+    tr = tr or T.Translator(spec)
+    s0 = tr.initial()
+    solver = Solver(timeout)
+    out = [("domains", solver.can_fail(T.mk_and(T.domain(spec, s0))))]
+    for name, e in conjuncts:
+        val, ok = tr.expr_ok(e, s0)
+        out.append((name, solver.can_fail(T.mk_and([ok, T.to_bool(val)]))))
+    return out
+
+
+# -- the induction step ---------------------------------------------------------------------------
+
+
+def check_step(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None = None,
+               symmetry: dict | None = None, actions: list[str] | None = None,
+               progress=None, tr: T.Translator | None = None) -> list[ActionVerdict]:
+    """For every action: do the conjuncts (with domains) imply themselves after the action?"""
+    tr = tr or T.Translator(spec)
+    layout = Layout.of(spec)
+    split = index_scalars(spec, [e for _, e in conjuncts])
+    all_cases = cases(spec, split, symmetry)
+    verdicts = []
+    for a in spec.actions:
+        if actions and a.name not in actions:
+            continue
+        t0 = time.perf_counter()
+        v = ActionVerdict(a.name, HOLDS)
+        for case in all_cases[a.name]:
+            ob = _step_case(spec, tr, layout, case, conjuncts, timeout, v)
+            if ob is not None:
+                v.status, v.cti = VIOLATED, ob
+                break
+        if v.status == HOLDS and v.unknown:
+            v.status = UNKNOWN
+        v.seconds = time.perf_counter() - t0
+        if progress:
+            progress(v)
+        verdicts.append(v)
+    return verdicts
+
+
+def _step_case(spec, tr, layout, case: Case, conjuncts, timeout, v: ActionVerdict):
+    fixed = {name: [val] for name, val in case.fixed.items()}
+    pre = T.fresh_state(spec, "pre", fixed)
+    eff = tr.effect(case.inst, pre)
+    if eff.guard is False:
+        return None
+    solver = Solver(timeout)
+    solver.add(*T.domain(spec, pre))
+    for name, e in conjuncts:
+        val, ok = tr.expr_ok(e, pre)
+        solver.add(ok, T.to_bool(val))
+    solver.add(T.to_bool(eff.guard))
+    goals = [("well-defined", eff.ok)]
+    changed = []
+    for var in spec.variables:
+        for c_pre, c_post in zip(pre[var.name], eff.post[var.name]):
+            if not T.same(c_pre, c_post):
+                changed.append(T.mk_and([c_post >= var.lo, c_post <= var.hi])
+                               if not T.is_const(c_post) else var.lo <= c_post <= var.hi)
+    goals.append(("domains", T.mk_and(changed)))
+    for name, e in conjuncts:
+        val, ok = tr.expr_ok(e, eff.post)
+        goals.append((name, T.mk_and([ok, T.to_bool(val)])))
+    for name, goal in goals:
+        res = solver.can_fail(goal)
+        v.queries += 1
+        ob = Obligation(case.inst.action.name, case.label, name, res)
+        if res.status == VIOLATED:
+            ob.pre = T.decode(spec, layout, pre, res.model)
+            ob.post = T.decode(spec, layout, eff.post, res.model)
+            ob.inst = case.inst
+            return ob
+        if res.status == UNKNOWN:
+            v.unknown.append(ob)
+    return None
+
+
+def prove(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None = None,
+          symmetry: dict | None = None, progress=None) -> InductionReport:
+    t0 = time.perf_counter()
+    tr = T.Translator(spec)
+    init = check_init(spec, conjuncts, timeout, tr)
+    acts = check_step(spec, conjuncts, timeout, symmetry, progress=progress, tr=tr)
+    return InductionReport(init, acts, time.perf_counter() - t0)
+
+
+# -- bounded model checking ----------------------------------------------------------------------
+
+
+@dataclass
+class BmcHit:
+    prop: str
+    kind: str  # invariant | action
+    depth: int
+    path: list  # [(instance index, fingerprint of the Z3 state)]
+
+
+@dataclass
+class BmcReport:
+    status: str  # violated | unknown (no violation within the bound, or a solver timeout)
+    depth: int  # the last depth fully checked (-1 if none)
+    hits: list[BmcHit]
+    seconds: float
+    reason: str = ""
+
+
+class Unrolling:
+    """Z3 states s0 (the initial state), s1, ..., linked by the transition relation: at each step
+    a selector ``act@k`` picks the action instance whose guard holds and whose effect (with its
+    frame) gives the next state."""
+
+    def __init__(self, spec: Spec, tr: T.Translator | None = None, split: bool = True):
+        self.spec = spec
+        self.tr = tr or T.Translator(spec)
+        self.layout = Layout.of(spec)
+        self.insts = spec.instances()
+        self.states = [self.tr.initial()]
+        self.acts: list = []
+        self.split = index_scalars(spec) if split else []
+
+    def extend(self):
+        """Add one step; returns the constraints that define it."""
+        k = len(self.acts)
+        pre = self.states[-1]
+        nxt = T.fresh_state(self.spec, f"s{k + 1}")
+        act = T.int_const(f"act@{k}")
+        facts = [act >= 0, act < len(self.insts)] + T.domain(self.spec, nxt)
+        for inst in self.insts:
+            alts = []
+            for pins, view in self._views(pre):
+                eff = self.tr.effect(inst, view)
+                if eff.guard is False:
+                    continue
+                alts.append(T.mk_and(pins + [T.to_bool(eff.guard), T.eq_states(eff.post, nxt)]))
+            facts.append(T.mk_implies(act == inst.index, T.mk_or(alts)))
+        self.states.append(nxt)
+        self.acts.append(act)
+        return facts
+
+    def _views(self, pre):
+        """The pre-state once per value of each symbolic index-like scalar (with the condition
+        that pins it), so that reads through it are plain cells."""
+        choices = []
+        for name in self.split:
+            cell = pre[name][0]
+            var = self.spec.var(name)
+            if T.is_const(cell):
+                choices.append([(name, None, cell)])
+            else:
+                choices.append([(name, cell == x, x) for x in range(var.lo, var.hi + 1)])
+        for combo in itertools.product(*choices):
+            view = dict(pre)
+            pins = []
+            for name, cond, x in combo:
+                view[name] = [x]
+                if cond is not None:
+                    pins.append(cond)
+            yield pins, view
+
+    def path(self, model, depth: int):
+        from ..trace import _fp
+
+        out = []
+        for k in range(depth):
+            a = model.eval(self.acts[k], model_completion=True).as_long()
+            row = T.decode(self.spec, self.layout, self.states[k + 1], model)
+            out.append((a, _fp(row)))
+        return out
+
+
+def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
+        progress=None) -> BmcReport:
+    """Check depths 0..depth in order; stop at the first depth where some property fails and
+    report every property failing there (a shortest violation of each)."""
+    t0 = time.perf_counter()
+    un = Unrolling(spec)
+    solver = Solver(timeout)
+    last = -1
+    for d in range(depth + 1):
+        if d:
+            solver.add(*un.extend())
+        bad = []
+        for name, kind, e in props:
+            if kind == "action" and d == 0:
+                continue
+            cur = un.states[d]
+            prev = un.states[d - 1] if kind == "action" else None
+            val = un.tr.expr(e, prev if kind == "action" else cur, cur if kind == "action" else None)
+            bad.append((name, kind, T.mk_not(T.to_bool(val))))
+        res = solver.can_fail(T.mk_not(T.mk_or([b for _, _, b in bad]))) if bad else Result(HOLDS)
+        if res.status == UNKNOWN:
+            return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+                             f"solver gave up at depth {d}: {res.reason}")
+        if res.status == VIOLATED:
+            hits = []
+            for name, kind, b in bad:
+                r = solver.can_fail(T.mk_not(b))
+                if r.status == VIOLATED:
+                    hits.append(BmcHit(name, kind, d, un.path(r.model, d)))
+            if progress:
+                progress(d, "violated", res.seconds)
+            return BmcReport(VIOLATED, d, hits, time.perf_counter() - t0)
+        last = d
+        if progress:
+            progress(d, "holds", res.seconds)
+    return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+                     f"no violation within {depth} steps (bounded; not a proof)")
