@@ -31,6 +31,8 @@ def scenarios(verbose: bool) -> None:
     for s in table.SCENARIOS:
         say(f"{s.name.ljust(width)}  {s.story}")
         if verbose:
+            if s.bug != "-":
+                say(f"{'':{width}}  about: {s.bug}")
             say(f"{'':{width}}  parameters: {_param_line(s.params.as_dict())}")
             violated = ", ".join(f"{k} {v}" for k, v in s.violated().items()) or "none"
             say(f"{'':{width}}  expected violations (shortest, steps): {violated}")
