@@ -19,25 +19,24 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
 from .bfs import Options, PropertySet, current_rss_bytes, peak_rss_bytes
 from .explore import Exploration, Hit, Progress
 from .kernel import Kernel
-from .partition import (LevelTask, expand_part, initial_part, lookup_part, merge_part, owner)
+from .partition import LevelTask, initial_part, lookup_part, owner, step_part
 
 
 class Backend:
-    """Where the partitions live. ``level`` replaces every partition by its next level."""
+    """Where the partitions live. ``step`` runs one level on every partition."""
 
     parts: int
 
     def start(self, task: LevelTask) -> None:
+        """Every partition's items before the search (``partition.initial_part``)."""
         raise NotImplementedError
 
-    def level(self, task: LevelTask) -> tuple[list[dict], list[dict]]:
-        """Run one level; returns the expand statistics and the merge statistics of every
-        partition."""
+    def step(self, task: LevelTask) -> list[dict]:
+        """``partition.step_part`` on every partition, its output delivered to the partitions
+        it names; returns each partition's statistics."""
         raise NotImplementedError
 
     def lookup(self, fps: set[int]) -> dict:
@@ -61,22 +60,17 @@ class InProcessBackend(Backend):
     def start(self, task: LevelTask) -> None:
         self.data = [initial_part(task, i) for i in range(self.parts)]
 
-    def level(self, task: LevelTask):
+    def step(self, task: LevelTask) -> list[dict]:
         inbox: list[list] = [[] for _ in range(self.parts)]
-        xstats, mstats = [], []
-        for i, records in enumerate(self.data):
-            blocks, st = expand_part(task, i, records)
-            xstats.append(st)
-            for o, value in blocks:
-                inbox[o].append(value)
-        nxt = []
-        for i, records in enumerate(self.data):
-            # a shuffle delivers blocks in any order: the merge must not depend on it
-            recs, st = merge_part(task, i, list(reversed(inbox[i])) + records)
-            nxt.append(recs)
-            mstats.append(st)
-        self.data = nxt
-        return xstats, mstats
+        stats = []
+        for i, items in enumerate(self.data):
+            out, st = step_part(task, i, items)
+            stats.append(st)
+            for o, item in out:
+                inbox[o].append(item)
+        # a shuffle delivers blocks in any order: the merge must not depend on it
+        self.data = [list(reversed(x)) for x in inbox]
+        return stats
 
     def lookup(self, fps):
         out = {}
@@ -111,63 +105,65 @@ class LevelEngine:
                          tuple(bool(x) for x in self.props.trans_active))
 
     def run(self) -> Exploration:
+        """The local engine's level loop. A backend step merges a level and already expands it,
+        so the expansion of level d is accounted (transitions, transition hits) when the loop
+        decides to go on from level d, and dropped when it stops there."""
         k, opts, props = self.kernel, self.opts, self.props
         progress = Progress(opts.report)
         ex = Exploration(self.name, checked=props.checked)
         base_rss = current_rss_bytes()
-        init = k.initial.reshape(1, -1).copy()
-        self.fp0 = k.fingerprint(init[0])
+        self.fp0 = k.fingerprint(k.initial)
         targets: dict[str, _Target] = {}
         level_seconds: list[float] = []
-        xrss, mrss, store_bytes = 0, 0, 0
+        self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
+                           "store_bytes": 0}
         try:
             self.backend.start(self._task())
-            ex.distinct = 1
-            self._state_hits({j: self.fp0 for j in self._init_hits(init)}, 0, ex, targets)
-            frontier = 1
+            stats = self._step(level_seconds)  # level 0: the initial state
+            ex.distinct = sum(s["new"] for s in stats)
+            self._state_hits(stats, 0, ex, targets)
+            frontier = ex.distinct
             while frontier:
                 if self._should_stop(ex):
                     break
                 depth = ex.depth
-                t0 = time.perf_counter()
-                xstats, mstats = self.backend.level(self._task())
-                level_seconds.append(time.perf_counter() - t0)
-                ex.generated += sum(s["generated"] for s in xstats)
-                xrss = max([xrss] + [s["rss"] for s in xstats])
-                mrss = max([mrss] + [s["rss"] for s in mstats])
-                store_bytes = sum(s["store_bytes"] for s in mstats)
-                self._transition_hits(xstats, depth, ex, targets)
-                new = sum(s["new"] for s in mstats)
+                ex.generated += sum(s["generated"] for s in stats)
+                self._transition_hits(stats, depth, ex, targets)
+                stats = self._step(level_seconds)
+                new = sum(s["new"] for s in stats)
                 if new:
                     ex.distinct += new
                     ex.depth = depth + 1
-                    best: dict[int, int] = {}
-                    for s in mstats:
-                        for j, fp in s["sp"].items():
-                            best[j] = min(best.get(j, fp), fp)
-                    self._state_hits(best, depth + 1, ex, targets)
+                    self._state_hits(stats, depth + 1, ex, targets)
                 progress.tick(depth + 1, ex.distinct, new)
                 frontier = new
             else:
                 ex.complete = True
+            for name, path in self._paths(targets).items():
+                ex.hits[name].path = path
         except KeyboardInterrupt:
             ex.stop_reason = "interrupted"
-        for name, path in self._paths(targets).items():
-            ex.hits[name].path = path
+            for name in targets:  # no trace without a path
+                ex.hits.pop(name, None)
         ex.seconds = progress.elapsed()
         ex.stats.update(
             partitions=self.backend.parts, levels=len(level_seconds),
             level_seconds=level_seconds, driver_peak_rss=peak_rss_bytes(), base_rss=base_rss,
-            worker_peak_rss=max(xrss, mrss), store_bytes=store_bytes, **self.backend.info())
+            worker_peak_rss=self.task_stats["rss"], store_bytes=self.task_stats["store_bytes"],
+            task_merge_seconds=self.task_stats["merge_seconds"],
+            task_expand_seconds=self.task_stats["expand_seconds"], **self.backend.info())
         return ex
 
-    def _init_hits(self, init: np.ndarray) -> list[int]:
-        props = self.props
-        if not props.state or not props.state_active.any():
-            return []
-        hits = np.full(len(props.state), -1, np.int64)
-        self.kernel.mod.check_states(init, 1, props.state_active, hits)
-        return [int(j) for j in np.flatnonzero(hits >= 0)]
+    def _step(self, level_seconds: list) -> list[dict]:
+        t0 = time.perf_counter()
+        stats = self.backend.step(self._task())
+        level_seconds.append(time.perf_counter() - t0)
+        ts = self.task_stats
+        ts["rss"] = max([ts["rss"]] + [s["rss"] for s in stats])
+        ts["merge_seconds"] += sum(s["merge_seconds"] for s in stats)
+        ts["expand_seconds"] += sum(s["expand_seconds"] for s in stats)
+        ts["store_bytes"] = sum(s["store_bytes"] for s in stats)
+        return stats
 
     def _should_stop(self, ex: Exploration) -> bool:
         if self.opts.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
@@ -178,8 +174,12 @@ class LevelEngine:
             return True
         return False
 
-    def _state_hits(self, best: dict, depth: int, ex: Exploration, targets: dict) -> None:
+    def _state_hits(self, stats: list[dict], depth: int, ex: Exploration, targets: dict) -> None:
         props = self.props
+        best: dict[int, int] = {}
+        for s in stats:
+            for j, fp in s["sp"].items():
+                best[j] = min(best.get(j, fp), fp)
         for j in sorted(best):
             if not props.state_active[j]:
                 continue

@@ -3,28 +3,32 @@
 The state space is split into ``parts`` partitions by the high bits of the fingerprint
 (``owners``); the split is monotone, so partition i holds a contiguous range of fingerprints
 and "partition order" is "fingerprint order". The local hash table uses the low bits, so the
-two never correlate. One level of the search is two steps per partition:
+two never correlate. A partition does two things per level:
 
-1. ``expand_part``: the partition's frontier (rows sorted by fingerprint) goes through the
-   compiled kernel; its successors are deduplicated locally (first occurrence wins, and since
-   parents are visited in fingerprint order and actions in instance order, the first
-   occurrence carries the least (parent fingerprint, action)), then split into one block per
-   owning partition. Transition properties are checked on every transition.
-2. ``merge_part``: a partition receives one block from every source partition; taken in
-   source order they are in (parent fingerprint, action) order, so the first occurrence of
-   each fingerprint is again its canonical parent. Candidates already in the partition's
-   ``Store`` (sorted fingerprints with their parent fingerprint and action) are dropped; the
-   rest are the partition's share of the next level. They join the store and are checked
+1. merge (``merge_items``): it has received one block of candidates from every source
+   partition; taken in source order they are in (parent fingerprint, action) order, so the
+   first occurrence of each fingerprint carries its canonical parent. Candidates already in
+   the partition's ``Store`` (sorted fingerprints with parent fingerprint and action) are
+   dropped; the rest are the partition's new states. They join the store and are checked
    against the state predicates.
+2. expand (``expand_items``): the new states (rows sorted by fingerprint) go through the
+   compiled kernel; their successors are deduplicated locally (the first occurrence wins,
+   and since parents go in fingerprint order and actions in instance order it carries the
+   least (parent fingerprint, action)), then cut into one block per owning partition.
+   Transition predicates are checked on every transition.
 
-A partition is a list of records: ``("store", Store)`` and ``("front", rows, fps)``. Nothing
-here imports pyspark: the Spark engine ships these functions to its executors, the in-process
-backend (``checker.levels``) runs them in one process, and the tests run them without a JVM.
+``step_part`` does both, so one task per partition and level does all the per-state work.
+Between levels a partition is a list of items: its ``("store", Store)`` and the
+``("cand", source, Batch)`` blocks sent to it. Nothing here imports pyspark: the Spark engine
+ships these functions to its executors, the in-process backend (``checker.levels``) runs them
+in one process, and the tests run them without a JVM.
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -273,51 +277,33 @@ def peak_rss() -> int:
 
 
 def initial_part(task: LevelTask, index: int) -> list:
-    """Partition ``index``'s records before the search: the initial state, if it owns it."""
+    """Partition ``index``'s items before the search: an empty store, and the initial state as
+    a candidate (from no source) in the partition that owns it."""
     k = task.kernel()
     adt = act_dtype(k.ninst)
+    items = [("store", Store.empty(adt))]
     init = k.initial.reshape(1, -1).copy()
     fp0 = np.array([k.fingerprint(init[0])], np.uint64)
-    if owner(int(fp0[0]), task.parts) != index:
-        return [("store", Store.empty(adt)), ("front", np.empty((0, k.stride), np.int8),
-                                              np.empty(0, np.uint64))]
-    store = Store(fp0, np.array([NO_PARENT], np.uint64), np.zeros(1, adt))
-    return [("store", store), ("front", init, fp0)]
+    if owner(int(fp0[0]), task.parts) == index:
+        items.append(("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
+                                        np.zeros(1, adt))))
+    return items
 
 
-def expand_part(task: LevelTask, index: int, records) -> tuple[list, dict]:
-    """Expand partition ``index``'s frontier: ([(owner, ("cand", index, Batch))], stats)."""
-    k = task.kernel()
-    fronts = [(r[1], r[2]) for r in records if r[0] == "front"]
-    if len(fronts) == 1:
-        rows, fps = fronts[0]
-    else:
-        rows = np.concatenate([f[0] for f in fronts]) if fronts else np.empty((0, k.stride),
-                                                                                np.int8)
-        fps = np.concatenate([f[1] for f in fronts]) if fronts else np.empty(0, np.uint64)
-    tp_active = np.array(task.tp_active or (False,), np.bool_)
-    ex = expand(k, rows, fps, tp_active)
-    blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
-    stats = {"generated": ex.generated, "tp": ex.tp_hits, "expanded": int(fps.size),
-             "rss": peak_rss()}
-    return blocks, stats
+def merge_items(task: LevelTask, items) -> tuple[Batch, Store, dict]:
+    """Merge a partition's candidate blocks into its store: (new states sorted by fingerprint,
+    the updated store, statistics with the state predicates' hits among the new states).
 
-
-def merge_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
-    """Merge partition ``index``'s candidate blocks with its store: (new records, stats).
-
-    ``items`` holds the ``("cand", source, Batch)`` blocks sent to this partition and the
-    partition's previous records (its ``store``; its old frontier is dropped)."""
+    ``items`` holds the partition's ``("store", Store)`` and the ``("cand", source, Batch)``
+    blocks sent to it, in any order."""
     k = task.kernel()
     adt = act_dtype(k.ninst)
-    store, blocks = None, []
+    store, blocks = Store.empty(adt), []
     for it in items:
         if it[0] == "cand":
             blocks.append((it[1], it[2]))
         elif it[0] == "store":
             store = it[1]
-    if store is None:
-        store = Store.empty(adt)
     blocks.sort(key=lambda b: b[0])  # source order = (parent fingerprint, action) order
     if blocks:
         cand = first_occurrences(Batch.concat([b for _, b in blocks]))
@@ -325,17 +311,38 @@ def merge_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
         cand = Batch.empty(k.stride, adt)
     new, store = anti_join(store, cand)
     sp_active = np.array(task.sp_active or (False,), np.bool_)
-    hits = state_hits(k, new.rows, new.fps, sp_active)
-    records = [("store", store), ("front", new.rows, new.fps)]
-    stats = {"new": len(new), "sp": hits, "candidates": len(cand), "stored": len(store),
-             "store_bytes": store.nbytes, "rss": peak_rss()}
-    return records, stats
+    stats = {"new": len(new), "sp": state_hits(k, new.rows, new.fps, sp_active),
+             "candidates": len(cand), "stored": len(store), "store_bytes": store.nbytes}
+    return new, store, stats
 
 
-def lookup_part(records, fps) -> dict:
-    for r in records:
-        if r[0] == "store":
-            return lookup(r[1], fps)
+def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
+    """Expand a partition's frontier: ([(owner, ("cand", index, Batch))], statistics with the
+    transitions generated and the transition predicates' hits)."""
+    tp_active = np.array(task.tp_active or (False,), np.bool_)
+    ex = expand(task.kernel(), rows, fps, tp_active)
+    blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
+    return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "expanded": int(fps.size)}
+
+
+def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
+    """One level of partition ``index``: merge the candidates it received into its store, then
+    expand the states that were new. Returns the items to send, as (partition, item) pairs (its
+    store to itself, a candidate block to each owner of some successor), and the statistics."""
+    t0 = time.perf_counter()
+    new, store, stats = merge_items(task, items)
+    t1 = time.perf_counter()
+    blocks, xstats = expand_items(task, index, new.rows, new.fps)
+    stats.update(xstats)
+    stats.update(merge_seconds=t1 - t0, expand_seconds=time.perf_counter() - t1,
+                 rss=peak_rss(), pid=os.getpid())
+    return [(index, ("store", store))] + blocks, stats
+
+
+def lookup_part(items, fps) -> dict:
+    for it in items:
+        if it[0] == "store":
+            return lookup(it[1], fps)
     return {}
 
 

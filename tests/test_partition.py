@@ -8,9 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 from checker.bfs import LocalEngine, Options
 from checker.levels import InProcessBackend, LevelEngine
-from checker.partition import (Batch, LevelTask, Store, anti_join, expand, expand_part,
-                               first_occurrences, kernel_for, merge_part, owner, owners,
-                               split_by_owner)
+from checker.partition import (Batch, LevelTask, Store, anti_join, expand, expand_items,
+                               first_occurrences, kernel_for, owner, owners, split_by_owner,
+                               step_part)
 from spec.params import Params
 
 SMALL = Params(2, 2, 3, "hw", "hw")
@@ -130,7 +130,7 @@ def test_expand_matches_brute_force(p):
     assert keys == sorted(keys)  # (parent fingerprint, action) order
 
 
-def test_merge_does_not_depend_on_the_order_blocks_arrive_in():
+def test_a_level_does_not_depend_on_the_order_blocks_arrive_in():
     k = kernel()
     rows, fps = reachable_rows(k)
     task = LevelTask(tuple(sorted(SMALL.as_dict().items())), 3, (True,) * len(k.props.state),
@@ -138,19 +138,18 @@ def test_merge_does_not_depend_on_the_order_blocks_arrive_in():
     inbox = {}
     for src in range(3):
         sel = owners(fps, 3) == src
-        blocks, _ = expand_part(task, src, [("front", rows[sel], fps[sel])])
+        blocks, _ = expand_items(task, src, rows[sel], fps[sel])
         for o, value in blocks:
             inbox.setdefault(o, []).append(value)
     for o, values in inbox.items():
-        a, sa = merge_part(task, o, values)
-        b, sb = merge_part(task, o, list(reversed(values)))
-        assert sa == sb
-        for ra, rb in zip(a, b):
-            for x, y in zip(ra[1:], rb[1:]):
-                x = x.__reduce__()[1] if hasattr(x, "fps") else (x,)
-                y = y.__reduce__()[1] if hasattr(y, "fps") else (y,)
-                for u, v in zip(x, y):
-                    assert np.array_equal(u, v)
+        a, sa = step_part(task, o, values)
+        b, sb = step_part(task, o, list(reversed(values)))
+        for key in ("new", "sp", "generated", "tp", "stored"):
+            assert sa[key] == sb[key]
+        assert [x[0] for x in a] == [x[0] for x in b]
+        for (_, x), (_, y) in zip(a, b):
+            for u, v in zip(x[-1].__reduce__()[1], y[-1].__reduce__()[1]):
+                assert np.array_equal(u, v)
 
 
 def summary(ex):

@@ -1,0 +1,151 @@
+"""The Spark engine: level-synchronous BFS with the partitions of the state space in Spark.
+
+Partition i of the state space (fingerprints whose high bits map to i, see
+``checker.partition.owners``) is partition i of one RDD per level, ``cur``: a shuffled RDD
+whose partition i holds the partition's store (sorted fingerprints of the states it owns, with
+parent fingerprint and action) and the candidate blocks the other partitions sent it. One level
+is one Spark job with one Python stage:
+
+1. ``cur.mapPartitionsWithIndex(step)``: each executor merges its candidates into its store
+   and expands the new states with the compiled kernel (numpy blocks, never a Python loop over
+   states), emitting ``(owner, block)`` pairs: the store to itself, one block of successors to
+   each owning partition;
+2. ``partitionBy`` (identity on the owner) shuffles them, and the JVM caches the result as the
+   next ``cur`` (no Python runs on that side).
+
+Each ``cur`` is persisted and its lineage cut: a local checkpoint every level on a local master;
+on a cluster, a reliable checkpoint every few levels (``checkpoint_every``), so the partitions
+of a lost executor are recomputed from the last checkpoint and the shuffles after it. Per-partition
+statistics come back through an accumulator keyed by partition, so a task that runs twice
+overwrites rather than adds. The driver holds only those statistics; a trace is rebuilt by
+looking up one parent per level in the owning partitions' stores.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import partial
+
+from pyspark import AccumulatorParam, StorageLevel
+
+from ..bfs import Options
+from ..explore import Exploration
+from ..kernel import Kernel
+from ..levels import Backend, LevelEngine
+from ..partition import LevelTask, initial_part, lookup_part, owner, step_part
+from . import session
+
+
+def _by_owner(key: int) -> int:
+    """The shuffle's partition function: blocks are already keyed by their owner."""
+    return key
+
+
+class _Keyed(AccumulatorParam):
+    """Per-partition statistics: a dict merged by key, so a task that runs twice (a retry after
+    a lost executor) leaves the same value as one that ran once."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, a, b):
+        a.update(b)
+        return a
+
+
+def _initial(task: LevelTask, index: int, iterator):
+    for _ in iterator:  # a reused Python worker must have read all of its input
+        pass
+    return iter([(index, item) for item in initial_part(task, index)])
+
+
+def _step(task: LevelTask, acc, index: int, iterator):
+    out, stats = step_part(task, index, [value for _, value in iterator])
+    acc.add({index: stats})
+    return iter(out)
+
+
+def _lookup(fps, iterator):
+    return iter(lookup_part([value for _, value in iterator], fps).items())
+
+
+class SparkBackend(Backend):
+    def __init__(self, master: str, parts: int, checkpoint: str | None = None,
+                 checkpoint_every: int = 8, checkpoint_dir: str | None = None):
+        self.master = master
+        self.parts = parts
+        self.sc = session.spark_context(master, parts)
+        self.mode = checkpoint or ("local" if session.is_local(master) else "reliable")
+        self.every = max(1, checkpoint_every)
+        if self.mode == "reliable":
+            d = checkpoint_dir or os.environ.get("HWCHECK_SPARK_CHECKPOINT_DIR")
+            if not d:
+                d = tempfile.mkdtemp(prefix="hwcheck-checkpoints-")
+            self.sc.setCheckpointDir(d)
+        self.cur = None
+        self.level_no = 0
+        self.jobs = 0
+
+    def _materialize(self, rdd) -> None:
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        if self.mode == "local":
+            rdd.localCheckpoint()
+        elif self.level_no % self.every == 0:
+            rdd.checkpoint()
+        rdd._jrdd.count()  # computes and caches on the JVM side: no Python pass over the data
+        self.jobs += 1
+
+    def start(self, task: LevelTask) -> None:
+        sc, n = self.sc, self.parts
+        seed = sc.parallelize(range(n), n)
+        cur = seed.mapPartitionsWithIndex(partial(_initial, task)).partitionBy(n, _by_owner)
+        self._materialize(cur)
+        self.cur = cur
+
+    def step(self, task: LevelTask):
+        sc, n, prev = self.sc, self.parts, self.cur
+        acc = sc.accumulator({}, _Keyed())
+        cur = prev.mapPartitionsWithIndex(partial(_step, task, acc)).partitionBy(n, _by_owner)
+        self.level_no += 1
+        self._materialize(cur)
+        self.cur = cur
+        prev.unpersist()
+        stats = acc.value
+        missing = [i for i in range(n) if i not in stats]
+        if missing:
+            raise RuntimeError(f"no statistics from partition(s) {missing}")
+        return [stats[i] for i in range(n)]
+
+    def lookup(self, fps):
+        fps = sorted(fps)
+        owning = sorted({owner(f, self.parts) for f in fps})
+        self.jobs += 1
+        return dict(self.sc.runJob(self.cur, partial(_lookup, fps), owning))
+
+    def info(self) -> dict:
+        pid = session.jvm_pid(self.sc)
+        return {"master": self.master, "jobs": self.jobs, "checkpoint": self.mode,
+                "jvm_peak_rss": session.peak_rss_of(pid) if session.is_local(self.master) else 0}
+
+    def close(self) -> None:
+        if self.cur is not None:
+            self.cur.unpersist()
+            self.cur = None
+
+
+class SparkEngine(LevelEngine):
+    """``hwcheck check --engine spark``: the level driver over the Spark backend."""
+
+    name = "spark"
+
+    def __init__(self, kernel: Kernel, opts: Options, master: str = "local[*]",
+                 partitions: int | None = None, **backend_opts):
+        parts = partitions or 2 * (os.cpu_count() or 1)
+        super().__init__(kernel, opts, SparkBackend(master, parts, **backend_opts))
+
+    def run(self) -> Exploration:
+        try:
+            return super().run()
+        finally:
+            self.backend.close()

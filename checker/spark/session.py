@@ -1,0 +1,126 @@
+"""The Spark session hwcheck runs in: one per process, created on first use and reused.
+
+Settings that matter for a level-synchronous search: few partitions (``spark.default.parallelism``
+and ``spark.sql.shuffle.partitions`` follow ``--partitions``), no locality wait (a level's tasks
+should start at once rather than wait up to 3 s for the executor caching their input), Python
+workers reused across tasks (each keeps its compiled kernel), no UI, errors-only logs.
+
+Environment knobs (for clusters and benchmarks): ``HWCHECK_SPARK_DRIVER_MEMORY`` (default 2g),
+``HWCHECK_SPARK_EXECUTOR_MEMORY`` (default 2g), ``HWCHECK_SPARK_CONF`` (extra ``k=v`` pairs,
+separated by spaces).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+LOG4J = Path(__file__).with_name("log4j2.properties")
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def on_loopback(master: str) -> bool:
+    """A local master, or a cluster whose master listens on this machine's loopback."""
+    if is_local(master):
+        return True
+    host = urlparse(master).hostname
+    return host in LOOPBACK
+
+
+def conf_pairs(master: str, parts: int) -> dict[str, str]:
+    log = f"-Dlog4j2.configurationFile=file:{LOG4J}"
+    conf = {
+        "spark.master": master,
+        "spark.app.name": "hwcheck",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.default.parallelism": str(parts),
+        "spark.sql.shuffle.partitions": str(parts),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.locality.wait": "0s",
+        "spark.python.worker.reuse": "true",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.driver.memory": os.environ.get("HWCHECK_SPARK_DRIVER_MEMORY", "2g"),
+        "spark.executor.memory": os.environ.get("HWCHECK_SPARK_EXECUTOR_MEMORY", "2g"),
+        "spark.driver.extraJavaOptions": log,
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+    }
+    if on_loopback(master):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+        conf["spark.executor.extraJavaOptions"] = log  # same machine: the file is there
+    for key in ("HWCHECK_CACHE", "NUMBA_CACHE_DIR"):
+        if key in os.environ:
+            conf[f"spark.executorEnv.{key}"] = os.environ[key]
+    for pair in os.environ.get("HWCHECK_SPARK_CONF", "").split():
+        k, _, v = pair.partition("=")
+        conf[k] = v
+    return conf
+
+
+def spark_context(master: str, parts: int):
+    """The process's SparkContext for ``master``: the running one if it has that master,
+    otherwise a new one (stopping a context with another master first)."""
+    from pyspark import SparkConf, SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        if sc.master == master:
+            return sc
+        stop()
+    if on_loopback(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = SparkConf()
+    for k, v in conf_pairs(master, parts).items():
+        conf.set(k, v)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
+    atexit.register(stop)
+    return sc
+
+
+def stop() -> None:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    else:
+        sc.stop()
+
+
+def jvm_pid(sc) -> int | None:
+    """The driver JVM's process id (it also hosts the executor in local mode)."""
+    try:
+        return int(sc._jvm.java.lang.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001 - a figure for reports only
+        return None
+
+
+def peak_rss_of(pid: int | None) -> int:
+    """A process's peak resident memory (VmHWM), 0 if unknown."""
+    if pid is None:
+        return 0
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

@@ -1,0 +1,76 @@
+"""The shared engine contract, run against the Spark engine in local mode (local[2], 4 partitions).
+
+One SparkContext serves the whole test session (``checker.spark.session`` reuses a running
+context with the same master), so the JVM starts once.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from engine_contract import EngineContract  # noqa: E402
+
+from checker.bfs import Options  # noqa: E402
+from checker.run import check  # noqa: E402
+from spec.params import Params  # noqa: E402
+
+SPARK = {"master": "local[2]", "partitions": 4}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def spark_session():
+    from checker.spark import session
+
+    sc = session.spark_context(SPARK["master"], SPARK["partitions"])
+    yield sc
+
+
+class TestSparkEngine(EngineContract):
+    engine = "spark"
+    engine_opts = SPARK
+
+
+def _itf_files(folder):
+    return sorted(p for p in folder.rglob("*.itf.json"))
+
+
+@pytest.mark.parametrize("params", [Params(2, 2, 3, "hw", "hw"),
+                                    Params(2, 2, 3, "kip-279", "epoch-start", acks="1")],
+                         ids=lambda p: p.slug())
+def test_spark_and_local_write_identical_traces(tmp_path, params):
+    """Same counterexamples, byte for byte, apart from the engine's name in #meta."""
+    runs = {}
+    for engine, opts in (("local", {}), ("spark", SPARK)):
+        out = tmp_path / engine
+        report = check(params, Options(stop_at_violation=False), engine=engine, out=out,
+                       run_name="run", **opts)
+        runs[engine] = (report, out)
+    (local, lout), (spark, sout) = runs["local"], runs["spark"]
+    assert spark.as_json()["violations"] != []
+    lfiles, sfiles = _itf_files(lout), _itf_files(sout)
+    assert [p.name for p in lfiles] == [p.name for p in sfiles] != []
+    for lf, sf in zip(lfiles, sfiles):
+        lb, sb = lf.read_bytes(), sf.read_bytes()
+        assert json.loads(sb)["#meta"]["engine"] == "spark"
+        assert sb.replace(b'"spark"', b'"local"') == lb, sf.name
+        assert sf.with_suffix("").with_suffix(".txt").read_text().replace("spark", "local") == \
+            lf.with_suffix("").with_suffix(".txt").read_text()
+    lj, sj = local.as_json(), spark.as_json()
+    for key in ("seconds", "engine"):
+        lj.pop(key), sj.pop(key)
+    assert json.dumps(sj).replace("/spark/", "/local/") == json.dumps(lj)
+
+
+def test_statistics_stay_per_level(tmp_path):
+    """The driver reports per-level figures; the stores stay in the executors."""
+    report = check(Params(2, 2, 3, "kip-279", "hw"), Options(stop_at_violation=False),
+                   engine="spark", **SPARK)
+    st = report.exploration.stats
+    assert st["partitions"] == 4 and st["checkpoint"] == "local"
+    assert st["levels"] == report.exploration.depth + 2  # level 0, then one per level and the last
+    assert len(st["level_seconds"]) == st["levels"]
+    assert st["store_bytes"] >= 17 * report.exploration.distinct
