@@ -1,0 +1,146 @@
+"""Inductive proofs with Z3: the shipped lemmas prove the fixed protocol's invariants, buggy
+settings never get a proof (they get a counterexample to induction that the translation and
+the interpreter agree on), and unknown is never reported as holds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import z3
+from click.testing import CliRunner
+
+from checker.cli import main
+from checker.interp import Interpreter
+from checker.z3 import checks as C
+from checker.z3.solver import Solver
+from spec.lemmas import lemmas, replica_symmetry, shipped_for
+from spec.model import build
+from spec.params import Params
+
+FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
+
+
+def prove(params: Params, inv: str, names=None, symmetry=True):
+    spec = build(params)
+    known = dict(lemmas(spec))
+    conj = [(inv, spec.invariant_named(inv).expr)]
+    for n in (shipped_for(inv) if names is None else names):
+        conj.append((n, known[n] if n in known else spec.invariant_named(n).expr))
+    return spec, C.prove(spec, conj, 120, replica_symmetry(spec) if symmetry else None)
+
+
+@pytest.mark.parametrize("size", [(2, 2, 3), (3, 2, 3)], ids=lambda s: "R%dM%dE%d" % s)
+@pytest.mark.parametrize("inv", ["CommittedNotLost", "LogsMatchBelowHw"])
+def test_fixed_protocol_is_proved(size, inv):
+    _, rep = prove(Params(*size, **FIXED), inv)
+    assert rep.init_status == "holds"
+    assert [a.status for a in rep.actions] == ["holds"] * 8
+    assert rep.status == "holds"
+
+
+def test_symmetry_reduction_agrees_with_every_instance():
+    """Without the reduction every instance and leader value is checked; same verdicts."""
+    for params, inv in ((Params(3, 2, 3, **FIXED), "CommittedNotLost"),
+                        (Params(3, 2, 3, "hw", "hw"), "CommittedNotLost")):
+        _, a = prove(params, inv)
+        _, b = prove(params, inv, symmetry=False)
+        assert [v.status for v in a.actions] == [v.status for v in b.actions]
+        assert sum(v.queries for v in b.actions) > sum(v.queries for v in a.actions)
+
+
+BUGGY = [
+    Params(3, 2, 3, "hw", "epoch-start"),
+    Params(3, 2, 3, "leader-epoch", "epoch-start"),
+    Params(3, 2, 3, "kip-279", "hw"),
+    Params(3, 2, 3, acks="1", **FIXED),
+    Params(3, 2, 3, unclean=True, **FIXED),
+]
+
+
+@pytest.mark.parametrize("params", BUGGY, ids=lambda p: p.slug())
+def test_buggy_settings_get_a_cti_never_a_proof(params):
+    spec, rep = prove(params, "AckedNotLost" if params.acks == "1" else "CommittedNotLost")
+    assert rep.status == "violated"
+    interp = Interpreter(spec)
+    for v in rep.actions:
+        if v.status != "violated":
+            continue
+        # the counterexample to induction is a real step of the model per the interpreter
+        cti = v.cti
+        assert interp.step(cti.inst, cti.pre) is not None
+        assert (interp.step(cti.inst, cti.pre) == cti.post).all()
+
+
+@pytest.mark.parametrize("params", [
+    Params(3, 3, 3, t, e, a, m, u)
+    for t, e, a, m, u in [("hw", "hw", "0", 1, True), ("leader-epoch", "epoch-start", "1", 2, False),
+                          ("kip-279", "hw", "all", 3, True), ("kip-279", "epoch-start", "all", 1, False)]],
+    ids=lambda p: p.slug())
+def test_hw_below_leo_and_leader_in_isr_under_any_knobs(params):
+    for inv in ("HwBelowLeo", "LeaderInIsr"):
+        assert prove(params, inv)[1].status == "holds", inv
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("inv", ["CommittedNotLost", "LogsMatchBelowHw", "AckedNotLost"])
+def test_fixed_protocol_is_proved_at_r5_m6_e6(inv):
+    assert prove(Params(5, 6, 6, **FIXED), inv)[1].status == "holds"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("t", ["hw", "leader-epoch", "kip-279"])
+@pytest.mark.parametrize("e", ["hw", "epoch-start"])
+@pytest.mark.parametrize("a", ["0", "1", "all"])
+@pytest.mark.parametrize("u", [False, True])
+def test_hw_below_leo_and_leader_in_isr_at_r5_m6_e6(t, e, a, u):
+    for m in (1, 3, 5):
+        for inv in ("HwBelowLeo", "LeaderInIsr"):
+            assert prove(Params(5, 6, 6, t, e, a, m, u), inv)[1].status == "holds", (m, inv)
+
+
+def test_a_wrong_lemma_is_caught_not_trusted():
+    """A lemma that is false in reachable states cannot help: Init or a step refutes it."""
+    spec = build(Params(2, 2, 3, **FIXED))
+    conj = [("CommittedNotLost", spec.invariant_named("CommittedNotLost").expr)] + \
+        [(n, e) for n, e in lemmas(spec) if n in shipped_for("CommittedNotLost")]
+    log = spec.var("log")
+    conj.append(("NoRecordEver", log[0, 0] == 0))  # false after the first Produce
+    rep = C.prove(spec, conj, 60, replica_symmetry(spec))
+    assert rep.status == "violated"
+    assert any(v.cti and v.cti.goal == "NoRecordEver" for v in rep.actions)
+
+
+def test_unknown_is_never_holds():
+    # pigeonhole: 9 pigeons, 8 holes; far beyond a 10 ms budget
+    s = Solver(timeout=0.01)
+    n = 9
+    p = [[z3.Bool(f"p{i}_{j}") for j in range(n - 1)] for i in range(n)]
+    for i in range(n):
+        s.add(z3.Or(*p[i]))
+    for j in range(n - 1):
+        for i in range(n):
+            for k in range(i + 1, n):
+                s.add(z3.Or(z3.Not(p[i][j]), z3.Not(p[k][j])))
+    res = s.check()
+    assert res.status == "unknown" and not res.holds
+
+
+def test_cli_prove_exit_codes_and_cti_files(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["prove", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279",
+                              "--isr-expansion", "epoch-start", "--invariant", "CommittedNotLost",
+                              "--out", str(tmp_path), "-q"])
+    assert ok.exit_code == 0, ok.output
+    assert "verdict: proved CommittedNotLost inductive" in ok.output
+    bad = runner.invoke(main, ["prove", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw",
+                               "--isr-expansion", "epoch-start", "--invariant", "CommittedNotLost",
+                               "--out", str(tmp_path), "--run-name", "hw", "-q"])
+    assert bad.exit_code == 12, bad.output
+    assert "counterexample to induction" in bad.output and "NOT inductive" in bad.output
+    files = sorted((tmp_path / "hw").rglob("*.itf.json"))
+    assert files
+    meta = json.loads(files[0].read_text())["#meta"]
+    assert meta["cti"] is True and meta["engine"] == "z3-induction"
+    assert runner.invoke(main, ["prove", "--invariant", "Nope"]).exit_code == 2
+    assert runner.invoke(main, ["prove", "--lemma", "Nope", "--invariant", "HwBelowLeo"]).exit_code == 2
