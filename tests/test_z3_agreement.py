@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from checker.interp import Interpreter, ModelError
 from checker.z3 import translate as T
+from checker.z3.checks import permute_row
 from spec.lemmas import lemmas, replica_symmetry
 from spec.model import build
 from spec.params import Params
@@ -163,20 +164,7 @@ def test_invariants_and_lemmas_agree(c):
 
 def permute(spec, layout, row, perm):
     """Rename replicas: replica r becomes perm[r]."""
-    sym = replica_symmetry(spec)
-    out = row.copy()
-    for v in spec.variables:
-        off = layout.offsets[v.name]
-        if v.name in sym["dims"]:
-            assert sym["dims"][v.name] == (0,)
-            inner = v.size // v.shape[0]
-            for r in range(v.shape[0]):
-                out[off + perm[r] * inner: off + (perm[r] + 1) * inner] = \
-                    row[off + r * inner: off + (r + 1) * inner]
-        elif v.name in sym["ids"]:
-            x = int(row[off])
-            out[off] = perm[x] if x >= 0 else x
-    return out
+    return permute_row(spec, layout, row, perm, replica_symmetry(spec))
 
 
 @SETTINGS

@@ -13,6 +13,7 @@ from checker.interp import Interpreter
 from checker.trace import from_path
 from checker.z3.checks import bmc
 from engine_contract import FIXED, MODEL_TABLE
+from spec.lemmas import replica_symmetry
 from spec.model import build
 from spec.params import Params
 
@@ -30,10 +31,11 @@ def _ids(r):
     return f"{p.slug()}-{inv}-{n}"
 
 
-def _shortest(params: Params, inv: str, depth: int):
+def _shortest(params: Params, inv: str, depth: int, symmetry: bool = True):
     spec = build(params)
     prop = spec.invariant_named(inv)
-    rep = bmc(spec, [(inv, "invariant", prop.expr)], depth)
+    rep = bmc(spec, [(inv, "invariant", prop.expr)], depth,
+              symmetry=replica_symmetry(spec) if symmetry else None)
     return spec, rep
 
 
@@ -55,6 +57,16 @@ def test_shortest_lengths_match_bfs(row):
 @pytest.mark.parametrize("row", SLOW, ids=_ids)
 def test_shortest_lengths_match_bfs_deep(row):
     _check_row(*row)
+
+
+@pytest.mark.parametrize("params,inv", [
+    (Params(3, 2, 3, acks="1", **FIXED), "AckedNotLost"),
+    (Params(3, 2, 3, unclean=True, **FIXED), "CommittedNotLost")], ids=["acks1", "unclean"])
+def test_symmetry_breaking_keeps_the_shortest_length(params, inv):
+    a = _shortest(params, inv, 6, symmetry=True)[1]
+    b = _shortest(params, inv, 6, symmetry=False)[1]
+    assert a.status == b.status == "violated"
+    assert a.depth == b.depth
 
 
 def test_no_violation_within_the_bound_is_unknown_not_holds():

@@ -301,7 +301,8 @@ class Unrolling:
     a selector ``act@k`` picks the action instance whose guard holds and whose effect (with its
     frame) gives the next state."""
 
-    def __init__(self, spec: Spec, tr: T.Translator | None = None, split: bool = True):
+    def __init__(self, spec: Spec, tr: T.Translator | None = None, split: bool = True,
+                 symmetry: dict | None = None):
         self.spec = spec
         self.tr = tr or T.Translator(spec)
         self.layout = Layout.of(spec)
@@ -309,6 +310,14 @@ class Unrolling:
         self.states = [self.tr.initial()]
         self.acts: list = []
         self.split = index_scalars(spec) if split else []
+        # Symmetry breaking: replicas that the initial state cannot tell apart (all but the
+        # first leader, here) are interchangeable along the whole path, because every action
+        # and property is invariant under renaming replicas. Any path can be renamed so that
+        # such replicas first appear as action parameters in increasing order; requiring that
+        # order keeps one path per class and the same lengths.
+        self.classes = interchangeable(spec, self.layout, self.states[0], symmetry) \
+            if symmetry else []
+        self.used: dict[int, object] = {}
 
     def extend(self):
         """Add one step; returns the constraints that define it."""
@@ -325,6 +334,12 @@ class Unrolling:
                     continue
                 alts.append(T.mk_and(pins + [T.to_bool(eff.guard), T.eq_states(eff.post, nxt)]))
             facts.append(T.mk_implies(act == inst.index, T.mk_or(alts)))
+        for cls in self.classes:
+            for r in cls:
+                now = T.mk_or([act == i.index for i in self.insts if r in i.args])
+                self.used[r] = T.mk_or([self.used.get(r, False), now])
+            for a, b in zip(cls, cls[1:]):
+                facts.append(T.mk_implies(self.used[b], self.used[a]))
         self.states.append(nxt)
         self.acts.append(act)
         return facts
@@ -360,12 +375,52 @@ class Unrolling:
         return out
 
 
+def permute_row(spec: Spec, layout: Layout, row, perm, symmetry: dict):
+    """The state ``row`` with replica r renamed to perm[r]."""
+    out = row.copy()
+    for v in spec.variables:
+        off = layout.offsets[v.name]
+        if v.name in symmetry["dims"]:
+            if symmetry["dims"][v.name] != (0,):
+                raise ValueError(f"{v.name}: only the first dimension may be a replica")
+            inner = v.size // v.shape[0]
+            for r in range(v.shape[0]):
+                out[off + perm[r] * inner: off + (perm[r] + 1) * inner] = \
+                    row[off + r * inner: off + (r + 1) * inner]
+        elif v.name in symmetry["ids"]:
+            x = int(row[off])
+            out[off] = perm[x] if x >= 0 else x
+    return out
+
+
+def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> list[list[int]]:
+    """Classes of replicas whose swaps leave the initial state unchanged."""
+    import numpy as np
+
+    n = symmetry["size"]
+    row = T.decode(spec, layout, s0, None)
+    parent = list(range(n))
+    for a in range(n):
+        for b in range(a + 1, n):
+            perm = list(range(n))
+            perm[a], perm[b] = b, a
+            if np.array_equal(permute_row(spec, layout, row, perm, symmetry), row):
+                parent[b] = parent[a] if parent[a] == a else parent[parent[a]]
+    classes: dict[int, list[int]] = {}
+    for r in range(n):
+        root = r
+        while parent[root] != root:
+            root = parent[root]
+        classes.setdefault(root, []).append(r)
+    return [c for c in classes.values() if len(c) > 1]
+
+
 def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
-        progress=None) -> BmcReport:
+        progress=None, symmetry: dict | None = None) -> BmcReport:
     """Check depths 0..depth in order; stop at the first depth where some property fails and
     report every property failing there (a shortest violation of each)."""
     t0 = time.perf_counter()
-    un = Unrolling(spec)
+    un = Unrolling(spec, symmetry=symmetry)
     solver = Solver(timeout)
     last = -1
     for d in range(depth + 1):

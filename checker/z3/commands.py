@@ -128,7 +128,9 @@ def prove(invariants, lemma_names, no_lemmas, timeout, no_symmetry, out, run_nam
                 say("")
                 say(txt)
                 files = write_trace(spec, trace, folder / f"cti-{inv}-{v.action}")
-                files[1].write_text(txt)
+                for f in files:
+                    if f.suffix == ".txt":
+                        f.write_text(txt)
                 say(f"written: {', '.join(str(p) for p in files)}")
         st = rep.status
         statuses.append(st)
@@ -155,13 +157,17 @@ def _word(status: str) -> str:
               help="Check only this invariant or action property (repeatable) [default: all]")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
               help="Seconds per solver query [default: none]")
+@click.option("--no-symmetry", is_flag=True,
+              help="Do not break the symmetry between replicas the initial state cannot tell "
+                   "apart")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("counterexamples"), show_default=True,
               help="Where counterexamples are written (<out>/<run-name>/<Invariant>.itf.json)")
 @click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
-def bmc(depth, invariants, timeout, out, run_name, quiet, **kwargs) -> None:
+def bmc(depth, invariants, timeout, no_symmetry, out, run_name, quiet, **kwargs) -> None:
     """Bounded model checking with Z3: the shortest violation within --depth steps."""
+    from spec.lemmas import replica_symmetry
     from spec.model import build
 
     from .. import render
@@ -188,7 +194,8 @@ def bmc(depth, invariants, timeout, out, run_name, quiet, **kwargs) -> None:
             progress_line(f"depth {d}: {'no violation' if status == 'holds' else status} "
                           f"({secs:.2f} s solve, {time.perf_counter() - t0:.1f} s total)")
 
-    rep = run_bmc(spec, props, depth, timeout, progress)
+    rep = run_bmc(spec, props, depth, timeout, progress,
+                  None if no_symmetry else replica_symmetry(spec))
     if rep.status == "violated":
         interp = Interpreter(spec)
         parts = []
