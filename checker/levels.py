@@ -109,16 +109,18 @@ class LevelEngine:
         so the expansion of level d is accounted (transitions, transition hits) when the loop
         decides to go on from level d, and dropped when it stops there."""
         k, opts, props = self.kernel, self.opts, self.props
-        progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked)
+        k.warm("step")
         base_rss = current_rss_bytes()
         self.fp0 = k.fingerprint(k.initial)
+        # the partitions' initial items; their workers build their kernels before the clock starts
+        self.backend.start(self._task())
+        progress = Progress(opts.report)
+        ex = Exploration(self.name, checked=props.checked)
         targets: dict[str, _Target] = {}
         level_seconds: list[float] = []
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
                            "store_bytes": 0}
         try:
-            self.backend.start(self._task())
             stats = self._step(level_seconds)  # level 0: the initial state
             ex.distinct = sum(s["new"] for s in stats)
             self._state_hits(stats, 0, ex, targets)

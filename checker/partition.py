@@ -131,7 +131,7 @@ def kernel_for(params: dict):
         from .kernel import Kernel
 
         k = Kernel(build(Params.from_dict(dict(params))))
-        k.warm()
+        k.warm("local", "step")
         _kernels[key] = k
     return k
 
