@@ -6,15 +6,18 @@ and "partition order" is "fingerprint order". The local hash table uses the low 
 two never correlate. A partition does two things per level:
 
 1. merge (``merge_items``): it has received one block of candidates from every source
-   partition; taken in source order they are in (parent fingerprint, action) order, so the
-   first occurrence of each fingerprint carries its canonical parent. Candidates already in
+   partition, each holding its source's least (parent fingerprint, action) per fingerprint;
+   taken in source order, the first occurrence of each fingerprint carries its canonical
+   parent (sources are fingerprint ranges of the parents). Candidates already in
    the partition's ``Store`` (sorted fingerprints with parent fingerprint and action) are
    dropped; the rest are the partition's new states. They join the store and are checked
    against the state predicates.
 2. expand (``expand_items``): the new states (rows sorted by fingerprint) go through the
    compiled kernel; their successors are deduplicated locally (the first occurrence wins,
    and since parents go in fingerprint order and actions in instance order it carries the
-   least (parent fingerprint, action)), then cut into one block per owning partition.
+   least (parent fingerprint, action)), then sorted and cut into one block per owning
+   partition. Each block is unique and sorted; a fingerprint found by several source
+   partitions is kept from the least source, whose parents all precede the others'.
    Transition predicates are checked on every transition.
 
 ``step_part`` does both, so one task per partition and level does all the per-state work.
@@ -187,34 +190,56 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
         parent = rows[tp_row[j]]
         succ = kernel.step(int(tp_inst[j]), parent)
         hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(succ))
-    batch = Batch(out[:w].copy(), sfp[:w].copy(), fps[par[:w]], act[:w].copy())
+    batch = Batch(out[:w], sfp[:w], fps[par[:w]], act[:w])  # views: split_by_owner gathers
     return Expanded(batch, generated, hits)
 
 
 def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
-    """``batch`` cut into one block per owning partition (only non-empty ones), each keeping
-    the batch's order."""
+    """``batch`` (unique fingerprints) sorted by fingerprint and cut into one block per owning
+    partition (only non-empty ones). Owners are monotone in the fingerprint, so one sort does
+    both, and each block reaches its owner already sorted."""
     if len(batch) == 0:
         return []
-    own = owners(batch.fps, parts)
-    order = np.argsort(own, kind="stable")
-    own_sorted = own[order]
-    cuts = np.flatnonzero(np.diff(own_sorted)) + 1
+    order = np.argsort(batch.fps)
+    fps = batch.fps[order]
+    own = owners(fps, parts)
+    cuts = np.flatnonzero(own[1:] != own[:-1]) + 1
     starts = np.concatenate([[0], cuts])
-    ends = np.concatenate([cuts, [own_sorted.size]])
-    return [(int(own_sorted[s]), batch.take(order[s:e])) for s, e in zip(starts, ends)]
+    ends = np.concatenate([cuts, [fps.size]])
+    return [(int(own[s]), batch.take(order[s:e])) for s, e in zip(starts, ends)]
 
 
 # -- step 2: merge ------------------------------------------------------------------------------
 
 
+def first_index(fps: np.ndarray) -> np.ndarray:
+    """The position of the first occurrence of each distinct fingerprint, in fingerprint
+    order. (A stable sort: on blocks that are each sorted already, a merge of runs.)"""
+    order = np.argsort(fps, kind="stable")
+    keep = np.ones(fps.size, np.bool_)
+    keep[1:] = fps[order[1:]] != fps[order[:-1]]
+    return order[keep]
+
+
 def first_occurrences(batch: Batch) -> Batch:
     """One entry per fingerprint, the first in ``batch``'s order; the result sorted by
     fingerprint."""
-    if len(batch) == 0:
-        return batch
-    _, idx = np.unique(batch.fps, return_index=True)  # a stable sort: first occurrence
-    return batch.take(idx)
+    return batch.take(first_index(batch.fps)) if len(batch) else batch
+
+
+def unseen(store: Store, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted unique ``fps``: which are not in ``store`` (a mask), and where each would go."""
+    pos = np.searchsorted(store.fps, fps)
+    seen = np.zeros(fps.size, np.bool_)
+    inside = pos < store.fps.size
+    seen[inside] = store.fps[pos[inside]] == fps[inside]
+    return ~seen, pos
+
+
+def added(store: Store, new: Batch, at: np.ndarray) -> Store:
+    """``store`` with ``new`` inserted at positions ``at`` (from ``unseen``)."""
+    return Store(np.insert(store.fps, at, new.fps), np.insert(store.parents, at, new.parents),
+                 np.insert(store.acts, at, new.acts))
 
 
 def anti_join(store: Store, cand: Batch) -> tuple[Batch, Store]:
@@ -222,16 +247,9 @@ def anti_join(store: Store, cand: Batch) -> tuple[Batch, Store]:
     added."""
     if len(cand) == 0:
         return cand, store
-    pos = np.searchsorted(store.fps, cand.fps)
-    seen = np.zeros(len(cand), np.bool_)
-    inside = pos < store.fps.size
-    seen[inside] = store.fps[pos[inside]] == cand.fps[inside]
-    fresh = ~seen
+    fresh, pos = unseen(store, cand.fps)
     new = cand.take(fresh)
-    at = pos[fresh]
-    merged = Store(np.insert(store.fps, at, new.fps), np.insert(store.parents, at, new.parents),
-                   np.insert(store.acts, at, new.acts))
-    return new, merged
+    return new, added(store, new, pos[fresh])
 
 
 def state_hits(kernel, rows: np.ndarray, fps: np.ndarray, sp_active: np.ndarray) -> dict:
@@ -304,15 +322,23 @@ def merge_items(task: LevelTask, items) -> tuple[Batch, Store, dict]:
             blocks.append((it[1], it[2]))
         elif it[0] == "store":
             store = it[1]
-    blocks.sort(key=lambda b: b[0])  # source order = (parent fingerprint, action) order
+    blocks.sort(key=lambda b: b[0])  # source order: see the module's docstring
     if blocks:
-        cand = first_occurrences(Batch.concat([b for _, b in blocks]))
+        # one gather of the rows: first occurrences not in the store, in fingerprint order
+        fps = np.concatenate([b.fps for _, b in blocks])
+        first = first_index(fps)
+        fresh, pos = unseen(store, fps[first])
+        pick = first[fresh]
+        new = Batch(np.concatenate([b.rows for _, b in blocks])[pick], fps[pick],
+                    np.concatenate([b.parents for _, b in blocks])[pick],
+                    np.concatenate([b.acts for _, b in blocks])[pick])
+        store = added(store, new, pos[fresh])
+        ncand = first.size
     else:
-        cand = Batch.empty(k.stride, adt)
-    new, store = anti_join(store, cand)
+        new, ncand = Batch.empty(k.stride, adt), 0
     sp_active = np.array(task.sp_active or (False,), np.bool_)
     stats = {"new": len(new), "sp": state_hits(k, new.rows, new.fps, sp_active),
-             "candidates": len(cand), "stored": len(store), "store_bytes": store.nbytes}
+             "candidates": ncand, "stored": len(store), "store_bytes": store.nbytes}
     return new, store, stats
 
 
