@@ -69,14 +69,16 @@ def test_anti_join_is_set_difference_and_union(old, cand):
         assert back[f] == p
 
 
-@given(st.lists(u64, max_size=300), st.integers(1, 9))
-def test_split_by_owner_keeps_order(fps, parts):
-    b = batch(fps)
+@given(st.sets(u64, max_size=300), st.integers(1, 9))
+def test_split_by_owner_sorts_and_cuts_by_owner(fps, parts):
+    b = batch(list(fps))
     blocks = split_by_owner(b, parts)
-    assert sum(len(x) for _, x in blocks) == len(b)
+    assert [o for o, _ in blocks] == sorted({o for o, _ in blocks})
+    assert sorted(f for _, x in blocks for f in x.fps.tolist()) == sorted(fps)
     for o, x in blocks:
         assert (owners(x.fps, parts) == o).all()
-        assert (np.diff(x.parents.astype(np.int64)) > 0).all()  # original order kept
+        assert (np.diff(x.fps) > 0).all()
+        assert (b.fps[x.parents.astype(np.int64)] == x.fps).all()  # entries stay whole
 
 
 def brute_expand(k, rows, fps):
