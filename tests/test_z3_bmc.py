@@ -93,7 +93,8 @@ def test_cli_bmc_reports_and_writes_the_8_step_violation(tmp_path):
     assert "depth 7: no violation" in res.stderr and "depth 8: violated" in res.stderr
     data = json.loads((tmp_path / "r" / "CommittedNotLost.itf.json").read_text())
     assert data["#meta"]["engine"] == "z3-bmc" and len(data["states"]) == 9
-    replay = CliRunner().invoke(main, ["replay", "--z3", str(tmp_path / "r" / "CommittedNotLost.itf.json")])
+    itf_file = tmp_path / "r" / "CommittedNotLost.itf.json"
+    replay = CliRunner().invoke(main, ["replay", "--z3", str(itf_file)])
     assert replay.exit_code == 0, replay.output
     assert "certified by Z3" in replay.output
 

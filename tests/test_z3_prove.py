@@ -74,8 +74,10 @@ def test_buggy_settings_get_a_cti_never_a_proof(params):
 
 @pytest.mark.parametrize("params", [
     Params(3, 3, 3, t, e, a, m, u)
-    for t, e, a, m, u in [("hw", "hw", "0", 1, True), ("leader-epoch", "epoch-start", "1", 2, False),
-                          ("kip-279", "hw", "all", 3, True), ("kip-279", "epoch-start", "all", 1, False)]],
+    for t, e, a, m, u in [("hw", "hw", "0", 1, True),
+                          ("leader-epoch", "epoch-start", "1", 2, False),
+                          ("kip-279", "hw", "all", 3, True),
+                          ("kip-279", "epoch-start", "all", 1, False)]],
     ids=lambda p: p.slug())
 def test_hw_below_leo_and_leader_in_isr_under_any_knobs(params):
     for inv in ("HwBelowLeo", "LeaderInIsr"):
@@ -143,4 +145,5 @@ def test_cli_prove_exit_codes_and_cti_files(tmp_path):
     meta = json.loads(files[0].read_text())["#meta"]
     assert meta["cti"] is True and meta["engine"] == "z3-induction"
     assert runner.invoke(main, ["prove", "--invariant", "Nope"]).exit_code == 2
-    assert runner.invoke(main, ["prove", "--lemma", "Nope", "--invariant", "HwBelowLeo"]).exit_code == 2
+    bad_lemma = ["prove", "--lemma", "Nope", "--invariant", "HwBelowLeo"]
+    assert runner.invoke(main, bad_lemma).exit_code == 2

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import z3
 
 from spec.lang import Spec, reads_next
 
@@ -31,9 +30,9 @@ class Certificate:
     def summary(self) -> str:
         what = "satisfies" if self.kind == "reachable" else "violates"
         if self.ok:
+            last = "step" if self.kind == "action" else "state"
             return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
-                    f"effect of each) and that the last {'step' if self.kind == 'action' else 'state'}"
-                    f" {what} {self.property}")
+                    f"effect of each) and that the last {last} {what} {self.property}")
         return "NOT certified by Z3: " + "; ".join(self.problems)
 
 

@@ -107,7 +107,8 @@ def prove(invariants, lemma_names, no_lemmas, timeout, no_symmetry, out, run_nam
         rep = run_prove(spec, conj, timeout, sym, progress)
         for name, r in rep.init:
             if r.status != HOLDS:
-                what = "does not satisfy" if r.status == VIOLATED else "unknown whether it satisfies"
+                what = ("does not satisfy" if r.status == VIOLATED
+                        else "unknown whether it satisfies")
                 say(f"  Init {what} {name}" + (f" ({r.reason})" if r.reason else ""))
         if rep.init_status == HOLDS:
             say(f"  Init: implies {inv} and every lemma")

@@ -30,9 +30,6 @@ import z3
 from spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
                        Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError, Var)
 
-Val = "int | bool | z3.ExprRef"
-
-
 # -- constant-folding helpers --------------------------------------------------------------------
 
 
@@ -44,33 +41,15 @@ def to_bool(x):
     return x if isinstance(x, (bool, z3.BoolRef)) else (x != 0)
 
 
-# The sort of integer cells: mathematical integers by default; ``use_bits(8)`` switches to 8-bit
-# signed bit-vectors (every domain of the model fits), which bounded model checking solves
-# much faster by bit-blasting. Set once per process before terms are built.
-_BITS: int | None = None
-
-
-def use_bits(bits: int | None) -> None:
-    global _BITS
-    _BITS = bits
-
-
 def int_const(name: str):
-    return z3.BitVec(name, _BITS) if _BITS else z3.Int(name)
-
-
-def _one_zero():
-    if _BITS:
-        return z3.BitVecVal(1, _BITS), z3.BitVecVal(0, _BITS)
-    return z3.IntVal(1), z3.IntVal(0)
+    return z3.Int(name)
 
 
 def to_int(x):
     if isinstance(x, bool):
         return int(x)
     if isinstance(x, z3.BoolRef):
-        one, zero = _one_zero()
-        return z3.If(x, one, zero)
+        return z3.If(x, z3.IntVal(1), z3.IntVal(0))
     return x
 
 
@@ -238,8 +217,7 @@ def decode(spec: Spec, layout, st: State, model: z3.ModelRef):
             if is_const(c):
                 row[off + i] = int(c)
             else:
-                x = model.eval(c, model_completion=True)
-                row[off + i] = x.as_signed_long() if z3.is_bv(x) else x.as_long()
+                row[off + i] = model.eval(c, model_completion=True).as_long()
     return row
 
 
@@ -382,7 +360,9 @@ class Translator:
                     return mk_or(vals)
                 consts = sum(1 for v in vals if v is True)
                 terms = [to_int(v) for v in vals if not is_const(v)]
-                return consts if not terms else (z3.Sum(terms) + consts if consts else z3.Sum(terms))
+                if not terms:
+                    return consts
+                return z3.Sum(terms) + consts if consts else z3.Sum(terms)
             # min / max: the best body over the i where cond holds; default if none
             items = []
             for i in range(e.n):
@@ -405,7 +385,7 @@ class Translator:
                 return r
             best, seen = default, False
             for c, v in items:
-                pick = mk_or([mk_not(seen), _lt(better, v, best)])
+                pick = mk_or([mk_not(seen), better(v, best)])
                 best = mk_ite(mk_and([c, pick]), v, best)
                 seen = mk_or([seen, c])
             return best
@@ -492,8 +472,3 @@ class Translator:
         ctx = _Ctx(st, None, {}, where="Init")
         self._run(self.spec.init, st, ctx, True, None)
         return st
-
-
-def _lt(better, a, b):
-    r = better(a, b)
-    return r
