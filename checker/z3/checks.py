@@ -422,7 +422,11 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
         if res.status == VIOLATED:
             hits = []
             for name, kind, b in bad:
-                r = solver.can_fail(T.mk_not(b))
+                # the model at hand may already break this property; else ask for one that does
+                if z3.is_true(res.model.eval(T._zb(b), model_completion=True)):
+                    r = res
+                else:
+                    r = solver.can_fail(T.mk_not(b))
                 if r.status == VIOLATED:
                     hits.append(BmcHit(name, kind, d, un.path(r.model, d)))
             if progress:
