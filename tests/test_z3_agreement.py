@@ -207,3 +207,25 @@ def test_initial_state_agrees():
         s0 = tr.initial()
         row = interp.initial()
         assert np.array_equal(T.decode(spec, interp.layout, s0, None), row)
+
+
+@SETTINGS
+@given(st.integers(0, len(CONFIGS) - 1).flatmap(
+    lambda ci: st.tuples(st.just(ci), states(ci), states(ci))))
+def test_action_properties_agree(c):
+    """Properties of a transition (reading the next state) over two random states."""
+    ci, a, b = c
+    spec, interp, tr, _ = setup(ci)
+    layout = interp.layout
+    ra, rb = row_of(spec, layout, a), row_of(spec, layout, b)
+    cur = T.fresh_state(spec, "cur")
+    nxt = T.fresh_state(spec, "nxt")
+    subs = substitution(spec, cur, ra, layout) + substitution(spec, nxt, rb, layout)
+    for p in spec.action_properties:
+        try:
+            want = int(interp.holds(p.expr, ra, rb))
+        except ModelError:
+            continue
+        val, ok = tr.expr_ok(p.expr, cur, nxt)
+        assert evaluate(T.to_bool(ok), subs) == 1, p.name
+        assert evaluate(T.to_bool(val), subs) == want, p.name
