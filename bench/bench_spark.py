@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -136,6 +137,8 @@ def main() -> int:
                     help="R,M,E,truncation of the large configuration ('' to skip)")
     ap.add_argument("--json", help="also write the results to this file")
     a = ap.parse_args()
+    # local mode: the driver JVM hosts the executor and caches the stores
+    os.environ.setdefault("HWCHECK_SPARK_DRIVER_MEMORY", "6g")
     print(f"hwcheck bench-spark: Spark {a.master}, {a.partitions} partitions, "
           f"next to the local engine (one core)")
     results = [compare("tiny (fixed cost per level)", TINY, a.runs, a.master, a.partitions),

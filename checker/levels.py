@@ -46,6 +46,9 @@ class Backend:
     def info(self) -> dict:
         return {}
 
+    def cancel(self) -> None:
+        """Stop the work under way (after Ctrl-C)."""
+
     def close(self) -> None:
         pass
 
@@ -118,6 +121,7 @@ class LevelEngine:
         ex = Exploration(self.name, checked=props.checked)
         targets: dict[str, _Target] = {}
         level_seconds: list[float] = []
+        self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
                            "store_bytes": 0}
         try:
@@ -145,12 +149,13 @@ class LevelEngine:
                 ex.hits[name].path = path
         except KeyboardInterrupt:
             ex.stop_reason = "interrupted"
+            self.backend.cancel()
             for name in targets:  # no trace without a path
                 ex.hits.pop(name, None)
         ex.seconds = progress.elapsed()
         ex.stats.update(
             partitions=self.backend.parts, levels=len(level_seconds),
-            level_seconds=level_seconds, driver_peak_rss=peak_rss_bytes(), base_rss=base_rss,
+            level_seconds=level_seconds, level_tasks=self.level_tasks, driver_peak_rss=peak_rss_bytes(), base_rss=base_rss,
             worker_peak_rss=self.task_stats["rss"], store_bytes=self.task_stats["store_bytes"],
             task_merge_seconds=self.task_stats["merge_seconds"],
             task_expand_seconds=self.task_stats["expand_seconds"], **self.backend.info())
@@ -165,6 +170,11 @@ class LevelEngine:
         ts["merge_seconds"] += sum(s["merge_seconds"] for s in stats)
         ts["expand_seconds"] += sum(s["expand_seconds"] for s in stats)
         ts["store_bytes"] = sum(s["store_bytes"] for s in stats)
+        self.level_tasks.append((
+            round(level_seconds[-1], 4),
+            round(max(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),
+            round(sum(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),
+            sum(s["new"] for s in stats), sum(s["candidates"] for s in stats)))
         return stats
 
     def _should_stop(self, ex: Exploration) -> bool:

@@ -128,6 +128,9 @@ class SparkBackend(Backend):
         return {"master": self.master, "jobs": self.jobs, "checkpoint": self.mode,
                 "jvm_peak_rss": session.peak_rss_of(pid) if session.is_local(self.master) else 0}
 
+    def cancel(self) -> None:
+        self.sc.cancelAllJobs()
+
     def close(self) -> None:
         if self.cur is not None:
             self.cur.unpersist()
@@ -141,8 +144,9 @@ class SparkEngine(LevelEngine):
 
     def __init__(self, kernel: Kernel, opts: Options, master: str = "local[*]",
                  partitions: int | None = None, **backend_opts):
-        parts = partitions or 2 * (os.cpu_count() or 1)
-        super().__init__(kernel, opts, SparkBackend(master, parts, **backend_opts))
+        if partitions is None:  # one partition per executor core: the fewest tasks per level
+            partitions = session.spark_context(master).defaultParallelism
+        super().__init__(kernel, opts, SparkBackend(master, partitions, **backend_opts))
 
     def run(self) -> Exploration:
         try:

@@ -34,15 +34,13 @@ def on_loopback(master: str) -> bool:
     return host in LOOPBACK
 
 
-def conf_pairs(master: str, parts: int) -> dict[str, str]:
+def conf_pairs(master: str, parts: int | None) -> dict[str, str]:
     log = f"-Dlog4j2.configurationFile=file:{LOG4J}"
     conf = {
         "spark.master": master,
         "spark.app.name": "hwcheck",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.default.parallelism": str(parts),
-        "spark.sql.shuffle.partitions": str(parts),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.locality.wait": "0s",
         "spark.python.worker.reuse": "true",
@@ -52,7 +50,14 @@ def conf_pairs(master: str, parts: int) -> dict[str, str]:
         "spark.executor.memory": os.environ.get("HWCHECK_SPARK_EXECUTOR_MEMORY", "2g"),
         "spark.driver.extraJavaOptions": log,
         "spark.executorEnv.PYTHONHASHSEED": "0",
+        # blocks are pickled numpy arrays of fingerprints and states: random bits that LZ4
+        # cannot shrink, so compressing them only costs CPU twice per level
+        "spark.shuffle.compress": "false",
+        "spark.shuffle.spill.compress": "false",
     }
+    if parts:
+        conf["spark.default.parallelism"] = str(parts)
+        conf["spark.sql.shuffle.partitions"] = str(parts)
     if on_loopback(master):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
@@ -66,7 +71,7 @@ def conf_pairs(master: str, parts: int) -> dict[str, str]:
     return conf
 
 
-def spark_context(master: str, parts: int):
+def spark_context(master: str, parts: int | None = None):
     """The process's SparkContext for ``master``: the running one if it has that master,
     otherwise a new one (stopping a context with another master first)."""
     from pyspark import SparkConf, SparkContext
