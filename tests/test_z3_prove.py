@@ -128,6 +128,16 @@ def test_unknown_is_never_holds():
     assert res.status == "unknown" and not res.holds
 
 
+@pytest.mark.slow
+def test_cli_prove_timeout_is_unknown_never_proved(tmp_path):
+    res = CliRunner().invoke(main, ["prove", "-R", "5", "-M", "6", "-E", "6", "--truncation",
+                                    "kip-279", "--isr-expansion", "epoch-start", "--invariant",
+                                    "CommittedNotLost", "--timeout", "0.1", "--out", str(tmp_path),
+                                    "-q"])
+    assert res.exit_code == 3, res.output
+    assert "verdict: unknown" in res.output and "proved" not in res.output
+
+
 def test_cli_prove_exit_codes_and_cti_files(tmp_path):
     runner = CliRunner()
     ok = runner.invoke(main, ["prove", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279",
