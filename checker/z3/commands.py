@@ -129,9 +129,13 @@ def prove(invariants, lemma_names, no_lemmas, timeout, no_symmetry, out, run_nam
                 say("")
                 say(txt)
                 files = write_trace(spec, trace, folder / f"cti-{inv}-{v.action}")
-                for f in files:
+                for f in files:  # the first state is a pre-state, not the initial one
                     if f.suffix == ".txt":
                         f.write_text(txt)
+                    elif f.suffix == ".html":
+                        f.write_text(f.read_text().replace(
+                            "<br>initial state</td>", "<br>pre-state (not necessarily "
+                            "reachable)</td>"))
                 say(f"written: {', '.join(str(p) for p in files)}")
         st = rep.status
         statuses.append(st)
