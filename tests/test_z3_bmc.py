@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from checker.cli import main
 from checker.interp import Interpreter
 from checker.trace import from_path
-from checker.z3.checks import bmc
+from checker.z3.checks import bmc, proven_facts
 from engine_contract import FIXED, MODEL_TABLE
 from spec.lemmas import replica_symmetry
 from spec.model import build
@@ -31,11 +31,14 @@ def _ids(r):
     return f"{p.slug()}-{inv}-{n}"
 
 
-def _shortest(params: Params, inv: str, depth: int, symmetry: bool = True):
+def _shortest(params: Params, inv: str, depth: int, symmetry: bool = True, assume: bool = True):
+    """bmc as ``hwcheck bmc`` runs it: symmetry breaking and proven invariants assumed."""
     spec = build(params)
     prop = spec.invariant_named(inv)
+    sym = replica_symmetry(spec)
     rep = bmc(spec, [(inv, "invariant", prop.expr)], depth,
-              symmetry=replica_symmetry(spec) if symmetry else None)
+              symmetry=sym if symmetry else None,
+              assume=proven_facts(spec, None, sym) if assume else ())
     return spec, rep
 
 
@@ -67,6 +70,20 @@ def test_symmetry_breaking_keeps_the_shortest_length(params, inv):
     b = _shortest(params, inv, 6, symmetry=False)[1]
     assert a.status == b.status == "violated"
     assert a.depth == b.depth
+
+
+@pytest.mark.parametrize("row", FAST[:2] + FAST[-2:], ids=_ids)
+def test_plain_bmc_gives_the_same_lengths(row):
+    """Without symmetry breaking and without assumed invariants: the same shortest length."""
+    params, inv, n = row
+    rep = _shortest(params, inv, n, symmetry=False, assume=False)[1]
+    assert rep.status == "violated" and rep.depth == n
+
+
+def test_assumed_facts_are_proved_invariants():
+    spec = build(Params(2, 2, 3, "hw", "hw"))
+    names = [n for n, _ in proven_facts(spec, None, replica_symmetry(spec))]
+    assert {"HwBelowLeo", "LeaderInIsr", "LogPrefix"} <= set(names)
 
 
 def test_no_violation_within_the_bound_is_unknown_not_holds():

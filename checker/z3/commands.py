@@ -165,12 +165,16 @@ def _word(status: str) -> str:
 @click.option("--no-symmetry", is_flag=True,
               help="Do not break the symmetry between replicas the initial state cannot tell "
                    "apart")
+@click.option("--no-assume", is_flag=True,
+              help="Do not first prove the cheap invariants (HwBelowLeo, LeaderInIsr and their "
+                   "lemmas) and assume them in every state")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("counterexamples"), show_default=True,
               help="Where counterexamples are written (<out>/<run-name>/<Invariant>.itf.json)")
 @click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
-def bmc(depth, invariants, timeout, no_symmetry, out, run_name, quiet, **kwargs) -> None:
+def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet,
+        **kwargs) -> None:
     """Bounded model checking with Z3: the shortest violation within --depth steps."""
     from spec.lemmas import replica_symmetry
     from spec.model import build
@@ -179,7 +183,7 @@ def bmc(depth, invariants, timeout, no_symmetry, out, run_name, quiet, **kwargs)
     from ..interp import Interpreter
     from ..run import known_properties, write_trace
     from ..trace import TraceError, from_path
-    from .checks import bmc as run_bmc
+    from .checks import bmc as run_bmc, proven_facts
 
     params = params_from(kwargs)
     spec = build(params)
@@ -199,8 +203,14 @@ def bmc(depth, invariants, timeout, no_symmetry, out, run_name, quiet, **kwargs)
             progress_line(f"depth {d}: {'no violation' if status == 'holds' else status} "
                           f"({secs:.2f} s solve, {time.perf_counter() - t0:.1f} s total)")
 
-    rep = run_bmc(spec, props, depth, timeout, progress,
-                  None if no_symmetry else replica_symmetry(spec))
+    sym = None if no_symmetry else replica_symmetry(spec)
+    facts = []
+    if not no_assume:
+        facts = proven_facts(spec, timeout, replica_symmetry(spec))
+        if facts:
+            say(f"assuming in every state (proved inductive first): "
+                f"{', '.join(n for n, _ in facts)}")
+    rep = run_bmc(spec, props, depth, timeout, progress, sym, facts)
     if rep.status == "violated":
         interp = Interpreter(spec)
         parts = []
