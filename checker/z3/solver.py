@@ -72,7 +72,7 @@ class Solver:
     def check(self, timeout: float | None = None) -> Result:
         """Satisfiability of the facts: violated = sat (a witness exists)."""
         t = timeout if timeout is not None else self.timeout
-        self.z3.set("timeout", int(t * 1000) if t else 0)
+        self.z3.set("timeout", int(t * 1000) if t else 4294967295)  # Z3's "no limit"
         t0 = time.perf_counter()
         r = self.z3.check()
         dt = time.perf_counter() - t0
