@@ -22,13 +22,24 @@ from dataclasses import dataclass
 from .bfs import Options, PropertySet, current_rss_bytes, peak_rss_bytes
 from .explore import Exploration, Hit, Progress
 from .kernel import Kernel
-from .partition import LevelTask, initial_part, lookup_part, owner, step_part
+from .partition import LevelTask, compact_part, initial_part, lookup_part, owner, step_part
+
+
+def should_compact(stats: list[dict], ratio: float, min_bytes: int) -> bool:
+    """Fold the pending stores into the base stores once they hold ``ratio`` of the base (and at
+    least ``min_bytes``): each state is then rewritten O(log n) times over a run, while a level
+    moves only the pending stores."""
+    pending = sum(s["pending_bytes"] for s in stats)
+    base = sum(s["base_bytes"] for s in stats)
+    return pending > 0 and pending >= max(min_bytes, ratio * base)
 
 
 class Backend:
     """Where the partitions live. ``step`` runs one level on every partition."""
 
     parts: int
+    compact_ratio = 0.5
+    compact_min_bytes = 16 << 20
 
     def start(self, task: LevelTask) -> None:
         """Every partition's items before the search (``partition.initial_part``)."""
@@ -36,7 +47,8 @@ class Backend:
 
     def step(self, task: LevelTask) -> list[dict]:
         """``partition.step_part`` on every partition, its output delivered to the partitions
-        it names; returns each partition's statistics."""
+        it names (then ``partition.compact_part`` if ``should_compact``); returns each
+        partition's statistics."""
         raise NotImplementedError
 
     def lookup(self, fps: set[int]) -> dict:
@@ -56,30 +68,44 @@ class Backend:
 class InProcessBackend(Backend):
     """Every partition in this process: the partition functions without any cluster."""
 
-    def __init__(self, parts: int = 4):
+    def __init__(self, parts: int = 4, compact_ratio: float = 0.5, compact_min_bytes: int = 0):
         self.parts = parts
+        self.compact_ratio = compact_ratio
+        self.compact_min_bytes = compact_min_bytes
         self.data: list[list] = []
+        self.base: list[list] = []
+        self.compactions = 0
 
     def start(self, task: LevelTask) -> None:
-        self.data = [initial_part(task, i) for i in range(self.parts)]
+        init = [initial_part(task, i) for i in range(self.parts)]
+        self.data = [items for items, _ in init]
+        self.base = [base for _, base in init]
 
     def step(self, task: LevelTask) -> list[dict]:
         inbox: list[list] = [[] for _ in range(self.parts)]
         stats = []
         for i, items in enumerate(self.data):
-            out, st = step_part(task, i, items)
+            out, st = step_part(task, i, items + self.base[i])
             stats.append(st)
             for o, item in out:
                 inbox[o].append(item)
         # a shuffle delivers blocks in any order: the merge must not depend on it
         self.data = [list(reversed(x)) for x in inbox]
+        if should_compact(stats, self.compact_ratio, self.compact_min_bytes):
+            self.base = [[item for _, item in compact_part(i, self.data[i] + self.base[i])]
+                         for i in range(self.parts)]
+            self.compactions += 1
         return stats
 
     def lookup(self, fps):
         out = {}
         for f in fps:
-            out.update(lookup_part(self.data[owner(f, self.parts)], [f]))
+            i = owner(f, self.parts)
+            out.update(lookup_part(self.data[i] + self.base[i], [f]))
         return out
+
+    def info(self) -> dict:
+        return {"compactions": self.compactions}
 
 
 @dataclass

@@ -21,8 +21,11 @@ two never correlate. A partition does two things per level:
    Transition predicates are checked on every transition.
 
 ``step_part`` does both, so one task per partition and level does all the per-state work.
-Between levels a partition is a list of items: its ``("store", Store)`` and the
-``("cand", source, Batch)`` blocks sent to it. Nothing here imports pyspark: the Spark engine
+A partition's visited states are two stores: a large base (``("store", generation, Store)``),
+rewritten only when ``compact_part`` folds the pending store into it, and a small pending store
+(``("pending", generation, Store)``) of the states found since, which travels with the
+``("cand", source, Batch)`` blocks sent to the partition. So a level moves the new states and
+the candidates, not the whole visited set. Nothing here imports pyspark: the Spark engine
 ships these functions to its executors, the in-process backend (``checker.levels``) runs them
 in one process, and the tests run them without a JVM.
 """
@@ -294,52 +297,69 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def initial_part(task: LevelTask, index: int) -> list:
-    """Partition ``index``'s items before the search: an empty store, and the initial state as
-    a candidate (from no source) in the partition that owns it."""
+def initial_part(task: LevelTask, index: int) -> tuple[list, list]:
+    """Partition ``index`` before the search: (its items, its base items). The items hold an
+    empty pending store and, in the partition that owns it, the initial state as a candidate
+    (from no source); the base is an empty store of generation 0."""
     k = task.kernel()
     adt = act_dtype(k.ninst)
-    items = [("store", Store.empty(adt))]
+    items = [("pending", 0, Store.empty(adt))]
     init = k.initial.reshape(1, -1).copy()
     fp0 = np.array([k.fingerprint(init[0])], np.uint64)
     if owner(int(fp0[0]), task.parts) == index:
         items.append(("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
                                         np.zeros(1, adt))))
-    return items
+    return items, [("store", 0, Store.empty(adt))]
 
 
-def merge_items(task: LevelTask, items) -> tuple[Batch, Store, dict]:
-    """Merge a partition's candidate blocks into its store: (new states sorted by fingerprint,
-    the updated store, statistics with the state predicates' hits among the new states).
+def _stores(items, adt) -> tuple[int, Store, Store]:
+    """(base generation, base store, pending store) among a partition's items. A pending store
+    of an older generation than the base was merged into it already, and counts as empty."""
+    gen, base, pgen, pending = 0, Store.empty(adt), 0, Store.empty(adt)
+    for it in items:
+        if it[0] == "store":
+            gen, base = it[1], it[2]
+        elif it[0] == "pending":
+            pgen, pending = it[1], it[2]
+    if pgen != gen:
+        pending = Store.empty(adt)
+    return gen, base, pending
 
-    ``items`` holds the partition's ``("store", Store)`` and the ``("cand", source, Batch)``
-    blocks sent to it, in any order."""
+
+def merge_items(task: LevelTask, items) -> tuple[Batch, int, Store, dict]:
+    """Merge a partition's candidate blocks into its stores: (new states sorted by fingerprint,
+    the base generation, the updated pending store, statistics with the state predicates' hits
+    among the new states).
+
+    A partition's visited states are a large base store, rewritten only by ``compact_part``,
+    and a small pending store of the states found since; ``items`` holds both and the
+    ``("cand", source, Batch)`` blocks sent to the partition, in any order."""
     k = task.kernel()
     adt = act_dtype(k.ninst)
-    store, blocks = Store.empty(adt), []
-    for it in items:
-        if it[0] == "cand":
-            blocks.append((it[1], it[2]))
-        elif it[0] == "store":
-            store = it[1]
+    gen, base, pending = _stores(items, adt)
+    blocks = [(it[1], it[2]) for it in items if it[0] == "cand"]
     blocks.sort(key=lambda b: b[0])  # source order: see the module's docstring
     if blocks:
-        # one gather of the rows: first occurrences not in the store, in fingerprint order
+        # one gather of the rows: first occurrences in neither store, in fingerprint order
         fps = np.concatenate([b.fps for _, b in blocks])
         first = first_index(fps)
-        fresh, pos = unseen(store, fps[first])
+        fresh, _ = unseen(base, fps[first])
+        first = first[fresh]
+        fresh, pos = unseen(pending, fps[first])
         pick = first[fresh]
         new = Batch(np.concatenate([b.rows for _, b in blocks])[pick], fps[pick],
                     np.concatenate([b.parents for _, b in blocks])[pick],
                     np.concatenate([b.acts for _, b in blocks])[pick])
-        store = added(store, new, pos[fresh])
-        ncand = first.size
+        pending = added(pending, new, pos[fresh])
+        ncand = int(fresh.size)
     else:
         new, ncand = Batch.empty(k.stride, adt), 0
     sp_active = np.array(task.sp_active or (False,), np.bool_)
     stats = {"new": len(new), "sp": state_hits(k, new.rows, new.fps, sp_active),
-             "candidates": ncand, "stored": len(store), "store_bytes": store.nbytes}
-    return new, store, stats
+             "candidates": ncand, "stored": len(base) + len(pending),
+             "store_bytes": base.nbytes + pending.nbytes, "base_bytes": base.nbytes,
+             "pending_bytes": pending.nbytes}
+    return new, gen, pending, stats
 
 
 def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
@@ -352,24 +372,42 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
 
 
 def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
-    """One level of partition ``index``: merge the candidates it received into its store, then
+    """One level of partition ``index``: merge the candidates it received into its stores, then
     expand the states that were new. Returns the items to send, as (partition, item) pairs (its
-    store to itself, a candidate block to each owner of some successor), and the statistics."""
+    pending store to itself, a candidate block to each owner of some successor), and the
+    statistics. The base store is not sent: it stays where it is until the next compaction."""
     t0 = time.perf_counter()
-    new, store, stats = merge_items(task, items)
+    new, gen, pending, stats = merge_items(task, items)
     t1 = time.perf_counter()
     blocks, xstats = expand_items(task, index, new.rows, new.fps)
     stats.update(xstats)
     stats.update(merge_seconds=t1 - t0, expand_seconds=time.perf_counter() - t1,
                  rss=peak_rss(), pid=os.getpid())
-    return [(index, ("store", store))] + blocks, stats
+    return [(index, ("pending", gen, pending))] + blocks, stats
+
+
+def compact_part(index: int, items) -> list:
+    """A partition's new base store: its base and pending stores merged, one generation on.
+    The pending store (still among the partition's items) is then older than the base and
+    counts as empty."""
+    adt = np.uint8
+    for it in items:
+        if it[0] in ("store", "pending"):
+            adt = it[2].acts.dtype
+    gen, base, pending = _stores(items, adt)
+    if len(pending):
+        fresh, pos = unseen(base, pending.fps)
+        base = added(base, Store(pending.fps[fresh], pending.parents[fresh],
+                                 pending.acts[fresh]), pos[fresh])
+    return [(index, ("store", gen + 1, base))]
 
 
 def lookup_part(items, fps) -> dict:
+    out = {}
     for it in items:
-        if it[0] == "store":
-            return lookup(it[1], fps)
-    return {}
+        if it[0] in ("store", "pending"):
+            out.update(lookup(it[2], fps))
+    return out
 
 
 def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:

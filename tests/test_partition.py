@@ -183,3 +183,15 @@ def test_max_states_stops_between_levels():
     assert not ex.complete and ex.verdict == "unknown"
     assert 500 <= ex.distinct < 4978
     assert "max-states" in ex.stop_reason
+
+
+@pytest.mark.parametrize("ratio", [0.0, 1e9])
+def test_compaction_policy_does_not_change_results(ratio):
+    """Base stores rewritten after every level, or never: same counts and paths."""
+    p = Params(3, 1, 3, "kip-279", "hw")
+    k = kernel(p)
+    local = LocalEngine(k, Options(stop_at_violation=False)).run()
+    backend = InProcessBackend(3, compact_ratio=ratio, compact_min_bytes=0)
+    part = LevelEngine(k, Options(stop_at_violation=False), backend).run()
+    assert summary(part) == summary(local)
+    assert (backend.compactions > 1) == (ratio == 0.0)  # 1: the empty base, once

@@ -28,12 +28,15 @@ import tempfile
 from functools import partial
 
 from pyspark import AccumulatorParam, StorageLevel
+from pyspark.core.rdd import RDD
+from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
 from ..bfs import Options
 from ..explore import Exploration
 from ..kernel import Kernel
-from ..levels import Backend, LevelEngine
-from ..partition import LevelTask, initial_part, lookup_part, owner, step_part
+from ..levels import Backend, LevelEngine, should_compact
+from ..partition import (LevelTask, compact_part, initial_part, lookup_part, owner,
+                         step_part)
 from . import session
 
 
@@ -54,10 +57,19 @@ class _Keyed(AccumulatorParam):
         return a
 
 
-def _initial(task: LevelTask, index: int, iterator):
+def _drain(iterator) -> None:
     for _ in iterator:  # a reused Python worker must have read all of its input
         pass
-    return iter([(index, item) for item in initial_part(task, index)])
+
+
+def _initial_items(task: LevelTask, index: int, iterator):
+    _drain(iterator)
+    return iter([(index, item) for item in initial_part(task, index)[0]])
+
+
+def _initial_base(task: LevelTask, index: int, iterator):
+    _drain(iterator)
+    return iter([(index, item) for item in initial_part(task, index)[1]])
 
 
 def _step(task: LevelTask, acc, index: int, iterator):
@@ -66,15 +78,24 @@ def _step(task: LevelTask, acc, index: int, iterator):
     return iter(out)
 
 
+def _compact(index: int, iterator):
+    return iter(compact_part(index, [value for _, value in iterator]))
+
+
 def _lookup(fps, iterator):
     return iter(lookup_part([value for _, value in iterator], fps).items())
 
 
 class SparkBackend(Backend):
     def __init__(self, master: str, parts: int, checkpoint: str | None = None,
-                 checkpoint_every: int = 8, checkpoint_dir: str | None = None):
+                 checkpoint_every: int = 8, checkpoint_dir: str | None = None,
+                 compact_ratio: float | None = None, compact_min_bytes: int | None = None):
         self.master = master
         self.parts = parts
+        if compact_ratio is not None:
+            self.compact_ratio = compact_ratio
+        if compact_min_bytes is not None:
+            self.compact_min_bytes = compact_min_bytes
         self.sc = session.spark_context(master, parts)
         self.mode = checkpoint or ("local" if session.is_local(master) else "reliable")
         self.every = max(1, checkpoint_every)
@@ -84,29 +105,48 @@ class SparkBackend(Backend):
                 d = tempfile.mkdtemp(prefix="hwcheck-checkpoints-")
             self.sc.setCheckpointDir(d)
         self.cur = None
+        self.base = None
         self.level_no = 0
         self.jobs = 0
+        self.compactions = 0
 
-    def _materialize(self, rdd) -> None:
+    def _materialize(self, rdd, reliable: bool = False) -> None:
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
         if self.mode == "local":
             rdd.localCheckpoint()
-        elif self.level_no % self.every == 0:
+        elif reliable or self.level_no % self.every == 0:
             rdd.checkpoint()
         rdd._jrdd.count()  # computes and caches on the JVM side: no Python pass over the data
         self.jobs += 1
 
+    def _with_base(self, cur):
+        """``cur`` and the base stores, partition i of both in partition i: the two share a
+        partitioner, so the JVM's union is partition-aware (the zip PySpark lacks). Both hold
+        pickled batches of (partition, item) pairs, so the union is read as such without
+        PySpark's re-serialization of both sides."""
+        both = RDD(cur._jrdd.union(self.base._jrdd), self.sc,
+                   BatchedSerializer(CPickleSerializer()))
+        both.partitioner = cur.partitioner
+        if both.getNumPartitions() != self.parts:
+            raise RuntimeError("the level's items and the base stores are not co-partitioned")
+        return both
+
     def start(self, task: LevelTask) -> None:
         sc, n = self.sc, self.parts
-        seed = sc.parallelize(range(n), n)
-        cur = seed.mapPartitionsWithIndex(partial(_initial, task)).partitionBy(n, _by_owner)
+        keyed = sc.parallelize([(i, None) for i in range(n)], n).partitionBy(n, _by_owner)
+        self.base = keyed.mapPartitionsWithIndex(partial(_initial_base, task),
+                                                 preservesPartitioning=True)
+        self._materialize(self.base, reliable=True)
+        cur = sc.parallelize(range(n), n).mapPartitionsWithIndex(
+            partial(_initial_items, task)).partitionBy(n, _by_owner)
         self._materialize(cur)
         self.cur = cur
 
     def step(self, task: LevelTask):
         sc, n, prev = self.sc, self.parts, self.cur
         acc = sc.accumulator({}, _Keyed())
-        cur = prev.mapPartitionsWithIndex(partial(_step, task, acc)).partitionBy(n, _by_owner)
+        cur = self._with_base(prev).mapPartitionsWithIndex(partial(_step, task, acc)) \
+            .partitionBy(n, _by_owner)
         self.level_no += 1
         self._materialize(cur)
         self.cur = cur
@@ -115,26 +155,36 @@ class SparkBackend(Backend):
         missing = [i for i in range(n) if i not in stats]
         if missing:
             raise RuntimeError(f"no statistics from partition(s) {missing}")
-        return [stats[i] for i in range(n)]
+        stats = [stats[i] for i in range(n)]
+        if should_compact(stats, self.compact_ratio, self.compact_min_bytes):
+            old = self.base
+            self.base = self._with_base(cur).mapPartitionsWithIndex(
+                _compact, preservesPartitioning=True)
+            self._materialize(self.base, reliable=True)
+            old.unpersist()
+            self.compactions += 1
+        return stats
 
     def lookup(self, fps):
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
-        return dict(self.sc.runJob(self.cur, partial(_lookup, fps), owning))
+        return dict(self.sc.runJob(self._with_base(self.cur), partial(_lookup, fps), owning))
 
     def info(self) -> dict:
         pid = session.jvm_pid(self.sc)
         return {"master": self.master, "jobs": self.jobs, "checkpoint": self.mode,
+                "compactions": self.compactions,
                 "jvm_peak_rss": session.peak_rss_of(pid) if session.is_local(self.master) else 0}
 
     def cancel(self) -> None:
         self.sc.cancelAllJobs()
 
     def close(self) -> None:
-        if self.cur is not None:
-            self.cur.unpersist()
-            self.cur = None
+        for rdd in (self.cur, self.base):
+            if rdd is not None:
+                rdd.unpersist()
+        self.cur = self.base = None
 
 
 class SparkEngine(LevelEngine):
