@@ -39,6 +39,10 @@ t0 = time.perf_counter()
 if engine == "local":
     ex = LocalEngine(k, Options(stop_at_violation=False)).run()
     extra = {{}}
+elif engine == "inprocess":
+    from checker.levels import InProcessBackend, LevelEngine
+    ex = LevelEngine(k, Options(stop_at_violation=False), InProcessBackend({parts})).run()
+    extra = {{}}
 else:
     from checker.spark.engine import SparkEngine
     from checker.spark import session
@@ -73,7 +77,8 @@ def med(runs, f):
     return statistics.median(f(r) for r in runs)
 
 
-def compare(name: str, params: dict, runs: int, master: str, parts: int) -> dict:
+def compare(name: str, params: dict, runs: int, master: str, parts: int,
+            in_process: bool = False) -> dict:
     print(f"\n== {name}: {params}", flush=True)
     run_once(params, "local")  # warm-up: compiles the kernel into the disk cache
     loc, spk = [], []
@@ -92,6 +97,7 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int) -> dict
                                                            s0["depth"]):
         raise SystemExit("COUNT MISMATCH between the engines")
     lsec, ssec = med(loc, lambda r: r["seconds"]), med(spk, lambda r: r["seconds"])
+    inp = run_once(params, "inprocess", parts=parts) if in_process else None
     levels = s0["levels"]
     per_level = med(spk, lambda r: statistics.median(r["level_seconds"]))
     task = med(spk, lambda r: r["task_merge_seconds"] + r["task_expand_seconds"])
@@ -119,6 +125,11 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int) -> dict
           f"({100 * res['spark_states_per_s'] / res['local_states_per_s']:.0f}% of local)")
     print(f"  {'ns per transition':28}{l_ns:>14.0f}{s_ns:>18.0f}   (executor task time, "
           f"{s_ns / l_ns:.2f}x local)")
+    if inp is not None:
+        i_ns = (inp["task_merge_seconds"] + inp["task_expand_seconds"]) / inp["generated"] * 1e9
+        res["inprocess_ns_per_transition"] = i_ns
+        print(f"  {'':28}{'':>14}{i_ns:>18.0f}   (the same partition functions in one process, "
+              f"no Spark: {i_ns / l_ns:.2f}x local)")
     print(f"  {'peak memory':28}{mib(res['local_peak_rss']):>14}{'':>4}driver {mib(res['driver_peak_rss'])}, "
           f"driver JVM+executor {mib(res['jvm_peak_rss'])}, Python worker "
           f"{mib(res['worker_peak_rss'])}")
@@ -132,7 +143,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=1, help="repetitions per engine (medians)")
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--partitions", type=int, default=2, help="one per core of local[2]")
     ap.add_argument("--large", default="3,2,4,hw",
                     help="R,M,E,truncation of the large configuration ('' to skip)")
     ap.add_argument("--json", help="also write the results to this file")
@@ -142,7 +153,7 @@ def main() -> int:
     print(f"hwcheck bench-spark: Spark {a.master}, {a.partitions} partitions, "
           f"next to the local engine (one core)")
     results = [compare("tiny (fixed cost per level)", TINY, a.runs, a.master, a.partitions),
-               compare("R3 M2 E3 hw", BASE, a.runs, a.master, a.partitions)]
+               compare("R3 M2 E3 hw", BASE, a.runs, a.master, a.partitions, in_process=True)]
     base = results[-1]
     if (base["distinct"], base["generated"], base["depth"]) != EXPECTED:
         print(f"COUNT MISMATCH: expected {EXPECTED}")

@@ -1,24 +1,27 @@
 """The Spark engine: level-synchronous BFS with the partitions of the state space in Spark.
 
 Partition i of the state space (fingerprints whose high bits map to i, see
-``checker.partition.owners``) is partition i of one RDD per level, ``cur``: a shuffled RDD
-whose partition i holds the partition's store (sorted fingerprints of the states it owns, with
-parent fingerprint and action) and the candidate blocks the other partitions sent it. One level
-is one Spark job with one Python stage:
+``checker.partition.owners``) is partition i of two RDDs: ``base``, the partition's base store
+(sorted fingerprints of the states it owns, with parent fingerprint and action), and ``cur``, a
+shuffled RDD with the partition's pending store (the states found since the base was written)
+and the candidate blocks the other partitions sent it. One level is one Spark job with one
+Python stage:
 
-1. ``cur.mapPartitionsWithIndex(step)``: each executor merges its candidates into its store
-   and expands the new states with the compiled kernel (numpy blocks, never a Python loop over
-   states), emitting ``(owner, block)`` pairs: the store to itself, one block of successors to
-   each owning partition;
+1. ``union(cur, base).mapPartitionsWithIndex(step)``: the two share a partitioner, so the
+   union is partition-aware (partition i of both: the zip PySpark lacks). Each executor merges
+   its candidates into its stores and expands the new states with the compiled kernel (numpy
+   blocks, never a Python loop over states), emitting ``(owner, block)`` pairs: its pending
+   store to itself, one block of successors to each owning partition;
 2. ``partitionBy`` (identity on the owner) shuffles them, and the JVM caches the result as the
    next ``cur`` (no Python runs on that side).
 
-Each ``cur`` is persisted and its lineage cut: a local checkpoint every level on a local master;
-on a cluster, a reliable checkpoint every few levels (``checkpoint_every``), so the partitions
-of a lost executor are recomputed from the last checkpoint and the shuffles after it. Per-partition
-statistics come back through an accumulator keyed by partition, so a task that runs twice
-overwrites rather than adds. The driver holds only those statistics; a trace is rebuilt by
-looking up one parent per level in the owning partitions' stores.
+When the pending stores reach half the bases' size, a compaction job folds them into a new
+``base``. Every RDD kept is persisted and its lineage cut: local checkpoints on a local master;
+on a cluster, reliable checkpoints of every base and of ``cur`` every few levels
+(``checkpoint_every``), so the partitions of a lost executor are recomputed from the last
+checkpoint. Per-partition statistics come back through an accumulator keyed by partition, so a
+task that runs twice overwrites rather than adds. The driver holds only those statistics; a
+trace is rebuilt by looking up one parent per level in the owning partitions' stores.
 """
 
 from __future__ import annotations
