@@ -155,11 +155,14 @@ def replica_symmetry(spec: Spec) -> dict:
     replica; ``ids``: the scalar variables holding a replica id (negative = none); every action
     parameter is a replica. Nothing in the model compares replica ids other than for equality
     (``a < b`` appears only where both orders are covered), so every action, invariant and
-    lemma is invariant under such a renaming."""
+    lemma is invariant under such a renaming. ``other``: the variables a renaming leaves alone.
+    Every variable must be in exactly one of dims, ids and other, so that a variable added to
+    the model later cannot be silently left out (the prover checks this)."""
     return {
         "size": spec.params["replicas"],
         "dims": {"log": (0,), "hw": (0,), "alive": (0,), "isr": (0,), "synced": (0,),
                  "rleo": (0,), "pending": (0,), "respRec": (0,), "respHw": (0,)},
         "ids": ("leader",),
+        "other": ("epoch", "committed", "acked"),
         "params": "replica",
     }

@@ -101,6 +101,17 @@ def test_hw_below_leo_and_leader_in_isr_at_r5_m6_e6(t, e, a, u):
             assert prove(Params(5, 6, 6, t, e, a, m, u), inv)[1].status == "holds", (m, inv)
 
 
+def test_symmetry_description_must_cover_every_variable():
+    from spec.lang import SpecError
+
+    spec = build(Params(2, 2, 3))
+    sym = replica_symmetry(spec)
+    C.check_symmetry(spec, sym)
+    broken = dict(sym, other=("epoch", "committed"))  # acked left out
+    with pytest.raises(SpecError, match="acked"):
+        C.check_symmetry(spec, broken)
+
+
 def test_a_wrong_lemma_is_caught_not_trusted():
     """A lemma that is false in reachable states cannot help: Init or a step refutes it."""
     spec = build(Params(2, 2, 3, **FIXED))

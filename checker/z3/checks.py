@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 
 import z3
 
-from spec.lang import Expr, Instance, Local, Read, SetLocal, Spec, stmt_exprs, walk, walk_stmts
+from spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
+                       walk_stmts)
 
 from ..layout import Layout
 from . import translate as T
@@ -103,8 +104,28 @@ class Case:
         return f"{self.inst.label}" + (f" [{pins}]" if pins else "")
 
 
+def check_symmetry(spec: Spec, symmetry: dict) -> None:
+    """The symmetry description covers every variable exactly once and every action parameter
+    ranges over the replicas; otherwise the reduction would not be sound."""
+    groups = [set(symmetry["dims"]), set(symmetry["ids"]), set(symmetry["other"])]
+    for v in spec.variables:
+        n = sum(v.name in g for g in groups)
+        if n != 1:
+            raise SpecError(f"replica symmetry: variable {v.name} is listed {n} times "
+                            "(dims, ids, other)")
+        if v.name in symmetry["dims"] and any(v.shape[d] != symmetry["size"]
+                                              for d in symmetry["dims"][v.name]):
+            raise SpecError(f"replica symmetry: {v.name} has no replica dimension there")
+    for a in spec.actions:
+        for p in a.params:
+            if p.size != symmetry["size"]:
+                raise SpecError(f"replica symmetry: a parameter of {a.name} is not a replica")
+
+
 def cases(spec: Spec, split: list[str], symmetry: dict | None) -> dict[str, list[Case]]:
     """For each action, the (instance, pinned scalars) cases the step check must cover."""
+    if symmetry:
+        check_symmetry(spec, symmetry)
     ids = set(symmetry["ids"]) if symmetry else set()
     out: dict[str, list[Case]] = {}
     insts = spec.instances()
@@ -319,6 +340,8 @@ class Unrolling:
         # and property is invariant under renaming replicas. Any path can be renamed so that
         # such replicas first appear as action parameters in increasing order; requiring that
         # order keeps one path per class and the same lengths.
+        if symmetry:
+            check_symmetry(spec, symmetry)
         self.classes = interchangeable(spec, self.layout, self.states[0], symmetry) \
             if symmetry else []
         self.used: dict[int, object] = {}
