@@ -168,3 +168,9 @@ def test_cli_prove_exit_codes_and_cti_files(tmp_path):
     assert runner.invoke(main, ["prove", "--invariant", "Nope"]).exit_code == 2
     bad_lemma = ["prove", "--lemma", "Nope", "--invariant", "HwBelowLeo"]
     assert runner.invoke(main, bad_lemma).exit_code == 2
+    listed = runner.invoke(main, ["prove", "--list-lemmas"])
+    assert listed.exit_code == 0 and "LogMatching: used for CommittedNotLost" in listed.output
+    only = runner.invoke(main, ["prove", "--invariant", "CommittedNotLost", "--no-lemmas",
+                                "--truncation", "kip-279", "--isr-expansion", "epoch-start",
+                                "--out", str(tmp_path), "-q"])
+    assert only.exit_code == 12 and "with 0 lemma(s)" in only.output

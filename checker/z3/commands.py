@@ -60,6 +60,8 @@ def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
               help="Strengthen with this lemma (repeatable) [default: the lemmas shipped for "
                    "each invariant in spec/lemmas.py]")
 @click.option("--no-lemmas", is_flag=True, help="Try the invariant alone")
+@click.option("--list-lemmas", is_flag=True,
+              help="List the shipped lemmas and the invariants that use them, then exit")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds per solver query; a query that runs out is unknown")
 @click.option("--no-symmetry", is_flag=True,
@@ -69,8 +71,8 @@ def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
               help="Where counterexamples to induction are written")
 @click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
-def prove(invariants, lemma_names, no_lemmas, timeout, no_symmetry, out, run_name, quiet,
-          **kwargs) -> None:
+def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry, out, run_name,
+          quiet, **kwargs) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
     from spec.lemmas import replica_symmetry
@@ -85,6 +87,13 @@ def prove(invariants, lemma_names, no_lemmas, timeout, no_symmetry, out, run_nam
     params = params_from(kwargs)
     spec = build(params)
     layout = Layout.of(spec)
+    if list_lemmas:
+        from spec.lemmas import lemmas, shipped_for
+
+        for name, _ in lemmas(spec):
+            users = [i.name for i in spec.invariants if name in shipped_for(i.name)]
+            say(f"{name}: used for {', '.join(users) or 'none by default'}")
+        sys.exit(EXIT_HOLDS)
     names = list(invariants) or [i.name for i in spec.invariants]
     for n in names:
         if n not in {i.name for i in spec.invariants}:
