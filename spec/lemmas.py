@@ -74,7 +74,6 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
 
     # -- roles -------------------------------------------------------------------------------
     lemma("LeaderAliveSynced", implies(has_leader, alive[leader] & synced[leader]))
-    lemma("LeaderInIsr", implies(has_leader, isr[leader]))
     lemma("SyncedAlive", each_r(lambda r: implies(synced[r], alive[r])))
     lemma("PendingSynced", each_r(lambda r: implies(pending[r], synced[r])))
 
@@ -120,7 +119,8 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     return out
 
 
-# Which lemmas each invariant is shipped with (by default, ``prove`` uses these).
+# Which lemmas each invariant is shipped with (by default, ``prove`` uses these). A name may be
+# another invariant of the model (LeaderInIsr, HwBelowLeo), used as a lemma.
 _WELL_DEFINED = ["LeaderNotPending", "PendingRoom", "LogPrefix"]
 _COMMITMENT = [
     "LeaderNotPending", "PendingRoom", "LogPrefix", "LogSorted", "LogBelowEpoch",
