@@ -14,7 +14,7 @@ from checker.cli import main
 from checker.interp import Interpreter
 from checker.z3 import checks as C
 from checker.z3.solver import Solver
-from spec.lemmas import lemmas, replica_symmetry, shipped_for
+from spec.lemmas import replica_symmetry
 from spec.model import build
 from spec.params import Params
 
@@ -23,10 +23,7 @@ FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
 def prove(params: Params, inv: str, names=None, symmetry=True):
     spec = build(params)
-    known = dict(lemmas(spec))
-    conj = [(inv, spec.invariant_named(inv).expr)]
-    for n in (shipped_for(inv) if names is None else names):
-        conj.append((n, known[n] if n in known else spec.invariant_named(n).expr))
+    conj = C.conjuncts(spec, inv, names)
     return spec, C.prove(spec, conj, 120, replica_symmetry(spec) if symmetry else None)
 
 
@@ -115,8 +112,7 @@ def test_symmetry_description_must_cover_every_variable():
 def test_a_wrong_lemma_is_caught_not_trusted():
     """A lemma that is false in reachable states cannot help: Init or a step refutes it."""
     spec = build(Params(2, 2, 3, **FIXED))
-    conj = [("CommittedNotLost", spec.invariant_named("CommittedNotLost").expr)] + \
-        [(n, e) for n, e in lemmas(spec) if n in shipped_for("CommittedNotLost")]
+    conj = C.conjuncts(spec, "CommittedNotLost")
     log = spec.var("log")
     conj.append(("NoRecordEver", log[0, 0] == 0))  # false after the first Produce
     rep = C.prove(spec, conj, 60, replica_symmetry(spec))

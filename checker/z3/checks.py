@@ -423,18 +423,36 @@ def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> 
     return [c for c in classes if len(c) > 1]
 
 
+def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tuple[str, Expr]]:
+    """The invariant ``inv`` and its lemmas (``names``, default: the shipped ones), each a
+    lemma of spec/lemmas.py or another invariant of the spec, as (name, expression)."""
+    from spec.lemmas import lemmas, shipped_for
+
+    known = dict(lemmas(spec))
+    invariants = {i.name: i.expr for i in spec.invariants}
+    out = [(inv, spec.invariant_named(inv).expr)]
+    for n in (shipped_for(inv) if names is None else names):
+        if any(n == x for x, _ in out):
+            continue
+        if n in known:
+            out.append((n, known[n]))
+        elif n in invariants:
+            out.append((n, invariants[n]))
+        else:
+            raise SpecError(f"unknown lemma {n!r} (known: {', '.join(known)})")
+    return out
+
+
 def proven_facts(spec: Spec, timeout: float | None = None,
                  symmetry: dict | None = None) -> list[tuple[str, Expr]]:
     """The cheap invariants (``spec.lemmas.CHEAP``) with their lemmas, for those whose proof
     succeeds here: true in every reachable state, so bmc may assume them (it then explores no
     unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
-    from spec.lemmas import CHEAP, lemmas, shipped_for
+    from spec.lemmas import CHEAP
 
-    known = dict(lemmas(spec))
     out: list[tuple[str, Expr]] = []
     for inv in CHEAP:
-        conj = [(inv, spec.invariant_named(inv).expr)] + \
-            [(n, known[n]) for n in shipped_for(inv) if n in known]
+        conj = conjuncts(spec, inv)
         if prove(spec, conj, timeout, symmetry).status == HOLDS:
             out.extend(c for c in conj if all(c[0] != n for n, _ in out))
     return out

@@ -35,21 +35,14 @@ def cti_text(trace) -> str:
 
 
 def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
-    from spec.lemmas import lemmas, shipped_for
+    from spec.lang import SpecError
 
-    known = dict(lemmas(spec))
-    names = [] if no_lemmas else (list(lemma_names) or shipped_for(inv))
-    out = [(inv, spec.invariant_named(inv).expr)]
-    for n in names:
-        if n == inv or any(n == x for x, _ in out):
-            continue
-        if n in known:
-            out.append((n, known[n]))
-        elif n in {i.name for i in spec.invariants}:
-            out.append((n, spec.invariant_named(n).expr))
-        else:
-            raise InputError(f"unknown lemma {n!r} (known: {', '.join(known)})")
-    return out
+    from .checks import conjuncts
+
+    try:
+        return conjuncts(spec, inv, [] if no_lemmas else (list(lemma_names) or None))
+    except SpecError as e:
+        raise InputError(str(e)) from None
 
 
 @click.command()
