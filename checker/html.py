@@ -194,7 +194,8 @@ def page(trace: Trace, description: str = "") -> str:
     last_index = len(trace.states) - 1
     prev = None
     for i, st in enumerate(trace.states):
-        action = "initial state" if i == 0 else trace.actions[i - 1]
+        action = ("pre-state (not necessarily reachable)" if trace.is_cti else "initial state") \
+            if i == 0 else trace.actions[i - 1]
         cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
         for r in range(R):
             cls = ["changed"] if _replica_changed(st, prev, r) else []

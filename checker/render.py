@@ -88,7 +88,7 @@ def text(trace: Trace) -> str:
     header = ["replica", "log", "LEO", "HW", "flags", "rleo", "in flight"]
     prev = None
     for i, st in enumerate(trace.states):
-        title = "State 0: initial" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
+        title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
         out.append(title)
         out.append(_summary(st, prev))
         out.extend(_table(_replica_rows(st, prev, E + 1), header))
@@ -104,7 +104,7 @@ def _generic(trace: Trace) -> str:
     out = [headline(trace), ""]
     prev = None
     for i, st in enumerate(trace.states):
-        out.append("State 0: initial" if i == 0 else f"Step {i}: {trace.actions[i - 1]}")
+        out.append(f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}")
         for k, v in st.items():
             star = "*" if prev is not None and prev.get(k) != v else ""
             out.append(f"    {k} = {v}{star}")

@@ -37,6 +37,17 @@ class Trace:
     def length(self) -> int:
         return len(self.actions)
 
+    @property
+    def is_cti(self) -> bool:
+        """A counterexample to induction: its first state is a hypothetical pre-state."""
+        return bool(self.meta.get("cti"))
+
+    @property
+    def start_label(self) -> str:
+        """What the first state is: the initial state, or a CTI's pre-state."""
+        return "pre-state (satisfies every hypothesis; not necessarily reachable)" \
+            if self.is_cti else "initial"
+
 
 def _fp(row: np.ndarray) -> int:
     return int(fingerprint(np.ascontiguousarray(row, dtype=np.int8)))

@@ -25,8 +25,6 @@ def cti_text(trace) -> str:
     from .. import render
 
     txt = render.text(trace)
-    txt = txt.replace("State 0: initial",
-                      "State 0: pre-state (satisfies every hypothesis; not necessarily reachable)")
     head = (f"counterexample to induction: {trace.meta.get('invariant')} with its lemmas; "
             f"{trace.actions[0]} breaks {trace.property}")
     lines = txt.splitlines()
@@ -131,13 +129,9 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
                 say("")
                 say(txt)
                 files = write_trace(spec, trace, folder / f"cti-{inv}-{v.action}")
-                for f in files:  # the first state is a pre-state, not the initial one
+                for f in files:  # the text file carries the CTI's own headline
                     if f.suffix == ".txt":
                         f.write_text(txt)
-                    elif f.suffix == ".html":
-                        f.write_text(f.read_text().replace(
-                            "<br>initial state</td>", "<br>pre-state (not necessarily "
-                            "reachable)</td>"))
                 say(f"written: {', '.join(str(p) for p in files)}")
         st = rep.status
         statuses.append(st)
