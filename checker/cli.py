@@ -153,7 +153,7 @@ def main() -> None:
 @click.option("--spark-master", default="local[*]", show_default=True,
               help="Spark master URL, with --engine spark")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Spark partitions of the state space [default: 2 x cores]")
+              help="Spark partitions of the state space [default: one per executor core]")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object as the last line of stdout")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
