@@ -69,6 +69,25 @@ def model_options(fn):
     return fn
 
 
+def output_options(what: str = "Where counterexamples are written "
+                                  "(<out>/<run-name>/<Invariant>.itf.json)",
+                   run_name_default: str = "the parameters"):
+    """--out, --run-name and --quiet, shared by the commands that write traces."""
+
+    def deco(fn):
+        for o in reversed([
+            click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                         default=Path("counterexamples"), show_default=True, help=what),
+            click.option("--run-name", default=None,
+                         help=f"Folder name under --out [default: {run_name_default}]"),
+            click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr"),
+        ]):
+            fn = o(fn)
+        return fn
+
+    return deco
+
+
 PARAM_KEYS = ("replicas", "max_offset", "max_epoch", "truncation", "isr_expansion", "acks",
               "min_isr", "unclean")
 
@@ -139,11 +158,7 @@ def main() -> None:
               help="Explore everything; report the shortest violation of each invariant")
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
               help="Stop after this many distinct states (the verdict is then unknown)")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where counterexamples are written (<out>/<run-name>/<Invariant>.itf.json)")
-@click.option("--run-name", default=None,
-              help="Folder name under --out [default: the scenario name, or the parameters]")
+@output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
                    "model options given explicitly override them")
@@ -156,7 +171,6 @@ def main() -> None:
               help="Spark partitions of the state space [default: one per executor core]")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object as the last line of stdout")
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
 def check(invariants, keep_going, max_states, out, run_name, scenario, engine, spark_master,
           partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants."""

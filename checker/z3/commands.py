@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..cli import (EXIT_HOLDS, EXIT_UNKNOWN, EXIT_VIOLATED, InputError, model_options,
-                   params_from, progress_line, say)
+                   output_options, params_from, progress_line, say)
 
 
 def _cti_trace(spec, layout, inv: str, ob):
@@ -57,11 +57,7 @@ def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
               help="Seconds per solver query; a query that runs out is unknown")
 @click.option("--no-symmetry", is_flag=True,
               help="Check every action instance instead of one per replica-symmetry class")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where counterexamples to induction are written")
-@click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
+@output_options("Where counterexamples to induction are written")
 def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry, out, run_name,
           quiet, **kwargs) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
@@ -164,11 +160,7 @@ def _word(status: str) -> str:
 @click.option("--no-assume", is_flag=True,
               help="Do not first prove the cheap invariants (HwBelowLeo, LeaderInIsr and their "
                    "lemmas) and assume them in every state")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where counterexamples are written (<out>/<run-name>/<Invariant>.itf.json)")
-@click.option("--run-name", default=None, help="Folder name under --out [default: the parameters]")
-@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
+@output_options()
 def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet,
         **kwargs) -> None:
     """Bounded model checking with Z3: the shortest violation within --depth steps."""
