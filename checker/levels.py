@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from .bfs import Options, PropertySet, current_rss_bytes, peak_rss_bytes
 from .explore import Exploration, Hit, Progress
 from .kernel import Kernel
-from .partition import LevelTask, compact_part, initial_part, lookup_part, owner, step_part
+from .partition import (LevelTask, compact_part, initial_part, links_of, lookup_part, owner,
+                        step_part)
 
 
 def should_compact(stats: list[dict], ratio: float, min_bytes: int) -> bool:
@@ -74,12 +75,14 @@ class InProcessBackend(Backend):
         self.compact_min_bytes = compact_min_bytes
         self.data: list[list] = []
         self.base: list[list] = []
+        self.links: list[list] = []  # the pending stores folded into the bases: parents
         self.compactions = 0
 
     def start(self, task: LevelTask) -> None:
         init = [initial_part(task, i) for i in range(self.parts)]
         self.data = [items for items, _ in init]
         self.base = [base for _, base in init]
+        self.links = [[] for _ in range(self.parts)]
 
     def step(self, task: LevelTask) -> list[dict]:
         inbox: list[list] = [[] for _ in range(self.parts)]
@@ -92,6 +95,7 @@ class InProcessBackend(Backend):
         # a shuffle delivers blocks in any order: the merge must not depend on it
         self.data = [list(reversed(x)) for x in inbox]
         if should_compact(stats, self.compact_ratio, self.compact_min_bytes):
+            self.links = [self.links[i] + links_of(self.data[i]) for i in range(self.parts)]
             self.base = [[item for _, item in compact_part(i, self.data[i] + self.base[i])]
                          for i in range(self.parts)]
             self.compactions += 1
@@ -101,7 +105,7 @@ class InProcessBackend(Backend):
         out = {}
         for f in fps:
             i = owner(f, self.parts)
-            out.update(lookup_part(self.data[i] + self.base[i], [f]))
+            out.update(lookup_part(self.data[i] + self.links[i], [f]))
         return out
 
     def info(self) -> dict:

@@ -21,11 +21,14 @@ two never correlate. A partition does two things per level:
    Transition predicates are checked on every transition.
 
 ``step_part`` does both, so one task per partition and level does all the per-state work.
-A partition's visited states are two stores: a large base (``("store", generation, Store)``),
-rewritten only when ``compact_part`` folds the pending store into it, and a small pending store
-(``("pending", generation, Store)``) of the states found since, which travels with the
-``("cand", source, Batch)`` blocks sent to the partition. So a level moves the new states and
-the candidates, not the whole visited set. Nothing here imports pyspark: the Spark engine
+A partition's visited states are two stores: a large base of fingerprints only
+(``("keys", generation, fps)``), read by every level for the visited check and rewritten only
+when ``compact_part`` folds the pending store into it, and a small pending store
+(``("pending", generation, Store)``, with parents and actions) of the states found since, which
+travels with the ``("cand", source, Batch)`` blocks sent to the partition. So a level moves the
+new states and the candidates, and reads 8 bytes per visited state. A backend keeps each pending
+store that a compaction folds into the base (``links_of``): those hold the parents that
+``lookup_part`` finds when a trace is rebuilt. Nothing here imports pyspark: the Spark engine
 ships these functions to its executors, the in-process backend (``checker.levels``) runs them
 in one process, and the tests run them without a JVM.
 """
@@ -230,12 +233,14 @@ def first_occurrences(batch: Batch) -> Batch:
     return batch.take(first_index(batch.fps)) if len(batch) else batch
 
 
-def unseen(store: Store, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For sorted unique ``fps``: which are not in ``store`` (a mask), and where each would go."""
-    pos = np.searchsorted(store.fps, fps)
+def unseen(store, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For sorted unique ``fps``: which are not in ``store`` (a ``Store`` or its sorted
+    fingerprints alone, a mask), and where each would go."""
+    keys = store.fps if isinstance(store, Store) else store
+    pos = np.searchsorted(keys, fps)
     seen = np.zeros(fps.size, np.bool_)
-    inside = pos < store.fps.size
-    seen[inside] = store.fps[pos[inside]] == fps[inside]
+    inside = pos < keys.size
+    seen[inside] = keys[pos[inside]] == fps[inside]
     return ~seen, pos
 
 
@@ -309,15 +314,15 @@ def initial_part(task: LevelTask, index: int) -> tuple[list, list]:
     if owner(int(fp0[0]), task.parts) == index:
         items.append(("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
                                         np.zeros(1, adt))))
-    return items, [("store", 0, Store.empty(adt))]
+    return items, [("keys", 0, np.empty(0, np.uint64))]
 
 
-def _stores(items, adt) -> tuple[int, Store, Store]:
-    """(base generation, base store, pending store) among a partition's items. A pending store
+def _stores(items, adt) -> tuple[int, np.ndarray, Store]:
+    """(base generation, base keys, pending store) among a partition's items. A pending store
     of an older generation than the base was merged into it already, and counts as empty."""
-    gen, base, pgen, pending = 0, Store.empty(adt), 0, Store.empty(adt)
+    gen, base, pgen, pending = 0, np.empty(0, np.uint64), 0, Store.empty(adt)
     for it in items:
-        if it[0] == "store":
+        if it[0] == "keys":
             gen, base = it[1], it[2]
         elif it[0] == "pending":
             pgen, pending = it[1], it[2]
@@ -356,7 +361,7 @@ def merge_items(task: LevelTask, items) -> tuple[Batch, int, Store, dict]:
         new, ncand = Batch.empty(k.stride, adt), 0
     sp_active = np.array(task.sp_active or (False,), np.bool_)
     stats = {"new": len(new), "sp": state_hits(k, new.rows, new.fps, sp_active),
-             "candidates": ncand, "stored": len(base) + len(pending),
+             "candidates": ncand, "stored": base.size + len(pending),
              "store_bytes": base.nbytes + pending.nbytes, "base_bytes": base.nbytes,
              "pending_bytes": pending.nbytes}
     return new, gen, pending, stats
@@ -387,25 +392,29 @@ def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
 
 
 def compact_part(index: int, items) -> list:
-    """A partition's new base store: its base and pending stores merged, one generation on.
-    The pending store (still among the partition's items) is then older than the base and
-    counts as empty."""
-    adt = np.uint8
-    for it in items:
-        if it[0] in ("store", "pending"):
-            adt = it[2].acts.dtype
-    gen, base, pending = _stores(items, adt)
+    """A partition's new base: the fingerprints of its base and pending stores merged, one
+    generation on. The pending store (still among the partition's items) is then older than
+    the base and counts as empty; its parents stay where it is (``links_of``)."""
+    gen, base, pending = _stores(items, np.uint8)
     if len(pending):
         fresh, pos = unseen(base, pending.fps)
-        base = added(base, Store(pending.fps[fresh], pending.parents[fresh],
-                                 pending.acts[fresh]), pos[fresh])
-    return [(index, ("store", gen + 1, base))]
+        base = np.insert(base, pos[fresh], pending.fps[fresh])
+    return [(index, ("keys", gen + 1, base))]
+
+
+def links_of(items) -> list:
+    """The pending stores among a partition's items: what a backend keeps of them when
+    ``compact_part`` folds their fingerprints into the base, so that traces can still find
+    the parents."""
+    return [it for it in items if it[0] == "pending"]
 
 
 def lookup_part(items, fps) -> dict:
+    """fingerprint -> (parent fingerprint, action) from the pending stores among ``items``
+    (the base holds fingerprints only)."""
     out = {}
     for it in items:
-        if it[0] in ("store", "pending"):
+        if it[0] == "pending":
             out.update(lookup(it[2], fps))
     return out
 

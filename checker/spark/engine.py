@@ -1,11 +1,11 @@
 """The Spark engine: level-synchronous BFS with the partitions of the state space in Spark.
 
 Partition i of the state space (fingerprints whose high bits map to i, see
-``checker.partition.owners``) is partition i of two RDDs: ``base``, the partition's base store
-(sorted fingerprints of the states it owns, with parent fingerprint and action), and ``cur``, a
-shuffled RDD with the partition's pending store (the states found since the base was written)
-and the candidate blocks the other partitions sent it. One level is one Spark job with one
-Python stage:
+``checker.partition.owners``) is partition i of two RDDs: ``base``, the partition's base (the
+sorted fingerprints of the states it owns, nothing else: all the visited check needs), and
+``cur``, a shuffled RDD with the partition's pending store (the states found since the base was
+written, with parent fingerprint and action) and the candidate blocks the other partitions sent
+it. One level is one Spark job with one Python stage:
 
 1. ``union(cur, base).mapPartitionsWithIndex(step)``: the two share a partitioner, so the
    union is partition-aware (partition i of both: the zip PySpark lacks). Each executor merges
@@ -15,13 +15,15 @@ Python stage:
 2. ``partitionBy`` (identity on the owner) shuffles them, and the JVM caches the result as the
    next ``cur`` (no Python runs on that side).
 
-When the pending stores reach half the bases' size, a compaction job folds them into a new
-``base``. Every RDD kept is persisted and its lineage cut: local checkpoints on a local master;
-on a cluster, reliable checkpoints of every base and of ``cur`` every few levels
-(``checkpoint_every``), so the partitions of a lost executor are recomputed from the last
-checkpoint. Per-partition statistics come back through an accumulator keyed by partition, so a
-task that runs twice overwrites rather than adds. The driver holds only those statistics; a
-trace is rebuilt by looking up one parent per level in the owning partitions' stores.
+When the pending stores reach half the bases' size, a compaction job folds their fingerprints
+into a new ``base``, and that level's ``cur`` is kept (``links``): its pending stores hold the
+parents of the states just folded, for traces. Every RDD kept is persisted and its lineage cut:
+local checkpoints on a local master; on a cluster, reliable checkpoints of every base and of
+``cur`` every few levels (``checkpoint_every``), so the partitions of a lost executor are
+recomputed from the last checkpoint. Per-partition statistics come back through an accumulator
+keyed by partition, so a task that runs twice overwrites rather than adds. The driver holds only
+those statistics; a trace is rebuilt by looking up one parent per level in the owning
+partitions' stores.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class SparkBackend(Backend):
             self.sc.setCheckpointDir(d)
         self.cur = None
         self.base = None
+        self.links = []  # each level's items at a compaction: their pending store has the parents
         self.level_no = 0
         self.jobs = 0
         self.compactions = 0
@@ -123,12 +126,17 @@ class SparkBackend(Backend):
         self.jobs += 1
 
     def _with_base(self, cur):
-        """``cur`` and the base stores, partition i of both in partition i: the two share a
-        partitioner, so the JVM's union is partition-aware (the zip PySpark lacks). Both hold
-        pickled batches of (partition, item) pairs, so the union is read as such without
-        PySpark's re-serialization of both sides."""
-        both = RDD(cur._jrdd.union(self.base._jrdd), self.sc,
-                   BatchedSerializer(CPickleSerializer()))
+        return self._with(cur, self.base)
+
+    def _with(self, cur, *others):
+        """``cur`` and ``others`` (the base stores, or kept items), partition i of all in
+        partition i: they share a partitioner, so the JVM's union is partition-aware (the zip
+        PySpark lacks). All hold pickled batches of (partition, item) pairs, so the union is
+        read as such without PySpark's re-serialization of each side."""
+        j = cur._jrdd
+        for o in others:
+            j = j.union(o._jrdd)
+        both = RDD(j, self.sc, BatchedSerializer(CPickleSerializer()))
         both.partitioner = cur.partitioner
         if both.getNumPartitions() != self.parts:
             raise RuntimeError("the level's items and the base stores are not co-partitioned")
@@ -153,7 +161,8 @@ class SparkBackend(Backend):
         self.level_no += 1
         self._materialize(cur)
         self.cur = cur
-        prev.unpersist()
+        if not any(prev is r for r in self.links):
+            prev.unpersist()
         stats = acc.value
         missing = [i for i in range(n) if i not in stats]
         if missing:
@@ -165,6 +174,7 @@ class SparkBackend(Backend):
                 _compact, preservesPartitioning=True)
             self._materialize(self.base, reliable=True)
             old.unpersist()
+            self.links.append(cur)  # kept (cached, its lineage cut) for traces only
             self.compactions += 1
         return stats
 
@@ -172,7 +182,8 @@ class SparkBackend(Backend):
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
-        return dict(self.sc.runJob(self._with_base(self.cur), partial(_lookup, fps), owning))
+        return dict(self.sc.runJob(self._with(self.cur, *self.links), partial(_lookup, fps),
+                                   owning))
 
     def info(self) -> dict:
         pid = session.jvm_pid(self.sc)
@@ -184,10 +195,11 @@ class SparkBackend(Backend):
         self.sc.cancelAllJobs()
 
     def close(self) -> None:
-        for rdd in (self.cur, self.base):
+        for rdd in [self.cur, self.base] + self.links:
             if rdd is not None:
                 rdd.unpersist()
         self.cur = self.base = None
+        self.links = []
 
 
 class SparkEngine(LevelEngine):
