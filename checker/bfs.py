@@ -43,6 +43,16 @@ class Options:
     max_states: int | None = None
     report: object = None  # progress callback (a line of text)
 
+    def should_stop(self, ex: Exploration) -> bool:
+        """Whether to stop before the next level; sets ``ex.stop_reason`` when so."""
+        if self.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
+            ex.stop_reason = "stopped at the first violation"
+            return True
+        if self.max_states is not None and ex.distinct >= self.max_states:
+            ex.stop_reason = f"reached --max-states {self.max_states:,}"
+            return True
+        return False
+
 
 class PropertySet:
     """The kernel's numbered properties and which of them a run checks."""
@@ -94,7 +104,7 @@ class LocalEngine:
         tp_inst = np.full(nt, -1, np.int64)
         try:
             while front.shape[0]:
-                if self._should_stop(ex):
+                if opts.should_stop(ex):
                     break
                 depth = len(levels) - 1
                 rows, level, stopped = self._expand(front, table, tp_row, tp_inst, ex, progress,
@@ -123,15 +133,6 @@ class LocalEngine:
             explore_bytes_per_state=max(peak - base_rss, 0) / max(ex.distinct, 1))
         self.levels = levels
         return ex
-
-    def _should_stop(self, ex: Exploration) -> bool:
-        if self.opts.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
-            ex.stop_reason = "stopped at the first violation"
-            return True
-        if self.opts.max_states is not None and ex.distinct >= self.opts.max_states:
-            ex.stop_reason = f"reached --max-states {self.opts.max_states:,}"
-            return True
-        return False
 
     def _expand(self, front, table: VisitedTable, tp_row, tp_inst, ex: Exploration,
                 progress: Progress, depth: int):

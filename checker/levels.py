@@ -160,7 +160,7 @@ class LevelEngine:
             self._state_hits(stats, 0, ex, targets)
             frontier = ex.distinct
             while frontier:
-                if self._should_stop(ex):
+                if self.opts.should_stop(ex):
                     break
                 depth = ex.depth
                 ex.generated += sum(s["generated"] for s in stats)
@@ -206,15 +206,6 @@ class LevelEngine:
             round(sum(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),
             sum(s["new"] for s in stats), sum(s["candidates"] for s in stats)))
         return stats
-
-    def _should_stop(self, ex: Exploration) -> bool:
-        if self.opts.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
-            ex.stop_reason = "stopped at the first violation"
-            return True
-        if self.opts.max_states is not None and ex.distinct >= self.opts.max_states:
-            ex.stop_reason = f"reached --max-states {self.opts.max_states:,}"
-            return True
-        return False
 
     def _state_hits(self, stats: list[dict], depth: int, ex: Exploration, targets: dict) -> None:
         props = self.props
