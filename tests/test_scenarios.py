@@ -106,7 +106,8 @@ def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tm
 
 
 def test_every_committed_trace_replays():
-    traces = sorted(COMMITTED.glob("*/*.itf.json"))
+    # only the scenario folders: a user's own `hwcheck check` runs may sit beside them
+    traces = sorted(t for s in VIOLATING for t in (COMMITTED / s.name).glob("*.itf.json"))
     assert {t.parent.name for t in traces} == {s.name for s in VIOLATING}
     for t in traces:
         res = cli("replay", str(t))
