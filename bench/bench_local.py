@@ -18,10 +18,10 @@ EXPECTED = (6_168_544, 29_257_761, 58)
 
 ONE_RUN = """
 import json, time
-from checker.bfs import LocalEngine, Options
-from checker.kernel import Kernel
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.engines.local import LocalEngine, Options
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.spec.kafka.model import build
+from hwcheck.spec.kafka.params import Params
 p = Params(**json.loads({params!r}))
 t0 = time.perf_counter()
 k = Kernel(build(p)); k.warm("local")

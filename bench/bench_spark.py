@@ -28,10 +28,10 @@ TINY = dict(replicas=2, max_offset=2, max_epoch=3, truncation="kip-279", isr_exp
 
 ONE_RUN = """
 import json, os, time
-from checker.bfs import LocalEngine, Options
-from checker.kernel import Kernel
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.engines.local import LocalEngine, Options
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.spec.kafka.model import build
+from hwcheck.spec.kafka.params import Params
 p = Params(**json.loads({params!r}))
 engine = {engine!r}
 k = Kernel(build(p)); k.warm()
@@ -40,12 +40,12 @@ if engine == "local":
     ex = LocalEngine(k, Options(stop_at_violation=False)).run()
     extra = {{}}
 elif engine == "inprocess":
-    from checker.levels import InProcessBackend, LevelEngine
+    from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
     ex = LevelEngine(k, Options(stop_at_violation=False), InProcessBackend({parts})).run()
     extra = {{}}
 else:
-    from checker.spark.engine import SparkEngine
-    from checker.spark import session
+    from hwcheck.checker.spark.engine import SparkEngine
+    from hwcheck.checker.spark import session
     eng = SparkEngine(k, Options(stop_at_violation=False), master={master!r},
                       partitions={parts})
     started = time.perf_counter() - t0

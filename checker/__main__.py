@@ -1,5 +1,5 @@
-"""``python -m checker``: the hwcheck command line."""
+"""``python -m hwcheck.checker``: the hwcheck command line."""
 
-from checker.cli import run
+from hwcheck.checker.cli.main import run
 
 run()

@@ -1,19 +1,18 @@
-"""A model-checking run: build the spec, explore with an engine, turn hits into traces on disk."""
+"""A model-checking run: a spec, explored by an engine, its hits turned into traces on disk."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spec.model import build
-from spec.params import Params
-
-from . import html, itf, render
-from .bfs import LocalEngine, Options
-from .explore import Exploration
-from .interp import Interpreter
-from .kernel import Kernel
-from .trace import Trace, from_path
+from hwcheck.checker.engines.exploration import Exploration
+from hwcheck.checker.engines.local import LocalEngine
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.traces.output import write_trace
+from hwcheck.checker.traces.trace import Trace, from_path
+from hwcheck.spec.lang import Spec
 
 ENGINES = ("local", "spark")
 
@@ -30,10 +29,14 @@ class PropertyOutcome:
 
 @dataclass
 class Report:
-    params: Params
+    spec: Spec
     exploration: Exploration
     outcomes: list[PropertyOutcome]
     run_name: str
+
+    @property
+    def params(self) -> dict:
+        return dict(self.spec.params)
 
     @property
     def verdict(self) -> str:
@@ -45,23 +48,30 @@ class Report:
     def as_json(self) -> dict:
         ex = self.exploration
         return {
+            "command": "check",
             "verdict": self.verdict,
+            "protocol": self.spec.source or self.spec.name,
+            "params": self.params,
             "distinct": ex.distinct,
             "generated": ex.generated,
             "depth": ex.depth,
             "seconds": round(ex.seconds, 3),
-            "violations": [{"invariant": o.name, "length": o.length,
-                            "trace": str(o.files[0]) if o.files else None}
+            "violations": [violation_json(o.name, o.kind, o.length, o.files)
                            for o in self.violations()],
             "reachability": {o.name: o.status for o in self.outcomes if o.kind == "reachable"},
             "complete": ex.complete,
             "stop_reason": ex.stop_reason,
             "engine": ex.engine,
-            "params": self.params.as_dict(),
         }
 
 
-def known_properties(spec) -> list[str]:
+def violation_json(name: str, kind: str, length: int | None, files) -> dict:
+    """One violation in a --json object; the same fields for every command."""
+    return {"property": name, "kind": kind, "length": length,
+            "trace": str(files[0]) if files else None}
+
+
+def known_properties(spec: Spec) -> list[str]:
     return [p.name for p in spec.invariants] + [p.name for p in spec.action_properties]
 
 
@@ -69,20 +79,27 @@ def make_engine(name: str, kernel: Kernel, opts: Options, **engine_opts):
     if name == "local":
         return LocalEngine(kernel, opts)
     if name == "spark":
-        from .spark.engine import SparkEngine
+        from hwcheck.checker.spark.engine import SparkEngine
 
         return SparkEngine(kernel, opts, **engine_opts)
     raise ValueError(f"unknown engine {name!r} (known: {', '.join(ENGINES)})")
 
 
-def check(params: Params, opts: Options, engine: str = "local", out: Path | None = None,
+def run_name_of(spec: Spec) -> str:
+    """The default folder name of a run: the protocol's name for the parameter set."""
+    proto = spec.protocol
+    if proto is not None:
+        return proto.name_of(spec.params)
+    return "-".join([spec.name] + [f"{k}-{v}" for k, v in sorted(spec.params.items())])
+
+
+def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = None,
           run_name: str | None = None, write_witnesses: bool = False, **engine_opts) -> Report:
-    """Explore ``params``'s model; write a trace per violation under ``out/run_name``."""
-    spec = build(params)
+    """Explore ``spec``; write a trace per violation under ``out/run_name``."""
     kernel = Kernel(spec)
     ex = make_engine(engine, kernel, opts, **engine_opts).run()
     interp = Interpreter(spec, kernel.layout)
-    run_name = run_name or params.slug()
+    run_name = run_name or run_name_of(spec)
     outcomes = []
     for name, kind in ex.checked:
         o = PropertyOutcome(name, kind, ex.status(name, kind))
@@ -93,13 +110,4 @@ def check(params: Params, opts: Options, engine: str = "local", out: Path | None
             if out is not None and (kind != "reachable" or write_witnesses):
                 o.files = write_trace(spec, o.trace, Path(out) / run_name)
         outcomes.append(o)
-    return Report(params, ex, outcomes, run_name)
-
-
-def write_trace(spec, trace: Trace, folder: Path) -> list[Path]:
-    """Write ``<folder>/<Property>.itf.json``, ``.txt`` and ``.html``; returns the paths."""
-    folder.mkdir(parents=True, exist_ok=True)
-    j = itf.write(spec, trace, folder / f"{trace.property}.itf.json")
-    t = folder / f"{trace.property}.txt"
-    t.write_text(render.text(trace))
-    return [j, t, html.write(trace, folder / f"{trace.property}.html", spec)]
+    return Report(spec, ex, outcomes, run_name)

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spec.model import build
-from spec.scenarios import HOLDS, Scenario
-
-from .bfs import Options
-from .run import Report, check
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.protocols import build
+from hwcheck.checker.run import Report, check
+from hwcheck.spec.protocol import HOLDS, Protocol, Scenario
 
 TRACE_SUFFIXES = (".itf.json", ".txt", ".html")
 
@@ -59,7 +58,7 @@ def _expected_text(want) -> str:
 
 def compare(scenario: Scenario, report: Report) -> list[Row]:
     """The rows of one scenario's run, each marked ok or with the reason it is not."""
-    spec = build(scenario.params)
+    spec = report.spec
     outcomes = {o.name: o for o in report.outcomes}
     rows = []
     checked = [(p.name, "invariant") for p in spec.invariants]
@@ -118,12 +117,15 @@ def _clear_stale(folder: Path, spec, report: Report) -> None:
                 f.unlink()
 
 
-def run_scenario(scenario: Scenario, out: Path | None = None, report=None) -> ScenarioResult:
-    """Explore ``scenario`` in full; write its counterexamples under ``out/<name>``."""
+def run_scenario(protocol: Protocol, scenario: Scenario, out: Path | None = None, report=None,
+                 engine: str = "local", **engine_opts) -> ScenarioResult:
+    """Explore ``scenario`` of ``protocol`` in full; write its counterexamples under
+    ``out/<name>``."""
     opts = Options(properties=None, reachability=True, stop_at_violation=False, report=report)
-    rep = check(scenario.params, opts, out=out, run_name=scenario.name)
+    spec = build(protocol, scenario.params)
+    rep = check(spec, opts, engine=engine, out=out, run_name=scenario.name, **engine_opts)
     if out is not None:
-        _clear_stale(Path(out) / scenario.name, build(scenario.params), rep)
+        _clear_stale(Path(out) / scenario.name, spec, rep)
     rows = compare(scenario, rep)
     if not rep.exploration.complete:
         rows.append(Row(scenario.name, "(exploration)", "-", "complete", "incomplete", None,
@@ -155,3 +157,13 @@ def lines(result: ScenarioResult) -> list[str]:
 
 def mismatch_line(row: Row) -> str:
     return f"mismatch: {row.scenario}: {row.prop}: {row.why}"
+
+
+def as_json(result: ScenarioResult) -> dict:
+    """One scenario's result in ``suite --json``."""
+    rep = result.report
+    return {"scenario": result.scenario.name, "ok": not result.mismatches,
+            "distinct": result.states, "seconds": round(result.seconds, 3),
+            "verdict": rep.verdict if rep is not None else "unknown",
+            "rows": [{"property": r.prop, "kind": r.kind, "expected": r.expected,
+                      "found": r.found, "length": r.length, "ok": r.ok} for r in result.rows]}

@@ -595,6 +595,16 @@ class Spec:
     invariants: list[Invariant] = field(default_factory=list)
     action_properties: list[ActionProperty] = field(default_factory=list)
     reachables: list[Reachable] = field(default_factory=list)
+    # The Protocol that built this spec (None for a spec built by hand) and where that protocol
+    # was loaded from (``package.module:NAME`` or ``/path/file.py:NAME``), so that another
+    # process can rebuild the same spec from (source, params).
+    protocol: object = field(default=None, repr=False, compare=False)
+    source: str = ""
+
+    def __getstate__(self):  # a protocol holds functions: a pickled spec travels without it
+        state = dict(self.__dict__)
+        state["protocol"] = None
+        return state
 
     # -- declaration ---------------------------------------------------------------------------
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.bfs import Options
-from checker.run import check
-from spec.params import Params
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.run import check
+from hwcheck.spec.kafka.params import Params
+from helpers import kafka
 
 # (R, M, E, truncation, isr_expansion, distinct, generated, depth, shortest violations)
 MODEL_TABLE = [
@@ -32,7 +33,7 @@ class EngineContract:
 
     def explore(self, params: Params, **opts):
         opts.setdefault("stop_at_violation", False)
-        return check(params, Options(**opts), engine=self.engine, **self.engine_opts)
+        return check(kafka(params), Options(**opts), engine=self.engine, **self.engine_opts)
 
     @pytest.mark.parametrize("row", MODEL_TABLE, ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
     def test_model_table(self, row):

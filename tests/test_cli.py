@@ -10,7 +10,7 @@ R2 = ["--replicas", "2", "--max-offset", "2", "--max-epoch", "3"]
 
 
 def hwcheck(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "checker", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "hwcheck.checker", *args], capture_output=True,
                           text=True, cwd=cwd)
 
 
@@ -82,7 +82,7 @@ def test_continue_reports_each_shortest_violation_in_json(tmp_path):
                   "--out", str(tmp_path))
     assert res.returncode == 12
     obj = json.loads(res.stdout.strip().splitlines()[-1])
-    assert {v["invariant"]: v["length"] for v in obj["violations"]} == {
+    assert {v["property"]: v["length"] for v in obj["violations"]} == {
         "CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
     assert obj["distinct"] == 10487
 
@@ -125,7 +125,7 @@ def test_interrupted_run_reports_what_it_found(tmp_path):
     import signal
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "checker", "check", "-R", "3", "-M", "2", "-E", "3",
+        [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
          "--truncation", "hw", "--continue", "--json", "--out", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))

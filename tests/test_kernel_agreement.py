@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker.interp import Interpreter, ModelError
-from checker.kernel import Kernel
-from checker.rt import fingerprint
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.semantics.fingerprint import fingerprint
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 CONFIGS = {
     "hw": Params(2, 2, 3, "hw", "hw"),
@@ -100,7 +100,7 @@ def test_fingerprint_is_stable_across_processes():
 
     row = np.arange(16, dtype=np.int8)
     assert int(fingerprint(row)) == PINNED
-    code = ("import numpy as np; from checker.rt import fingerprint; "
+    code = ("import numpy as np; from hwcheck.checker.semantics.fingerprint import fingerprint; "
             "print(int(fingerprint(np.arange(16, dtype=np.int8))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(out.stdout) == PINNED

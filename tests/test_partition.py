@@ -6,20 +6,29 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from checker.bfs import LocalEngine, Options
-from checker.levels import InProcessBackend, LevelEngine
-from checker.partition import (Batch, LevelTask, Store, anti_join, expand, expand_items,
+from hwcheck.checker.engines.local import LocalEngine
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
+from hwcheck.checker.engines.partition import (Batch, LevelTask, Store, anti_join, expand, expand_items,
                                first_occurrences, kernel_for, owner, owners, split_by_owner,
                                step_part)
-from spec.params import Params
+from hwcheck.checker.protocols import SpecRef
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.spec.kafka.params import Params
+from helpers import kafka
 
 SMALL = Params(2, 2, 3, "hw", "hw")
 
 u64 = st.integers(min_value=1, max_value=2**64 - 1)
 
 
+def spec_ref(p: Params = SMALL) -> SpecRef:
+    return SpecRef.of(kafka(p))
+
+
 def kernel(p: Params = SMALL):
-    return kernel_for(p.as_dict())
+    spec = kafka(p)
+    return kernel_for(SpecRef.of(spec), Kernel(spec).key)
 
 
 def batch(fps, parents=None, acts=None, stride=8) -> Batch:
@@ -135,7 +144,7 @@ def test_expand_matches_brute_force(p):
 def test_a_level_does_not_depend_on_the_order_blocks_arrive_in():
     k = kernel()
     rows, fps = reachable_rows(k)
-    task = LevelTask(tuple(sorted(SMALL.as_dict().items())), 3, (True,) * len(k.props.state),
+    task = LevelTask(spec_ref(), k.key, 3, (True,) * len(k.props.state),
                      (True,) * len(k.props.transition))
     inbox = {}
     for src in range(3):

@@ -11,18 +11,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import html, itf, suite as runner
-from checker.cli import main
-from spec import scenarios
-from spec.model import build
-from spec.params import Params
-from spec.scenarios import HOLDS, Scenario, verdicts
+from hwcheck.checker import suite as runner
+from hwcheck.checker.cli import common
+from hwcheck.checker.traces import html, itf
+from hwcheck.checker import protocols
+from hwcheck.spec.kafka import views
+from hwcheck.checker.cli.main import main
+from hwcheck.spec.kafka import scenarios
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.kafka.scenarios import HOLDS, Scenario, scenario, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "counterexamples"
 REQUIRED = ("hw-truncation", "kip-101", "kip-279", "kafka-7128-fix", "acks-1", "unclean-election",
             "min-isr-2")
 # Every scenario with a violation is small (well under a second to explore); the big ones hold.
+PROTOCOL = protocols.load("kafka")  # as the command line loads it (its source is known)
 VIOLATING = [s for s in scenarios.SCENARIOS if s.violated()]
 
 
@@ -38,10 +43,10 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def test_the_table_names_every_required_scenario_once():
-    names = scenarios.names()
+    names = [s.name for s in scenarios.SCENARIOS]
     assert len(names) == len(set(names))
     assert set(REQUIRED) <= set(names)
-    assert {s.params.replicas for s in scenarios.SCENARIOS if s.name.startswith("kafka-7128-fix")} \
+    assert {s.params["replicas"] for s in scenarios.SCENARIOS if s.name.startswith("kafka-7128-fix")} \
         == {2, 3}
 
 
@@ -74,9 +79,10 @@ def test_the_table_agrees_with_model_md():
 
 
 def test_spec_scenarios_imports_no_checker_code():
-    code = ("import sys, spec.scenarios; "
+    code = ("import sys, hwcheck.spec.kafka; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'checker', 'click', 'z3', 'pyspark', 'numba'}))")
+            "{'click', 'z3', 'pyspark', 'numba'} | "
+            "{m for m in sys.modules if m.startswith('hwcheck.checker')}))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
@@ -84,7 +90,7 @@ def test_spec_scenarios_imports_no_checker_code():
 
 def test_an_unknown_scenario_is_named_with_the_known_ones():
     with pytest.raises(ValueError, match="unknown scenario 'nope' .*hw-truncation"):
-        scenarios.get("nope")
+        PROTOCOL.scenario("nope")
 
 
 # -- runs against the table and the committed traces ---------------------------------------------
@@ -92,9 +98,9 @@ def test_an_unknown_scenario_is_named_with_the_known_ones():
 
 @pytest.mark.parametrize("sc", VIOLATING, ids=lambda s: s.name)
 def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tmp_path):
-    first = runner.run_scenario(sc, out=tmp_path / "a")
+    first = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "a")
     assert first.rows and not first.mismatches, [runner.mismatch_line(r) for r in first.mismatches]
-    second = runner.run_scenario(sc, out=tmp_path / "b")
+    second = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "b")
     a, b = files_of(tmp_path / "a" / sc.name), files_of(tmp_path / "b" / sc.name)
     expected = {f"{p}{suffix}" for p in sc.violated() for suffix in runner.TRACE_SUFFIXES}
     assert set(a) == expected
@@ -118,8 +124,8 @@ def test_every_committed_trace_replays():
 
 @pytest.fixture(scope="module")
 def hw_report(tmp_path_factory):
-    sc = scenarios.get("hw-truncation")
-    return sc, runner.run_scenario(sc, out=tmp_path_factory.mktemp("cx")).report
+    sc = PROTOCOL.scenario("hw-truncation")
+    return sc, runner.run_scenario(PROTOCOL, sc, out=tmp_path_factory.mktemp("cx")).report
 
 
 def test_compare_names_each_difference(hw_report):
@@ -153,7 +159,7 @@ def test_compare_names_each_difference(hw_report):
 def test_changing_one_expected_length_makes_the_suite_fail_naming_it(monkeypatch, tmp_path):
     changed = tuple(dataclasses.replace(s, expect={**s.expect, "AckedNotLost": 4})
                     if s.name == "acks-1" else s for s in scenarios.SCENARIOS)
-    monkeypatch.setattr(scenarios, "SCENARIOS", changed)
+    monkeypatch.setattr(common, "DEFAULT", dataclasses.replace(PROTOCOL, scenarios=changed))
     res = cli("suite", "--scenario", "acks-1", "--out", str(tmp_path), "-q")
     assert res.exit_code == 1
     assert ("mismatch: acks-1: AckedNotLost: expected violated in 4, found violated in 3"
@@ -164,8 +170,8 @@ def test_changing_one_expected_length_makes_the_suite_fail_naming_it(monkeypatch
 def test_a_scenario_that_never_truncates_is_reported_as_vacuous(tmp_path):
     """One replica: nothing to replicate, so no follower ever truncates. Every invariant holds,
     and the suite says that the run never reached a truncation."""
-    lonely = Scenario("one-replica", "A single broker.", "-", Params(1, 1, 2), verdicts())
-    res = runner.run_scenario(lonely, out=tmp_path)
+    lonely = scenario("one-replica", "A single broker.", "-", Params(1, 1, 2), verdicts())
+    res = runner.run_scenario(PROTOCOL, lonely, out=tmp_path)
     assert res.report.exploration.complete
     assert [(r.prop, r.found) for r in res.mismatches] == [("FollowerTruncated", "unreached")]
     assert "vacuously" in res.mismatches[0].why
@@ -203,7 +209,7 @@ def test_scenarios_lists_every_scenario():
     res = cli("scenarios")
     assert res.exit_code == 0
     listed = [line.split()[0] for line in res.output.splitlines()]
-    assert listed == scenarios.names()
+    assert listed == [s.name for s in scenarios.SCENARIOS]
     verbose = cli("scenarios", "-v").output
     assert "expected violations (shortest, steps): CommittedNotLost 12, AckedNotLost 12" in verbose
 
@@ -233,7 +239,7 @@ def test_check_scenario_explicit_options_override_it(tmp_path):
 
 
 def test_check_unknown_scenario_is_a_one_line_error():
-    res = subprocess.run([sys.executable, "-m", "checker.cli", "check", "--scenario", "nope"],
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "check", "--scenario", "nope"],
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2
     assert res.stdout == ""
@@ -246,9 +252,10 @@ def test_check_unknown_scenario_is_a_one_line_error():
 
 def test_html_page_is_self_contained_and_shows_the_trace():
     path = COMMITTED / "hw-truncation" / "CommittedNotLost.itf.json"
-    data = itf.read_meta(path)
+    data = itf.read(path)
     spec = build(Params.from_dict(data["#meta"]["params"]))
     trace = itf.from_itf(spec, data)
+    trace.views = PROTOCOL.views
     page = html.page(trace, html.describe(spec, "CommittedNotLost"))
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
     for external in ("http://", "https://", "<script", "<link", "src=", "url("):
@@ -275,10 +282,11 @@ def test_the_whole_suite_matches_and_writes_exactly_the_committed_traces(tmp_pat
 
 
 def test_html_explains_the_violation_and_outlines_the_records():
-    data = itf.read_meta(COMMITTED / "kip-101" / "LogsMatchBelowHw.itf.json")
+    data = itf.read(COMMITTED / "kip-101" / "LogsMatchBelowHw.itf.json")
     spec = build(Params.from_dict(data["#meta"]["params"]))
     trace = itf.from_itf(spec, data)
-    why, flagged = html.explain(trace)
+    trace.views = PROTOCOL.views
+    why, flagged = views.explain(trace)
     assert why == ("r0 (HW 1) and r1 (HW 1) disagree at offset 0: a record of epoch 1 against a "
                    "record of epoch 2")
     assert flagged == {0: frozenset({0}), 1: frozenset({0})}
@@ -290,4 +298,4 @@ def test_html_explains_the_violation_and_outlines_the_records():
     back = dict(st, epoch=st["epoch"] - 1)
     step = dataclasses.replace(trace, property="EpochMonotonic", kind="action",
                                states=[st, back], actions=["Elect(0)"])
-    assert html.explain(step) == (f"the epoch went from {st['epoch']} to {st['epoch'] - 1}", {})
+    assert views.explain(step) == (f"the epoch went from {st['epoch']} to {st['epoch'] - 1}", {})

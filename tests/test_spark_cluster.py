@@ -34,7 +34,7 @@ def cluster(tmp_path_factory):
 
 
 def hwcheck(args, tmp_path, **popen):
-    cmd = [sys.executable, "-m", "checker.cli", "check", "--engine", "spark",
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "--engine", "spark",
            "--spark-master", MASTER, "--partitions", "4", "--json",
            "--out", str(tmp_path / "out"), *args]
     env = dict(os.environ, HWCHECK_SPARK_CHECKPOINT_DIR=str(tmp_path / "checkpoints"))
@@ -43,7 +43,7 @@ def hwcheck(args, tmp_path, **popen):
 
 
 def local_counts(args, tmp_path):
-    out = subprocess.run([sys.executable, "-m", "checker.cli", "check", "--json", "-q",
+    out = subprocess.run([sys.executable, "-m", "hwcheck.checker", "check", "--json", "-q",
                           "--out", str(tmp_path / "local"), *args], capture_output=True,
                          text=True, cwd=ROOT)
     assert out.stdout.strip(), out.stderr[-2000:]

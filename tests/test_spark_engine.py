@@ -14,16 +14,17 @@ pytest.importorskip("pyspark")
 
 from engine_contract import EngineContract  # noqa: E402
 
-from checker.bfs import Options  # noqa: E402
-from checker.run import check  # noqa: E402
-from spec.params import Params  # noqa: E402
+from hwcheck.checker.engines.options import Options  # noqa: E402
+from hwcheck.checker.run import check  # noqa: E402
+from hwcheck.spec.kafka.params import Params  # noqa: E402
+from helpers import kafka as build  # noqa: E402
 
 SPARK = {"master": "local[2]", "partitions": 4}
 
 
 @pytest.fixture(scope="module", autouse=True)
 def spark_session():
-    from checker.spark import session
+    from hwcheck.checker.spark import session
 
     sc = session.spark_context(SPARK["master"], SPARK["partitions"])
     yield sc
@@ -47,7 +48,7 @@ def test_spark_and_local_write_identical_traces(tmp_path, params):
     runs = {}
     for engine, opts in (("local", {}), ("spark", SPARK)):
         out = tmp_path / engine
-        report = check(params, Options(stop_at_violation=False), engine=engine, out=out,
+        report = check(build(params), Options(stop_at_violation=False), engine=engine, out=out,
                        run_name="run", **opts)
         runs[engine] = (report, out)
     (local, lout), (spark, sout) = runs["local"], runs["spark"]
@@ -68,7 +69,7 @@ def test_spark_and_local_write_identical_traces(tmp_path, params):
 
 def test_statistics_stay_per_level(tmp_path):
     """The driver reports per-level figures; the stores stay in the executors."""
-    report = check(Params(2, 2, 3, "kip-279", "hw"), Options(stop_at_violation=False),
+    report = check(build(Params(2, 2, 3, "kip-279", "hw")), Options(stop_at_violation=False),
                    engine="spark", **SPARK)
     st = report.exploration.stats
     assert st["partitions"] == 4 and st["checkpoint"] == "local"
@@ -81,10 +82,9 @@ def test_statistics_stay_per_level(tmp_path):
 def test_compacting_every_level_changes_nothing():
     """The base stores rewritten after every level (the default waits until the pending stores
     reach half their size): same counts and the same canonical paths."""
-    from checker.kernel import Kernel
-    from checker.bfs import LocalEngine
-    from checker.spark.engine import SparkEngine
-    from spec.model import build
+    from hwcheck.checker.semantics.kernel import Kernel
+    from hwcheck.checker.engines.local import LocalEngine
+    from hwcheck.checker.spark.engine import SparkEngine
 
     k = Kernel(build(Params(2, 2, 3, "hw", "hw")))
     local = LocalEngine(k, Options(stop_at_violation=False)).run()

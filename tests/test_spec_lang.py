@@ -2,9 +2,9 @@
 
 import pytest
 
-from spec.lang import Block, Spec, SpecError, Var, count, forall, ite
-from spec.model import build
-from spec.params import Params
+from hwcheck.spec.lang import Block, Spec, SpecError, Var, count, forall, ite
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 
 def tiny() -> tuple[Spec, object, object]:

@@ -17,12 +17,13 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from checker.interp import Interpreter, ModelError
-from checker.z3 import translate as T
-from checker.z3.checks import permute_row
-from spec.lemmas import lemmas, replica_symmetry
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
+from hwcheck.checker.z3 import translate as T
+from hwcheck.checker.z3.checks import permute_row
+from hwcheck.spec.kafka.lemmas import lemmas
+from hwcheck.checker.z3.checks import symmetry_of
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 CONFIGS = [
     Params(2, 2, 3, "hw", "hw"),
@@ -164,7 +165,7 @@ def test_invariants_and_lemmas_agree(c):
 
 def permute(spec, layout, row, perm):
     """Rename replicas: replica r becomes perm[r]."""
-    return permute_row(spec, layout, row, perm, replica_symmetry(spec))
+    return permute_row(spec, layout, row, perm, symmetry_of(spec))
 
 
 @SETTINGS

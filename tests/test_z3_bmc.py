@@ -8,14 +8,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.interp import Interpreter
-from checker.trace import from_path
-from checker.z3.checks import bmc, proven_facts
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.traces.trace import from_path
+from hwcheck.checker.z3.checks import bmc, proven_facts
 from engine_contract import FIXED, MODEL_TABLE
-from spec.lemmas import replica_symmetry
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.z3.checks import symmetry_of
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 # (params, invariant, BFS shortest length) from MODEL.md's table and its two extra rows
 ROWS = [(Params(R, M, E, trunc, exp), inv, n)
@@ -35,7 +35,7 @@ def _shortest(params: Params, inv: str, depth: int, symmetry: bool = True, assum
     """bmc as ``hwcheck bmc`` runs it: symmetry breaking and proven invariants assumed."""
     spec = build(params)
     prop = spec.invariant_named(inv)
-    sym = replica_symmetry(spec)
+    sym = symmetry_of(spec)
     rep = bmc(spec, [(inv, "invariant", prop.expr)], depth,
               symmetry=sym if symmetry else None,
               assume=proven_facts(spec, None, sym) if assume else ())
@@ -82,7 +82,7 @@ def test_plain_bmc_gives_the_same_lengths(row):
 
 def test_assumed_facts_are_proved_invariants():
     spec = build(Params(2, 2, 3, "hw", "hw"))
-    names = [n for n, _ in proven_facts(spec, None, replica_symmetry(spec))]
+    names = [n for n, _ in proven_facts(spec, None, symmetry_of(spec))]
     assert {"HwBelowLeo", "LeaderInIsr", "LogPrefix"} <= set(names)
 
 

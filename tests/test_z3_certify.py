@@ -6,17 +6,17 @@ import copy
 
 import pytest
 
-from checker.bfs import Options
-from checker.run import check
-from checker.z3.certify import certify
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.run import check
+from hwcheck.checker.z3.certify import certify
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 
 @pytest.fixture(scope="module")
 def bfs_traces():
     params = Params(2, 2, 3, "hw", "hw")
-    report = check(params, Options(stop_at_violation=False))
+    report = check(build(params), Options(stop_at_violation=False))
     return build(params), [o.trace for o in report.violations()]
 
 

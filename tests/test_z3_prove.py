@@ -10,13 +10,13 @@ import pytest
 import z3
 from click.testing import CliRunner
 
-from checker.cli import main
-from checker.interp import Interpreter
-from checker.z3 import checks as C
-from checker.z3.solver import Solver
-from spec.lemmas import replica_symmetry
-from spec.model import build
-from spec.params import Params
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.z3 import checks as C
+from hwcheck.checker.z3.solver import Solver
+from hwcheck.checker.z3.checks import symmetry_of
+from helpers import kafka as build
+from hwcheck.spec.kafka.params import Params
 
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
@@ -24,7 +24,7 @@ FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 def prove(params: Params, inv: str, names=None, symmetry=True):
     spec = build(params)
     conj = C.conjuncts(spec, inv, names)
-    return spec, C.prove(spec, conj, 120, replica_symmetry(spec) if symmetry else None)
+    return spec, C.prove(spec, conj, 120, symmetry_of(spec) if symmetry else None)
 
 
 @pytest.mark.parametrize("size", [(2, 2, 3), (3, 2, 3)], ids=lambda s: "R%dM%dE%d" % s)
@@ -99,10 +99,10 @@ def test_hw_below_leo_and_leader_in_isr_at_r5_m6_e6(t, e, a, u):
 
 
 def test_symmetry_description_must_cover_every_variable():
-    from spec.lang import SpecError
+    from hwcheck.spec.lang import SpecError
 
     spec = build(Params(2, 2, 3))
-    sym = replica_symmetry(spec)
+    sym = symmetry_of(spec)
     C.check_symmetry(spec, sym)
     broken = dict(sym, other=("epoch", "committed"))  # acked left out
     with pytest.raises(SpecError, match="acked"):
@@ -115,7 +115,7 @@ def test_a_wrong_lemma_is_caught_not_trusted():
     conj = C.conjuncts(spec, "CommittedNotLost")
     log = spec.var("log")
     conj.append(("NoRecordEver", log[0, 0] == 0))  # false after the first Produce
-    rep = C.prove(spec, conj, 60, replica_symmetry(spec))
+    rep = C.prove(spec, conj, 60, symmetry_of(spec))
     assert rep.status == "violated"
     assert any(v.cti and v.cti.goal == "NoRecordEver" for v in rep.actions)
 

@@ -1,7 +1,7 @@
 """The Spark engine: level-synchronous BFS with the partitions of the state space in Spark.
 
 Partition i of the state space (fingerprints whose high bits map to i, see
-``checker.partition.owners``) is partition i of two RDDs: ``base``, the partition's base (the
+``checker.engines.partition.owners``) is partition i of two RDDs: ``base``, the partition's base (the
 sorted fingerprints of the states it owns, nothing else: all the visited check needs), and
 ``cur``, a shuffled RDD with the partition's pending store (the states found since the base was
 written, with parent fingerprint and action) and the candidate blocks the other partitions sent
@@ -33,16 +33,16 @@ import tempfile
 from functools import partial
 
 from pyspark import AccumulatorParam, StorageLevel
-from pyspark.core.rdd import RDD
+from pyspark import RDD
 from pyspark.serializers import BatchedSerializer, CPickleSerializer
 
-from ..bfs import Options
-from ..explore import Exploration
-from ..kernel import Kernel
-from ..levels import Backend, LevelEngine, should_compact
-from ..partition import (LevelTask, compact_part, initial_part, lookup_part, owner,
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.exploration import Exploration
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.engines.partitioned import Backend, LevelEngine, should_compact
+from hwcheck.checker.engines.partition import (LevelTask, compact_part, initial_part, lookup_part, owner,
                          step_part)
-from . import session
+from hwcheck.checker.spark import session
 
 
 def _by_owner(key: int) -> int:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-from spec.lang import Spec, reads_next
+from hwcheck.spec.lang import Spec, reads_next
 
-from ..layout import Layout
-from ..trace import Trace
-from . import translate as T
-from .solver import HOLDS, UNKNOWN, Solver
+from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.traces.trace import Trace
+from hwcheck.checker.z3 import translate as T
+from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, Solver
 
 
 @dataclass
@@ -41,9 +41,9 @@ def _property(spec: Spec, name: str):
         for p in group:
             if p.name == name:
                 return p.expr
-    from spec.lemmas import lemmas
+    from hwcheck.spec.protocol import lemmas_of
 
-    for n, e in lemmas(spec):
+    for n, e in lemmas_of(spec):
         if n == name:
             return e
     return None

@@ -9,7 +9,7 @@ range, a value outside its domain). Two reductions keep the queries small:
 * Case split on index-like scalars: a scalar variable that appears in an index (``leader`` in
   ``log[leader, k]``) is pinned to each of its values in turn, so every read through it is a
   plain cell instead of an If-chain.
-* Replica symmetry (``spec.lemmas.replica_symmetry``): renaming replicas by a permutation maps a
+* Replica symmetry (the protocol's ``symmetry``, for Kafka ``replica_symmetry``): renaming replicas by a permutation maps a
   state satisfying the hypotheses to another one (they are quantified uniformly over replicas),
   and maps the successor of state s by action A(f) to the successor of the renamed state by
   A(renamed f). So a counterexample with action parameter f and leader l becomes, after the
@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 
 import z3
 
-from spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
+from hwcheck.spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
                        walk_stmts)
 
-from ..layout import Layout
-from . import translate as T
-from .solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
+from hwcheck.checker.semantics.layout import Layout
+from hwcheck.spec.protocol import lemmas_of
+from hwcheck.checker.z3 import translate as T
+from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
 
 
 # -- case splits and symmetry ---------------------------------------------------------------------
@@ -371,7 +372,7 @@ class Unrolling:
         return facts
 
     def path(self, model, depth: int):
-        from ..trace import _fp
+        from hwcheck.checker.traces.trace import _fp
 
         out = []
         for k in range(depth):
@@ -424,14 +425,13 @@ def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> 
 
 
 def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tuple[str, Expr]]:
-    """The invariant ``inv`` and its lemmas (``names``, default: the shipped ones), each a
-    lemma of spec/lemmas.py or another invariant of the spec, as (name, expression)."""
-    from spec.lemmas import lemmas, shipped_for
-
-    known = dict(lemmas(spec))
+    """The invariant ``inv`` and its lemmas (``names``, default: the ones the protocol ships for
+    it), each a lemma of the protocol or another invariant of the spec, as (name, expression).
+    A spec without lemmas is proved by plain induction on the invariant."""
+    known = dict(lemmas_of(spec))
     invariants = {i.name: i.expr for i in spec.invariants}
     out = [(inv, spec.invariant_named(inv).expr)]
-    for n in (shipped_for(inv) if names is None else names):
+    for n in (shipped_lemmas(spec, inv) if names is None else names):
         if any(n == x for x, _ in out):
             continue
         if n in known:
@@ -439,19 +439,30 @@ def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tupl
         elif n in invariants:
             out.append((n, invariants[n]))
         else:
-            raise SpecError(f"unknown lemma {n!r} (known: {', '.join(known)})")
+            raise SpecError(f"unknown lemma {n!r} (known: {', '.join(known) or 'none'})")
     return out
+
+
+def shipped_lemmas(spec: Spec, inv: str) -> list[str]:
+    """The names of the lemmas the protocol proves ``inv`` with by default."""
+    fn = getattr(spec.protocol, "shipped_lemmas", None)
+    return list(fn(inv)) if fn is not None else []
+
+
+def symmetry_of(spec: Spec) -> dict | None:
+    """The protocol's declared symmetry for ``spec``, as the dict the checks read; None if the
+    protocol declares none."""
+    fn = getattr(spec.protocol, "symmetry", None)
+    return fn(spec).as_dict() if fn is not None else None
 
 
 def proven_facts(spec: Spec, timeout: float | None = None,
                  symmetry: dict | None = None) -> list[tuple[str, Expr]]:
-    """The cheap invariants (``spec.lemmas.CHEAP``) with their lemmas, for those whose proof
-    succeeds here: true in every reachable state, so bmc may assume them (it then explores no
-    unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
-    from spec.lemmas import CHEAP
-
+    """The protocol's cheap invariants (``Protocol.cheap``) with their lemmas, for those whose
+    proof succeeds here: true in every reachable state, so bmc may assume them (it then explores
+    no unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
     out: list[tuple[str, Expr]] = []
-    for inv in CHEAP:
+    for inv in getattr(spec.protocol, "cheap", ()):
         conj = conjuncts(spec, inv)
         if prove(spec, conj, timeout, symmetry).status == HOLDS:
             out.extend(c for c in conj if all(c[0] != n for n, _ in out))

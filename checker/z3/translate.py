@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
+from hwcheck.spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
                        Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError, Var)
 
 # -- constant-folding helpers --------------------------------------------------------------------

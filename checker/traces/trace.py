@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spec.lang import Spec, reads_next
+from hwcheck.spec.lang import Spec, reads_next
 
-from .interp import Interpreter
-from .rt import fingerprint
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.fingerprint import fingerprint
 
 
 class TraceError(ValueError):
@@ -27,11 +27,14 @@ class Trace:
     spec: str
     params: dict
     engine: str
-    property: str  # the invariant, action property or reachability check the trace is about
+    property: str | None  # the invariant, action property or reachability check it is about
+    # (None: a behaviour read from another tool, with no claim to check)
     kind: str  # invariant | action | reachable
-    actions: list[str]  # the label of each step (len(states) - 1 of them)
+    actions: list[str] | None  # the label of each step (len(states) - 1); None: not given
     states: list[dict]  # each state as the layout's readable dict
     meta: dict = field(default_factory=dict)
+    # How the protocol draws its traces (``spec.protocol.Views``); None: the generic table.
+    views: object = field(default=None, repr=False, compare=False)
 
     @property
     def length(self) -> int:
@@ -75,20 +78,40 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
     _confirm(spec, interp, prop, kind, rows)
     layout = interp.layout
     return Trace(spec.name, dict(spec.params), engine, prop, kind, labels,
-                 [layout.to_dict(r) for r in rows])
+                 [layout.to_dict(r) for r in rows], views=views_of(spec))
 
 
-def _property(spec: Spec, name: str):
-    for group in (spec.invariants, spec.action_properties, spec.reachables):
-        for p in group:
+def views_of(spec: Spec):
+    """The views of the protocol that built ``spec`` (None for a spec built by hand)."""
+    return getattr(spec.protocol, "views", None)
+
+
+KINDS = {"invariant": "invariants", "action": "action_properties", "reachable": "reachables"}
+
+
+def _property(spec: Spec, name: str, kind: str | None = None):
+    """The property ``name`` of ``spec``, of ``kind`` when given (a trace that claims another
+    kind of property than the spec declares is rejected)."""
+    for k, group in KINDS.items():
+        for p in getattr(spec, group):
             if p.name == name:
+                if kind is not None and k != kind:
+                    raise TraceError(f"{name} is a {_kind_word(k)} of {spec.name}, but the trace "
+                                     f"claims a {_kind_word(kind)}")
                 return p
     raise TraceError(f"the spec has no property named {name!r}")
 
 
-def _confirm(spec: Spec, interp: Interpreter, prop: str, kind: str, rows: list) -> None:
+def _kind_word(kind: str) -> str:
+    return {"invariant": "invariant", "action": "action property",
+            "reachable": "reachability check"}.get(kind, repr(kind))
+
+
+def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str, rows: list) -> None:
     """Check that the trace ends in a violation (or, for a reachability check, a witness)."""
-    p = _property(spec, prop)
+    if prop is None:
+        return
+    p = _property(spec, prop, kind)
     if reads_next(p.expr):
         if len(rows) < 2:
             raise TraceError(f"{prop} is a property of transitions; the trace has none")
@@ -111,8 +134,9 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
         raise TraceError("the trace has no states")
     _same(layout, row, trace.states[0], 0, "the initial state")
     rows = [row]
-    if len(trace.actions) != len(trace.states) - 1:
-        raise TraceError(f"the trace has {len(trace.states)} states but {len(trace.actions)} actions")
+    if trace.actions is None or len(trace.actions) != len(trace.states) - 1:
+        raise TraceError(f"the trace has {len(trace.states)} states but "
+                         f"{len(trace.actions or [])} actions")
     for step, label in enumerate(trace.actions, start=1):
         try:
             inst = interp.instance(label)
@@ -136,3 +160,45 @@ def _same(layout, row, recorded: dict, step: int, what: str) -> None:
         name = diff[0]
         raise TraceError(f"step {step} ({what}): {name} is {recorded.get(name)!r} in the trace "
                          f"but {got[name]!r} on replay")
+
+
+def replay_cti(spec: Spec, trace: Trace) -> list[np.ndarray]:
+    """Check a counterexample to induction: one step from a pre-state (any state in the
+    variables' domains, not necessarily reachable) by the named action to the recorded
+    post-state, which breaks the named conjunct (a property of the spec or a lemma of its
+    protocol) while every hypothesis the trace lists holds in the pre-state."""
+    from hwcheck.spec.protocol import lemmas_of
+
+    interp = Interpreter(spec)
+    layout = interp.layout
+    if len(trace.states) != 2 or trace.actions is None or len(trace.actions) != 1:
+        raise TraceError("a counterexample to induction has exactly one step")
+    try:
+        pre = layout.from_dict(trace.states[0])
+    except Exception as e:  # noqa: BLE001 - a SpecError naming the variable
+        raise TraceError(f"step 0 (the pre-state): {e}") from None
+    label = trace.actions[0]
+    try:
+        inst = interp.instance(label)
+    except Exception:
+        raise TraceError(f"step 1: unknown action {label!r}") from None
+    nxt = interp.step(inst, pre)
+    if nxt is None:
+        raise TraceError(f"step 1 ({label}): the action is not enabled in the pre-state")
+    _same(layout, nxt, trace.states[1], 1, label)
+    named = {p.name: p.expr for p in spec.invariants}
+    named.update(dict(lemmas_of(spec)))
+    for h in trace.meta.get("hypotheses", []):
+        if h not in named:
+            raise TraceError(f"the pre-state's hypothesis {h!r} is neither an invariant nor a "
+                             "lemma of the spec")
+        if not interp.holds(named[h], pre):
+            raise TraceError(f"step 0 (the pre-state): hypothesis {h} does not hold")
+    goal = trace.property
+    if goal in named:
+        if interp.holds(named[goal], nxt):
+            raise TraceError(f"the post-state does not break {goal}")
+    else:
+        raise TraceError(f"the trace breaks {goal!r}, which is neither an invariant nor a lemma "
+                         "of the spec")
+    return [pre, nxt]

@@ -12,6 +12,7 @@ it, and a property's witness is the state of least fingerprint on the first leve
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass, field
 
 HOLDS = "holds"
@@ -83,3 +84,15 @@ class Progress:
         rate = distinct / max(now - self.start, 1e-9)
         self.report(f"level {level}  distinct {distinct:,}  frontier {frontier:,}  "
                     f"{rate:,.0f} states/s")
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def current_rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except OSError:
+        return 0

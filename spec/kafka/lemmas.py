@@ -16,7 +16,8 @@ Nothing here runs on import; ``lemmas(spec)`` builds the expressions for one bui
 
 from __future__ import annotations
 
-from .lang import Expr, Spec, count, exists, forall, implies
+from hwcheck.spec.lang import Expr, Spec, count, exists, forall, implies
+from hwcheck.spec.protocol import Symmetry
 
 NONE = -1
 
@@ -149,7 +150,7 @@ def shipped_for(invariant: str) -> list[str]:
     return list(SHIPPED.get(invariant, _WELL_DEFINED))
 
 
-def replica_symmetry(spec: Spec) -> dict:
+def replica_symmetry(spec: Spec) -> Symmetry:
     """The model's replica symmetry: renaming replicas (a permutation of 0..R-1) maps states to
     states, initial-state aside. ``dims``: for each variable, the dimensions indexed by a
     replica; ``ids``: the scalar variables holding a replica id (negative = none); every action
@@ -158,11 +159,11 @@ def replica_symmetry(spec: Spec) -> dict:
     lemma is invariant under such a renaming. ``other``: the variables a renaming leaves alone.
     Every variable must be in exactly one of dims, ids and other, so that a variable added to
     the model later cannot be silently left out (the prover checks this)."""
-    return {
-        "size": spec.params["replicas"],
-        "dims": {"log": (0,), "hw": (0,), "alive": (0,), "isr": (0,), "synced": (0,),
-                 "rleo": (0,), "pending": (0,), "respRec": (0,), "respHw": (0,)},
-        "ids": ("leader",),
-        "other": ("epoch", "committed", "acked"),
-        "params": "replica",
-    }
+    return Symmetry(
+        size=spec.params["replicas"],
+        dims={"log": (0,), "hw": (0,), "alive": (0,), "isr": (0,), "synced": (0,),
+              "rleo": (0,), "pending": (0,), "respRec": (0,), "respHw": (0,)},
+        ids=("leader",),
+        other=("epoch", "committed", "acked"),
+        params="member",
+    )

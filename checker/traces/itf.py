@@ -1,8 +1,10 @@
 """Traces as ITF JSON (the Informal Trace Format that Apalache and Quint read and write).
 
 Values follow the TLA+ model: a scalar is a JSON number, a set is ``{"#set": [...]}``, a
-function over replicas or offsets is ``{"#map": [[key, value], ...]}``. ``#meta`` carries the
-model parameters, the engine, the property and the action taken into each state.
+function over an index range is ``{"#map": [[key, value], ...]}``. ``#meta`` carries the
+protocol (a source ``hwcheck --spec`` understands) and its parameters, the engine, the property
+and the action taken into each state. Traces from other tools may lack all of that but the
+states.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from spec.lang import Spec
+from hwcheck.spec.lang import Spec
 
-from .trace import Trace, TraceError
+from hwcheck.checker.traces.trace import Trace, TraceError
 
 FORMAT = "ITF"
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -76,6 +78,7 @@ def to_itf(spec: Spec, trace: Trace) -> dict:
         "format-description": FORMAT_DESCRIPTION,
         "source": "hwcheck",
         "spec": trace.spec,
+        "protocol": spec.source or None,
         "params": trace.params,
         "engine": trace.engine,
         "property": trace.property,
@@ -90,14 +93,8 @@ def dumps(spec: Spec, trace: Trace) -> str:
     return json.dumps(to_itf(spec, trace), indent=1, sort_keys=False) + "\n"
 
 
-def write(spec: Spec, trace: Trace, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(spec, trace))
-    return path
-
-
-def read_meta(path: Path) -> dict:
-    """The parsed file and its ``#meta``; raises TraceError for a missing or malformed file."""
+def read(path: Path) -> dict:
+    """The parsed file; raises TraceError for a missing or malformed file."""
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -107,17 +104,16 @@ def read_meta(path: Path) -> dict:
     except json.JSONDecodeError as e:
         raise TraceError(f"{path} is not JSON: {e.msg} at line {e.lineno}") from None
     if not isinstance(data, dict) or not isinstance(data.get("states"), list) \
-            or not isinstance(data.get("#meta"), dict):
-        raise TraceError(f"{path} is not an ITF trace (needs #meta and states)")
-    meta = data["#meta"]
-    for key in ("params", "property"):
-        if key not in meta:
-            raise TraceError(f"{path}: #meta lacks {key!r} (was it written by hwcheck?)")
+            or not isinstance(data.get("#meta", {}), dict):
+        raise TraceError(f"{path} is not an ITF trace (needs a list of states)")
     return data
 
 
-def from_itf(spec: Spec, data: dict, where: str = "trace") -> Trace:
-    meta = data["#meta"]
+def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = None) -> Trace:
+    """The trace in ``data`` over ``spec``'s variables. ``actions`` is None when no state names
+    the action that led to it (a trace from another tool); ``prop`` names the property when
+    ``#meta`` does not."""
+    meta = data.get("#meta") or {}
     states, actions = [], []
     for i, item in enumerate(data["states"]):
         if not isinstance(item, dict):
@@ -129,11 +125,17 @@ def from_itf(spec: Spec, data: dict, where: str = "trace") -> Trace:
                        for v in spec.variables})
         if i:
             act = (item.get("#meta") or {}).get("action")
-            if not isinstance(act, str):
-                raise TraceError(f"{where}: state {i} has no #meta.action")
             actions.append(act)
+    if not states:
+        raise TraceError(f"{where}: the trace has no states")
+    if all(a is None for a in actions):
+        actions = None
+    elif not all(isinstance(a, str) for a in actions):
+        i = next(i for i, a in enumerate(actions, 1) if not isinstance(a, str))
+        raise TraceError(f"{where}: state {i} has no #meta.action")
     extra = {k: v for k, v in meta.items() if k not in (
-        "format", "format-description", "source", "spec", "params", "engine", "property",
-        "kind", "length")}
-    return Trace(meta.get("spec", spec.name), meta["params"], meta.get("engine", "?"),
-                 meta["property"], meta.get("kind", "invariant"), actions, states, extra)
+        "format", "format-description", "source", "spec", "protocol", "params", "engine",
+        "property", "kind", "length")}
+    return Trace(meta.get("spec", spec.name), dict(spec.params), meta.get("engine", "?"),
+                 meta.get("property", prop), meta.get("kind", "invariant"), actions, states,
+                 extra)

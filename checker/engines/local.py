@@ -9,69 +9,14 @@ state the least (parent fingerprint, action) pair: the canonical parent every en
 
 from __future__ import annotations
 
-import resource
-from dataclasses import dataclass
-
 import numpy as np
 
-from .explore import Exploration, Hit, Progress
-from .kernel import Kernel
-from .visited import Level, VisitedTable, path_to
-
-CHUNK = 1 << 15  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
-
-
-def peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def current_rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * resource.getpagesize()
-    except OSError:
-        return 0
-
-
-@dataclass
-class Options:
-    """What to check and when to stop; shared by every engine."""
-
-    properties: tuple[str, ...] | None = None  # invariants/action properties; None = all
-    reachability: bool = True  # also look for the spec's reachability targets
-    stop_at_violation: bool = True  # False: --continue, explore everything
-    max_states: int | None = None
-    report: object = None  # progress callback (a line of text)
-
-    def should_stop(self, ex: Exploration) -> bool:
-        """Whether to stop before the next level; sets ``ex.stop_reason`` when so."""
-        if self.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
-            ex.stop_reason = "stopped at the first violation"
-            return True
-        if self.max_states is not None and ex.distinct >= self.max_states:
-            ex.stop_reason = f"reached --max-states {self.max_states:,}"
-            return True
-        return False
-
-
-class PropertySet:
-    """The kernel's numbered properties and which of them a run checks."""
-
-    def __init__(self, kernel: Kernel, opts: Options):
-        props = kernel.props
-        want = None if opts.properties is None else set(opts.properties)
-
-        def on(name: str, kind: str) -> bool:
-            if kind == "reachable":
-                return opts.reachability
-            return want is None or name in want
-
-        self.state = props.state
-        self.transition = props.transition
-        self.state_active = np.array([on(n, k) for n, _, k in props.state] or [False], np.bool_)
-        self.trans_active = np.array([on(n, k) for n, _, k in props.transition] or [False],
-                                     np.bool_)
-        self.checked = [(n, k) for n, _, k in props.state + props.transition if on(n, k)]
+from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
+                                                 peak_rss_bytes)
+from hwcheck.checker.engines.expand import expand
+from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.engines.visited import Level, VisitedTable, path_to
+from hwcheck.checker.semantics.kernel import Kernel
 
 
 class LocalEngine:
@@ -137,40 +82,25 @@ class LocalEngine:
     def _expand(self, front, table: VisitedTable, tp_row, tp_inst, ex: Exploration,
                 progress: Progress, depth: int):
         """Expand one level; returns (new rows sorted by fingerprint, their Level, stop reason)."""
-        k, mod = self.kernel, self.kernel.mod
-        n = front.shape[0]
-        cap = max(1024, 2 * n)
-        out = np.empty((cap, k.stride), np.int8)
-        par = np.empty(cap, np.int32)
-        act = np.empty(cap, self.act_dtype)
-        fps = np.empty(cap, np.uint64)
-        w, lo, stopped = 0, 0, ""
         limit = self.opts.max_states
-        try:
-            while lo < n:
-                hi = min(n, lo + CHUNK)
-                i, wrote, filled, gen = mod.expand_dedup(
-                    front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
-                    act[w:], fps[w:], self.props.trans_active, tp_row, tp_inst)
-                w += wrote
-                table.filled = filled
-                ex.generated += gen
-                if i < hi:  # the kernel stopped for room: make some and go on from row i
-                    if filled + k.ninst > table.max_fill:
-                        table.grow()
-                    if w + k.ninst > cap:
-                        cap *= 2
-                        out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))
-                lo = i
-                progress.tick(depth, ex.distinct + w, n - lo)
-                if limit is not None and ex.distinct + w >= limit and lo < n:
-                    stopped = f"reached --max-states {limit:,}"
-                    break
-        except KeyboardInterrupt:
+        stopped = ""
+
+        def on_chunk(next_row: int, written: int) -> bool:
+            nonlocal stopped
+            progress.tick(depth, ex.distinct + written, front.shape[0] - next_row)
+            if limit is not None and ex.distinct + written >= limit:
+                stopped = f"reached --max-states {limit:,}"
+                return True
+            return False
+
+        succ = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
+                      on_chunk)
+        if succ.interrupted:
             stopped = "interrupted"
-        order = np.argsort(fps[:w], kind="stable")
-        level = Level(fps[:w][order], par[:w][order], act[:w][order])
-        return out[:w][order], level, stopped
+        ex.generated += succ.generated
+        order = np.argsort(succ.fps, kind="stable")
+        level = Level(succ.fps[order], succ.parents[order], succ.acts[order])
+        return succ.rows[order], level, stopped
 
     def _check_states(self, rows, depth: int, levels: list[Level], ex: Exploration) -> None:
         props = self.props
@@ -194,9 +124,3 @@ class LocalEngine:
             path = path_to(levels, depth, row) + [(inst, self.kernel.fingerprint(succ))]
             ex.hits[name] = Hit(name, kind, depth + 1, path)
             props.trans_active[j] = False
-
-
-def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
-    new = np.empty((cap,) + a.shape[1:], a.dtype)
-    new[:used] = a[:used]
-    return new

@@ -7,9 +7,9 @@ every backend then reads the same objects.
 
 from __future__ import annotations
 
-from .lang import (Block, Spec, count, exists, forall, implies, ite, max_, max_over, min_,
+from hwcheck.spec.lang import (Block, Spec, count, exists, forall, implies, ite, max_, max_over, min_,
                    min_over, prime)
-from .params import Params
+from hwcheck.spec.kafka.params import Params
 
 NONE = -1
 

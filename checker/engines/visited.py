@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rt import table_contains, table_insert, table_rehash
+from hwcheck.checker.semantics.fingerprint import table_insert, table_rehash
 
 MAX_LOAD = 0.75
 
@@ -41,9 +41,6 @@ class VisitedTable:
         new = bool(table_insert(self.table, self.table.size - 1, np.uint64(fp)))
         self.filled += new
         return new
-
-    def __contains__(self, fp: int) -> bool:
-        return bool(table_contains(self.table, np.uint64(fp)))
 
     def __len__(self) -> int:
         return self.filled

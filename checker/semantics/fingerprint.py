@@ -58,14 +58,6 @@ def fingerprint(row):
 
 
 @njit(cache=True)
-def fingerprints(rows):
-    out = np.empty(rows.shape[0], dtype=np.uint64)
-    for i in range(rows.shape[0]):
-        out[i] = fingerprint(rows[i])
-    return out
-
-
-@njit(cache=True)
 def table_insert(table, mask, fp):
     """Insert ``fp``; True if it was not there yet."""
     i = np.int64(fp & np.uint64(mask))
@@ -80,19 +72,6 @@ def table_insert(table, mask, fp):
 
 
 @njit(cache=True)
-def table_contains(table, fp):
-    mask = table.size - 1
-    i = np.int64(fp & np.uint64(mask))
-    while True:
-        v = table[i]
-        if v == fp:
-            return True
-        if v == np.uint64(0):
-            return False
-        i = (i + 1) & mask
-
-
-@njit(cache=True)
 def table_rehash(old, new):
     """Insert every fingerprint of ``old`` into the empty table ``new``."""
     mask = new.size - 1
@@ -100,16 +79,3 @@ def table_rehash(old, new):
         v = old[i]
         if v != np.uint64(0):
             table_insert(new, mask, v)
-
-
-@njit(cache=True)
-def table_insert_many(table, fps, fresh):
-    """Insert each of ``fps``; ``fresh[i]`` says whether fps[i] was new. Returns how many were."""
-    mask = table.size - 1
-    n = 0
-    for i in range(fps.size):
-        f = table_insert(table, mask, fps[i])
-        fresh[i] = f
-        if f:
-            n += 1
-    return n

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spec.lang import BOOL, Spec, SpecError, Var
+from hwcheck.spec.lang import BOOL, Spec, SpecError, Var
 
 
 @dataclass(frozen=True)

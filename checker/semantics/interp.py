@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
+from hwcheck.spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
                        Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError)
 
-from .layout import Layout
+from hwcheck.checker.semantics.layout import Layout
 
 
 class ModelError(SpecError):
@@ -127,10 +127,6 @@ class Interpreter:
 
     def _env(self, inst: Instance) -> dict:
         return dict(zip(inst.action.params, inst.args))
-
-    def enabled(self, inst: Instance, row) -> bool:
-        cur = [int(x) for x in row]
-        return bool(self._eval(inst.action.guard, cur, None, self._env(inst), inst.label))
 
     def step(self, inst: Instance, row) -> np.ndarray | None:
         """The successor of ``row`` by ``inst``, or None when its guard is false."""

@@ -1,18 +1,105 @@
-"""A trace as a self-contained HTML page: one column per replica, one row per step.
+"""How Kafka traces are drawn: the text table and the HTML page of the replication model.
 
-Each replica's log is drawn as a row of boxes, one per offset, coloured by the leader epoch of
-the record; the HW and the LEO are marked under the boxes. Cells the step changed are
-highlighted. The page has no external assets (inline CSS, no scripts) and no timestamps, so the
-same trace always gives the same bytes.
+Both read a trace as data (its states as dicts of variables, action labels, parameters, the
+property and its kind) and never import the checker: the checker's generic renderers call them
+through the protocol's ``Views`` and fall back to a table of variables for other protocols.
 """
 
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
-from .render import _param_line, headline
-from .trace import Trace
+def _fmt_log(records: list[int]) -> str:
+    return "[" + " ".join(str(e) if e else "." for e in records) + "]"
+
+
+def _leo(records: list[int]) -> int:
+    return sum(1 for e in records if e)
+
+
+def params_line(params: dict) -> str:
+    p = params
+    s = (f"R={p.get('replicas')} M={p.get('max_offset')} E={p.get('max_epoch')} "
+         f"truncation={p.get('truncation')} isr-expansion={p.get('isr_expansion')} "
+         f"acks={p.get('acks')} min-isr={p.get('min_isr')}")
+    return s + (" unclean-election" if p.get("unclean") else "")
+
+
+def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
+    R = len(st["hw"])
+    rows = []
+    for r in range(R):
+        def mark(text: str, *names: str) -> str:
+            changed = prev is not None and any(_at(prev, n, r) != _at(st, n, r) for n in names)
+            return text + ("*" if changed else "")
+
+        flags = [name for name, on in (("alive", r in st["alive"]), ("isr", r in st["isr"]),
+                                       ("synced", r in st["synced"])) if on]
+        if st["leader"] == r:
+            flags.insert(0, "LEADER")
+        resp = "-"
+        if r in st["pending"]:
+            rec = st["respRec"][r]
+            resp = (f"out-of-range(leo={st['respHw'][r]})" if rec == oor
+                    else f"record({rec or '-'}) hw={st['respHw'][r]}")
+        log = st["log"][r]
+        rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(_leo(log)), "log"),
+                     mark(str(st["hw"][r]), "hw"),
+                     mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
+                     mark(str(st["rleo"][r]), "rleo"),
+                     mark(resp, "pending", "respRec", "respHw")])
+    return rows
+
+
+def _at(st: dict, name: str, r: int):
+    v = st[name]
+    if name == "leader":
+        return v == r
+    if name in ("alive", "isr", "synced", "pending"):
+        return r in v
+    return v[r]
+
+
+def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    fmt = lambda row: "    " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    return [fmt(header)] + [fmt(r) for r in rows]
+
+
+def _summary(st: dict, prev: dict | None) -> str:
+    def mark(name: str, text: str) -> str:
+        return text + ("*" if prev is not None and prev[name] != st[name] else "")
+
+    leader = "none" if st["leader"] < 0 else f"r{st['leader']}"
+    return (f"  leader {mark('leader', leader)}  epoch {mark('epoch', str(st['epoch']))}  "
+            f"committed {mark('committed', _fmt_log(st['committed']))}  "
+            f"acked {mark('acked', _fmt_log(st['acked']))}")
+
+
+def text(trace) -> str:
+    """The trace's body as text (after its headline): numbered steps, each state's replicas as
+    a table."""
+    E = trace.params.get("max_epoch", 0)
+    out = [params_line(trace.params), "",
+           "Each replica: its log (the leader epoch of each record, '.' = none), LEO, HW, flags,",
+           "the leader's record of its LEO (rleo) and its fetch response in flight.",
+           "'*' marks what the step changed.", ""]
+    header = ["replica", "log", "LEO", "HW", "flags", "rleo", "in flight"]
+    prev = None
+    for i, st in enumerate(trace.states):
+        title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
+        out.append(title)
+        out.append(_summary(st, prev))
+        out.extend(_table(_replica_rows(st, prev, E + 1), header))
+        out.append("")
+        prev = st
+    last = "step" if trace.kind == "action" else "state"
+    verb = "satisfies" if trace.kind == "reachable" else "violates"
+    out.append(f"The last {last} {verb} {trace.property}.")
+    return "\n".join(out) + "\n"
+
+
+
 
 # One colour per leader epoch (1..8); text stays dark on all of them.
 EPOCH_COLOURS = ("#8ecae6", "#ffb703", "#90be6d", "#f28482", "#cdb4db", "#f4a261", "#80ed99",
@@ -53,10 +140,6 @@ td.cluster { font-family: monospace; font-size: 12px; white-space: nowrap; }
 
 def _colour(e: int) -> str:
     return EPOCH_COLOURS[(e - 1) % len(EPOCH_COLOURS)]
-
-
-def _leo(records: list[int]) -> int:
-    return sum(1 for e in records if e)
 
 
 def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset()) -> str:
@@ -112,14 +195,10 @@ def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
     return (prev["leader"] == r) != (st["leader"] == r)
 
 
-def _fmt(records: list[int]) -> str:
-    return "[" + " ".join(str(e) if e else "." for e in records) + "]"
-
-
 def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
     leader = "none" if st["leader"] < 0 else f"r{st['leader']}"
-    lines = [f"leader {leader}", f"epoch {st['epoch']}", f"committed {_fmt(st['committed'])}",
-             f"acked {_fmt(st['acked'])}"]
+    lines = [f"leader {leader}", f"epoch {st['epoch']}", f"committed {_fmt_log(st['committed'])}",
+             f"acked {_fmt_log(st['acked'])}"]
     changed = prev is not None and any(prev[n] != st[n]
                                        for n in ("leader", "epoch", "committed", "acked"))
     return "<br>".join(escape(x) for x in lines), changed
@@ -129,7 +208,7 @@ def _fmt_rec(e: int) -> str:
     return f"a record of epoch {e}" if e else "no record"
 
 
-def explain(trace: Trace) -> tuple[str, dict[int, frozenset]]:
+def explain(trace) -> tuple[str, dict[int, frozenset]]:
     """What the last state (or step) does wrong, in words, and the offsets to flag per replica.
 
     Knows the model's own properties; for any other it returns ('', {})."""
@@ -171,16 +250,14 @@ def explain(trace: Trace) -> tuple[str, dict[int, frozenset]]:
     return "", {}
 
 
-def page(trace: Trace, description: str = "") -> str:
-    """The trace as one HTML document (a string)."""
-    if not {"log", "hw", "leader"} <= set(trace.states[0]):
-        raise ValueError("html.page draws traces of the replication model only")
+def page(trace, headline: str, description: str = "") -> str:
+    """The trace as one HTML document (a string); ``headline`` is its title."""
     R = len(trace.states[0]["hw"])
     oor = trace.params.get("max_epoch", 0) + 1
-    title = escape(headline(trace))
+    title = escape(headline)
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f"<title>{title}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-           f"<h1>{title}</h1>", f'<p class="params">{escape(_param_line(trace.params))}</p>']
+           f"<h1>{title}</h1>", f'<p class="params">{escape(params_line(trace.params))}</p>']
     epochs = sorted({e for st in trace.states for lg in st["log"] for e in lg if e})
     legend = "".join(f'<div class="box" style="background:{_colour(e)}">{e}</div>' for e in epochs)
     out.append(f'<div class="legend">records by leader epoch: {legend}'
@@ -224,18 +301,3 @@ def page(trace: Trace, description: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
-def describe(spec, name: str) -> str:
-    """The doc line of ``spec``'s property ``name`` ('' if none)."""
-    for group in (spec.invariants, spec.action_properties, spec.reachables):
-        for p in group:
-            if p.name == name:
-                return p.doc
-    return ""
-
-
-def write(trace: Trace, path: Path, spec=None) -> Path:
-    """Write the page to ``path``; with ``spec``, the verdict line quotes the property's doc."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page(trace, describe(spec, trace.property) if spec is not None else ""))
-    return path

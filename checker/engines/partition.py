@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hwcheck.checker.engines.expand import expand as expand_rows
+from hwcheck.checker.engines.visited import VisitedTable
+
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
 
 
@@ -128,18 +131,25 @@ class Expanded:
 _kernels: dict = {}
 
 
-def kernel_for(params: dict):
-    """The compiled kernel of a parameter set, built (or loaded from the disk cache) once per
-    process: executors build it from the parameters themselves, with no shared filesystem."""
-    key = tuple(sorted(params.items()))
+class KernelMismatch(RuntimeError):
+    """An executor rebuilt a different kernel than the driver's: it would explore another model."""
+
+
+def kernel_for(spec, key: str):
+    """The compiled kernel of ``spec`` (a ``SpecRef``, rebuilt here, or a pickled ``Spec``),
+    built (or loaded from the disk cache) once per process, so executors need no shared
+    filesystem. ``key`` is the driver's kernel hash: a kernel that hashes otherwise (another
+    hwcheck version, an edited spec file) stops the run rather than explore another model."""
     k = _kernels.get(key)
     if k is None:
-        from spec.model import build
-        from spec.params import Params
+        from hwcheck.checker.protocols import SpecRef
+        from hwcheck.checker.semantics.kernel import Kernel
 
-        from .kernel import Kernel
-
-        k = Kernel(build(Params.from_dict(dict(params))))
+        k = Kernel(spec.build() if isinstance(spec, SpecRef) else spec)
+        if k.key != key:
+            what = spec.source if isinstance(spec, SpecRef) else spec.name
+            raise KernelMismatch(f"this process built kernel {k.key} for {what}, but the driver "
+                                 f"runs {key}: the spec or hwcheck differs here")
         k.warm("local", "step")
         _kernels[key] = k
     return k
@@ -153,51 +163,28 @@ CHUNK = 1 << 14  # frontier rows per kernel call
 def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
     """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors.
 
-    The kernel's ``expand_dedup`` runs against a scratch table private to this call, so only the
-    first occurrence of each successor is written: the one with the least (parent fingerprint,
+    The shared expansion driver runs against a scratch table private to this call, so only the
+    first occurrence of each successor is kept: the one with the least (parent fingerprint,
     action), since rows go in fingerprint order and actions in instance order. Transition
     properties are checked on every transition, duplicates included; for each, the first hit is
     the least (parent fingerprint, action)."""
-    from .visited import VisitedTable
-
-    mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
-    adt = act_dtype(ninst)
+    adt = act_dtype(kernel.ninst)
     n = rows.shape[0]
     nt = tp_active.size
     tp_row = np.full(nt, -1, np.int64)
     tp_inst = np.full(nt, -1, np.int64)
     if n == 0:
-        return Expanded(Batch.empty(stride, adt), 0)
+        return Expanded(Batch.empty(kernel.stride, adt), 0)
     rows = np.ascontiguousarray(rows, np.int8)
-    table = VisitedTable(4 * n * 2)
-    cap = max(1024, 3 * n)
-    out = np.empty((cap, stride), np.int8)
-    par = np.empty(cap, np.int32)
-    act = np.empty(cap, adt)
-    sfp = np.empty(cap, np.uint64)
-    w, lo, generated = 0, 0, 0
-    while lo < n:
-        hi = min(n, lo + CHUNK)
-        i, wrote, filled, gen = mod.expand_dedup(
-            rows, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:], act[w:],
-            sfp[w:], tp_active, tp_row, tp_inst)
-        w += wrote
-        table.filled = filled
-        generated += gen
-        if i < hi:  # out of room: make some and go on from row i
-            if filled + ninst > table.max_fill:
-                table.grow()
-            if w + ninst > cap:
-                cap *= 2
-                out, par, act, sfp = (_grown(a, cap, w) for a in (out, par, act, sfp))
-        lo = i
+    succ = expand_rows(kernel, rows, VisitedTable(4 * n * 2), tp_active, tp_row, tp_inst,
+                       chunk=CHUNK)
     hits = {}
     for j in np.flatnonzero(tp_row >= 0):
         parent = rows[tp_row[j]]
-        succ = kernel.step(int(tp_inst[j]), parent)
-        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(succ))
-    batch = Batch(out[:w], sfp[:w], fps[par[:w]], act[:w])  # views: split_by_owner gathers
-    return Expanded(batch, generated, hits)
+        nxt = kernel.step(int(tp_inst[j]), parent)
+        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(nxt))
+    batch = Batch(succ.rows, succ.fps, fps[succ.parents], succ.acts)  # split_by_owner gathers
+    return Expanded(batch, succ.generated, hits)
 
 
 def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
@@ -289,13 +276,14 @@ def lookup(store: Store, fps) -> dict:
 class LevelTask:
     """What a level's tasks need: everything is small and picklable (no kernel, no states)."""
 
-    params: tuple  # the model parameters as sorted (name, value) pairs
+    spec: object  # a SpecRef (source + parameters) or, for a spec built by hand, the Spec
+    kernel_key: str  # the driver's kernel hash: every process must build the same kernel
     parts: int
     sp_active: tuple  # state predicates still checked
     tp_active: tuple  # transition predicates still checked
 
     def kernel(self):
-        return kernel_for(dict(self.params))
+        return kernel_for(self.spec, self.kernel_key)
 
 
 def peak_rss() -> int:
@@ -417,9 +405,3 @@ def lookup_part(items, fps) -> dict:
         if it[0] == "pending":
             out.update(lookup(it[2], fps))
     return out
-
-
-def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
-    new = np.empty((cap,) + a.shape[1:], a.dtype)
-    new[:used] = a[:used]
-    return new

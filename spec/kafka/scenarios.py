@@ -8,18 +8,15 @@ change, no truncation). The number of distinct states is pinned too: a model cha
 shrinks the state space is caught even when every verdict stays the same.
 
 The figures are those of a full breadth-first exploration; where MODEL.md publishes a figure for
-the same configuration, the two agree. ``checker/suite.py`` runs the table and names every
+the same configuration, the two agree. hwcheck's suite runs the table and names every
 difference.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .lang import SpecError
-from .params import Params
-
-HOLDS = "holds"
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import SpecError
+from hwcheck.spec.protocol import HOLDS, Scenario
 
 # Every reachability check of the model: a scenario expects all of them reached unless it says
 # otherwise.
@@ -30,23 +27,9 @@ ALL_REACHED = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
 
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    story: str  # one line: what the configuration is and what happens to it
-    bug: str  # the issue or proposal the scenario is about ("-" when none)
-    params: Params
-    # invariant or action property -> HOLDS, or the shortest violation's length in steps
-    expect: dict[str, str | int] = field(default_factory=dict)
-    reached: tuple[str, ...] = ALL_REACHED
-    states: int | None = None  # distinct reachable states of a full exploration, when pinned
-
-    def expected(self, prop: str) -> str | int | None:
-        return self.expect.get(prop)
-
-    def violated(self) -> dict[str, int]:
-        """The properties expected violated, with their shortest lengths."""
-        return {k: v for k, v in self.expect.items() if v != HOLDS}
+def scenario(name: str, story: str, bug: str, params: Params, expect: dict,
+             states: int | None = None, reached: tuple[str, ...] = ALL_REACHED) -> Scenario:
+    return Scenario(name, story, bug, params.as_dict(), expect, reached, states)
 
 
 def verdicts(**violated: int) -> dict[str, str | int]:
@@ -60,7 +43,7 @@ def verdicts(**violated: int) -> dict[str, str | int]:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(
+    scenario(
         "hw-truncation",
         "Followers truncate to their HW on restart, as the classic write-ups describe: a committed "
         "record is lost and the logs diverge below the HW.",
@@ -69,7 +52,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9),
         states=10_487,
     ),
-    Scenario(
+    scenario(
         "kip-101",
         "Truncation by leader epoch keeps committed records, but two replicas can still hold "
         "different records below both their HWs.",
@@ -78,7 +61,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(LogsMatchBelowHw=11),
         states=5_368,
     ),
-    Scenario(
+    scenario(
         "kip-279",
         "Truncation walks back epoch by epoch, but a follower rejoins the ISR on LEO >= HW alone: "
         "with 3 replicas a committed record is lost.",
@@ -87,7 +70,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14),
         states=69_689,
     ),
-    Scenario(
+    scenario(
         "kip-279-r2",
         "The same protocol with 2 replicas: every invariant holds; losing the record of "
         "KAFKA-7128 takes a third replica.",
@@ -96,7 +79,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(),
         states=4_978,
     ),
-    Scenario(
+    scenario(
         "kafka-7128-fix",
         "KIP-279 truncation, and a follower rejoins the ISR only once it reaches the start of the "
         "leader's epoch: every invariant holds with 3 replicas.",
@@ -105,7 +88,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(),
         states=12_457_245,
     ),
-    Scenario(
+    scenario(
         "kafka-7128-fix-r2",
         "The fixed protocol with 2 replicas, longer logs and more elections: every invariant "
         "holds.",
@@ -114,7 +97,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(),
         states=6_221_711,
     ),
-    Scenario(
+    scenario(
         "acks-1",
         "The producer is answered once the leader has the record: the leader fails before a "
         "follower fetches it and the acknowledged write is gone.",
@@ -123,7 +106,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(AckedNotLost=3),
         states=12_294,
     ),
-    Scenario(
+    scenario(
         "unclean-election",
         "An out-of-sync replica may be elected when no ISR member is alive: it lacks a committed "
         "record and becomes the leader.",
@@ -132,7 +115,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(CommittedNotLost=4, AckedNotLost=4, LogsMatchBelowHw=5),
         states=12_291,
     ),
-    Scenario(
+    scenario(
         "min-isr-2",
         "acks=all with min.insync.replicas=2 and clean election: every acknowledged write "
         "survives any sequence of crashes.",
@@ -141,7 +124,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(),
         states=92_414,
     ),
-    Scenario(
+    scenario(
         "min-isr-2-unclean",
         "min-isr-2 with unclean election: a replica outside the ISR is elected and "
         "acknowledged writes are lost.",
@@ -151,17 +134,3 @@ SCENARIOS: tuple[Scenario, ...] = (
         states=229_098,
     ),
 )
-
-
-def names(table: tuple[Scenario, ...] | None = None) -> list[str]:
-    return [s.name for s in (SCENARIOS if table is None else table)]
-
-
-def get(name: str, table: tuple[Scenario, ...] | None = None) -> Scenario:
-    """The scenario called ``name`` (in ``table``, by default SCENARIOS); a SpecError naming the
-    known ones otherwise."""
-    table = SCENARIOS if table is None else table
-    for s in table:
-        if s.name == name:
-            return s
-    raise SpecError(f"unknown scenario {name!r} (known: {', '.join(names(table))})")

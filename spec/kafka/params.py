@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-from .lang import SpecError
+from hwcheck.spec.lang import SpecError
 
 TRUNCATIONS = ("hw", "leader-epoch", "kip-279")
 EXPANSIONS = ("hw", "epoch-start")

@@ -1,13 +1,13 @@
 """The driver of a partitioned breadth-first search: the level loop over a partition backend.
 
 A backend holds the partitions (their visited stores and frontiers) and runs the pure
-per-partition steps of ``checker.partition`` on them; this driver only sees per-level
+per-partition steps of ``checker.engines.partition`` on them; this driver only sees per-level
 statistics (counts and each property's best hit per partition), never the state space. The
 Spark engine is this driver over the Spark backend; ``InProcessBackend`` runs the same steps in
 one process, so the whole algorithm is tested without a JVM.
 
 Stopping rules, property selection and the canonical choices are the local engine's
-(``checker.bfs``): a run stops before expanding a level once a violation is known
+(``checker.engines.local``): a run stops before expanding a level once a violation is known
 (``stop_at_violation``) or ``max_states`` distinct states are reached; a state property's
 witness is the least hitting fingerprint on the first level with a hit, and a transition
 property's is the least (parent fingerprint, action). One difference: ``max_states`` is checked
@@ -19,10 +19,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .bfs import Options, PropertySet, current_rss_bytes, peak_rss_bytes
-from .explore import Exploration, Hit, Progress
-from .kernel import Kernel
-from .partition import (LevelTask, compact_part, initial_part, links_of, lookup_part, owner,
+from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
+                                                 peak_rss_bytes)
+from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.engines.partition import (LevelTask, compact_part, initial_part, links_of, lookup_part, owner,
                         step_part)
 
 
@@ -130,10 +131,14 @@ class LevelEngine:
         self.opts = opts
         self.props = PropertySet(kernel, opts)
         self.backend = backend
-        self.params = tuple(sorted(kernel.spec.params.items()))
+        from hwcheck.checker.protocols import SpecRef
+
+        # what the partitions rebuild their kernel from: a reference when the spec came from a
+        # protocol, else the spec itself
+        self.spec_id = SpecRef.of(kernel.spec) or kernel.spec
 
     def _task(self) -> LevelTask:
-        return LevelTask(self.params, self.backend.parts,
+        return LevelTask(self.spec_id, self.kernel.key, self.backend.parts,
                          tuple(bool(x) for x in self.props.state_active),
                          tuple(bool(x) for x in self.props.trans_active))
 

@@ -3,7 +3,7 @@
 The generated module is a real file (``$HWCHECK_CACHE/kernels/k_<hash>.py``, default
 ``~/.cache/hwcheck``) so numba's on-disk cache can keep its machine code: the first run of a
 configuration compiles for some seconds, later runs load in about one. The file name is a hash
-of the source and of ``checker/rt.py``, so a changed spec or run-time never meets a stale cache.
+of the source and of ``checker/semantics/fingerprint.py``, so a changed spec or run-time never meets a stale cache.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from spec.lang import Spec
+from hwcheck.spec.lang import Spec
 
-from .codegen import Properties, generate, source_key
-from .layout import Layout
+from hwcheck.checker.semantics.codegen import Properties, generate, source_key
+from hwcheck.checker.semantics.layout import Layout
 
 
 def cache_dir() -> Path:
-    from . import _cache
+    from hwcheck.checker import _cache
 
     return _cache
 
@@ -62,6 +62,7 @@ class Kernel:
         self.props = Properties.of(spec)
         self.instances = spec.instances()
         self.source = generate(spec, self.layout)
+        self.key = source_key(self.source)
         self.mod = _load(self.source)
 
     @property
@@ -82,7 +83,7 @@ class Kernel:
         return self.mod.initial()
 
     def fingerprint(self, row: np.ndarray) -> int:
-        from .rt import fingerprint
+        from hwcheck.checker.semantics.fingerprint import fingerprint
 
         return int(fingerprint(np.ascontiguousarray(row, dtype=np.int8)))
 
@@ -93,10 +94,10 @@ class Kernel:
     def warm(self, *parts: str) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
-        expand-and-dedup), "spark" (expand everything), "step"; default: all of them."""
-        from .rt import fingerprint
+        expand-and-dedup), "step"; default: both."""
+        from hwcheck.checker.semantics.fingerprint import fingerprint
 
-        parts = parts or ("local", "spark", "step")
+        parts = parts or ("local", "step")
         fingerprint(self.initial)
         one = self.initial.reshape(1, -1).copy()
         ns, nt = len(self.props.state), len(self.props.transition)
@@ -107,8 +108,6 @@ class Kernel:
         fps = np.empty(self.ninst, np.uint64)
         tp = (np.zeros(max(nt, 1), np.bool_), np.full(max(nt, 1), -1, np.int64),
               np.full(max(nt, 1), -1, np.int64))
-        if "spark" in parts:
-            self.mod.expand_all(one, 0, 0, out, par, act, fps, *tp)
         if "local" in parts:
             table = np.zeros(16, np.uint64)
             self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp)

@@ -1,0 +1,199 @@
+"""What every hwcheck command shares: exit codes, one-line errors, output, and the options that
+choose a spec (the default protocol's own flags, or ``--spec`` with ``--param``).
+
+Exit codes a script can rely on: 0 holds (or a trace replayed as claimed), 12 a violation,
+2 bad usage or bad input, 3 unknown (a limit was reached before a verdict), 1 an internal error
+or a trace that does not replay.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hwcheck.checker import protocols
+from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.protocol import Param, Protocol
+
+EXIT_HOLDS = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNKNOWN = 3
+EXIT_VIOLATED = 12
+
+VERDICT_EXIT = {"holds": EXIT_HOLDS, "violated": EXIT_VIOLATED, "unknown": EXIT_UNKNOWN}
+
+
+class InputError(click.ClickException):
+    """Bad input: reported as one line, exit code 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class Output:
+    """Where a command's human text goes: stdout, or stderr when ``--json`` keeps stdout for
+    the one JSON object."""
+
+    def __init__(self, as_json: bool = False, quiet: bool = False):
+        self.as_json = as_json
+        self.quiet = quiet
+
+    def say(self, msg: str = "") -> None:
+        click.echo(msg, err=self.as_json)
+
+    def progress(self, msg: str) -> None:
+        if not self.quiet:
+            click.echo(f"  {msg}", err=True)
+
+    def progress_fn(self):
+        return None if self.quiet else self.progress
+
+    def result(self, obj: dict) -> None:
+        """The --json object, as the last line of stdout."""
+        if self.as_json:
+            click.echo(json.dumps(obj))
+
+
+def say(msg: str = "", err: bool = False) -> None:
+    click.echo(msg, err=err)
+
+
+def progress_line(msg: str) -> None:
+    click.echo(f"  {msg}", err=True)
+
+
+# -- choosing a spec -----------------------------------------------------------------------------
+
+
+def _default_protocol() -> Protocol | None:
+    try:
+        return protocols.default()
+    except SpecError:
+        return None
+
+
+DEFAULT = _default_protocol()
+
+
+def _option_for(p: Param):
+    """A click option for one of the default protocol's parameters (all default to None, so
+    that only what the user gave overrides a scenario's or the protocol's defaults)."""
+    dest = p.name
+    shown = "on" if p.default is True else "off" if p.default is False else p.default
+    help_ = f"{p.help}, {p.describe()} [default: {shown}]" if p.domain is not bool \
+        else f"{p.help} [default: {shown}]"
+    if p.domain is bool:
+        return click.option(*p.flags, dest, default=None, help=help_)
+    if isinstance(p.domain, tuple):
+        return click.option(*p.flags, dest, type=click.Choice(p.domain), default=None,
+                            help=help_)
+    kind = int if isinstance(p.default, int) else str
+    return click.option(*p.flags, dest, type=kind, default=None, help=help_)
+
+
+MODEL_KEYS = tuple(p.name for p in DEFAULT.params if p.flags) if DEFAULT else ()
+
+
+def spec_options(fn):
+    """``--spec``, ``--param`` and the default protocol's own options (``--replicas`` ...)."""
+    opts = [
+        click.option("--spec", "spec_source", default=None, metavar="SOURCE",
+                     help="The protocol to check: FILE.py[:NAME], package.module[:NAME] or a "
+                          "registered name (`hwcheck params --spec ...` lists its parameters) "
+                          f"[default: {protocols.DEFAULT}]"),
+        click.option("--param", "param_pairs", multiple=True, metavar="KEY=VALUE",
+                     help="A parameter of the protocol (repeatable; integers and booleans "
+                          "parsed, otherwise strings)"),
+    ]
+    if DEFAULT is not None:
+        opts += [_option_for(p) for p in DEFAULT.params if p.flags]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def protocol_from(kwargs: dict) -> Protocol:
+    """The protocol the options name (and pop ``--spec``); the default one without --spec."""
+    source = kwargs.pop("spec_source", None)
+    try:
+        if source is None:
+            if DEFAULT is None:
+                raise SpecError(f"no protocol named {protocols.DEFAULT!r} is installed "
+                                "(install hwcheck, or give --spec)")
+            return DEFAULT
+        return protocols.load(source)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+def params_from(proto: Protocol, kwargs: dict, base: dict | None = None) -> dict:
+    """The parameters the options give (popped from ``kwargs``) over ``base``: the default
+    protocol's own flags, then ``--param`` pairs."""
+    model = {k: kwargs.pop(k) for k in MODEL_KEYS if k in kwargs}
+    model = {k: v for k, v in model.items() if v is not None}
+    pairs = kwargs.pop("param_pairs", ())
+    if model and proto is not DEFAULT:
+        flags = ", ".join(DEFAULT.param(k).flags[0].split("/")[0] for k in model)
+        raise InputError(f"{flags} belong to the {DEFAULT.name} protocol; give the parameters "
+                         f"of {proto.name} with --param KEY=VALUE")
+    try:
+        given = dict(base or {})
+        given.update(model)
+        given.update(protocols.parse_params(proto, pairs))
+        return proto.resolve(given)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+def spec_from(kwargs: dict, base: dict | None = None) -> tuple[Protocol, Spec]:
+    """The protocol and the built spec the options name."""
+    proto = protocol_from(kwargs)
+    params = params_from(proto, kwargs, base)
+    try:
+        return proto, protocols.build(proto, params)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+def params_line(proto: Protocol | None, params: dict) -> str:
+    from hwcheck.checker.traces.text import params_line as line
+
+    return line(params, proto.views if proto is not None else None)
+
+
+def output_options(what: str = "Where counterexamples are written "
+                                  "(<out>/<run-name>/<Property>.itf.json)",
+                   run_name_default: str = "the parameters"):
+    """--out, --run-name and --quiet, shared by the commands that write traces."""
+
+    def deco(fn):
+        for o in reversed([
+            click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                         default=Path("counterexamples"), show_default=True, help=what),
+            click.option("--run-name", default=None,
+                         help=f"Folder name under --out [default: {run_name_default}]"),
+            click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr"),
+        ]):
+            fn = o(fn)
+        return fn
+
+    return deco
+
+
+def json_option(fn):
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print one JSON object as the last line of stdout (human text "
+                             "then goes to stderr)")(fn)
+
+
+def check_properties(spec: Spec, names, kinds=("invariant", "action")) -> None:
+    known = []
+    if "invariant" in kinds:
+        known += [p.name for p in spec.invariants]
+    if "action" in kinds:
+        known += [p.name for p in spec.action_properties]
+    for name in names:
+        if name not in known:
+            raise InputError(f"unknown invariant {name!r} (known: {', '.join(known)})")

@@ -1,0 +1,228 @@
+"""The ``hwcheck`` command: the group, ``check``, ``replay`` and ``params``, and the console
+entry point that turns every input error into one line and a fixed exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_USAGE,
+                                        VERDICT_EXIT, InputError, Output, check_properties,
+                                        json_option, output_options, params_from, params_line,
+                                        protocol_from, say, spec_options)
+from hwcheck.spec.lang import SpecError
+
+
+class Commands(click.Group):
+    """The command group; the commands of the other modules (scenarios, Z3) are loaded on first
+    use, which keeps start-up light."""
+
+    optional = ("hwcheck.checker.cli.prove", "hwcheck.checker.cli.scenarios")
+    _loaded = False
+
+    def _load(self) -> None:
+        if Commands._loaded:
+            return
+        Commands._loaded = True
+        import importlib
+
+        for modname in self.optional:
+            for cmd in importlib.import_module(modname).COMMANDS:
+                self.add_command(cmd)
+
+    def list_commands(self, ctx):
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        if name not in self.commands:
+            self._load()
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=Commands,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="hwcheck")
+def main() -> None:
+    """hwcheck: a model checker for Kafka's partition replication protocol (HW, LEO, ISR,
+    truncation, leader election), and for any protocol written in its spec language (--spec).
+
+    `hwcheck check` explores every reachable state breadth-first and prints the shortest
+    counterexample of each violated invariant.
+    """
+
+
+@main.command()
+@spec_options
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Check only this invariant or action property (repeatable) [default: all]")
+@click.option("--continue", "keep_going", is_flag=True,
+              help="Explore everything; report the shortest violation of each invariant")
+@click.option("--max-states", type=click.IntRange(min=1), default=None,
+              help="Stop after this many distinct states (the verdict is then unknown)")
+@output_options(run_name_default="the scenario name, or the parameters")
+@click.option("--scenario", default=None, metavar="NAME",
+              help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
+                   "parameters given explicitly override them")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True,
+              help="local: the compiled BFS on this machine; spark: PySpark, frontier "
+                   "partitioned across executors")
+@click.option("--spark-master", default="local[*]", show_default=True,
+              help="Spark master URL, with --engine spark")
+@click.option("--partitions", type=click.IntRange(min=1), default=None,
+              help="Spark partitions of the state space [default: one per executor core]")
+@json_option
+def check(invariants, keep_going, max_states, out, run_name, scenario, engine, spark_master,
+          partitions, as_json, quiet, **kwargs) -> None:
+    """Explore every reachable state breadth-first and check the invariants."""
+    from hwcheck.checker import protocols
+    from hwcheck.checker.engines.options import Options
+    from hwcheck.checker.run import check as run_check
+    from hwcheck.checker.traces import text
+
+    o = Output(as_json, quiet)
+    proto = protocol_from(kwargs)
+    base = None
+    if scenario is not None:
+        try:
+            base = proto.scenario(scenario).params
+        except SpecError as e:
+            raise InputError(str(e)) from None
+    params = params_from(proto, kwargs, base)
+    if scenario is not None and run_name is None:
+        # Overridden parameters get their own folder: the scenario's own traces stay canonical.
+        run_name = scenario if params == proto.resolve(base) else \
+            f"{scenario}+{proto.name_of(params)}"
+    try:
+        spec = protocols.build(proto, params)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+    check_properties(spec, invariants)
+    opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
+                   max_states=max_states, report=o.progress_fn())
+    engine_opts = {}
+    if engine == "spark":
+        engine_opts = {"master": spark_master, "partitions": partitions}
+    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine})")
+    report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
+    ex = report.exploration
+    for v in report.violations():
+        o.say("")
+        o.say(text.text(v.trace))
+        o.say(f"written: {', '.join(str(p) for p in v.files)}")
+    for oc in report.outcomes:
+        if oc.kind == "reachable" and oc.status != "reached":
+            o.say(f"note: {oc.name} was {oc.status} (a check that passes without it may be "
+                  "vacuous)")
+    if not ex.complete:
+        o.say(f"note: exploration incomplete: {ex.stop_reason}")
+    parts = [f"{v.name} in {v.length} steps" for v in report.violations()]
+    detail = f" ({', '.join(parts)})" if parts else ""
+    o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states, "
+          f"{ex.generated:,} generated, depth {ex.depth}, {ex.seconds:.2f} s")
+    o.result(report.as_json())
+    sys.exit(VERDICT_EXIT[report.verdict])
+
+
+@main.command()
+@click.argument("trace_file", type=click.Path(path_type=Path))
+@click.option("--spec", "spec_source", default=None, metavar="SOURCE",
+              help="The protocol to replay against [default: the one the trace's #meta names]")
+@click.option("--param", "param_pairs", multiple=True, metavar="KEY=VALUE",
+              help="A parameter of the protocol (repeatable) [default: the trace's #meta params]")
+@click.option("--property", "prop", default=None, metavar="NAME",
+              help="For a trace written by another tool: the property it claims to violate")
+@click.option("--z3", "with_z3", is_flag=True,
+              help="Also certify every step with Z3 (guard and effect) and the final violation")
+@json_option
+def replay(trace_file: Path, spec_source, param_pairs, prop, with_z3: bool,
+           as_json: bool) -> None:
+    """Re-run a trace through the interpreter and confirm what it claims.
+
+    A trace written by hwcheck names its protocol and parameters in #meta. A trace written by
+    another tool (Apalache, Quint: no action names) needs --spec and --param; each step is then
+    matched to the action that produces the next state."""
+    from hwcheck.checker.traces import itf, text
+    from hwcheck.checker.traces.replay import ReplayRequest, load_and_replay
+    from hwcheck.checker.traces.trace import TraceError
+
+    o = Output(as_json)
+    req = ReplayRequest(Path(trace_file), spec_source, tuple(param_pairs), prop)
+    try:
+        spec, trace, result = load_and_replay(req)
+    except TraceError as e:
+        raise InputError(str(e)) from None
+    obj = {"command": "replay", "trace": str(trace_file)}
+    if result is not None:
+        o.say(f"replay: does not replay: {result}")
+        o.result({**obj, "verdict": "rejected", "reason": str(result)})
+        sys.exit(EXIT_FAILED)
+    obj.update({"verdict": "confirmed", "protocol": spec.source or spec.name,
+                "params": dict(spec.params), "property": trace.property, "kind": trace.kind,
+                "length": trace.length, "cti": trace.is_cti})
+    o.say(f"replay: confirmed: {text.headline(trace)}" + (
+        " (one induction step from a pre-state that satisfies the hypotheses)"
+        if trace.is_cti else ""))
+    if with_z3:
+        from hwcheck.checker.z3.certify import certify
+
+        res = certify(spec, trace)
+        o.say(f"replay --z3: {res.summary()}")
+        obj["z3"] = "certified" if res.ok else "not certified"
+        if not res.ok:
+            obj["verdict"] = "rejected"
+            o.result(obj)
+            sys.exit(EXIT_FAILED)
+    o.result(obj)
+    sys.exit(EXIT_HOLDS)
+
+
+@main.command()
+@click.option("--spec", "spec_source", default=None, metavar="SOURCE",
+              help="The protocol [default: the default protocol]")
+@json_option
+def params(spec_source, as_json) -> None:
+    """List a protocol's parameters: name, domain, default, and the option that sets it."""
+    o = Output(as_json)
+    proto = protocol_from({"spec_source": spec_source})
+    o.say(f"{proto.name}: {proto.doc}" if proto.doc else proto.name)
+    rows = []
+    for p in proto.params:
+        flag = p.flags[0] if p.flags and spec_source is None else f"--param {p.name}=VALUE"
+        rows.append({"name": p.name, "domain": p.describe(), "default": p.default,
+                     "option": flag, "help": p.help})
+        o.say(f"  {p.name:<16} {p.describe():<24} default {p.default!s:<8} {flag}"
+              + (f"  {p.help}" if p.help else ""))
+    if not proto.params:
+        o.say("  (no parameters)")
+    o.result({"command": "params", "protocol": proto.source or proto.name, "params": rows})
+
+
+def run() -> None:
+    """Console entry point: one-line errors, fixed exit codes, no tracebacks for bad input."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        say("hwcheck: aborted", err=True)
+        sys.exit(EXIT_UNKNOWN)
+    except click.UsageError as e:
+        say(f"hwcheck: error: {e.format_message()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as e:
+        say(f"hwcheck: error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except SpecError as e:
+        say(f"hwcheck: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        say("hwcheck: interrupted", err=True)
+        sys.exit(EXIT_UNKNOWN)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,238 @@
+"""``hwcheck prove`` and ``hwcheck bmc``: the Z3 commands."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_VIOLATED,
+                                        InputError, Output, check_properties, json_option,
+                                        output_options, params_line, spec_from, spec_options)
+
+
+def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
+    from hwcheck.checker.traces.trace import Trace, views_of
+
+    return Trace(spec.name, dict(spec.params), "z3-induction", ob.goal, "invariant",
+                 [ob.inst.label], [layout.to_dict(ob.pre), layout.to_dict(ob.post)],
+                 {"cti": True, "invariant": inv, "case": ob.case, "broken": ob.goal,
+                  "hypotheses": hypotheses}, views=views_of(spec))
+
+
+def cti_text(trace) -> str:
+    """A counterexample to induction rendered like a trace step."""
+    from hwcheck.checker.traces import text as render
+
+    txt = render.text(trace)
+    head = (f"counterexample to induction: {trace.meta.get('invariant')} with its lemmas; "
+            f"{trace.actions[0]} breaks {trace.property}")
+    lines = txt.splitlines()
+    lines[0] = head
+    return "\n".join(lines) + "\n"
+
+
+def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
+    from hwcheck.spec.lang import SpecError
+
+    from hwcheck.checker.z3.checks import conjuncts
+
+    try:
+        return conjuncts(spec, inv, [] if no_lemmas else (list(lemma_names) or None))
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+@click.command()
+@spec_options
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Prove this invariant (repeatable) [default: every invariant]")
+@click.option("--lemma", "lemma_names", multiple=True, metavar="NAME",
+              help="Strengthen with this lemma (repeatable) [default: the lemmas the protocol "
+                   "ships for each invariant; none: plain induction]")
+@click.option("--no-lemmas", is_flag=True, help="Try the invariant alone")
+@click.option("--list-lemmas", is_flag=True,
+              help="List the protocol's lemmas and the invariants that use them, then exit")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds per solver query; a query that runs out is unknown")
+@click.option("--no-symmetry", is_flag=True,
+              help="Check every action instance instead of one per symmetry class (when the "
+                   "protocol declares a symmetry)")
+@output_options("Where counterexamples to induction are written "
+                "(<out>/<run-name>/cti/<Invariant>-<Action>/)",
+                run_name_default="the parameters, with -prove")
+@json_option
+def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry, out, run_name,
+          quiet, as_json, **kwargs) -> None:
+    """Prove invariants inductive with Z3: Init implies them, and each action preserves the
+    invariant together with its strengthening lemmas."""
+    from hwcheck.checker.run import run_name_of, violation_json
+    from hwcheck.checker.semantics.layout import Layout
+    from hwcheck.checker.traces.output import write_trace
+    from hwcheck.checker.z3.checks import prove as run_prove, shipped_lemmas, symmetry_of
+    from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, worst
+    from hwcheck.spec.protocol import lemmas_of
+
+    o = Output(as_json, quiet)
+    proto, spec = spec_from(kwargs)
+    layout = Layout.of(spec)
+    if list_lemmas:
+        rows = []
+        for name, _ in lemmas_of(spec):
+            users = [i.name for i in spec.invariants if name in shipped_lemmas(spec, i.name)]
+            rows.append({"lemma": name, "used_for": users})
+            o.say(f"{name}: used for {', '.join(users) or 'none by default'}")
+        if not rows:
+            o.say(f"{proto.name} ships no lemmas: prove uses plain induction")
+        o.result({"command": "prove", "lemmas": rows})
+        sys.exit(EXIT_HOLDS)
+    names = list(invariants) or [i.name for i in spec.invariants]
+    check_properties(spec, names, kinds=("invariant",))
+    sym = None if no_symmetry else symmetry_of(spec)
+    folder = Path(out) / (run_name or f"{run_name_of(spec)}-prove")
+    o.say(f"hwcheck prove: {params_line(proto, spec.params)}")
+    statuses, results = [], []
+    for inv in names:
+        conj = _conjuncts(spec, inv, lemma_names, no_lemmas)
+        lem = [n for n, _ in conj[1:]]
+        o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
+
+        def progress(v):
+            o.progress(f"{inv}: {v.action}: {_word(v.status)} ({v.queries} queries, "
+                       f"{v.seconds:.1f} s)")
+
+        rep = run_prove(spec, conj, timeout, sym, progress)
+        for name, r in rep.init:
+            if r.status != HOLDS:
+                what = ("does not satisfy" if r.status == VIOLATED
+                        else "unknown whether it satisfies")
+                o.say(f"  Init {what} {name}" + (f" ({r.reason})" if r.reason else ""))
+        if rep.init_status == HOLDS:
+            o.say(f"  Init: implies {inv} and every lemma")
+        for v in rep.actions:
+            if v.status == HOLDS:
+                o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
+            elif v.status == VIOLATED:
+                ob = v.cti
+                o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
+            else:
+                ob = v.unknown[0]
+                o.say(f"  {v.action}: unknown ({len(v.unknown)} queries undecided, e.g. "
+                      f"{ob.case} / {ob.goal}: {ob.result.reason})")
+        ctis = []
+        for v in rep.actions:
+            if v.status == VIOLATED:
+                trace = _cti_trace(spec, layout, inv, v.cti, [n for n, _ in conj])
+                txt = cti_text(trace)
+                o.say("")
+                o.say(txt)
+                files = write_trace(spec, trace, folder / "cti" / f"{inv}-{v.action}",
+                                    text_body=txt)
+                o.say(f"written: {', '.join(str(p) for p in files)}")
+                ctis.append({"action": v.action, "case": v.cti.case,
+                             **violation_json(v.cti.goal, "invariant", 1, files)})
+        st = rep.status
+        statuses.append(st)
+        if st == HOLDS:
+            o.say(f"verdict: proved {inv} inductive (with {len(lem)} lemma(s)); "
+                  f"{rep.seconds:.1f} s")
+        elif st == VIOLATED:
+            o.say(f"verdict: not inductive: {inv} with its lemmas; {rep.seconds:.1f} s")
+        else:
+            o.say(f"verdict: unknown: {inv} (a query timed out or Z3 gave up; not a proof); "
+                  f"{rep.seconds:.1f} s")
+        results.append({"property": inv, "status": st, "lemmas": lem,
+                        "seconds": round(rep.seconds, 3), "ctis": ctis})
+    total = worst(statuses)
+    o.result({"command": "prove", "verdict": total, "protocol": spec.source or spec.name,
+              "params": dict(spec.params), "invariants": results})
+    sys.exit({HOLDS: EXIT_HOLDS, VIOLATED: EXIT_VIOLATED, UNKNOWN: EXIT_UNKNOWN}[total])
+
+
+def _word(status: str) -> str:
+    return {"holds": "inductive", "violated": "NOT inductive", "unknown": "unknown"}[status]
+
+
+@click.command()
+@spec_options
+@click.option("--depth", "-k", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Check every path of up to this many steps")
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Check only this invariant or action property (repeatable) [default: all]")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds per solver query [default: none]")
+@click.option("--no-symmetry", is_flag=True,
+              help="Do not break the symmetry between members the initial state cannot tell "
+                   "apart (when the protocol declares a symmetry)")
+@click.option("--no-assume", is_flag=True,
+              help="Do not first prove the protocol's cheap invariants (Kafka: HwBelowLeo, "
+                   "LeaderInIsr and their lemmas) and assume them in every state")
+@output_options(run_name_default="the parameters, with -bmc")
+@json_option
+def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet, as_json,
+        **kwargs) -> None:
+    """Bounded model checking with Z3: the shortest violation within --depth steps."""
+    from hwcheck.checker.run import run_name_of, violation_json
+    from hwcheck.checker.semantics.interp import Interpreter
+    from hwcheck.checker.traces import text as render
+    from hwcheck.checker.traces.output import write_trace
+    from hwcheck.checker.traces.trace import TraceError, from_path
+    from hwcheck.checker.z3.checks import bmc as run_bmc, proven_facts, symmetry_of
+
+    o = Output(as_json, quiet)
+    proto, spec = spec_from(kwargs)
+    check_properties(spec, invariants)
+    props = [(p.name, "invariant", p.expr) for p in spec.invariants] + \
+            [(p.name, "action", p.expr) for p in spec.action_properties]
+    if invariants:
+        props = [p for p in props if p[0] in invariants]
+    o.say(f"hwcheck bmc: {params_line(proto, spec.params)} (depth {depth})")
+    t0 = time.perf_counter()
+
+    def progress(d, status, secs):
+        o.progress(f"depth {d}: {'no violation' if status == 'holds' else status} "
+                   f"({secs:.2f} s solve, {time.perf_counter() - t0:.1f} s total)")
+
+    sym = None if no_symmetry else symmetry_of(spec)
+    facts = []
+    if not no_assume:
+        facts = proven_facts(spec, timeout, symmetry_of(spec))
+        if facts:
+            o.say(f"assuming in every state (proved inductive first): "
+                  f"{', '.join(n for n, _ in facts)}")
+    rep = run_bmc(spec, props, depth, timeout, progress, sym, facts)
+    obj = {"command": "bmc", "protocol": spec.source or spec.name, "params": dict(spec.params),
+           "depth": rep.depth, "seconds": round(rep.seconds, 3), "violations": []}
+    if rep.status == "violated":
+        interp = Interpreter(spec)
+        parts = []
+        for h in rep.hits:
+            try:
+                trace = from_path(spec, interp, h.prop, h.kind, "z3-bmc", h.path)
+            except TraceError as e:
+                o.say(f"internal error: the Z3 trace for {h.prop} does not replay: {e}")
+                o.result({**obj, "verdict": "error", "reason": str(e)})
+                sys.exit(EXIT_FAILED)
+            files = write_trace(spec, trace, Path(out) / (run_name or
+                                                           f"{run_name_of(spec)}-bmc"))
+            o.say("")
+            o.say(render.text(trace))
+            o.say(f"written: {', '.join(str(p) for p in files)}")
+            parts.append(f"{h.prop} in {h.depth} steps")
+            obj["violations"].append(violation_json(h.prop, h.kind, h.depth, files))
+        o.say(f"verdict: violated ({', '.join(parts)}); bmc depth {rep.depth}, "
+              f"{rep.seconds:.2f} s")
+        o.result({**obj, "verdict": "violated"})
+        sys.exit(EXIT_VIOLATED)
+    if rep.depth == depth:
+        reason = f"no violation within {depth} steps (bounded; not a proof)"
+    else:
+        reason = f"{rep.reason}; checked through depth {rep.depth}"
+    o.say(f"verdict: unknown: {reason}; {rep.seconds:.2f} s")
+    o.result({**obj, "verdict": "unknown", "reason": reason})
+    sys.exit(EXIT_UNKNOWN)
+
+
+COMMANDS = [prove, bmc]

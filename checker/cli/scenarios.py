@@ -1,0 +1,107 @@
+"""``hwcheck scenarios`` (list a protocol's named scenarios) and ``hwcheck suite`` (run them)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, InputError, Output, json_option,
+                                        params_line, protocol_from)
+from hwcheck.spec.lang import SpecError
+
+SPEC_OPTION = click.option("--spec", "spec_source", default=None, metavar="SOURCE",
+                           help="The protocol whose scenarios to use [default: the default "
+                                "protocol]")
+
+
+def _selected(proto, names: tuple[str, ...]) -> list:
+    if not names:
+        return list(proto.scenarios)
+    try:
+        return [proto.scenario(n) for n in names]
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+@click.command()
+@SPEC_OPTION
+@click.option("--verbose", "-v", is_flag=True, help="Also show parameters and expectations")
+def scenarios(spec_source, verbose: bool) -> None:
+    """List the named scenarios (run one with `hwcheck check --scenario NAME`)."""
+    o = Output()
+    proto = protocol_from({"spec_source": spec_source})
+    if not proto.scenarios:
+        o.say(f"{proto.name} has no named scenarios")
+        return
+    width = max(len(s.name) for s in proto.scenarios)
+    for s in proto.scenarios:
+        o.say(f"{s.name.ljust(width)}  {s.story}")
+        if verbose:
+            if s.bug != "-":
+                o.say(f"{'':{width}}  about: {s.bug}")
+            o.say(f"{'':{width}}  parameters: {params_line(proto, proto.resolve(s.params))}")
+            violated = ", ".join(f"{k} {v}" for k, v in s.violated().items()) or "none"
+            o.say(f"{'':{width}}  expected violations (shortest, steps): {violated}")
+            o.say(f"{'':{width}}  expected reached: {', '.join(s.reached) or 'none'}")
+            if s.states is not None:
+                o.say(f"{'':{width}}  expected distinct states: {s.states:,}")
+
+
+@click.command()
+@SPEC_OPTION
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("counterexamples"), show_default=True,
+              help="Where counterexamples are written (<out>/<scenario>/<Property>.itf.json)")
+@click.option("--scenario", "names", multiple=True, metavar="NAME",
+              help="Run only this scenario (repeatable) [default: all]")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="The engine that explores each scenario")
+@click.option("--spark-master", default="local[*]", show_default=True,
+              help="Spark master URL, with --engine spark")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
+@json_option
+def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, quiet: bool,
+          as_json: bool) -> None:
+    """Run the named scenarios in full and compare every verdict with its expectation.
+
+    Prints one row per scenario and property, writes every counterexample under
+    <out>/<scenario>/, and exits 1 naming each mismatch (0 when everything matches).
+    """
+    from hwcheck.checker import suite as runner
+
+    o = Output(as_json, quiet)
+    proto = protocol_from({"spec_source": spec_source})
+    chosen = _selected(proto, names)
+    if not chosen:
+        raise InputError(f"{proto.name} has no named scenarios to run")
+    engine_opts = {"master": spark_master} if engine == "spark" else {}
+    o.say(runner.header())
+    results = []
+    for sc in chosen:
+        o.progress(f"{sc.name}: {params_line(proto, proto.resolve(sc.params))}")
+        res = runner.run_scenario(proto, sc, out=out, report=o.progress_fn(), engine=engine,
+                                  **engine_opts)
+        results.append(res)
+        for line in runner.lines(res):
+            o.say(line)
+    bad = [row for res in results for row in res.mismatches]
+    checks = sum(len(res.rows) for res in results)
+    o.say("")
+    for row in bad:
+        o.say(runner.mismatch_line(row))
+    states = sum(res.states for res in results)
+    seconds = sum(res.seconds for res in results)
+    verdict = "ok" if not bad else f"{len(bad)} mismatch{'es' if len(bad) != 1 else ''}"
+    n = len(results)
+    o.say(f"suite: {verdict}; {n} scenario{'s' if n != 1 else ''}, {checks} checks, "
+          f"{states:,} states, {seconds:.1f} s; counterexamples in {out}")
+    o.result({"command": "suite", "verdict": "ok" if not bad else "mismatch",
+              "protocol": proto.source or proto.name,
+              "scenarios": [runner.as_json(res) for res in results],
+              "mismatches": [runner.mismatch_line(row) for row in bad]})
+    sys.exit(EXIT_FAILED if bad else EXIT_HOLDS)
+
+
+COMMANDS = [scenarios, suite]

@@ -1,0 +1,75 @@
+"""The chunked expansion driver every engine runs: frontier rows through the kernel's
+``expand_dedup``, against a visited table, into growing successor buffers.
+
+The kernel stops before a row whose successors might overflow the buffers or push the table
+past its load limit; the driver then makes room (grows the table or the buffers) and goes on
+from that row. Rows go in order and actions in instance order, so the first occurrence of a
+successor (the one the table lets through) carries the least (parent row, action).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.semantics.kernel import Kernel
+
+CHUNK = 1 << 15  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
+
+
+@dataclass
+class Successors:
+    """The successors an expansion let through, in the order found."""
+
+    rows: np.ndarray  # int8 [n, stride]
+    parents: np.ndarray  # int32: the frontier row of each
+    acts: np.ndarray  # the action instance of each
+    fps: np.ndarray  # uint64
+    generated: int  # transitions evaluated, duplicates included
+    next_row: int  # the first frontier row not expanded (the end unless stopped early)
+    interrupted: bool = False  # Ctrl-C: what was found up to then is kept
+
+
+def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np.ndarray,
+           tp_row: np.ndarray, tp_inst: np.ndarray, on_chunk=None,
+           chunk: int = CHUNK) -> Successors:
+    """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns True, or
+    Ctrl-C). Successors already in ``table`` are dropped, the others inserted. Transition
+    predicates set ``tp_row``/``tp_inst`` at their first hit."""
+    mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
+    n = front.shape[0]
+    cap = max(1024, 2 * n)
+    out = np.empty((cap, stride), np.int8)
+    par = np.empty(cap, np.int32)
+    act = np.empty(cap, kernel.act_dtype)
+    fps = np.empty(cap, np.uint64)
+    w, lo, generated, interrupted = 0, 0, 0, False
+    try:
+        while lo < n:
+            hi = min(n, lo + chunk)
+            i, wrote, filled, gen = mod.expand_dedup(
+                front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
+                act[w:], fps[w:], tp_active, tp_row, tp_inst)
+            w += wrote
+            table.filled = filled
+            generated += gen
+            if i < hi:  # the kernel stopped for room: make some and go on from row i
+                if filled + ninst > table.max_fill:
+                    table.grow()
+                if w + ninst > cap:
+                    cap *= 2
+                    out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))
+            lo = i
+            if on_chunk is not None and lo < n and on_chunk(lo, w):
+                break
+    except KeyboardInterrupt:  # between kernel calls: everything up to row lo is consistent
+        interrupted = True
+    return Successors(out[:w], par[:w], act[:w], fps[:w], generated, lo, interrupted)
+
+
+def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
+    new = np.empty((cap,) + a.shape[1:], a.dtype)
+    new[:used] = a[:used]
+    return new

@@ -1,0 +1,176 @@
+"""Where protocols come from: the registry (entry points) and user spec files and modules.
+
+``load("kafka")`` finds a protocol registered under the entry-point group ``hwcheck.protocols``;
+``load("path/to/file.py[:NAME]")`` and ``load("package.module[:NAME]")`` import a user's spec.
+NAME is a ``Protocol`` or a function whose keyword arguments are the parameters and which
+returns a ``Spec``; without NAME the loader takes ``PROTOCOL``, else ``build``. Every failure
+(no such file, an import that raises, no such name, a spec that does not validate) is a
+``SpecError`` with one line naming the source.
+
+A ``SpecRef`` (source + parameters) is the picklable identity of a spec: another process (a
+Spark executor, a resumed run, ``replay``) rebuilds the same spec from it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.protocol import Protocol, function_protocol
+
+GROUP = "hwcheck.protocols"
+DEFAULT = "kafka"  # the registered name `hwcheck` runs when no --spec is given
+
+_cache: dict[str, Protocol] = {}
+
+
+def registered() -> dict:
+    """The protocols installed under the entry-point group: name -> entry point."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def default() -> Protocol:
+    return load(DEFAULT)
+
+
+def _split(source: str) -> tuple[str, str | None]:
+    """(module or file, NAME or None). A Windows drive letter is not a NAME separator."""
+    head, sep, name = source.rpartition(":")
+    if sep and name and "/" not in name and "\\" not in name and not (len(head) == 1):
+        return head, name
+    return source, None
+
+
+def _is_file(target: str) -> bool:
+    return target.endswith(".py") or "/" in target or "\\" in target
+
+
+def _import_file(path: Path):
+    key = "hwcheck_user_spec_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"{path}: not a Python file")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[key] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return mod
+
+
+def load(source: str) -> Protocol:
+    """The protocol named by ``source`` (a registered name, a file or a module, with an optional
+    ``:NAME``); a SpecError in one line if it cannot be had."""
+    if source in _cache:
+        return _cache[source]
+    reg = registered()
+    if source in reg:
+        proto = load(reg[source].value)
+        _cache[source] = proto
+        return proto
+    target, name = _split(source)
+    try:
+        if _is_file(target):
+            path = Path(target).expanduser().resolve()
+            if not path.is_file():
+                raise SpecError(f"--spec {source}: no such file {target}")
+            mod = _import_file(path)
+            canonical = f"{path}:{name}" if name else str(path)
+        else:
+            mod = importlib.import_module(target)
+            canonical = f"{target}:{name}" if name else target
+    except SpecError:
+        raise
+    except ModuleNotFoundError as e:
+        raise SpecError(f"--spec {source}: cannot import {e.name!r}") from None
+    except SyntaxError as e:
+        raise SpecError(f"--spec {source}: syntax error at line {e.lineno}: {e.msg}") from None
+    except Exception as e:  # noqa: BLE001 - a user's module may raise anything on import
+        raise SpecError(f"--spec {source}: importing it raised {type(e).__name__}: "
+                        f"{_one_line(e)}") from None
+    obj = _pick(mod, name, source)
+    if isinstance(obj, Protocol):
+        proto = obj
+    elif callable(obj):
+        proto = function_protocol(obj, getattr(obj, "__name__", None))
+    else:
+        raise SpecError(f"--spec {source}: {name or 'PROTOCOL'} is neither a Protocol nor a "
+                        "function returning a Spec")
+    canonical = canonical if name else f"{canonical}:{_chosen_name(mod)}"
+    proto = dataclasses.replace(proto, source=canonical)
+    _cache[source] = proto
+    return proto
+
+
+def _chosen_name(mod) -> str:
+    return "PROTOCOL" if hasattr(mod, "PROTOCOL") else "build"
+
+
+def _pick(mod, name: str | None, source: str):
+    if name is not None:
+        if not hasattr(mod, name):
+            raise SpecError(f"--spec {source}: the module has no {name!r}")
+        return getattr(mod, name)
+    for candidate in ("PROTOCOL", "build"):
+        if hasattr(mod, candidate):
+            return getattr(mod, candidate)
+    raise SpecError(f"--spec {source}: the module defines neither PROTOCOL nor build "
+                    "(name one with FILE.py:NAME)")
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def build(proto: Protocol, params: dict | None = None) -> Spec:
+    """``proto``'s spec for ``params``; a SpecError naming the protocol if building fails."""
+    try:
+        return proto.build(params)
+    except SpecError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a user's builder may raise anything
+        raise SpecError(f"{proto.name}: building the spec raised {type(e).__name__}: "
+                        f"{_one_line(e)}") from None
+
+
+def parse_params(proto: Protocol, pairs) -> dict:
+    """``--param KEY=VALUE`` pairs as a dict of typed values (integers and booleans parsed by
+    the parameter's domain, otherwise strings)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SpecError(f"--param takes KEY=VALUE, got {pair!r}")
+        key = key.strip().replace("-", "_") if key.strip() not in {p.name for p in proto.params} \
+            else key.strip()
+        out[key] = proto.param(key).parse(value)
+    return out
+
+
+@dataclass(frozen=True)
+class SpecRef:
+    """The picklable identity of a spec: the protocol's source and the parameters."""
+
+    source: str
+    params: tuple  # sorted (name, value) pairs
+
+    @classmethod
+    def of(cls, spec: Spec) -> "SpecRef | None":
+        if not spec.source:
+            return None
+        return cls(spec.source, tuple(sorted(spec.params.items())))
+
+    def build(self) -> Spec:
+        return build(load(self.source), dict(self.params))

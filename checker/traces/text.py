@@ -1,0 +1,68 @@
+"""Text rendering of a trace: the protocol's own view where it has one, else a generic table of
+variables per step, with what each step changed marked ``*``."""
+
+from __future__ import annotations
+
+from hwcheck.checker.traces.trace import Trace
+
+
+def headline(trace: Trace) -> str:
+    if trace.property is None:
+        return f"a behaviour of {trace.spec} in {trace.length} steps"
+    what = {"invariant": "violated", "action": "violated", "reachable": "reached"}.get(
+        trace.kind, "claimed")
+    return f"{trace.property} {what} in {trace.length} steps ({trace.engine} engine)"
+
+
+def params_line(params: dict, views=None) -> str:
+    """One line naming the parameters: the protocol's wording, or ``name=value`` pairs."""
+    if views is not None and views.params_line is not None:
+        return views.params_line(params)
+    return " ".join(f"{k}={_value(v)}" for k, v in params.items()) or "(no parameters)"
+
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def ending(trace: Trace) -> str:
+    """The closing sentence: which property the last state (or step) violates or satisfies."""
+    if trace.property is None:
+        return "Every step is an action of the spec."
+    last = "step" if trace.kind == "action" else "state"
+    verb = "satisfies" if trace.kind == "reachable" else "violates"
+    return f"The last {last} {verb} {trace.property}."
+
+
+def text(trace: Trace) -> str:
+    """The whole trace as text: the headline, then the protocol's view or the generic table."""
+    views = trace.views
+    if views is not None and views.text is not None:
+        return headline(trace) + "\n" + views.text(trace)
+    return headline(trace) + "\n" + generic(trace)
+
+
+def generic(trace: Trace) -> str:
+    """Every variable of every state, one line each; ``*`` marks what the step changed."""
+    out = [params_line(trace.params), ""]
+    names = list(trace.states[0]) if trace.states else []
+    width = max((len(n) for n in names), default=0)
+    prev = None
+    for i, st in enumerate(trace.states):
+        out.append(f"State 0: {trace.start_label}" if i == 0
+                   else f"Step {i}: {trace.actions[i - 1]}")
+        for name in names:
+            star = "*" if prev is not None and prev.get(name) != st.get(name) else ""
+            out.append(f"    {name.ljust(width)}  {_show(st.get(name))}{star}")
+        out.append("")
+        prev = st
+    out.append(ending(trace))
+    return "\n".join(out) + "\n"
+
+
+def _show(v) -> str:
+    if isinstance(v, list):
+        return "[" + " ".join(_show(x) for x in v) + "]"
+    return _value(v)

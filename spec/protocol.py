@@ -1,0 +1,234 @@
+"""A protocol: a family of specs, one per parameter set, as a value the checker receives.
+
+A ``Protocol`` names its parameters (each with a domain, a default and a help line), builds the
+``Spec`` of one parameter set, and carries what the checker may use beyond the spec itself:
+named scenarios with their expected verdicts, strengthening lemmas for Z3, the symmetry of its
+index sets, and views that draw its traces. Only ``build`` is required; the checker falls back
+to generic behaviour for anything a protocol leaves out (plain induction, no symmetry, a table of
+variables per step).
+
+Nothing here knows a particular protocol, and nothing runs on import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .lang import Expr, Spec, SpecError
+
+HOLDS = "holds"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a protocol.
+
+    ``domain`` is a tuple of allowed values (strings, for a choice), a ``(lo, hi)`` range of
+    integers given as ``range(lo, hi + 1)``, or ``bool``. ``flags`` are the command-line names
+    the default protocol's options use (``("--replicas", "-R")``); other protocols' parameters
+    are given as ``--param name=value``.
+    """
+
+    name: str
+    default: Any
+    domain: Any
+    help: str = ""
+    flags: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The domain in words: ``1..5``, ``hw|leader-epoch``, ``true|false``."""
+        d = self.domain
+        if d is bool:
+            return "true|false"
+        if isinstance(d, range):
+            return f"{d.start}..{d.stop - 1}"
+        if isinstance(d, tuple):
+            return "|".join(map(str, d))
+        return "any"
+
+    def check(self, value) -> Any:
+        """``value`` if it is in the domain; a SpecError naming the parameter otherwise."""
+        d = self.domain
+        ok = True
+        if d is bool:
+            ok = isinstance(value, bool)
+        elif isinstance(d, range):
+            ok = isinstance(value, int) and not isinstance(value, bool) and value in d
+        elif isinstance(d, tuple):
+            ok = value in d and type(value) is type(d[0]) if d else False
+        if not ok:
+            raise SpecError(f"parameter {self.name} must be in {self.describe()}, got {value!r}")
+        return value
+
+    def parse(self, text: str) -> Any:
+        """The value of ``text`` for this parameter (for ``--param name=text``)."""
+        d = self.domain
+        if d is bool:
+            low = text.strip().lower()
+            if low in ("true", "1", "yes", "on"):
+                return True
+            if low in ("false", "0", "no", "off"):
+                return False
+            raise SpecError(f"parameter {self.name} takes true or false, got {text!r}")
+        if isinstance(d, range) or isinstance(self.default, int):
+            try:
+                return int(text)
+            except ValueError:
+                raise SpecError(f"parameter {self.name} takes an integer, got {text!r}") from None
+        return text
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named parameter set with what a full exploration of it must find.
+
+    ``expect`` maps every invariant and action property to ``HOLDS`` or the length in steps of
+    its shortest violation; ``reached`` lists the reachability checks that must be reached (a
+    guard against properties that hold only because nothing happens); ``states`` pins the number
+    of distinct reachable states when given.
+    """
+
+    name: str
+    story: str
+    bug: str
+    params: dict
+    expect: dict = field(default_factory=dict)
+    reached: tuple[str, ...] = ()
+    states: int | None = None
+
+    def expected(self, prop: str):
+        return self.expect.get(prop)
+
+    def violated(self) -> dict[str, int]:
+        return {k: v for k, v in self.expect.items() if v != HOLDS}
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """Index sets whose members the protocol treats alike: renaming them by any permutation maps
+    states to states, actions to actions and properties to themselves (the initial state may
+    pick members out).
+
+    ``size``: the number of members; ``dims``: for each variable, the dimensions indexed by a
+    member; ``ids``: scalar variables holding a member's id (a negative value means none);
+    ``other``: the variables a renaming leaves alone; ``params``: "member" when every action
+    parameter ranges over the members. Every variable is in exactly one of dims, ids, other.
+    """
+
+    size: int
+    dims: dict
+    ids: tuple = ()
+    other: tuple = ()
+    params: str = "member"
+
+    def as_dict(self) -> dict:
+        return {"size": self.size, "dims": dict(self.dims), "ids": tuple(self.ids),
+                "other": tuple(self.other), "params": self.params}
+
+
+@dataclass(frozen=True)
+class Views:
+    """How the protocol draws its traces. Each function takes a trace (states as dicts of
+    variables, action labels, params, property, kind) and returns text, or None to use the
+    generic table.
+
+    ``text(trace)``: the body of the text rendering (after the headline); ``html(trace,
+    description)``: a whole HTML page; ``params_line(params)``: one line naming the parameters.
+    """
+
+    text: Callable | None = None
+    html: Callable | None = None
+    params_line: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A protocol the checker receives: parameters, ``build``, and optional extras."""
+
+    name: str
+    params: tuple[Param, ...]
+    builder: Callable[..., Spec]  # keyword arguments: the parameters
+    doc: str = ""
+    scenarios: tuple[Scenario, ...] = ()
+    lemmas: Callable[[Spec], list[tuple[str, Expr]]] | None = None  # every lemma of a spec
+    shipped_lemmas: Callable[[str], list[str]] | None = None  # an invariant's default lemmas
+    cheap: tuple[str, ...] = ()  # invariants bmc may prove first and assume in every state
+    symmetry: Callable[[Spec], Symmetry] | None = None
+    views: Views = field(default_factory=Views)
+    slug: Callable[[dict], str] | None = None  # a file-name-safe name for a parameter set
+    check_params: Callable[[dict], None] | None = None  # constraints between parameters
+    source: str = ""  # where it was loaded from (set by the loader): module:NAME or file.py:NAME
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise SpecError(f"{self.name} has no parameter {name!r} (known: {known})")
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def resolve(self, given: dict | None = None) -> dict:
+        """The full parameter set: the defaults overridden by ``given``, each value checked."""
+        given = dict(given or {})
+        out = self.defaults()
+        for name, value in given.items():
+            self.param(name)  # an unknown name is an error
+            out[name] = value
+        if self.check_params is not None:  # the protocol's own wording first
+            self.check_params(out)
+        for p in self.params:
+            p.check(out[p.name])
+        return out
+
+    def build(self, given: dict | None = None) -> Spec:
+        """The validated spec of one parameter set."""
+        params = self.resolve(given)
+        spec = self.builder(**params)
+        if not isinstance(spec, Spec):
+            raise SpecError(f"{self.name}: build returned {type(spec).__name__}, not a Spec")
+        spec.params = dict(params)
+        spec.protocol = self
+        spec.source = self.source
+        return spec.validate()
+
+    def name_of(self, params: dict) -> str:
+        """A short file-name-safe name for a parameter set."""
+        if self.slug is not None:
+            return self.slug(params)
+        parts = [f"{k}-{v}" for k, v in sorted(params.items())]
+        return "-".join([self.name] + parts).replace("/", "_")
+
+    def scenario(self, name: str) -> Scenario:
+        for s in self.scenarios:
+            if s.name == name:
+                return s
+        known = ", ".join(s.name for s in self.scenarios) or "none"
+        raise SpecError(f"unknown scenario {name!r} (known: {known})")
+
+
+def function_protocol(fn: Callable[..., Spec], name: str | None = None) -> Protocol:
+    """A protocol from a plain ``build(**params) -> Spec`` function: its keyword arguments with
+    defaults are the parameters (domains from the defaults' types)."""
+    import inspect
+
+    params = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            raise SpecError(f"{fn.__name__}: parameter {p.name} needs a default value")
+        d = p.default
+        domain = bool if isinstance(d, bool) else range(-(1 << 31), 1 << 31) \
+            if isinstance(d, int) else None
+        params.append(Param(p.name, d, domain))
+    return Protocol(name or fn.__name__, tuple(params), fn, doc=(fn.__doc__ or "").strip())
+
+
+def lemmas_of(spec: Spec) -> list[tuple[str, Expr]]:
+    """Every lemma the protocol that built ``spec`` states for it (none for a spec built by hand
+    or a protocol without lemmas)."""
+    fn = getattr(spec.protocol, "lemmas", None)
+    return list(fn(spec)) if fn is not None else []
