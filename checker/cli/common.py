@@ -82,7 +82,7 @@ def _option_for(p: Param):
     that only what the user gave overrides a scenario's or the protocol's defaults)."""
     dest = p.name
     shown = "on" if p.default is True else "off" if p.default is False else p.default
-    help_ = f"{p.help}, {p.describe()} [default: {shown}]" if p.domain is not bool \
+    help_ = f"{p.help}, {p.describe()} [default: {shown}]" if isinstance(p.domain, range) \
         else f"{p.help} [default: {shown}]"
     if p.domain is bool:
         return click.option(*p.flags, dest, default=None, help=help_)

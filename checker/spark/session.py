@@ -41,7 +41,6 @@ def conf_pairs(master: str, parts: int | None) -> dict[str, str]:
         "spark.app.name": "hwcheck",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.locality.wait": "0s",
         "spark.python.worker.reuse": "true",
         "spark.pyspark.python": sys.executable,

@@ -27,7 +27,7 @@ PARAMS = (
           "When a follower rejoins the ISR: LEO >= leader HW, or also >= the start of the "
           "leader's epoch (the KAFKA-7128 fix)", ("--isr-expansion",)),
     Param("acks", _D.acks, ACKS, "Producer acks", ("--acks",)),
-    Param("min_isr", _D.min_isr, range(1, 6), "min.insync.replicas, 1..R", ("--min-isr",)),
+    Param("min_isr", _D.min_isr, range(1, 6), "min.insync.replicas (at most R)", ("--min-isr",)),
     Param("unclean", _D.unclean, bool, "unclean.leader.election.enable",
           ("--unclean-election/--no-unclean-election",)),
 )
