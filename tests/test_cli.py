@@ -140,3 +140,56 @@ def test_interrupted_run_reports_what_it_found(tmp_path):
     assert proc.returncode == (12 if obj["violations"] else 3)
     for v in obj["violations"]:
         assert hwcheck("replay", v["trace"]).returncode == 0
+
+
+def last_json(res) -> dict:
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_every_verdict_command_has_json_with_shared_field_names(hw_run, tmp_path):
+    """One object on the last line of stdout; human text on stderr; the same names for the same
+    meaning (command, verdict, protocol, params, violations[property, kind, length, trace])."""
+    _, folder = hw_run
+    res = hwcheck("replay", str(folder / "CommittedNotLost.itf.json"), "--json")
+    obj = last_json(res)
+    assert res.returncode == 0 and len(res.stdout.strip().splitlines()) == 1
+    assert (obj["command"], obj["verdict"], obj["property"], obj["length"]) == (
+        "replay", "confirmed", "CommittedNotLost", 8)
+    assert obj["protocol"] == "hwcheck.spec.kafka:PROTOCOL"
+
+    res = hwcheck("bmc", *R2, "--truncation", "hw", "--depth", "8", "--json", "-q", "--out",
+                  str(tmp_path))
+    obj = last_json(res)
+    assert res.returncode == 12 and obj["command"] == "bmc" and obj["verdict"] == "violated"
+    assert {(v["property"], v["kind"], v["length"]) for v in obj["violations"]} == {
+        ("CommittedNotLost", "invariant", 8), ("AckedNotLost", "invariant", 8)}
+    assert obj["params"]["truncation"] == "hw"
+    assert "-bmc" in obj["violations"][0]["trace"]  # never over check's traces
+
+    res = hwcheck("prove", *R2, "--truncation", "kip-279", "--isr-expansion", "epoch-start",
+                  "--invariant", "HwBelowLeo", "--json", "-q", "--out", str(tmp_path))
+    obj = last_json(res)
+    assert res.returncode == 0 and (obj["command"], obj["verdict"]) == ("prove", "holds")
+    assert obj["invariants"][0]["property"] == "HwBelowLeo"
+
+    res = hwcheck("suite", "--scenario", "acks-1", "--json", "-q", "--out", str(tmp_path))
+    obj = last_json(res)
+    assert res.returncode == 0 and (obj["command"], obj["verdict"]) == ("suite", "ok")
+    assert obj["scenarios"][0]["distinct"] == 12294
+
+    res = hwcheck("params", "--json")
+    obj = last_json(res)
+    assert {p["name"] for p in obj["params"]} >= {"replicas", "max_offset", "truncation"}
+
+
+def test_kafka_options_do_not_mix_with_another_spec():
+    res = hwcheck("check", "--spec", "hwcheck.spec.kafka", "--replicas", "3")
+    assert res.returncode == 2
+    assert res.stderr.startswith("hwcheck: error: --replicas belong to the kafka protocol")
+
+
+def test_a_spec_by_module_and_params_runs():
+    res = hwcheck("check", "--spec", "hwcheck.spec.kafka:PROTOCOL", "--param", "replicas=2",
+                  "--param", "truncation=kip-279", "--json", "-q")
+    assert res.returncode == 0, res.stderr
+    assert last_json(res)["distinct"] == 4978
