@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hwcheck.checker.engines.exploration import Exploration
+from hwcheck.checker.engines.exploration import Exploration, interrupt_reason
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.interp import Interpreter
@@ -25,6 +25,7 @@ class PropertyOutcome:
     length: int | None = None
     trace: Trace | None = None
     files: list[Path] = field(default_factory=list)
+    note: str = ""  # why a found hit has no trace (or no file)
 
 
 @dataclass
@@ -56,8 +57,9 @@ class Report:
             "generated": ex.generated,
             "depth": ex.depth,
             "seconds": round(ex.seconds, 3),
-            "violations": [violation_json(o.name, o.kind, o.length, o.files)
+            "violations": [violation_json(o.name, o.kind, o.length, o.files, o.note)
                            for o in self.violations()],
+            "collision_probability": ex.collision_probability,
             "reachability": {o.name: o.status for o in self.outcomes if o.kind == "reachable"},
             "complete": ex.complete,
             "stop_reason": ex.stop_reason,
@@ -65,10 +67,13 @@ class Report:
         }
 
 
-def violation_json(name: str, kind: str, length: int | None, files) -> dict:
+def violation_json(name: str, kind: str, length: int | None, files, note: str = "") -> dict:
     """One violation in a --json object; the same fields for every command."""
-    return {"property": name, "kind": kind, "length": length,
-            "trace": str(files[0]) if files else None}
+    out = {"property": name, "kind": kind, "length": length,
+           "trace": str(files[0]) if files else None}
+    if note:
+        out["note"] = note
+    return out
 
 
 def known_properties(spec: Spec) -> list[str]:
@@ -95,19 +100,57 @@ def run_name_of(spec: Spec) -> str:
 
 def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = None,
           run_name: str | None = None, write_witnesses: bool = False, **engine_opts) -> Report:
-    """Explore ``spec``; write a trace per violation under ``out/run_name``."""
-    kernel = Kernel(spec)
-    ex = make_engine(engine, kernel, opts, **engine_opts).run()
-    interp = Interpreter(spec, kernel.layout)
+    """Explore ``spec``; write a trace per violation under ``out/run_name``.
+
+    Whatever stops the run (Ctrl-C, SIGTERM, out of memory, a limit), the report says what was
+    found: a run is complete only when every level was explored and every hit became a trace.
+    An interrupt before the exploration starts (while the kernel compiles) gives an empty,
+    incomplete run; one while traces are built keeps the hits whose traces are not yet built,
+    without a trace."""
+    try:
+        kernel = Kernel(spec)
+        ex = make_engine(engine, kernel, opts, **engine_opts).run()
+    except (KeyboardInterrupt, MemoryError) as e:
+        ex = Exploration(engine, checked=checked_properties(spec, opts),
+                         stop_reason=interrupt_reason(e) + " before the exploration started")
+    interp = Interpreter(spec)
     run_name = run_name or run_name_of(spec)
     outcomes = []
-    for name, kind in ex.checked:
-        o = PropertyOutcome(name, kind, ex.status(name, kind))
-        hit = ex.hits.get(name)
-        if hit is not None:
+    try:
+        for name, kind in ex.checked:
+            o = PropertyOutcome(name, kind, ex.status(name, kind))
+            outcomes.append(o)
+            hit = ex.hits.get(name)
+            if hit is None:
+                continue
             o.length = hit.length
+            if hit.path is None:
+                o.note = "its trace was not rebuilt (the run was stopped first)"
+                continue
             o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path)
             if out is not None and (kind != "reachable" or write_witnesses):
-                o.files = write_trace(spec, o.trace, Path(out) / run_name)
-        outcomes.append(o)
+                try:
+                    o.files = write_trace(spec, o.trace, Path(out) / run_name)
+                except OSError as e:
+                    o.note = f"its trace could not be written: {e.strerror or e}"
+    except (KeyboardInterrupt, MemoryError) as e:
+        ex.complete = False
+        ex.stop_reason = interrupt_reason(e) + " while traces were built"
+        done = {o.name for o in outcomes}
+        for name, kind in ex.checked:  # the rest, with what is known of them
+            if name not in done:
+                hit = ex.hits.get(name)
+                outcomes.append(PropertyOutcome(
+                    name, kind, ex.status(name, kind), hit.length if hit else None,
+                    note="its trace was not rebuilt (the run was stopped first)" if hit else ""))
     return Report(spec, ex, outcomes, run_name)
+
+
+def checked_properties(spec: Spec, opts: Options) -> list[tuple[str, str]]:
+    """(name, kind) of every property a run with ``opts`` checks, in the kernel's order."""
+    from hwcheck.checker.semantics.codegen import Properties
+
+    props = Properties.of(spec)
+    want = None if opts.properties is None else set(opts.properties)
+    return [(n, k) for n, _, k in props.state + props.transition
+            if (opts.reachability if k == "reachable" else want is None or n in want)]

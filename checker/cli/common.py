@@ -64,6 +64,33 @@ def progress_line(msg: str) -> None:
     click.echo(f"  {msg}", err=True)
 
 
+def sigterm_stops_like_ctrl_c() -> None:
+    """From now on SIGTERM (``timeout``, a batch system, ``kill``) raises ``Terminated`` in the
+    main thread, so a run stops at its next safe point and reports what it found."""
+    import signal
+
+    from hwcheck.checker.engines.exploration import Terminated
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def parse_size(text: str) -> int:
+    """``300M``, ``2G``, ``1.5g``, ``512k`` or a number of bytes."""
+    units = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    t = text.strip().lower().removesuffix("ib").removesuffix("b") if text else ""
+    unit = t[-1:] if t[-1:] in "kmgt" else ""
+    try:
+        value = float(t[:-1] if unit else t)
+    except ValueError:
+        raise InputError(f"--max-memory takes a size such as 300M or 2G, got {text!r}") from None
+    if value <= 0:
+        raise InputError(f"--max-memory must be positive, got {text!r}")
+    return int(value * units[unit])
+
+
 # -- choosing a spec -----------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ import click
 from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_USAGE,
                                         VERDICT_EXIT, InputError, Output, check_properties,
                                         json_option, output_options, params_from, params_line,
-                                        protocol_from, say, spec_options)
+                                        parse_size, protocol_from, say,
+                                        sigterm_stops_like_ctrl_c, spec_options)
 from hwcheck.spec.lang import SpecError
 
 
@@ -62,6 +63,11 @@ def main() -> None:
               help="Explore everything; report the shortest violation of each invariant")
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
               help="Stop after this many distinct states (the verdict is then unknown)")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop exploring after this many seconds (the verdict is then unknown)")
+@click.option("--max-memory", default=None, metavar="SIZE",
+              help="Stop once this process holds this much memory, e.g. 300M or 2G (the "
+                   "verdict is then unknown)")
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -75,9 +81,12 @@ def main() -> None:
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Spark partitions of the state space [default: one per executor core]")
 @json_option
-def check(invariants, keep_going, max_states, out, run_name, scenario, engine, spark_master,
-          partitions, as_json, quiet, **kwargs) -> None:
-    """Explore every reachable state breadth-first and check the invariants."""
+def check(invariants, keep_going, max_states, max_seconds, max_memory, out, run_name, scenario,
+          engine, spark_master, partitions, as_json, quiet, **kwargs) -> None:
+    """Explore every reachable state breadth-first and check the invariants.
+
+    Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
+    point; it then reports what it found (verdict violated or unknown, never holds)."""
     from hwcheck.checker import protocols
     from hwcheck.checker.engines.options import Options
     from hwcheck.checker.run import check as run_check
@@ -102,23 +111,35 @@ def check(invariants, keep_going, max_states, out, run_name, scenario, engine, s
         raise InputError(str(e)) from None
     check_properties(spec, invariants)
     opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
-                   max_states=max_states, report=o.progress_fn())
+                   max_states=max_states, max_seconds=max_seconds,
+                   max_memory=parse_size(max_memory) if max_memory is not None else None,
+                   report=o.progress_fn())
     engine_opts = {}
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
     o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine})")
+    sigterm_stops_like_ctrl_c()
     report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
     ex = report.exploration
     for v in report.violations():
         o.say("")
-        o.say(text.text(v.trace))
-        o.say(f"written: {', '.join(str(p) for p in v.files)}")
+        if v.trace is not None:
+            o.say(text.text(v.trace))
+        else:
+            o.say(f"{v.name} violated in {v.length} steps")
+        if v.files:
+            o.say(f"written: {', '.join(str(p) for p in v.files)}")
+        if v.note:
+            o.say(f"note: {v.name}: {v.note}")
     for oc in report.outcomes:
         if oc.kind == "reachable" and oc.status != "reached":
             o.say(f"note: {oc.name} was {oc.status} (a check that passes without it may be "
                   "vacuous)")
     if not ex.complete:
         o.say(f"note: exploration incomplete: {ex.stop_reason}")
+    if ex.distinct > 1:
+        o.say(f"note: 64-bit fingerprints: the chance that a collision hid a state is at most "
+              f"{ex.collision_probability:.1e}")
     parts = [f"{v.name} in {v.length} steps" for v in report.violations()]
     detail = f" ({', '.join(parts)})" if parts else ""
     o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states, "

@@ -29,7 +29,8 @@ class Successors:
     fps: np.ndarray  # uint64
     generated: int  # transitions evaluated, duplicates included
     next_row: int  # the first frontier row not expanded (the end unless stopped early)
-    interrupted: bool = False  # Ctrl-C: what was found up to then is kept
+    interrupted: BaseException | None = None  # Ctrl-C, SIGTERM, out of memory: what was found
+    # up to then is kept
 
 
 def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np.ndarray,
@@ -45,7 +46,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     par = np.empty(cap, np.int32)
     act = np.empty(cap, kernel.act_dtype)
     fps = np.empty(cap, np.uint64)
-    w, lo, generated, interrupted = 0, 0, 0, False
+    w, lo, generated, interrupted = 0, 0, 0, None
     try:
         while lo < n:
             hi = min(n, lo + chunk)
@@ -64,8 +65,8 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
             lo = i
             if on_chunk is not None and lo < n and on_chunk(lo, w):
                 break
-    except KeyboardInterrupt:  # between kernel calls: everything up to row lo is consistent
-        interrupted = True
+    except (KeyboardInterrupt, MemoryError) as e:  # between kernel calls: everything up to row
+        interrupted = e  # lo is consistent
     return Successors(out[:w], par[:w], act[:w], fps[:w], generated, lo, interrupted)
 
 

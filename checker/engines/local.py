@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
-                                                 peak_rss_bytes)
+                                                 interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.visited import Level, VisitedTable, path_to
@@ -49,6 +49,7 @@ class LocalEngine:
         tp_inst = np.full(nt, -1, np.int64)
         try:
             while front.shape[0]:
+                ex.seconds = progress.elapsed()
                 if opts.should_stop(ex):
                     break
                 depth = len(levels) - 1
@@ -67,8 +68,10 @@ class LocalEngine:
                     break
             else:
                 ex.complete = True
-        except KeyboardInterrupt:
-            ex.stop_reason = "interrupted"
+        except (KeyboardInterrupt, MemoryError) as e:
+            ex.complete = False
+            ex.stop_reason = interrupt_reason(e)
+        front = rows = None  # free the frontier before traces are built (out of memory)
         ex.seconds = progress.elapsed()
         peak = peak_rss_bytes()
         ex.stats.update(
@@ -82,21 +85,18 @@ class LocalEngine:
     def _expand(self, front, table: VisitedTable, tp_row, tp_inst, ex: Exploration,
                 progress: Progress, depth: int):
         """Expand one level; returns (new rows sorted by fingerprint, their Level, stop reason)."""
-        limit = self.opts.max_states
         stopped = ""
 
         def on_chunk(next_row: int, written: int) -> bool:
             nonlocal stopped
             progress.tick(depth, ex.distinct + written, front.shape[0] - next_row)
-            if limit is not None and ex.distinct + written >= limit:
-                stopped = f"reached --max-states {limit:,}"
-                return True
-            return False
+            stopped = self.opts.limit_reached(ex.distinct + written, progress.elapsed())
+            return bool(stopped)
 
         succ = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
                       on_chunk)
-        if succ.interrupted:
-            stopped = "interrupted"
+        if succ.interrupted is not None:
+            stopped = interrupt_reason(succ.interrupted)
         ex.generated += succ.generated
         order = np.argsort(succ.fps, kind="stable")
         level = Level(succ.fps[order], succ.parents[order], succ.acts[order])

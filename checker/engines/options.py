@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.checker.engines.exploration import Exploration
+from hwcheck.checker.engines.exploration import Exploration, current_rss_bytes
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -18,6 +18,8 @@ class Options:
     reachability: bool = True  # also look for the spec's reachability targets
     stop_at_violation: bool = True  # False: --continue, explore everything
     max_states: int | None = None
+    max_seconds: float | None = None  # wall time of the exploration
+    max_memory: int | None = None  # resident bytes of this process
     report: object = None  # progress callback (a line of text)
 
     def should_stop(self, ex: Exploration) -> bool:
@@ -25,10 +27,25 @@ class Options:
         if self.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
             ex.stop_reason = "stopped at the first violation"
             return True
-        if self.max_states is not None and ex.distinct >= self.max_states:
-            ex.stop_reason = f"reached --max-states {self.max_states:,}"
+        reason = self.limit_reached(ex.distinct, ex.seconds)
+        if reason:
+            ex.stop_reason = reason
             return True
         return False
+
+    def limit_reached(self, distinct: int, seconds: float) -> str:
+        """The limit a run has reached with ``distinct`` states after ``seconds`` ('' if
+        none). Cheap enough to ask between kernel calls."""
+        if self.max_states is not None and distinct >= self.max_states:
+            return f"reached --max-states {self.max_states:,}"
+        if self.max_seconds is not None and seconds >= self.max_seconds:
+            return f"reached --max-seconds {self.max_seconds:g}"
+        if self.max_memory is not None:
+            rss = current_rss_bytes()
+            if rss >= self.max_memory:
+                return (f"reached --max-memory {self.max_memory / 2**20:,.0f} MiB "
+                        f"(resident {rss / 2**20:,.0f} MiB)")
+        return ""
 
 
 class PropertySet:

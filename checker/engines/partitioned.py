@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
-                                                 peak_rss_bytes)
+                                                 interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.engines.partition import (LevelTask, compact_part, initial_part, links_of, lookup_part, owner,
@@ -155,6 +155,7 @@ class LevelEngine:
         progress = Progress(opts.report)
         ex = Exploration(self.name, checked=props.checked)
         targets: dict[str, _Target] = {}
+        traced = False
         level_seconds: list[float] = []
         self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
@@ -164,7 +165,9 @@ class LevelEngine:
             ex.distinct = sum(s["new"] for s in stats)
             self._state_hits(stats, 0, ex, targets)
             frontier = ex.distinct
+            finished = traced = False
             while frontier:
+                ex.seconds = progress.elapsed()
                 if self.opts.should_stop(ex):
                     break
                 depth = ex.depth
@@ -179,14 +182,20 @@ class LevelEngine:
                 progress.tick(depth + 1, ex.distinct, new)
                 frontier = new
             else:
-                ex.complete = True
-            for name, path in self._paths(targets).items():
+                finished = True
+            paths = self._paths(targets)
+            for name, path in paths.items():
                 ex.hits[name].path = path
-        except KeyboardInterrupt:
-            ex.stop_reason = "interrupted"
+            traced = True
+            # complete only now: every level explored and every hit has its path
+            ex.complete = finished
+        except (KeyboardInterrupt, MemoryError) as e:
+            ex.complete = False
+            ex.stop_reason = interrupt_reason(e)
             self.backend.cancel()
-            for name in targets:  # no trace without a path
-                ex.hits.pop(name, None)
+            if not traced:  # found, but their traces were not rebuilt: no paths
+                for name in targets:
+                    ex.hits[name].path = None
         ex.seconds = progress.elapsed()
         ex.stats.update(
             partitions=self.backend.parts, levels=len(level_seconds),

@@ -1,0 +1,162 @@
+"""Runs that stop early keep what they found and never claim `holds`: Ctrl-C and SIGTERM at
+every phase, out of memory, --max-seconds and --max-memory, the fingerprint-collision estimate."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from helpers import kafka
+from hwcheck.checker import run as run_mod
+from hwcheck.checker.engines.exploration import collision_probability
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
+from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.run import check
+from hwcheck.checker.semantics.kernel import Kernel
+
+HW = dict(replicas=2, max_offset=2, max_epoch=3, truncation="hw")
+FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
+
+
+def hwcheck(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "hwcheck.checker", *args], capture_output=True,
+                          text=True, **kw)
+
+
+def last_json(text: str) -> dict:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def test_sigterm_reports_the_violations_found_so_far(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "3", "-E", "3",
+         "--continue", "--json", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # the search is under way past the first violations (depth 10)
+        if line.strip().startswith("level ") and int(line.split()[1]) > 12:
+            break
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    obj = last_json(out)
+    assert proc.returncode == 12
+    assert (obj["verdict"], obj["complete"], obj["stop_reason"]) == (
+        "violated", False, "terminated (SIGTERM)")
+    assert {v["property"]: v["length"] for v in obj["violations"]} == {
+        "CommittedNotLost": 9, "AckedNotLost": 9, "LogsMatchBelowHw": 10}
+    for v in obj["violations"]:
+        assert hwcheck("replay", v["trace"]).returncode == 0
+
+
+@pytest.mark.parametrize("limit, reason", [(["--max-seconds", "0.3"], "reached --max-seconds"),
+                                           (["--max-memory", "200M"], "reached --max-memory")])
+def test_limits_give_unknown_with_the_partial_figures(limit, reason, tmp_path):
+    res = hwcheck("check", "-R", "3", "-M", "3", "-E", "4", "--truncation", "kip-279",
+                  "--isr-expansion", "epoch-start", "--json", "-q", "--out", str(tmp_path), *limit)
+    assert res.returncode == 3, res.stderr
+    obj = last_json(res.stdout)
+    assert obj["verdict"] == "unknown" and obj["complete"] is False
+    assert obj["stop_reason"].startswith(reason)
+    assert 0 < obj["distinct"] < 12_457_245
+    assert "Traceback" not in res.stderr
+
+
+def test_a_bad_size_is_one_line():
+    res = hwcheck("check", "--max-memory", "lots")
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("hwcheck: error: --max-memory takes a size such as 300M or 2G, "
+                                  "got 'lots'")
+
+
+def test_out_of_memory_while_expanding_stops_cleanly(monkeypatch):
+    """The visited table cannot grow: the run stops with what it has, verdict unknown."""
+    real = VisitedTable.grow
+    calls = {"n": 0}
+
+    def failing(self):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise MemoryError()
+        return real(self)
+
+    monkeypatch.setattr(VisitedTable, "grow", failing)
+    report = check(kafka(replicas=3, max_offset=2, max_epoch=3, **FIXED),
+                   Options(stop_at_violation=False))
+    ex = report.exploration
+    assert (report.verdict, ex.complete, ex.stop_reason) == ("unknown", False, "out of memory")
+    assert ex.distinct > 1
+
+
+def test_an_interrupt_while_traces_are_built_is_never_holds(monkeypatch):
+    real = run_mod.from_path
+    calls = {"n": 0}
+
+    def interrupted(*a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt()
+        return real(*a, **kw)
+
+    monkeypatch.setattr(run_mod, "from_path", interrupted)
+    report = check(kafka(**HW), Options(stop_at_violation=False))
+    ex = report.exploration
+    assert not ex.complete and ex.stop_reason == "interrupted while traces were built"
+    assert report.verdict == "violated"
+    lengths = {o.name: o.length for o in report.violations()}
+    assert lengths == {"CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
+    assert sum(o.trace is None for o in report.violations()) == 2
+
+
+def test_an_interrupt_before_the_search_starts_is_unknown(monkeypatch):
+    def compiling(*a, **kw):
+        raise KeyboardInterrupt()
+
+    monkeypatch.setattr(run_mod, "Kernel", compiling)
+    report = check(kafka(**HW), Options())
+    assert report.verdict == "unknown" and report.exploration.distinct == 0
+    assert report.exploration.stop_reason == "interrupted before the exploration started"
+    assert {o.status for o in report.outcomes} == {"unknown"}
+
+
+class _Interrupting(InProcessBackend):
+    """Ctrl-C at a chosen phase of the partitioned engine."""
+
+    def __init__(self, at: str, level: int = 0):
+        super().__init__(parts=3)
+        self.at, self.level, self.steps = at, level, 0
+
+    def step(self, task):
+        self.steps += 1
+        if self.at == "step" and self.steps == self.level:
+            raise KeyboardInterrupt()
+        return super().step(task)
+
+    def lookup(self, fps):
+        if self.at == "lookup":
+            raise KeyboardInterrupt()
+        return super().lookup(fps)
+
+
+@pytest.mark.parametrize("at, level", [("step", 2), ("step", 12), ("step", 30), ("lookup", 0)])
+def test_the_partitioned_engine_interrupted_at_any_phase_is_never_holds(at, level):
+    """Every phase: early levels, the level of the first violations, the end, and the trace
+    lookups after the last level (where a run used to be marked complete too soon)."""
+    spec = kafka(**HW)
+    ex = LevelEngine(Kernel(spec), Options(stop_at_violation=False),
+                     _Interrupting(at, level)).run()
+    assert not ex.complete and ex.stop_reason == "interrupted"
+    assert ex.verdict in ("violated", "unknown")
+    if at == "lookup" or level > 10:
+        assert ex.verdict == "violated"
+        assert all(h.path is None for h in ex.hits.values())
+
+
+def test_collision_estimate():
+    assert collision_probability(1) == 0
+    assert collision_probability(10**9) == pytest.approx(0.0271, rel=1e-2)
+    report = check(kafka(**HW), Options(stop_at_violation=False))
+    assert report.as_json()["collision_probability"] == pytest.approx(10487 * 10486 / 2**65)
