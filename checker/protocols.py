@@ -103,7 +103,10 @@ def load(source: str) -> Protocol:
     if isinstance(obj, Protocol):
         proto = obj
     elif callable(obj):
-        proto = function_protocol(obj, getattr(obj, "__name__", None))
+        fn_name = getattr(obj, "__name__", None)
+        # a file's `build` is named after the file (die_hard.py -> die_hard)
+        stem = Path(target).stem if _is_file(target) else target.rpartition(".")[2]
+        proto = function_protocol(obj, stem if fn_name in (None, "build") else fn_name)
     else:
         raise SpecError(f"--spec {source}: {name or 'PROTOCOL'} is neither a Protocol nor a "
                         "function returning a Spec")

@@ -14,7 +14,7 @@ from hwcheck.checker.traces.output import write_trace
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec
 
-ENGINES = ("local", "spark")
+ENGINES = ("local", "spark", "partitioned")
 
 
 @dataclass
@@ -87,6 +87,10 @@ def make_engine(name: str, kernel: Kernel, opts: Options, **engine_opts):
         from hwcheck.checker.spark.engine import SparkEngine
 
         return SparkEngine(kernel, opts, **engine_opts)
+    if name == "partitioned":  # the Spark engine's algorithm, every partition in this process
+        from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
+
+        return LevelEngine(kernel, opts, InProcessBackend(**engine_opts))
     raise ValueError(f"unknown engine {name!r} (known: {', '.join(ENGINES)})")
 
 

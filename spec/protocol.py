@@ -24,8 +24,8 @@ HOLDS = "holds"
 class Param:
     """One parameter of a protocol.
 
-    ``domain`` is a tuple of allowed values (strings, for a choice), a ``(lo, hi)`` range of
-    integers given as ``range(lo, hi + 1)``, or ``bool``. ``flags`` are the command-line names
+    ``domain`` is a tuple of allowed values (strings, for a choice), a range of integers
+    (``range(lo, hi + 1)``), ``bool``, ``int`` (any integer) or ``str`` (any string). ``flags`` are the command-line names
     the default protocol's options use (``("--replicas", "-R")``); other protocols' parameters
     are given as ``--param name=value``.
     """
@@ -41,6 +41,10 @@ class Param:
         d = self.domain
         if d is bool:
             return "true|false"
+        if d is int:
+            return "integer"
+        if d is str:
+            return "string"
         if isinstance(d, range):
             return f"{d.start}..{d.stop - 1}"
         if isinstance(d, tuple):
@@ -53,6 +57,10 @@ class Param:
         ok = True
         if d is bool:
             ok = isinstance(value, bool)
+        elif d is int:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif d is str:
+            ok = isinstance(value, str)
         elif isinstance(d, range):
             ok = isinstance(value, int) and not isinstance(value, bool) and value in d
         elif isinstance(d, tuple):
@@ -71,7 +79,7 @@ class Param:
             if low in ("false", "0", "no", "off"):
                 return False
             raise SpecError(f"parameter {self.name} takes true or false, got {text!r}")
-        if isinstance(d, range) or isinstance(self.default, int):
+        if isinstance(d, range) or d is int:
             try:
                 return int(text)
             except ValueError:
@@ -221,8 +229,8 @@ def function_protocol(fn: Callable[..., Spec], name: str | None = None) -> Proto
         if p.default is p.empty:
             raise SpecError(f"{fn.__name__}: parameter {p.name} needs a default value")
         d = p.default
-        domain = bool if isinstance(d, bool) else range(-(1 << 31), 1 << 31) \
-            if isinstance(d, int) else None
+        domain = bool if isinstance(d, bool) else int if isinstance(d, int) else \
+            str if isinstance(d, str) else None
         params.append(Param(p.name, d, domain))
     return Protocol(name or fn.__name__, tuple(params), fn, doc=(fn.__doc__ or "").strip())
 

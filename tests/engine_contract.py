@@ -10,6 +10,9 @@ import pytest
 
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
+from pathlib import Path
+
+from hwcheck.checker import protocols
 from hwcheck.spec.kafka.params import Params
 from helpers import kafka
 
@@ -25,6 +28,24 @@ MODEL_TABLE = [
 ]
 INVARIANTS = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw")
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
+
+
+SPECS = Path(__file__).parent / "specs"
+
+# Protocols that are not Kafka: (spec file, params, distinct, generated, depth, shortest
+# violations). tests/test_protocols.py derives every figure again with a plain-Python BFS written
+# from the TLA+ originals, not through hwcheck.
+PROTOCOL_TABLE = [
+    ("two_phase.py", {"rms": 3}, 288, 1145, 10, {}),
+    ("two_phase.py", {"rms": 2, "tm_commits_early": True}, 76, 207, 7,
+     {"TCConsistent": 5, "CommitAfterAllPrepared": 3}),
+    ("die_hard.py", {}, 16, 96, 7, {"NotSolved": 6}),
+    ("die_hard.py", {"big": 7, "small": 4, "goal": 6}, 22, 132, 10, {"NotSolved": 6}),
+]
+
+
+def protocol_spec(file: str, params: dict):
+    return protocols.build(protocols.load(str(SPECS / file)), params)
 
 
 class EngineContract:
@@ -78,3 +99,20 @@ class EngineContract:
         report = self.explore(Params(2, 2, 3, "kip-279", "hw"), max_states=500)
         assert report.verdict == "unknown"
         assert 500 <= report.exploration.distinct < 4978
+
+    @pytest.mark.parametrize("row", PROTOCOL_TABLE,
+                             ids=lambda r: f"{r[0][:-3]}-" + "-".join(f"{k}{v}" for k, v in
+                                                                     r[1].items()))
+    def test_protocols_that_are_not_kafka(self, row, tmp_path):
+        file, params, distinct, generated, depth, shortest = row
+        spec = protocol_spec(file, params)
+        report = check(spec, Options(stop_at_violation=False), engine=self.engine,
+                       out=tmp_path, run_name="run", **self.engine_opts)
+        ex = report.exploration
+        assert (ex.distinct, ex.generated, ex.depth, ex.complete) == (
+            distinct, generated, depth, True)
+        assert {o.name: o.length for o in report.violations()} == shortest
+        assert report.verdict == ("violated" if shortest else "holds")
+        for o in report.violations():  # replayed on the way (from_path); written and readable
+            assert o.trace.length == o.length and o.files
+        assert all(o.status == "reached" for o in report.outcomes if o.kind == "reachable")

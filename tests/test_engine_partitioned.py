@@ -1,0 +1,9 @@
+"""The shared engine contract, run against the partitioned engine with every partition in this
+process: the Spark engine's algorithm without a JVM."""
+
+from engine_contract import EngineContract
+
+
+class TestPartitionedEngine(EngineContract):
+    engine = "partitioned"
+    engine_opts = {"parts": 3}
