@@ -10,7 +10,7 @@ from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.traces.output import write_trace
+from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write_trace
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec
 
@@ -111,6 +111,10 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     An interrupt before the exploration starts (while the kernel compiles) gives an empty,
     incomplete run; one while traces are built keeps the hits whose traces are not yet built,
     without a trace."""
+    run_name = run_name or run_name_of(spec)
+    folder, identity = None, run_identity(spec, "check")
+    if out is not None:  # before exploring: an unusable folder is said at once
+        folder = prepare_run_folder(Path(out), run_name, identity)
     try:
         kernel = Kernel(spec)
         ex = make_engine(engine, kernel, opts, **engine_opts).run()
@@ -118,7 +122,6 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
         ex = Exploration(engine, checked=checked_properties(spec, opts),
                          stop_reason=interrupt_reason(e) + " before the exploration started")
     interp = Interpreter(spec)
-    run_name = run_name or run_name_of(spec)
     outcomes = []
     try:
         for name, kind in ex.checked:
@@ -134,9 +137,11 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
             o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path)
             if out is not None and (kind != "reachable" or write_witnesses):
                 try:
-                    o.files = write_trace(spec, o.trace, Path(out) / run_name)
+                    o.files = write_trace(spec, o.trace, folder, identity=identity)
                 except OSError as e:
                     o.note = f"its trace could not be written: {e.strerror or e}"
+        if folder is not None and ex.complete:  # exactly this run's traces in the folder
+            clear_stale(folder, [n for n, _ in ex.checked], [f for o in outcomes for f in o.files])
     except (KeyboardInterrupt, MemoryError) as e:
         ex.complete = False
         ex.stop_reason = interrupt_reason(e) + " while traces were built"
@@ -148,6 +153,12 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
                     name, kind, ex.status(name, kind), hit.length if hit else None,
                     note="its trace was not rebuilt (the run was stopped first)" if hit else ""))
     return Report(spec, ex, outcomes, run_name)
+
+
+def run_identity(spec: Spec, command: str) -> dict:
+    """What a run folder's traces are of: the command, the protocol and its parameters."""
+    return {"command": command, "protocol": spec.source or spec.name,
+            "params": dict(spec.params)}
 
 
 def checked_properties(spec: Spec, opts: Options) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from hwcheck.checker.protocols import build
 from hwcheck.checker.run import Report, check
 from hwcheck.spec.protocol import HOLDS, Protocol, Scenario
 
-TRACE_SUFFIXES = (".itf.json", ".txt", ".html")
+from hwcheck.checker.traces.output import MARKER, TRACE_SUFFIXES  # noqa: E402,F401
 
 
 @dataclass
@@ -103,20 +103,6 @@ def compare(scenario: Scenario, report: Report) -> list[Row]:
     return rows
 
 
-def _clear_stale(folder: Path, spec, report: Report) -> None:
-    """Remove traces of this scenario's properties that the run no longer produced, so the folder
-    holds exactly the current counterexamples (other files are left alone)."""
-    if not folder.is_dir():
-        return
-    written = {p for o in report.outcomes for p in o.files}
-    names = [p.name for p in spec.invariants + spec.action_properties + spec.reachables]
-    for name in names:
-        for suffix in TRACE_SUFFIXES:
-            f = folder / f"{name}{suffix}"
-            if f.exists() and f not in written:
-                f.unlink()
-
-
 def run_scenario(protocol: Protocol, scenario: Scenario, out: Path | None = None, report=None,
                  engine: str = "local", **engine_opts) -> ScenarioResult:
     """Explore ``scenario`` of ``protocol`` in full; write its counterexamples under
@@ -124,8 +110,6 @@ def run_scenario(protocol: Protocol, scenario: Scenario, out: Path | None = None
     opts = Options(properties=None, reachability=True, stop_at_violation=False, report=report)
     spec = build(protocol, scenario.params)
     rep = check(spec, opts, engine=engine, out=out, run_name=scenario.name, **engine_opts)
-    if out is not None:
-        _clear_stale(Path(out) / scenario.name, spec, rep)
     rows = compare(scenario, rep)
     if not rep.exploration.complete:
         rows.append(Row(scenario.name, "(exploration)", "-", "complete", "incomplete", None,

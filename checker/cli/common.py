@@ -198,7 +198,7 @@ def output_options(what: str = "Where counterexamples are written "
     def deco(fn):
         for o in reversed([
             click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-                         default=Path("counterexamples"), show_default=True, help=what),
+                         default=Path("hwcheck-out"), show_default=True, help=what),
             click.option("--run-name", default=None,
                          help=f"Folder name under --out [default: {run_name_default}]"),
             click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr"),

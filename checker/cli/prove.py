@@ -68,9 +68,10 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
           quiet, as_json, **kwargs) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
-    from hwcheck.checker.run import run_name_of, violation_json
+    from hwcheck.checker.run import run_identity, run_name_of, violation_json
     from hwcheck.checker.semantics.layout import Layout
-    from hwcheck.checker.traces.output import write_trace
+    from hwcheck.checker.traces.output import (prepare_run_folder, write_trace,
+                                               write_trace_marker)
     from hwcheck.checker.z3.checks import prove as run_prove, shipped_lemmas, symmetry_of
     from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, worst
     from hwcheck.spec.protocol import lemmas_of
@@ -91,7 +92,8 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
     names = list(invariants) or [i.name for i in spec.invariants]
     check_properties(spec, names, kinds=("invariant",))
     sym = None if no_symmetry else symmetry_of(spec)
-    folder = Path(out) / (run_name or f"{run_name_of(spec)}-prove")
+    identity = run_identity(spec, "prove")
+    folder = prepare_run_folder(Path(out), run_name or f"{run_name_of(spec)}-prove", identity)
     o.say(f"hwcheck prove: {params_line(proto, spec.params)}")
     statuses, results = [], []
     for inv in names:
@@ -130,6 +132,7 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
                 o.say(txt)
                 files = write_trace(spec, trace, folder / "cti" / f"{inv}-{v.action}",
                                     text_body=txt)
+                write_trace_marker(folder, identity)
                 o.say(f"written: {', '.join(str(p) for p in files)}")
                 ctis.append({"action": v.action, "case": v.cti.case,
                              **violation_json(v.cti.goal, "invariant", 1, files)})
@@ -174,10 +177,10 @@ def _word(status: str) -> str:
 def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet, as_json,
         **kwargs) -> None:
     """Bounded model checking with Z3: the shortest violation within --depth steps."""
-    from hwcheck.checker.run import run_name_of, violation_json
+    from hwcheck.checker.run import run_identity, run_name_of, violation_json
     from hwcheck.checker.semantics.interp import Interpreter
     from hwcheck.checker.traces import text as render
-    from hwcheck.checker.traces.output import write_trace
+    from hwcheck.checker.traces.output import prepare_run_folder, write_trace
     from hwcheck.checker.traces.trace import TraceError, from_path
     from hwcheck.checker.z3.checks import bmc as run_bmc, proven_facts, symmetry_of
 
@@ -195,6 +198,8 @@ def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet
         o.progress(f"depth {d}: {'no violation' if status == 'holds' else status} "
                    f"({secs:.2f} s solve, {time.perf_counter() - t0:.1f} s total)")
 
+    identity = run_identity(spec, "bmc")
+    folder = prepare_run_folder(Path(out), run_name or f"{run_name_of(spec)}-bmc", identity)
     sym = None if no_symmetry else symmetry_of(spec)
     facts = []
     if not no_assume:
@@ -215,8 +220,7 @@ def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet
                 o.say(f"internal error: the Z3 trace for {h.prop} does not replay: {e}")
                 o.result({**obj, "verdict": "error", "reason": str(e)})
                 sys.exit(EXIT_FAILED)
-            files = write_trace(spec, trace, Path(out) / (run_name or
-                                                           f"{run_name_of(spec)}-bmc"))
+            files = write_trace(spec, trace, folder, identity=identity)
             o.say("")
             o.say(render.text(trace))
             o.say(f"written: {', '.join(str(p) for p in files)}")

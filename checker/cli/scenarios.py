@@ -52,8 +52,9 @@ def scenarios(spec_source, verbose: bool) -> None:
 @click.command()
 @SPEC_OPTION
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("counterexamples"), show_default=True,
-              help="Where counterexamples are written (<out>/<scenario>/<Property>.itf.json)")
+              default=Path("hwcheck-out"), show_default=True,
+              help="Where counterexamples are written (<out>/<scenario>/<Property>.itf.json); "
+                   "`make check` writes the committed ones with --out counterexamples")
 @click.option("--scenario", "names", multiple=True, metavar="NAME",
               help="Run only this scenario (repeatable) [default: all]")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",

@@ -3,6 +3,7 @@ into place, so a reader never sees half a file and a failed write leaves nothing
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -29,13 +30,84 @@ def write_atomic(path: Path, data: str) -> Path:
     return path
 
 
-def write_trace(spec, trace: Trace, folder: Path, text_body: str | None = None) -> list[Path]:
+def write_trace(spec, trace: Trace, folder: Path, text_body: str | None = None,
+                identity: dict | None = None) -> list[Path]:
     """Write ``<folder>/<Property>.itf.json``, ``.txt`` and ``.html``; returns the paths.
-    ``text_body`` replaces the text rendering (a counterexample to induction has its own)."""
+    ``text_body`` replaces the text rendering (a counterexample to induction has its own);
+    ``identity`` is recorded in the folder's marker file (see ``prepare_run_folder``)."""
     folder = Path(folder)
+    if identity is not None:
+        write_trace_marker(folder, identity)
     name = trace.property
     return [write_atomic(folder / f"{name}.itf.json", itf.dumps(spec, trace)),
             write_atomic(folder / f"{name}.txt", text_body if text_body is not None
                          else text.text(trace)),
             write_atomic(folder / f"{name}.html",
                          html.page(trace, html.describe(spec, name)))]
+
+
+class OutputError(ValueError):
+    """An output folder that cannot be used: said in one line, before anything is explored."""
+
+
+MARKER = ".hwcheck-run.json"  # in each run folder: what wrote the traces there
+TRACE_SUFFIXES = (".itf.json", ".txt", ".html")
+MAX_RUN_NAME = 120
+
+
+def check_run_name(run_name: str) -> str:
+    """A run name is one folder name under --out: never a path that leaves it."""
+    if not run_name or run_name in (".", "..") or "/" in run_name or "\\" in run_name \
+            or "\0" in run_name or not run_name.isprintable():
+        raise OutputError(f"--run-name must be a single folder name, got {run_name!r}")
+    if len(run_name) > MAX_RUN_NAME:
+        raise OutputError(f"--run-name is {len(run_name)} characters; at most {MAX_RUN_NAME}")
+    return run_name
+
+
+def prepare_run_folder(out: Path, run_name: str, identity: dict) -> Path:
+    """``out/run_name``, checked before the exploration: the output folder can be written, and
+    the run folder holds no traces of another configuration or command (``identity``: the
+    protocol, its parameters and the command). The folder itself is made when the first trace
+    is written (``write_trace`` with the identity, which it records in a marker file)."""
+    check_run_name(run_name)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".hwcheck-probe-", delete=True)
+        probe.close()
+    except OSError as e:
+        raise OutputError(f"--out {out} cannot be written: {e.strerror or e}") from None
+    folder = out / run_name
+    marker = folder / MARKER
+    if folder.is_dir() and marker.is_file():
+        try:
+            old = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            old = None
+        if old != identity:
+            raise OutputError(f"{folder} holds traces of another configuration or command; give "
+                              "another --run-name, or remove that folder")
+    return folder
+
+
+def write_trace_marker(folder: Path, identity: dict) -> Path:
+    """Record in ``folder`` what wrote the traces under it (``prepare_run_folder`` reads it)."""
+    return write_atomic(Path(folder) / MARKER, json.dumps(identity, sort_keys=True, indent=1)
+                        + "\n")
+
+
+def clear_stale(folder: Path, names, written) -> None:
+    """Remove the trace files of properties ``names`` that this run did not write, so that the
+    folder holds exactly the current traces (other files are left alone)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    keep = {Path(p) for p in written}
+    for name in names:
+        for suffix in TRACE_SUFFIXES:
+            f = folder / f"{name}{suffix}"
+            if f.exists() and f not in keep:
+                f.unlink()
