@@ -18,13 +18,13 @@ EXPECTED = (6_168_544, 29_257_761, 58)
 
 ONE_RUN = """
 import json, time
-from hwcheck.checker.engines.local import LocalEngine, Options
+from hwcheck.checker import protocols
+from hwcheck.checker.engines.local import LocalEngine
+from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.spec.kafka.model import build
-from hwcheck.spec.kafka.params import Params
-p = Params(**json.loads({params!r}))
+spec = protocols.build(protocols.load("kafka"), json.loads({params!r}))
 t0 = time.perf_counter()
-k = Kernel(build(p)); k.warm("local")
+k = Kernel(spec); k.warm("local")
 load = time.perf_counter() - t0
 ex = LocalEngine(k, Options(stop_at_violation=False)).run()
 print(json.dumps(dict(distinct=ex.distinct, generated=ex.generated, depth=ex.depth,

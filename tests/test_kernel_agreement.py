@@ -35,29 +35,46 @@ def pair(name: str):
 
 
 def compare_state(name: str, row: np.ndarray, arbitrary: bool) -> list[np.ndarray]:
-    spec, kernel, interp = pair(name)
+    return compare(*pair(name), row, arbitrary)
+
+
+def compare(spec, kernel, interp, row: np.ndarray, arbitrary: bool) -> list[np.ndarray]:
+    """Every guard, effect and property of ``spec`` on ``row``, kernel against interpreter.
+    Where the interpreter refuses (an index outside a shape, a value outside a domain: possible
+    on arbitrary states), the kernel must report the same domain error."""
     succs = []
     for inst in interp.instances:
         try:
-            want = interp.step(inst, row)
-        except ModelError:
-            if arbitrary:
-                continue  # an impossible state makes the model index out of range: not comparable
-            raise
+            want, refused = interp.step(inst, row), None
+        except ModelError as e:
+            if not arbitrary:
+                raise
+            want, refused = None, e
         got = kernel.step(inst.index, row)
+        if refused is not None:
+            assert got is None and kernel.last_error, f"{inst.label}: no error on {row}"
+            assert kernel.domain_errors.entries[kernel.last_error] == (
+                refused.variable, inst.action.name), f"{inst.label}: {refused}"
+            continue
+        assert kernel.last_error == 0, f"{inst.label}: a domain error the interpreter has not"
         assert (want is None) == (got is None), f"{inst.label}: guards disagree on {row}"
         if want is not None:
             assert np.array_equal(want, got), f"{inst.label}: effects disagree on {row}"
             succs.append(want)
             for j, (pname, expr, _) in enumerate(kernel.props.transition):
                 tp = getattr(kernel.mod, f"tp_{j}")
-                assert bool(tp(row, got)) == interp.holds(expr, row, want), pname
+                err = np.zeros(1, np.int64)
+                assert bool(tp(row, got, err)) == interp.holds(expr, row, want), pname
+                assert err[0] == 0
     for j, (pname, expr, _) in enumerate(kernel.props.state):
+        err = np.zeros(1, np.int64)
+        value = bool(getattr(kernel.mod, f"sp_{j}")(row, err))
         try:
             want = interp.holds(expr, row)
-        except ModelError:
+        except ModelError as e:
+            assert err[0] and kernel.domain_errors.entries[err[0]] == (e.variable, pname)
             continue
-        assert bool(getattr(kernel.mod, f"sp_{j}")(row)) == want, pname
+        assert err[0] == 0 and value == want, pname
     return succs
 
 
@@ -76,7 +93,7 @@ def test_random_walks_agree(name, choices):
 @st.composite
 def arbitrary_state(draw, name: str):
     spec, kernel, _ = pair(name)
-    row = np.zeros(kernel.stride, np.int8)
+    row = np.zeros(kernel.stride, kernel.dtype)
     for v in spec.variables:
         off = kernel.layout.offsets[v.name]
         for i in range(v.size):

@@ -23,7 +23,7 @@ CHUNK = 1 << 15  # frontier rows per kernel call: bounds the latency of progress
 class Successors:
     """The successors an expansion let through, in the order found."""
 
-    rows: np.ndarray  # int8 [n, stride]
+    rows: np.ndarray  # [n, stride] of the layout's cell type
     parents: np.ndarray  # int32: the frontier row of each
     acts: np.ndarray  # the action instance of each
     fps: np.ndarray  # uint64
@@ -34,15 +34,17 @@ class Successors:
 
 
 def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np.ndarray,
-           tp_row: np.ndarray, tp_inst: np.ndarray, on_chunk=None,
-           chunk: int = CHUNK) -> Successors:
+           tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
+           dom_inst: np.ndarray, on_chunk=None, chunk: int = CHUNK) -> Successors:
     """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns True, or
     Ctrl-C). Successors already in ``table`` are dropped, the others inserted. Transition
-    predicates set ``tp_row``/``tp_inst`` at their first hit."""
+    predicates set ``tp_row``/``tp_inst`` at their first hit; a step that leaves the declared
+    domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence."""
     mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
     n = front.shape[0]
     cap = max(1024, 2 * n)
-    out = np.empty((cap, stride), np.int8)
+    out = np.empty((cap, stride), kernel.dtype)
+    err = np.zeros(1, np.int64)
     par = np.empty(cap, np.int32)
     act = np.empty(cap, kernel.act_dtype)
     fps = np.empty(cap, np.uint64)
@@ -52,7 +54,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
             hi = min(n, lo + chunk)
             i, wrote, filled, gen = mod.expand_dedup(
                 front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
-                act[w:], fps[w:], tp_active, tp_row, tp_inst)
+                act[w:], fps[w:], tp_active, tp_row, tp_inst, err, dom_row, dom_inst)
             w += wrote
             table.filled = filled
             generated += gen

@@ -54,7 +54,7 @@ class LocalEngine:
                     break
                 depth = len(levels) - 1
                 rows, level, stopped = self._expand(front, table, tp_row, tp_inst, ex, progress,
-                                                    depth)
+                                                    depth, levels)
                 self._transition_hits(front, depth, levels, tp_row, tp_inst, ex)
                 if len(level):
                     levels.append(level)
@@ -83,7 +83,7 @@ class LocalEngine:
         return ex
 
     def _expand(self, front, table: VisitedTable, tp_row, tp_inst, ex: Exploration,
-                progress: Progress, depth: int):
+                progress: Progress, depth: int, levels: list[Level]):
         """Expand one level; returns (new rows sorted by fingerprint, their Level, stop reason)."""
         stopped = ""
 
@@ -93,8 +93,10 @@ class LocalEngine:
             stopped = self.opts.limit_reached(ex.distinct + written, progress.elapsed())
             return bool(stopped)
 
+        _, dom_row, dom_inst = self.kernel.error_arrays()
         succ = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
-                      on_chunk)
+                      dom_row, dom_inst, on_chunk)
+        self._domain_hits(dom_row, dom_inst, depth, levels, ex)
         if succ.interrupted is not None:
             stopped = interrupt_reason(succ.interrupted)
         ex.generated += succ.generated
@@ -107,11 +109,28 @@ class LocalEngine:
         if not props.state or not props.state_active.any():
             return
         hits = np.full(len(props.state), -1, np.int64)
-        self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits)
+        err, dom_row, _ = self.kernel.error_arrays()
+        self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits, err, dom_row)
+        for c in np.flatnonzero(dom_row >= 0):  # a property read outside a variable's shape
+            name = self.kernel.domain_errors.name(int(c))
+            if name not in ex.hits:
+                ex.hits[name] = Hit(name, "domain", depth, path_to(levels, depth,
+                                                                   int(dom_row[c])))
+                ex.checked.append((name, "domain"))
         for j in np.flatnonzero(hits >= 0):
             name, _, kind = props.state[j]
             ex.hits[name] = Hit(name, kind, depth, path_to(levels, depth, int(hits[j])))
             props.state_active[j] = False
+
+    def _domain_hits(self, dom_row, dom_inst, depth: int, levels, ex: Exploration) -> None:
+        """Steps that left the declared domains: a hit each, whose path ends with the step
+        (it has no successor, hence no fingerprint)."""
+        for c in np.flatnonzero(dom_row >= 0):
+            name = self.kernel.domain_errors.name(int(c))
+            if name not in ex.hits:
+                path = path_to(levels, depth, int(dom_row[c])) + [(int(dom_inst[c]), None)]
+                ex.hits[name] = Hit(name, "domain", depth + 1, path)
+                ex.checked.append((name, "domain"))
 
     def _transition_hits(self, front, depth: int, levels, tp_row, tp_inst, ex) -> None:
         props = self.props

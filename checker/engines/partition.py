@@ -81,8 +81,8 @@ class Batch:
         return Batch(self.rows[idx], self.fps[idx], self.parents[idx], self.acts[idx])
 
     @classmethod
-    def empty(cls, stride: int, adt) -> "Batch":
-        return cls(np.empty((0, stride), np.int8), np.empty(0, np.uint64),
+    def empty(cls, stride: int, adt, dtype=np.int8) -> "Batch":
+        return cls(np.empty((0, stride), dtype), np.empty(0, np.uint64),
                    np.empty(0, np.uint64), np.empty(0, adt))
 
     @classmethod
@@ -124,6 +124,7 @@ class Expanded:
     succ: Batch  # unique by fingerprint, in (parent fingerprint, action) order
     generated: int  # transitions evaluated, duplicates included
     tp_hits: dict = field(default_factory=dict)  # prop index -> (parent fp, action, successor fp)
+    dom_hits: dict = field(default_factory=dict)  # error code -> (parent fp, action)
 
 
 # -- kernels, built once per process ------------------------------------------------------------
@@ -174,17 +175,19 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
     tp_row = np.full(nt, -1, np.int64)
     tp_inst = np.full(nt, -1, np.int64)
     if n == 0:
-        return Expanded(Batch.empty(kernel.stride, adt), 0)
-    rows = np.ascontiguousarray(rows, np.int8)
+        return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0)
+    rows = np.ascontiguousarray(rows, kernel.dtype)
+    _, dom_row, dom_inst = kernel.error_arrays()
     succ = expand_rows(kernel, rows, VisitedTable(4 * n * 2), tp_active, tp_row, tp_inst,
-                       chunk=CHUNK)
+                       dom_row, dom_inst, chunk=CHUNK)
+    dom = {int(c): (int(fps[dom_row[c]]), int(dom_inst[c])) for c in np.flatnonzero(dom_row >= 0)}
     hits = {}
     for j in np.flatnonzero(tp_row >= 0):
         parent = rows[tp_row[j]]
         nxt = kernel.step(int(tp_inst[j]), parent)
         hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(nxt))
     batch = Batch(succ.rows, succ.fps, fps[succ.parents], succ.acts)  # split_by_owner gathers
-    return Expanded(batch, succ.generated, hits)
+    return Expanded(batch, succ.generated, hits, dom)
 
 
 def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
@@ -247,15 +250,20 @@ def anti_join(store: Store, cand: Batch) -> tuple[Batch, Store]:
     return new, added(store, new, pos[fresh])
 
 
-def state_hits(kernel, rows: np.ndarray, fps: np.ndarray, sp_active: np.ndarray) -> dict:
+def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
+               sp_active: np.ndarray) -> tuple[dict, dict]:
     """For each active state predicate hit by some row: the least hitting fingerprint (rows are
-    sorted by fingerprint, so the kernel's first hit is the least)."""
+    sorted by fingerprint, so the kernel's first hit is the least); and for each domain error
+    a predicate made (a read outside a variable's shape), the least fingerprint."""
     ns = len(kernel.props.state)
     if not ns or not sp_active.any() or rows.shape[0] == 0:
-        return {}
+        return {}, {}
     hits = np.full(ns, -1, np.int64)
-    kernel.mod.check_states(np.ascontiguousarray(rows), rows.shape[0], sp_active, hits)
-    return {int(j): int(fps[hits[j]]) for j in np.flatnonzero(hits >= 0)}
+    err, dom_row, _ = kernel.error_arrays()
+    kernel.mod.check_states(np.ascontiguousarray(rows), rows.shape[0], sp_active, hits, err,
+                            dom_row)
+    return ({int(j): int(fps[hits[j]]) for j in np.flatnonzero(hits >= 0)},
+            {int(c): int(fps[dom_row[c]]) for c in np.flatnonzero(dom_row >= 0)})
 
 
 def lookup(store: Store, fps) -> dict:
@@ -346,9 +354,10 @@ def merge_items(task: LevelTask, items) -> tuple[Batch, int, Store, dict]:
         pending = added(pending, new, pos[fresh])
         ncand = int(fresh.size)
     else:
-        new, ncand = Batch.empty(k.stride, adt), 0
+        new, ncand = Batch.empty(k.stride, adt, k.dtype), 0
     sp_active = np.array(task.sp_active or (False,), np.bool_)
-    stats = {"new": len(new), "sp": state_hits(k, new.rows, new.fps, sp_active),
+    sp, dom_sp = state_hits(k, new.rows, new.fps, sp_active)
+    stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp,
              "candidates": ncand, "stored": base.size + len(pending),
              "store_bytes": base.nbytes + pending.nbytes, "base_bytes": base.nbytes,
              "pending_bytes": pending.nbytes}
@@ -361,7 +370,8 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
     tp_active = np.array(task.tp_active or (False,), np.bool_)
     ex = expand(task.kernel(), rows, fps, tp_active)
     blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
-    return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "expanded": int(fps.size)}
+    return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "dom_tp": ex.dom_hits,
+                    "expanded": int(fps.size)}
 
 
 def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:

@@ -234,6 +234,20 @@ class LevelEngine:
             ex.hits[name] = Hit(name, kind, depth, [])
             targets[name] = _Target(best[j])
             props.state_active[j] = False
+        dom: dict[int, int] = {}
+        for s in stats:
+            for c, fp in s.get("dom_sp", {}).items():
+                dom[c] = min(dom.get(c, fp), fp)
+        for c in sorted(dom):
+            self._domain_hit(c, depth, _Target(dom[c]), ex, targets)
+
+    def _domain_hit(self, code: int, length: int, target: "_Target", ex: Exploration,
+                    targets: dict) -> None:
+        name = self.kernel.domain_errors.name(code)
+        if name not in ex.hits:
+            ex.hits[name] = Hit(name, "domain", length, [])
+            ex.checked.append((name, "domain"))
+            targets[name] = target
 
     def _transition_hits(self, xstats: list[dict], depth: int, ex: Exploration,
                          targets: dict) -> None:
@@ -251,6 +265,14 @@ class LevelEngine:
             ex.hits[name] = Hit(name, kind, depth + 1, [])
             targets[name] = _Target(parent, (inst, succ))
             props.trans_active[j] = False
+        dom: dict[int, tuple] = {}
+        for s in xstats:
+            for c, hit in s.get("dom_tp", {}).items():
+                if c not in dom or hit < dom[c]:
+                    dom[c] = hit
+        for c in sorted(dom):  # the step has no successor: its path ends with no fingerprint
+            parent, inst = dom[c]
+            self._domain_hit(c, depth + 1, _Target(parent, (inst, None)), ex, targets)
 
     def _paths(self, targets: dict[str, _Target]) -> dict[str, list]:
         """Walk every target back to the initial state, one level per round (one lookup in the

@@ -16,7 +16,13 @@ from hwcheck.checker.semantics.layout import Layout
 
 
 class ModelError(SpecError):
-    """The model did something its own declarations forbid (an index or a value out of range)."""
+    """The model did something its own declarations forbid (an index or a value out of range).
+    ``variable`` names the variable, ``where`` the action or property."""
+
+    def __init__(self, msg: str, variable: str = "", where: str = ""):
+        super().__init__(msg)
+        self.variable = variable
+        self.where = where
 
 
 class Interpreter:
@@ -39,7 +45,7 @@ class Interpreter:
             try:
                 pos = self.layout.cell(e.var, idx)
             except IndexError as err:
-                raise ModelError(f"{where}: reads {err}") from None
+                raise ModelError(f"{where}: reads {err}", e.var.name, where) from None
             src = nxt if e.primed else cur
             v = int(src[pos])
             return bool(v) if e.var.sort == BOOL else v
@@ -96,11 +102,11 @@ class Interpreter:
                 try:
                     pos = self.layout.cell(var, idx)
                 except IndexError as err:
-                    raise ModelError(f"{where}: writes {err}") from None
+                    raise ModelError(f"{where}: writes {err}", var.name, where) from None
                 val = int(self._eval(s.value, t, None, env, where))
                 if not var.lo <= val <= var.hi:
                     raise ModelError(f"{where}: writes {val} to {var.name}{list(idx)}, "
-                                     f"outside its domain {var.lo}..{var.hi}")
+                                     f"outside its domain {var.lo}..{var.hi}", var.name, where)
                 t[pos] = val
             elif isinstance(s, SetLocal):
                 env[s.local.name] = self._eval(s.value, t, None, env, where)
@@ -123,7 +129,7 @@ class Interpreter:
             for i in range(v.size):
                 t[off + i] = max(v.lo, min(v.hi, 0))
         self._run(self.spec.init, t, {}, "Init")  # ... then run Init
-        return np.array(t, dtype=np.int8)
+        return np.array(t, dtype=self.layout.dtype)
 
     def _env(self, inst: Instance) -> dict:
         return dict(zip(inst.action.params, inst.args))
@@ -136,7 +142,7 @@ class Interpreter:
             return None
         t = list(cur)
         self._run(inst.action.body, t, env, inst.label)
-        return np.array(t, dtype=np.int8)
+        return np.array(t, dtype=self.layout.dtype)
 
     def successors(self, row) -> list[tuple[Instance, np.ndarray]]:
         out = []

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hwcheck.spec.lang import Spec
+from hwcheck.spec.lang import Spec, SpecError
 
-from hwcheck.checker.semantics.codegen import Properties, generate, source_key
+from hwcheck.checker.semantics.codegen import DomainErrors, Properties, generate, source_key
 from hwcheck.checker.semantics.layout import Layout
 
 
@@ -61,7 +61,9 @@ class Kernel:
         self.layout = Layout.of(spec)
         self.props = Properties.of(spec)
         self.instances = spec.instances()
-        self.source = generate(spec, self.layout)
+        errors = DomainErrors()
+        self.source = generate(spec, self.layout, errors)
+        self.domain_errors = errors  # code -> DomainError(variable, action or property)
         self.key = source_key(self.source)
         self.mod = _load(self.source)
 
@@ -70,26 +72,50 @@ class Kernel:
         return self.layout.stride
 
     @property
+    def dtype(self):
+        return self.layout.dtype
+
+    @property
     def ninst(self) -> int:
         return len(self.instances)
+
+    @property
+    def nerrors(self) -> int:
+        """The size of the domain-error arrays (codes 1..nerrors-1; 0 means none)."""
+        return len(self.domain_errors.entries)
 
     @property
     def act_dtype(self):
         """The dtype of an action instance index: one byte while there are fewer than 256."""
         return np.uint8 if self.ninst < 256 else np.uint16
 
+    def error_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(err, dom_row, dom_inst) for a kernel call: no error yet."""
+        n = self.nerrors
+        return np.zeros(1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+
     @cached_property
     def initial(self) -> np.ndarray:
-        return self.mod.initial()
+        err = np.zeros(1, np.int64)
+        row = self.mod.initial(err)
+        if err[0]:
+            raise SpecError(f"Init leaves the declared domains: "
+                            f"{self.domain_errors.name(int(err[0]))}")
+        return row
 
     def fingerprint(self, row: np.ndarray) -> int:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
-        return int(fingerprint(np.ascontiguousarray(row, dtype=np.int8)))
+        return int(fingerprint(np.ascontiguousarray(row, dtype=self.dtype)))
 
     def step(self, inst: int, row: np.ndarray) -> np.ndarray | None:
-        t = np.empty(self.stride, np.int8)
-        return t if self.mod.step(inst, np.ascontiguousarray(row, np.int8), t) else None
+        """The successor of ``row`` by instance ``inst``; None when the instance is disabled or
+        the step leaves the declared domains (``step_error`` tells which)."""
+        t = np.empty(self.stride, self.dtype)
+        err = np.zeros(1, np.int64)
+        ok = self.mod.step(inst, np.ascontiguousarray(row, self.dtype), t, err)
+        self.last_error = int(err[0])
+        return t if ok else None
 
     def warm(self, *parts: str) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
@@ -101,8 +127,10 @@ class Kernel:
         fingerprint(self.initial)
         one = self.initial.reshape(1, -1).copy()
         ns, nt = len(self.props.state), len(self.props.transition)
-        self.mod.check_states(one, 1, np.zeros(max(ns, 1), np.bool_), np.full(max(ns, 1), -1, np.int64))
-        out = np.empty((self.ninst, self.stride), np.int8)
+        err, dom_row, dom_inst = self.error_arrays()
+        self.mod.check_states(one, 1, np.zeros(max(ns, 1), np.bool_),
+                              np.full(max(ns, 1), -1, np.int64), err, dom_row)
+        out = np.empty((self.ninst, self.stride), self.dtype)
         par = np.empty(self.ninst, np.int32)
         act = np.empty(self.ninst, self.act_dtype)
         fps = np.empty(self.ninst, np.uint64)
@@ -110,6 +138,7 @@ class Kernel:
               np.full(max(nt, 1), -1, np.int64))
         if "local" in parts:
             table = np.zeros(16, np.uint64)
-            self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp)
+            self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp, err, dom_row,
+                                  dom_inst)
         if "step" in parts:
-            self.mod.step(0, self.initial, np.empty(self.stride, np.int8))
+            self.step(0, self.initial)

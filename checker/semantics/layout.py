@@ -1,7 +1,9 @@
-"""The state layout: a state is a flat row of int8, one cell per variable element.
+"""The state layout: a state is a flat row of small integers, one cell per variable element.
 
-Variables sit in declaration order, each array row-major. Rows are padded with zeros to a
-multiple of 8 bytes (``stride``) so the fingerprint can read them as 64-bit words.
+Variables sit in declaration order, each array row-major. The cell type is the narrowest of
+int8, int16 and int32 that holds every variable's domain (the Kafka model's rows are int8).
+Rows are padded with zeros to a multiple of 8 bytes (``stride`` cells) so the fingerprint can
+read them as 64-bit words.
 """
 
 from __future__ import annotations
@@ -19,16 +21,25 @@ class Layout:
     offsets: dict[str, int]
     width: int
     stride: int
+    dtype: type = np.int8
 
     @classmethod
     def of(cls, spec: Spec) -> "Layout":
         offsets, off = {}, 0
+        lo = min((v.lo for v in spec.variables), default=0)
+        hi = max((v.hi for v in spec.variables), default=0)
+        dtype = next((t for t in CELL_TYPES if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max),
+                     None)
+        if dtype is None:
+            wide = next(v for v in spec.variables if v.lo < -2**31 or v.hi >= 2**31)
+            raise SpecError(f"variable {wide.name}: domain {wide.lo}..{wide.hi} does not fit in "
+                            "int32")
         for v in spec.variables:
-            if v.lo < -128 or v.hi > 127:
-                raise SpecError(f"variable {v.name}: domain {v.lo}..{v.hi} does not fit in int8")
             offsets[v.name] = off
             off += v.size
-        return cls(spec, offsets, off, max(8, (off + 7) // 8 * 8))
+        per_word = 8 // np.dtype(dtype).itemsize  # cells per 64-bit word
+        stride = max(per_word, (off + per_word - 1) // per_word * per_word)
+        return cls(spec, offsets, off, stride, dtype)
 
     def cell(self, var: Var, idx: tuple[int, ...]) -> int:
         """The row position of ``var[idx]``; raises IndexError outside the variable's shape."""
@@ -40,7 +51,8 @@ class Layout:
         return self.offsets[var.name] + pos
 
     def empty(self, n: int = 0) -> np.ndarray:
-        return np.zeros((n, self.stride), dtype=np.int8) if n else np.zeros(self.stride, np.int8)
+        return np.zeros((n, self.stride), dtype=self.dtype) if n else \
+            np.zeros(self.stride, self.dtype)
 
     # -- readable forms ------------------------------------------------------------------------
 
@@ -81,6 +93,9 @@ class Layout:
                     raise SpecError(f"{v.name}: value {x} outside its domain {v.lo}..{v.hi}")
                 row[off + i] = x
         return row
+
+
+CELL_TYPES = (np.int8, np.int16, np.int32)
 
 
 def _nest(flat: list[int], shape: tuple[int, ...]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -38,12 +39,18 @@ def write_trace(spec, trace: Trace, folder: Path, text_body: str | None = None,
     folder = Path(folder)
     if identity is not None:
         write_trace_marker(folder, identity)
-    name = trace.property
+    name = file_name(trace.property)
     return [write_atomic(folder / f"{name}.itf.json", itf.dumps(spec, trace)),
             write_atomic(folder / f"{name}.txt", text_body if text_body is not None
                          else text.text(trace)),
             write_atomic(folder / f"{name}.html",
                          html.page(trace, html.describe(spec, name)))]
+
+
+def file_name(prop: str) -> str:
+    """A property's name as a file name: ``DomainError(a, IncA)`` becomes
+    ``DomainError-a-IncA``; plain names stay as they are."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", prop).strip("-") or "trace"
 
 
 class OutputError(ValueError):
@@ -108,6 +115,6 @@ def clear_stale(folder: Path, names, written) -> None:
     keep = {Path(p) for p in written}
     for name in names:
         for suffix in TRACE_SUFFIXES:
-            f = folder / f"{name}{suffix}"
+            f = folder / f"{file_name(name)}{suffix}"
             if f.exists() and f not in keep:
                 f.unlink()

@@ -9,8 +9,8 @@ from hwcheck.checker.traces.trace import Trace
 def headline(trace: Trace) -> str:
     if trace.property is None:
         return f"a behaviour of {trace.spec} in {trace.length} steps"
-    what = {"invariant": "violated", "action": "violated", "reachable": "reached"}.get(
-        trace.kind, "claimed")
+    what = {"invariant": "violated", "action": "violated", "reachable": "reached",
+            "domain": "violated"}.get(trace.kind, "claimed")
     return f"{trace.property} {what} in {trace.length} steps ({trace.engine} engine)"
 
 
@@ -31,6 +31,13 @@ def ending(trace: Trace) -> str:
     """The closing sentence: which property the last state (or step) violates or satisfies."""
     if trace.property is None:
         return "Every step is an action of the spec."
+    if trace.kind == "domain":
+        d = trace.meta.get("domain_error") or {}
+        if d.get("step"):
+            return (f"Step {trace.length}: {d['step']} leaves the declared domains: "
+                    f"{d.get('message', '')}")
+        return f"Evaluating {d.get('where')} on the last state leaves the declared domains: " \
+               f"{d.get('message', '')}"
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if trace.kind == "reachable" else "violates"
     return f"The last {last} {verb} {trace.property}."
@@ -39,7 +46,7 @@ def ending(trace: Trace) -> str:
 def text(trace: Trace) -> str:
     """The whole trace as text: the headline, then the protocol's view or the generic table."""
     views = trace.views
-    if views is not None and views.text is not None:
+    if views is not None and views.text is not None and trace.kind != "domain":
         return headline(trace) + "\n" + views.text(trace)
     return headline(trace) + "\n" + generic(trace)
 

@@ -8,13 +8,14 @@ never shown unless the model itself produces it. ``replay`` re-checks a trace re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from hwcheck.spec.lang import Spec, reads_next
 
-from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 
@@ -38,7 +39,9 @@ class Trace:
 
     @property
     def length(self) -> int:
-        return len(self.actions)
+        """Steps, the one that leaves the declared domains included (it has no state after)."""
+        failing = 1 if (self.meta.get("domain_error") or {}).get("step") else 0
+        return len(self.actions or []) + failing
 
     @property
     def is_cti(self) -> bool:
@@ -53,17 +56,24 @@ class Trace:
 
 
 def _fp(row: np.ndarray) -> int:
-    return int(fingerprint(np.ascontiguousarray(row, dtype=np.int8)))
+    return int(fingerprint(np.ascontiguousarray(row)))
 
 
 def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
               path: list[tuple[int, int | None]]) -> Trace:
     """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace."""
     row = interp.initial()
-    rows, labels = [row], []
+    rows, labels, failing = [row], [], None
     for step, (inst_index, want) in enumerate(path, start=1):
         inst = interp.instance(int(inst_index))
-        nxt = interp.step(inst, row)
+        try:
+            nxt = interp.step(inst, row)
+        except ModelError as e:
+            if kind == "domain" and step == len(path):  # the step the engine said leaves
+                failing = (inst, e)  # the declared domains: it has no successor
+                break
+            raise TraceError(f"step {step} ({inst.label}): the interpreter refuses the step: "
+                             f"{e}") from None
         if nxt is None:
             raise TraceError(f"step {step} ({inst.label}): the action is not enabled on replay; "
                              "the engine and the interpreter disagree on its guard, or actions "
@@ -75,10 +85,52 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
         rows.append(nxt)
         labels.append(inst.label)
         row = nxt
-    _confirm(spec, interp, prop, kind, rows)
+    meta = {}
+    if kind == "domain":
+        meta["domain_error"] = _confirm_domain(spec, interp, prop, rows,
+                                               failing[0].label if failing else None)
+    else:
+        _confirm(spec, interp, prop, kind, rows)
     layout = interp.layout
     return Trace(spec.name, dict(spec.params), engine, prop, kind, labels,
-                 [layout.to_dict(r) for r in rows], views=views_of(spec))
+                 [layout.to_dict(r) for r in rows], meta, views=views_of(spec))
+
+
+DOMAIN_ERROR = re.compile(r"^DomainError\((?P<var>[^,()]+), (?P<where>[^()]+)\)$")
+
+
+def _confirm_domain(spec: Spec, interp: Interpreter, name: str, rows: list,
+                    label: str | None) -> dict:
+    """Check that the trace ends where the spec leaves its declared domains, as its name
+    ``DomainError(variable, action or property)`` says: the step ``label`` from the last state
+    (or, without a step, the property evaluated on the last state) makes the interpreter refuse
+    a write or a read of that variable. Returns what ``#meta.domain_error`` records."""
+    m = DOMAIN_ERROR.match(name or "")
+    if m is None:
+        raise TraceError(f"{name!r} is not a domain error (DomainError(variable, action))")
+    var, where = m["var"], m["where"]
+    if var not in {v.name for v in spec.variables}:
+        raise TraceError(f"{name}: {spec.name} has no variable {var!r}")
+    try:
+        if label is not None:
+            inst = interp.instance(label)
+            if inst.action.name != where:
+                raise TraceError(f"the failing step {label} is not an instance of {where}")
+            interp.step(inst, rows[-1])
+        else:
+            p = _property(spec, where)
+            if reads_next(p.expr):
+                if len(rows) < 2:
+                    raise TraceError(f"{where} is a property of transitions; the trace has none")
+                interp.holds(p.expr, rows[-2], rows[-1])
+            else:
+                interp.holds(p.expr, rows[-1])
+    except ModelError as e:
+        if e.variable != var:
+            raise TraceError(f"the interpreter refuses {e.variable}, not {var}: {e}") from None
+        return {"variable": var, "where": where, "step": label, "message": str(e)}
+    what = f"step {label}" if label is not None else f"property {where}"
+    raise TraceError(f"the {what} stays inside the declared domains of {var}")
 
 
 def views_of(spec: Spec):
@@ -149,7 +201,16 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
         _same(layout, nxt, trace.states[step], step, label)
         rows.append(nxt)
         row = nxt
-    _confirm(spec, interp, trace.property, trace.kind, rows)
+    if trace.kind == "domain":
+        claimed = trace.meta.get("domain_error")
+        if not isinstance(claimed, dict):
+            raise TraceError("a domain-error trace needs #meta.domain_error")
+        step = claimed.get("step")
+        if step is not None and not isinstance(step, str):
+            raise TraceError(f"#meta.domain_error.step must name an action, got {step!r}")
+        _confirm_domain(spec, interp, trace.property, rows, step)
+    else:
+        _confirm(spec, interp, trace.property, trace.kind, rows)
     return rows
 
 
