@@ -223,10 +223,11 @@ def params(spec_source, as_json) -> None:
     o.result({"command": "params", "protocol": proto.source or proto.name, "params": rows})
 
 
-def run() -> None:
-    """Console entry point: one-line errors, fixed exit codes, no tracebacks for bad input."""
+def run(args: list[str] | None = None) -> None:
+    """Console entry point: one-line errors, fixed exit codes, no tracebacks for bad input.
+    ``args`` defaults to the process's command line."""
     try:
-        main.main(standalone_mode=False)
+        main.main(args=args, standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

@@ -34,33 +34,78 @@ def _map(value):
     return value
 
 
+MAX_BIGINT_DIGITS = 40  # far past any cell type; a longer number is not a state of a spec
+
+
 def _decode(var, value, where: str):
+    """The value of ``var`` as the layout's readable form, checked against the declaration:
+    an integer inside the domain, a set of indices inside the shape, a map whose keys are
+    exactly the indices of each dimension. A TraceError names the state, variable and key."""
+    name = var.name
     if var.kind == "scalar":
-        if isinstance(value, dict) and "#bigint" in value:
-            return int(value["#bigint"])
-        if not isinstance(value, int):
-            raise TraceError(f"{where}: {var.name} should be an integer, got {value!r}")
-        return value
+        return _in_domain(var, _integer(value, where, name), where, name)
     if var.kind == "set":
-        if not isinstance(value, dict) or "#set" not in value:
-            raise TraceError(f"{where}: {var.name} should be a #set")
-        return sorted(_decode_int(x, where, var.name) for x in value["#set"])
-    return _unmap(value, where, var.name)
+        if not isinstance(value, dict) or set(value) != {"#set"} \
+                or not isinstance(value["#set"], list):
+            raise TraceError(f"{where}: {name} should be {{\"#set\": [...]}}")
+        members = [_integer(x, where, name) for x in value["#set"]]
+        n = var.shape[0]
+        for x in members:
+            if not 0 <= x < n:
+                raise TraceError(f"{where}: {name} has member {x}, outside 0..{n - 1}")
+        if len(set(members)) != len(members):
+            raise TraceError(f"{where}: {name} lists a member twice")
+        return sorted(members)
+    return _unmap(var, value, var.shape, where, name)
 
 
-def _decode_int(x, where: str, name: str) -> int:
-    if isinstance(x, dict) and "#bigint" in x:
-        return int(x["#bigint"])
-    if not isinstance(x, int):
-        raise TraceError(f"{where}: {name} holds a non-integer {x!r}")
+def _integer(x, where: str, name: str) -> int:
+    if isinstance(x, dict):
+        if set(x) != {"#bigint"} or not isinstance(x["#bigint"], str):
+            raise TraceError(f"{where}: {name} holds {_short(x)}, not an integer")
+        digits = x["#bigint"]
+        body = digits[1:] if digits[:1] == "-" else digits
+        if not body.isdigit() or not body.isascii() or len(body) > MAX_BIGINT_DIGITS:
+            raise TraceError(f"{where}: {name} holds the #bigint {_short(digits)}, not an "
+                             "integer of any domain")
+        return int(digits)
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise TraceError(f"{where}: {name} holds {_short(x)}, not an integer")
     return x
 
 
-def _unmap(value, where: str, name: str):
-    if isinstance(value, dict) and "#map" in value:
-        pairs = sorted((_decode_int(k, where, name), v) for k, v in value["#map"])
-        return [_unmap(v, where, name) for _, v in pairs]
-    return _decode_int(value, where, name)
+def _in_domain(var, x: int, where: str, name: str) -> int:
+    if not var.lo <= x <= var.hi:
+        raise TraceError(f"{where}: {name} is {x}, outside its domain {var.lo}..{var.hi}")
+    return x
+
+
+def _unmap(var, value, shape: tuple, where: str, name: str):
+    if not shape:
+        return _in_domain(var, _integer(value, where, name), where, name)
+    if not isinstance(value, dict) or set(value) != {"#map"} or not isinstance(value["#map"],
+                                                                              list):
+        raise TraceError(f"{where}: {name} should be {{\"#map\": [[key, value], ...]}}")
+    out: dict[int, object] = {}
+    for pair in value["#map"]:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise TraceError(f"{where}: {name} has a #map entry that is not a [key, value] "
+                             f"pair: {_short(pair)}")
+        k = _integer(pair[0], where, name)
+        if not 0 <= k < shape[0]:
+            raise TraceError(f"{where}: {name} has key {k}, outside 0..{shape[0] - 1}")
+        if k in out:
+            raise TraceError(f"{where}: {name} has key {k} twice")
+        out[k] = _unmap(var, pair[1], shape[1:], f"{where}", f"{name}[{k}]")
+    missing = [k for k in range(shape[0]) if k not in out]
+    if missing:
+        raise TraceError(f"{where}: {name} lacks key {missing[0]}")
+    return [out[k] for k in range(shape[0])]
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def to_itf(spec: Spec, trace: Trace) -> dict:
@@ -96,24 +141,49 @@ def dumps(spec: Spec, trace: Trace) -> str:
 def read(path: Path) -> dict:
     """The parsed file; raises TraceError for a missing or malformed file."""
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TraceError(f"no such trace file: {path}") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path} is a folder, not a trace file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise TraceError(f"cannot read {path}: {e}") from None
     except json.JSONDecodeError as e:
         raise TraceError(f"{path} is not JSON: {e.msg} at line {e.lineno}") from None
+    except RecursionError:
+        raise TraceError(f"{path} nests too deeply to be a trace") from None
+    except ValueError as e:  # e.g. an integer of too many digits
+        raise TraceError(f"{path} is not a trace: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("states"), list) \
             or not isinstance(data.get("#meta", {}), dict):
         raise TraceError(f"{path} is not an ITF trace (needs a list of states)")
     return data
 
 
+KINDS = ("invariant", "action", "reachable", "domain")
+
+
 def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = None) -> Trace:
-    """The trace in ``data`` over ``spec``'s variables. ``actions`` is None when no state names
-    the action that led to it (a trace from another tool); ``prop`` names the property when
-    ``#meta`` does not."""
+    """The trace in ``data`` over ``spec``'s variables, every part that means something checked
+    against the spec: the variables (no more, no fewer), each value in its domain, the keys of
+    each map, the spec's name, the property's name and kind, the recorded length. ``actions`` is
+    None when no state names the action that led to it (a trace from another tool); ``prop``
+    names the property when ``#meta`` does not."""
     meta = data.get("#meta") or {}
+    names = {v.name for v in spec.variables}
+    if "vars" in data and (not isinstance(data["vars"], list) or set(map(str, data["vars"]))
+                           != names or len(data["vars"]) != len(names)):
+        raise TraceError(f"{where}: vars {_short(data['vars'])} are not the variables of "
+                         f"{spec.name} ({', '.join(v.name for v in spec.variables)})")
+    if "spec" in meta and meta["spec"] != spec.name:
+        raise TraceError(f"{where}: the trace is of spec {_short(meta['spec'])}, not "
+                         f"{spec.name}")
+    kind = meta.get("kind", "invariant")
+    if kind not in KINDS:
+        raise TraceError(f"{where}: #meta.kind {_short(kind)} is not one of {', '.join(KINDS)}")
+    name = meta.get("property", prop)
+    if name is not None and not isinstance(name, str):
+        raise TraceError(f"{where}: #meta.property {_short(name)} is not a name")
     states, actions = [], []
     for i, item in enumerate(data["states"]):
         if not isinstance(item, dict):
@@ -121,11 +191,17 @@ def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = No
         missing = [v.name for v in spec.variables if v.name not in item]
         if missing:
             raise TraceError(f"{where}: state {i} lacks {', '.join(missing)}")
+        extra = sorted(k for k in item if k not in names and k != "#meta")
+        if extra:
+            raise TraceError(f"{where}: state {i} has {_short(extra[0])}, which is not a "
+                             f"variable of {spec.name}")
         states.append({v.name: _decode(v, item[v.name], f"{where} state {i}")
                        for v in spec.variables})
+        smeta = item.get("#meta", {})
+        if not isinstance(smeta, dict):
+            raise TraceError(f"{where}: state {i} has a #meta that is not an object")
         if i:
-            act = (item.get("#meta") or {}).get("action")
-            actions.append(act)
+            actions.append(smeta.get("action"))
     if not states:
         raise TraceError(f"{where}: the trace has no states")
     if all(a is None for a in actions):
@@ -136,6 +212,10 @@ def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = No
     extra = {k: v for k, v in meta.items() if k not in (
         "format", "format-description", "source", "spec", "protocol", "params", "engine",
         "property", "kind", "length")}
-    return Trace(meta.get("spec", spec.name), dict(spec.params), meta.get("engine", "?"),
-                 meta.get("property", prop), meta.get("kind", "invariant"), actions, states,
-                 extra)
+    engine = meta.get("engine", "?")
+    trace = Trace(spec.name, dict(spec.params), engine if isinstance(engine, str) else "?",
+                  name, kind, actions, states, extra)
+    if "length" in meta and meta["length"] != trace.length:
+        raise TraceError(f"{where}: #meta.length says {_short(meta['length'])} steps, the "
+                         f"trace has {trace.length}")
+    return trace
