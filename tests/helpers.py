@@ -14,3 +14,17 @@ def kafka(params: Params | dict | None = None, **kw):
     given = dict(params or {})
     given.update(kw)
     return protocols.build(protocols.load("kafka"), given)
+
+
+def _has_java() -> bool:
+    import os
+    import shutil
+    from pathlib import Path
+
+    home = os.environ.get("JAVA_HOME")
+    return bool(shutil.which("java") or (home and Path(home, "bin", "java").exists()))
+
+
+# The Spark engine needs Java 17; everything else runs without it.
+NEEDS_JAVA = __import__("pytest").mark.skipif(
+    not _has_java(), reason="no Java on this machine: the Spark engine needs Java 17")

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine_contract import SPECS, protocol_spec
+from helpers import NEEDS_JAVA
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.interp import Interpreter
@@ -88,6 +89,7 @@ def test_the_command_line_names_the_variable_and_action(tmp_path):
 
 
 @pytest.mark.slow
+@NEEDS_JAVA
 def test_the_spark_engine_reports_it_too(tmp_path):
     res = hwcheck("check", "--spec", str(SPECS / OVERFLOW), "--engine", "spark",
                   "--spark-master", "local[2]", "--json", "-q", "--out", "o", cwd=tmp_path)

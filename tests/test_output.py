@@ -114,3 +114,30 @@ def test_prepare_run_folder_checks_before_creating(tmp_path):
     folder = prepare_run_folder(tmp_path / "out", "run", {"command": "check"})
     assert folder == tmp_path / "out" / "run" and not folder.exists()
     assert [p.name for p in (tmp_path / "out").iterdir()] == []  # the probe file is gone
+
+
+def test_environment_faults_are_one_line(tmp_path, monkeypatch):
+    """No Java, a Spark master that does not answer (a bounded wait), an unwritable kernel
+    cache: one line each, exit 2, nothing left behind."""
+    import shutil
+
+    from hwcheck.checker.environment import EnvironmentFault
+    from hwcheck.checker.spark import session
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(EnvironmentFault, match="needs Java 17"):
+        session.preflight("local[2]")
+    monkeypatch.undo()
+    with pytest.raises(EnvironmentFault, match="no Spark master answers there"):
+        session.preflight("spark://127.0.0.1:9")
+    with pytest.raises(EnvironmentFault, match="expected local"):
+        session.preflight("yarn")
+
+    env = dict(os.environ, HWCHECK_CACHE="/proc/hwcheck-cache")
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "check", *R2, "--acks", "0",
+                          "--out", str(tmp_path)], capture_output=True, text=True, env=env)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("hwcheck: error: the kernel cache /proc/hwcheck-cache/kernels "
+                                  "cannot be written (No such file or directory); set "
+                                  "HWCHECK_CACHE to a writable folder")

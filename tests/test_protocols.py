@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine_contract import PROTOCOL_TABLE, SPECS
+from helpers import NEEDS_JAVA
 
 # -- independent breadth-first search ------------------------------------------------------------
 
@@ -169,6 +170,7 @@ def test_a_spec_outside_the_repo_through_check_replay_bmc_and_suite(outside):
 
 
 @pytest.mark.slow
+@NEEDS_JAVA
 def test_a_spec_outside_the_repo_on_the_spark_engine(outside):
     spec = str(outside / "die_hard.py")
     res = hwcheck("check", "--spec", spec, "--engine", "spark", "--spark-master", "local[2]",

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from helpers import NEEDS_JAVA  # noqa: E402
+
+pytestmark = [pytest.mark.slow, NEEDS_JAVA]
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "spark-cluster.sh"

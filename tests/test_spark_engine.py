@@ -12,6 +12,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from helpers import NEEDS_JAVA  # noqa: E402
+
+pytestmark = NEEDS_JAVA
+
 from engine_contract import EngineContract  # noqa: E402
 
 from hwcheck.checker.engines.options import Options  # noqa: E402

@@ -13,6 +13,7 @@ from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, E
                                         json_option, output_options, params_from, params_line,
                                         parse_size, protocol_from, say,
                                         sigterm_stops_like_ctrl_c, spec_options)
+from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.traces.output import OutputError
 from hwcheck.spec.lang import SpecError
 
@@ -239,7 +240,7 @@ def run(args: list[str] | None = None) -> None:
     except click.ClickException as e:
         say(f"hwcheck: error: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
-    except (SpecError, OutputError) as e:
+    except (SpecError, OutputError, EnvironmentFault) as e:
         say(f"hwcheck: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:

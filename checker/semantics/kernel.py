@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.spec.lang import Spec, SpecError
 
 from hwcheck.checker.semantics.codegen import DomainErrors, Properties, generate, source_key
@@ -37,13 +38,21 @@ def _load(src: str):
     if key in _loaded:
         return _loaded[key]
     folder = cache_dir() / "kernels"
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"k_{key}.py"
     if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(src)
-        os.replace(tmp, path)  # atomic: concurrent processes never see half a file
+        tmp = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                f.write(src)
+            os.replace(tmp, path)  # atomic: concurrent processes never see half a file
+        except OSError as e:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)  # never leave a stray temporary file
+            raise EnvironmentFault(f"the kernel cache {folder} cannot be written "
+                                   f"({e.strerror or e}); set HWCHECK_CACHE to a writable "
+                                   "folder") from None
     name = f"hwcheck_kernel_{key}"
     mspec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(mspec)

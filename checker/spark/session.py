@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
+from hwcheck.checker.environment import EnvironmentFault
+
 LOG4J = Path(__file__).with_name("log4j2.properties")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -70,6 +72,37 @@ def conf_pairs(master: str, parts: int | None) -> dict[str, str]:
     return conf
 
 
+class SparkUnavailable(EnvironmentFault):
+    """Spark cannot start here (no Java, a master that does not answer): one line, at once."""
+
+
+CONNECT_TIMEOUT = 5.0  # seconds to wait for a standalone master to accept a connection
+
+
+def preflight(master: str) -> None:
+    """What a Spark session needs, checked before waiting on one: Java, and for a standalone
+    master (spark://host:port) a listening port."""
+    import shutil
+    import socket
+
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and Path(java_home, "bin", "java").exists()):
+        raise SparkUnavailable("the Spark engine needs Java 17: no java on PATH or in "
+                               "JAVA_HOME")
+    if master.startswith("spark://"):
+        url = urlparse(master)
+        if not url.hostname or not url.port:
+            raise SparkUnavailable(f"--spark-master {master}: expected spark://HOST:PORT")
+        try:
+            with socket.create_connection((url.hostname, url.port), timeout=CONNECT_TIMEOUT):
+                pass
+        except OSError as e:
+            raise SparkUnavailable(f"--spark-master {master}: no Spark master answers there "
+                                   f"({e.strerror or e})") from None
+    elif not is_local(master):
+        raise SparkUnavailable(f"--spark-master {master}: expected local[N] or spark://HOST:PORT")
+
+
 def spark_context(master: str, parts: int | None = None):
     """The process's SparkContext for ``master``: the running one if it has that master,
     otherwise a new one (stopping a context with another master first)."""
@@ -80,6 +113,7 @@ def spark_context(master: str, parts: int | None = None):
         if sc.master == master:
             return sc
         stop()
+    preflight(master)
     if on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
