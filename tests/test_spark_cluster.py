@@ -103,7 +103,7 @@ def test_a_worker_killed_mid_run_changes_nothing(cluster, tmp_path):
     got = json.loads(out.strip().splitlines()[-1])
     for key in ("distinct", "generated", "depth", "verdict", "violations"):
         if key == "violations":
-            assert [(v["invariant"], v["length"]) for v in got[key]] == \
-                [(v["invariant"], v["length"]) for v in want[key]]
+            assert [(v["property"], v["length"]) for v in got[key]] == \
+                [(v["property"], v["length"]) for v in want[key]]
         else:
             assert got[key] == want[key], key
