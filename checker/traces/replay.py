@@ -30,6 +30,8 @@ class ReplayRequest:
 def spec_for(req: ReplayRequest, meta: dict) -> Spec:
     """The spec a trace is replayed against (TraceError if it cannot be had)."""
     source = req.spec_source or meta.get("protocol")
+    if source is not None and not isinstance(source, str):
+        raise TraceError(f"{req.path}: #meta.protocol is not a spec source: {source!r:.60}")
     if source is None and meta.get("source") == "hwcheck":
         source = protocols.DEFAULT  # traces from before #meta named the protocol
     if source is None:

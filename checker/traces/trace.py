@@ -190,15 +190,7 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
         raise TraceError(f"the trace has {len(trace.states)} states but "
                          f"{len(trace.actions or [])} actions")
     for step, label in enumerate(trace.actions, start=1):
-        try:
-            inst = interp.instance(label)
-        except Exception:
-            raise TraceError(f"step {step}: unknown action {label!r}") from None
-        nxt = interp.step(inst, row)
-        if nxt is None:
-            raise TraceError(f"step {step} ({label}): the action is not enabled in the state "
-                             "before it")
-        _same(layout, nxt, trace.states[step], step, label)
+        nxt = _checked_step(interp, row, label, step, trace.states[step], "the state before it")
         rows.append(nxt)
         row = nxt
     if trace.kind == "domain":
@@ -212,6 +204,24 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
     else:
         _confirm(spec, interp, trace.property, trace.kind, rows)
     return rows
+
+
+def _checked_step(interp: Interpreter, row, label: str, step: int, recorded: dict,
+                  before: str) -> np.ndarray:
+    """The successor of ``row`` by the action ``label``, which must be enabled, stay inside the
+    declared domains and give the ``recorded`` state."""
+    try:
+        inst = interp.instance(label)
+    except Exception:  # noqa: BLE001 - an unknown label or index
+        raise TraceError(f"step {step}: unknown action {label!r}") from None
+    try:
+        nxt = interp.step(inst, row)
+    except ModelError as e:
+        raise TraceError(f"step {step} ({label}): the interpreter refuses the step: {e}") from None
+    if nxt is None:
+        raise TraceError(f"step {step} ({label}): the action is not enabled in {before}")
+    _same(interp.layout, nxt, recorded, step, label)
+    return nxt
 
 
 def _same(layout, row, recorded: dict, step: int, what: str) -> None:
@@ -238,15 +248,7 @@ def replay_cti(spec: Spec, trace: Trace) -> list[np.ndarray]:
         pre = layout.from_dict(trace.states[0])
     except Exception as e:  # noqa: BLE001 - a SpecError naming the variable
         raise TraceError(f"step 0 (the pre-state): {e}") from None
-    label = trace.actions[0]
-    try:
-        inst = interp.instance(label)
-    except Exception:
-        raise TraceError(f"step 1: unknown action {label!r}") from None
-    nxt = interp.step(inst, pre)
-    if nxt is None:
-        raise TraceError(f"step 1 ({label}): the action is not enabled in the pre-state")
-    _same(layout, nxt, trace.states[1], 1, label)
+    nxt = _checked_step(interp, pre, trace.actions[0], 1, trace.states[1], "the pre-state")
     named = {p.name: p.expr for p in spec.invariants}
     named.update(dict(lemmas_of(spec)))
     for h in trace.meta.get("hypotheses", []):
