@@ -13,6 +13,7 @@ from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, E
                                         json_option, output_options, params_from, params_line,
                                         parse_size, protocol_from, say,
                                         sigterm_stops_like_ctrl_c, spec_options)
+from hwcheck.checker.engines.checkpoint import CheckpointError
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.traces.output import OutputError
 from hwcheck.spec.lang import SpecError
@@ -70,6 +71,14 @@ def main() -> None:
 @click.option("--max-memory", default=None, metavar="SIZE",
               help="Stop once this process holds this much memory, e.g. 300M or 2G (the "
                    "verdict is then unknown)")
+@click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write the search's state to this folder at level boundaries, atomically "
+                   "(local engine)")
+@click.option("--checkpoint-every", type=click.FloatRange(min=0), default=60.0,
+              show_default=True, help="Seconds between checkpoints (0: every level)")
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Go on from the checkpoint in this folder (and go on writing checkpoints "
+                   "there); the same spec and parameters only")
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -83,8 +92,9 @@ def main() -> None:
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Spark partitions of the state space [default: one per executor core]")
 @json_option
-def check(invariants, keep_going, max_states, max_seconds, max_memory, out, run_name, scenario,
-          engine, spark_master, partitions, as_json, quiet, **kwargs) -> None:
+def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
+          checkpoint_every, resume, out, run_name, scenario, engine, spark_master, partitions,
+          as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
@@ -115,7 +125,14 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, out, run_
     opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
+                   checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
                    report=o.progress_fn())
+    if engine != "local" and (checkpoint is not None or resume is not None):
+        raise InputError("--checkpoint and --resume are for the local engine (the Spark engine "
+                         "keeps its own checkpoints of its partitions)")
+    if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
+        raise InputError("--resume goes on writing checkpoints to its own folder; give "
+                         "--checkpoint the same folder, or leave it out")
     engine_opts = {}
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
@@ -240,7 +257,7 @@ def run(args: list[str] | None = None) -> None:
     except click.ClickException as e:
         say(f"hwcheck: error: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
-    except (SpecError, OutputError, EnvironmentFault) as e:
+    except (SpecError, OutputError, EnvironmentFault, CheckpointError) as e:
         say(f"hwcheck: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:

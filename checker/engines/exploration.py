@@ -99,9 +99,10 @@ class Progress:
         self.interval = interval
         self.start = self._time()
         self.last = self.start
+        self.offset = 0.0  # seconds of earlier runs this one resumes
 
     def elapsed(self) -> float:
-        return self._time() - self.start
+        return self._time() - self.start + self.offset
 
     def tick(self, level: int, distinct: int, frontier: int, force: bool = False) -> None:
         now = self._time()

@@ -13,6 +13,7 @@ import numpy as np
 
 from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
                                                  interrupt_reason, peak_rss_bytes)
+from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.visited import Level, VisitedTable, path_to
@@ -35,15 +36,29 @@ class LocalEngine:
         ex = Exploration(self.name, checked=props.checked)
         base_rss = current_rss_bytes()
 
-        init = k.initial.reshape(1, -1).copy()
-        table = VisitedTable()
-        fp0 = k.fingerprint(init[0])
-        table.add(fp0)
-        levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
-                        np.zeros(1, self.act_dtype))]
-        ex.distinct = 1
-        self._check_states(init, 0, levels, ex)
-        front = init
+        ckpt, ident = None, checkpoint.identity(k)
+        if opts.resume is not None:
+            snap, ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
+            ckpt.every = opts.checkpoint_every
+            table = VisitedTable(16)
+            table.table, table.filled = snap.table, snap.filled
+            levels, front = snap.levels, snap.front
+            ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
+            ex.hits, ex.checked = snap.hits, snap.checked
+            props.state_active[:], props.trans_active[:] = snap.state_active, snap.trans_active
+            progress.offset = snap.seconds
+        else:
+            if opts.checkpoint is not None:
+                ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
+            init = k.initial.reshape(1, -1).copy()
+            table = VisitedTable()
+            fp0 = k.fingerprint(init[0])
+            table.add(fp0)
+            levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
+                            np.zeros(1, self.act_dtype))]
+            ex.distinct = 1
+            self._check_states(init, 0, levels, ex)
+            front = init
         nt = max(len(props.transition), 1)
         tp_row = np.full(nt, -1, np.int64)
         tp_inst = np.full(nt, -1, np.int64)
@@ -52,6 +67,11 @@ class LocalEngine:
                 ex.seconds = progress.elapsed()
                 if opts.should_stop(ex):
                     break
+                if ckpt is not None and ckpt.due():  # a level boundary: a consistent point
+                    ckpt.write(checkpoint.Snapshot(
+                        table.table, table.filled, levels, front, ex.distinct, ex.generated,
+                        ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
+                        ex.seconds))
                 depth = len(levels) - 1
                 rows, level, stopped = self._expand(front, table, tp_row, tp_inst, ex, progress,
                                                     depth, levels)

@@ -20,6 +20,9 @@ class Options:
     max_states: int | None = None
     max_seconds: float | None = None  # wall time of the exploration
     max_memory: int | None = None  # resident bytes of this process
+    checkpoint: object = None  # a folder to write checkpoints to (local engine)
+    checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
+    resume: object = None  # a checkpoint folder to go on from (and to go on writing to)
     report: object = None  # progress callback (a line of text)
 
     def should_stop(self, ex: Exploration) -> bool:
