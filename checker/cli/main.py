@@ -79,6 +79,9 @@ def main() -> None:
 @click.option("--resume", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Go on from the checkpoint in this folder (and go on writing checkpoints "
                    "there); the same spec and parameters only")
+@click.option("--exact", is_flag=True,
+              help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
+                   "state (local engine; the state's row per state more memory)")
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -93,7 +96,7 @@ def main() -> None:
               help="Spark partitions of the state space [default: one per executor core]")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, out, run_name, scenario, engine, spark_master, partitions,
+          checkpoint_every, resume, exact, out, run_name, scenario, engine, spark_master, partitions,
           as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
@@ -126,7 +129,9 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                   report=o.progress_fn())
+                   exact=exact, report=o.progress_fn())
+    if exact and (engine != "local" or checkpoint is not None or resume is not None):
+        raise InputError("--exact is for the local engine, without --checkpoint or --resume")
     if engine != "local" and (checkpoint is not None or resume is not None):
         raise InputError("--checkpoint and --resume are for the local engine (the Spark engine "
                          "keeps its own checkpoints of its partitions)")
@@ -156,7 +161,9 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
                   "vacuous)")
     if not ex.complete:
         o.say(f"note: exploration incomplete: {ex.stop_reason}")
-    if ex.distinct > 1:
+    if exact:
+        o.say("note: exact: every state kept, no fingerprint collision can hide one")
+    elif ex.distinct > 1:
         o.say(f"note: 64-bit fingerprints: the chance that a collision hid a state is at most "
               f"{ex.collision_probability:.1e}")
     parts = [f"{v.name} in {v.length} steps" for v in report.violations()]

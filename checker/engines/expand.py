@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.engines.visited import ExactTable, VisitedTable
 from hwcheck.checker.semantics.kernel import Kernel
 
 CHUNK = 1 << 15  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
@@ -49,18 +49,25 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     act = np.empty(cap, kernel.act_dtype)
     fps = np.empty(cap, np.uint64)
     w, lo, generated, interrupted = 0, 0, 0, None
+    exact = isinstance(table, ExactTable)
     try:
         while lo < n:
             hi = min(n, lo + chunk)
-            i, wrote, filled, gen = mod.expand_dedup(
-                front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
-                act[w:], fps[w:], tp_active, tp_row, tp_inst, err, dom_row, dom_inst)
+            args = (front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
+                    act[w:], fps[w:], tp_active, tp_row, tp_inst, err, dom_row, dom_inst)
+            if exact:
+                i, wrote, filled, gen, table.nstored = mod.expand_exact(
+                    *args, table.slots, table.store, table.nstored)
+            else:
+                i, wrote, filled, gen = mod.expand_dedup(*args)
             w += wrote
             table.filled = filled
             generated += gen
             if i < hi:  # the kernel stopped for room: make some and go on from row i
                 if filled + ninst > table.max_fill:
                     table.grow()
+                if exact and table.nstored + ninst > table.store.shape[0]:
+                    table.grow_store()
                 if w + ninst > cap:
                     cap *= 2
                     out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))

@@ -56,9 +56,11 @@ class Exploration:
             return VIOLATED
         return HOLDS if self.complete else UNKNOWN
 
+    exact: bool = False  # every state kept (--exact): no collision can hide one
+
     @property
     def collision_probability(self) -> float:
-        return collision_probability(self.distinct)
+        return 0.0 if self.exact else collision_probability(self.distinct)
 
     @property
     def verdict(self) -> str:

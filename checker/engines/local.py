@@ -16,7 +16,7 @@ from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, cur
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
-from hwcheck.checker.engines.visited import Level, VisitedTable, path_to
+from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -31,9 +31,9 @@ class LocalEngine:
 
     def run(self) -> Exploration:
         k, mod, opts, props = self.kernel, self.kernel.mod, self.opts, self.props
-        k.warm("local")
+        k.warm("exact" if opts.exact else "local")
         progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked)
+        ex = Exploration(self.name, checked=props.checked, exact=opts.exact)
         base_rss = current_rss_bytes()
 
         ckpt, ident = None, checkpoint.identity(k)
@@ -51,9 +51,13 @@ class LocalEngine:
             if opts.checkpoint is not None:
                 ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
             init = k.initial.reshape(1, -1).copy()
-            table = VisitedTable()
             fp0 = k.fingerprint(init[0])
-            table.add(fp0)
+            if opts.exact:
+                table = ExactTable(k.stride, k.dtype)
+                table.add_row(fp0, init[0])
+            else:
+                table = VisitedTable()
+                table.add(fp0)
             levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
                             np.zeros(1, self.act_dtype))]
             ex.distinct = 1

@@ -23,6 +23,7 @@ class Options:
     checkpoint: object = None  # a folder to write checkpoints to (local engine)
     checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
     resume: object = None  # a checkpoint folder to go on from (and to go on writing to)
+    exact: bool = False  # keep every state, not only its fingerprint (local engine)
     report: object = None  # progress callback (a line of text)
 
     def should_stop(self, ex: Exploration) -> bool:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwcheck.checker.semantics.fingerprint import table_insert, table_rehash
+from hwcheck.checker.semantics.fingerprint import (table_insert, table_insert_exact, table_rehash,
+                                                   table_rehash_exact)
 
 MAX_LOAD = 0.75
 
@@ -75,3 +76,43 @@ def path_to(levels: list[Level], level: int, index: int) -> list[tuple[int, int]
         level -= 1
     steps.reverse()
     return steps
+
+
+class ExactTable(VisitedTable):
+    """A visited set that keeps every state (``--exact``): the fingerprint table as before, plus
+    the position of each slot's state in ``store``, so two states that share a fingerprint are
+    both kept. Costs the state's row (the layout's stride) per state, on top of the table."""
+
+    def __init__(self, stride: int, dtype, capacity: int = 1 << 16):
+        super().__init__(capacity)
+        self.slots = np.zeros(self.table.size, np.int64)
+        self.store = np.empty((max(1024, capacity), stride), dtype)
+        self.nstored = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.table.nbytes + self.slots.nbytes + self.store[:self.nstored].nbytes
+
+    def grow(self) -> None:
+        new = np.zeros(self.table.size * 2, dtype=np.uint64)
+        new_slots = np.zeros(new.size, np.int64)
+        table_rehash_exact(self.table, self.slots, new, new_slots)
+        self.table, self.slots = new, new_slots
+
+    def grow_store(self) -> None:
+        bigger = np.empty((self.store.shape[0] * 2, self.store.shape[1]), self.store.dtype)
+        bigger[:self.nstored] = self.store[:self.nstored]
+        self.store = bigger
+
+    def add_row(self, fp: int, row: np.ndarray) -> bool:
+        if self.filled + 1 > self.max_fill:
+            self.grow()
+        if self.nstored + 1 > self.store.shape[0]:
+            self.grow_store()
+        new = bool(table_insert_exact(self.table, self.slots, self.table.size - 1,
+                                      np.uint64(fp), row, self.store, self.nstored))
+        if new:
+            self.store[self.nstored] = row
+            self.nstored += 1
+            self.filled += 1
+        return new

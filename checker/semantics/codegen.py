@@ -486,7 +486,7 @@ HEADER = '''\
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.semantics.fingerprint import fingerprint, table_insert
+from hwcheck.checker.semantics.fingerprint import fingerprint, table_insert, table_insert_exact
 
 STRIDE = {stride}
 NINST = {ninst}
@@ -591,6 +591,7 @@ def generate(spec: Spec, layout: Layout | None = None,
     lines.append(_check_states(props, fails))
     lines.append(_step_fn(spec))
     lines.append(_expand(spec, props, fails))
+    lines.append(_expand(spec, props, fails, exact=True))
     lines.append(f"\nNERRORS = {len(errors.entries)}  # domain error codes 1..NERRORS-1\n")
     return "\n".join(lines)
 
@@ -670,24 +671,32 @@ def _step_fn(spec: Spec) -> str:
     return "\n".join(lines)
 
 
-def _expand(spec: Spec, props: Properties, fails: dict) -> str:
+def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False) -> str:
+    """``expand_dedup``, or with ``exact`` ``expand_exact``: the same, against a table that also
+    keeps every visited state (``store``, ``slots``), so a fingerprint shared by two different
+    states never hides one of them (numba compiles it only when a run asks for it)."""
     sig = ("front, lo, hi, table, max_fill, filled, out, par, act, fps, tp_active, tp_row, "
            "tp_inst, err, dom_row, dom_inst")
+    if exact:
+        sig += ", slots, store, nstored"
+    ret = "w, filled, gen, nstored" if exact else "w, filled, gen"
     doc = ('    """Expand rows lo..hi-1 of ``front``; append each successor the visited table has\n'
            '    not seen to out/par/act/fps. Stops before a row whose successors might overflow\n'
            '    ``out`` or push the table past ``max_fill`` entries. A step that leaves the\n'
            '    declared domains has no successor: its error code\'s first (row, instance) goes\n'
            '    to dom_row/dom_inst. Returns (next row, entries written, table fill,\n'
            '    transitions generated)."""')
-    lines = [f"\n@njit(cache=True)\ndef expand_dedup({sig}):", doc,
+    name = "expand_exact" if exact else "expand_dedup"
+    lines = [f"\n@njit(cache=True)\ndef {name}({sig}):", doc,
              "    t = np.empty(STRIDE, DTYPE)",
              "    cap = out.shape[0]",
              "    gen = 0",
              "    w = 0",
              "    mask = table.size - 1",
              "    for i in range(lo, hi):",
-             "        if w + NINST > cap or filled + NINST > max_fill:",
-             "            return i, w, filled, gen",
+             "        if w + NINST > cap or filled + NINST > max_fill"
+             + (" or nstored + NINST > store.shape[0]:" if exact else ":"),
+             f"            return i, {ret}",
              "        s = front[i]"]
     for ai, a, base in _instances(spec):
         sizes = [p.size for p in a.params]
@@ -723,9 +732,15 @@ def _expand(spec: Spec, props: Properties, fails: dict) -> str:
         if tp_fails:
             lines.append(f"{inner}if err[0] == 0:")
             inner += "    "
+        insert = ("table_insert_exact(table, slots, mask, fp, t, store, nstored)" if exact
+                  else "table_insert(table, mask, fp)")
         lines += [f"{inner}fp = fingerprint(t)",
-                  f"{inner}if table_insert(table, mask, fp):",
-                  f"{inner}    filled += 1",
+                  f"{inner}if {insert}:",
+                  f"{inner}    filled += 1"]
+        if exact:
+            lines += [f"{inner}    _copy(t, store[nstored])",
+                      f"{inner}    nstored += 1"]
+        lines += [
                   f"{inner}    _copy(t, out[w])",
                   f"{inner}    par[w] = i",
                   f"{inner}    act[w] = {inst}",
@@ -734,7 +749,7 @@ def _expand(spec: Spec, props: Properties, fails: dict) -> str:
         if g_fails or e_fails or tp_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
-    lines.append("    return hi, w, filled, gen\n")
+    lines.append(f"    return hi, {ret}\n")
     return "\n".join(lines)
 
 

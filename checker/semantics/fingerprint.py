@@ -79,3 +79,42 @@ def table_rehash(old, new):
         v = old[i]
         if v != np.uint64(0):
             table_insert(new, mask, v)
+
+
+@njit(cache=True)
+def table_insert_exact(table, slots, mask, fp, row, store, n):
+    """Insert the state ``row`` (fingerprint ``fp``) into an exact table: a slot holds a
+    fingerprint and the position of its state in ``store``; a fingerprint already there counts
+    as this state only if the stored state is this row, cell for cell. True if it is new (it
+    then gets position ``n``; the caller copies the row to ``store[n]``)."""
+    i = np.int64(fp & np.uint64(mask))
+    while True:
+        v = table[i]
+        if v == np.uint64(0):
+            table[i] = fp
+            slots[i] = n
+            return True
+        if v == fp:
+            j = slots[i]
+            same = True
+            for q in range(row.size):
+                if store[j, q] != row[q]:
+                    same = False
+                    break
+            if same:
+                return False
+        i = (i + 1) & mask
+
+
+@njit(cache=True)
+def table_rehash_exact(old, old_slots, new, new_slots):
+    """Move every entry of an exact table into the empty, larger ``new``/``new_slots``."""
+    mask = new.size - 1
+    for i in range(old.size):
+        v = old[i]
+        if v != np.uint64(0):
+            k = np.int64(v & np.uint64(mask))
+            while new[k] != np.uint64(0):
+                k = (k + 1) & mask
+            new[k] = v
+            new_slots[k] = old_slots[i]
