@@ -160,3 +160,18 @@ def test_collision_estimate():
     assert collision_probability(10**9) == pytest.approx(0.0271, rel=1e-2)
     report = check(kafka(**HW), Options(stop_at_violation=False))
     assert report.as_json()["collision_probability"] == pytest.approx(10487 * 10486 / 2**65)
+
+
+def test_a_limit_is_unknown_even_with_violations_found(tmp_path):
+    """--max-memory on the R3 M3 E3 run: the violations found before the limit are reported
+    with their traces, each violated, and the verdict is unknown (exit 3): the run did not do
+    what was asked. A run stopped by Ctrl-C or SIGTERM that found violations is violated."""
+    res = hwcheck("check", "-R", "3", "-M", "3", "-E", "3", "--continue", "--json", "-q",
+                  "--max-memory", "300M", "--out", str(tmp_path))
+    assert res.returncode == 3, res.stderr
+    obj = last_json(res.stdout)
+    assert obj["verdict"] == "unknown" and obj["stop_reason"].startswith("reached --max-memory")
+    assert {v["property"]: v["length"] for v in obj["violations"]} == {
+        "CommittedNotLost": 9, "AckedNotLost": 9, "LogsMatchBelowHw": 10}
+    assert all(v["trace"] for v in obj["violations"])
+    assert "Traceback" not in res.stderr

@@ -63,9 +63,17 @@ class Exploration:
         return 0.0 if self.exact else collision_probability(self.distinct)
 
     @property
+    def limited(self) -> bool:
+        """Stopped by a limit the user set (--max-states, --max-seconds, --max-memory)."""
+        return self.stop_reason.startswith("reached --max-")
+
+    @property
     def verdict(self) -> str:
+        """``violated`` once a violation is found, ``holds`` only for a complete run, else
+        ``unknown``. A run stopped by a limit the user set is ``unknown`` even with violations
+        found (they are reported, each ``violated``): it did not do what was asked of it."""
         if any(h.kind != "reachable" for h in self.hits.values()):
-            return VIOLATED
+            return UNKNOWN if self.limited else VIOLATED
         return HOLDS if self.complete else UNKNOWN
 
 
