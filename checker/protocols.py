@@ -61,25 +61,37 @@ def _import_file(path: Path):
         raise SpecError(f"{path}: not a Python file")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[key] = mod
+    # As when Python runs a script: the file's folder is searched first while it is imported,
+    # so a spec may import a module of its own beside it (``from consts import ...``).
+    folder = str(path.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(mod)
     except BaseException:
         del sys.modules[key]
         raise
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
     return mod
 
 
 def load(source: str) -> Protocol:
     """The protocol named by ``source`` (a registered name, a file or a module, with an optional
     ``:NAME``); a SpecError in one line if it cannot be had."""
-    if source in _cache:
-        return _cache[source]
+    target, name = _split(source)
+    # A file is cached by its absolute path: the same relative path from another working
+    # folder is another file.
+    key = f"{Path(target).expanduser().resolve()}:{name}" if _is_file(target) else source
+    if key in _cache:
+        return _cache[key]
     reg = registered()
     if source in reg:
         proto = load(reg[source].value)
         _cache[source] = proto
         return proto
-    target, name = _split(source)
     try:
         if _is_file(target):
             path = Path(target).expanduser().resolve()
@@ -112,7 +124,7 @@ def load(source: str) -> Protocol:
                         "function returning a Spec")
     canonical = canonical if name else f"{canonical}:{_chosen_name(mod)}"
     proto = dataclasses.replace(proto, source=canonical)
-    _cache[source] = proto
+    _cache[key] = proto
     return proto
 
 

@@ -1,18 +1,21 @@
-"""The contract every engine meets: MODEL.md's published counts and shortest violations.
+"""The contract every engine meets: MODEL.md's published counts and shortest violations, and the
+same figures for protocols that are not Kafka.
 
-Each engine's test module subclasses ``EngineContract`` and sets ``engine`` (and
-``engine_opts``); pytest collects the subclass and runs every check against that engine.
+Each engine's test module subclasses ``EngineContract`` (``KafkaContract`` and
+``ProtocolContract`` together) and sets ``engine`` (and ``engine_opts``); pytest collects the
+subclass and runs every check against that engine. A module may subclass the two halves apart,
+e.g. to put one in the slow tier.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from hwcheck.checker.engines.options import Options
-from hwcheck.checker.run import check
 from pathlib import Path
 
+import pytest
+
 from hwcheck.checker import protocols
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.run import check
 from hwcheck.spec.kafka.params import Params
 from helpers import kafka
 
@@ -34,23 +37,38 @@ SPECS = Path(__file__).parent / "specs"
 
 # Protocols that are not Kafka: (spec file, params, distinct, generated, depth, shortest
 # violations). tests/test_protocols.py derives every figure again with a plain-Python BFS written
-# from the TLA+ originals, not through hwcheck.
+# from the TLA+ originals, not through hwcheck; 288 (3 RMs) and 8,832 (5 RMs) are also the
+# distinct states TLC and Stateright publish for TwoPhase.
 PROTOCOL_TABLE = [
     ("two_phase.py", {"rms": 3}, 288, 1145, 10, {}),
+    ("two_phase.py", {"rms": 5}, 8832, 58145, 16, {}),
     ("two_phase.py", {"rms": 2, "tm_commits_early": True}, 76, 207, 7,
      {"TCConsistent": 5, "CommitAfterAllPrepared": 3}),
     ("die_hard.py", {}, 16, 96, 7, {"NotSolved": 6}),
     ("die_hard.py", {"big": 7, "small": 4, "goal": 6}, 22, 132, 10, {"NotSolved": 6}),
+    ("die_hard.py", {"big": 6, "small": 4, "goal": 3}, 10, 60, 4, {}),  # gcd 2: 3 unreachable
 ]
 
 
+def row_id(row) -> str:
+    file, params = row[0], row[1]
+    return "-".join([file[:-3]] + [f"{k}{v}" for k, v in params.items()])
+
+
 def protocol_spec(file: str, params: dict):
+    """The spec of ``file`` under tests/specs, loaded as ``--spec`` loads it."""
     return protocols.build(protocols.load(str(SPECS / file)), params)
 
 
-class EngineContract:
+class Engine:
+    """The engine a contract runs on: ``check(..., engine=engine, **engine_opts)``."""
+
     engine = "local"
     engine_opts: dict = {}
+
+
+class KafkaContract(Engine):
+    """MODEL.md's table and the scenarios' headline figures."""
 
     def explore(self, params: Params, **opts):
         opts.setdefault("stop_at_violation", False)
@@ -100,19 +118,62 @@ class EngineContract:
         assert report.verdict == "unknown"
         assert 500 <= report.exploration.distinct < 4978
 
-    @pytest.mark.parametrize("row", PROTOCOL_TABLE,
-                             ids=lambda r: f"{r[0][:-3]}-" + "-".join(f"{k}{v}" for k, v in
-                                                                     r[1].items()))
-    def test_protocols_that_are_not_kafka(self, row, tmp_path):
+
+class ProtocolContract(Engine):
+    """PROTOCOL_TABLE: the same counts, shortest violations, verdicts and traces on every
+    engine, for protocols loaded from spec files as ``--spec`` loads them."""
+
+    def explore_spec(self, file: str, params: dict, out=None, **opts):
+        opts.setdefault("stop_at_violation", False)
+        return check(protocol_spec(file, params), Options(**opts), engine=self.engine, out=out,
+                     run_name="run", **self.engine_opts)
+
+    @pytest.mark.parametrize("row", PROTOCOL_TABLE, ids=row_id)
+    def test_protocol_table(self, row, tmp_path):
         file, params, distinct, generated, depth, shortest = row
-        spec = protocol_spec(file, params)
-        report = check(spec, Options(stop_at_violation=False), engine=self.engine,
-                       out=tmp_path, run_name="run", **self.engine_opts)
+        report = self.explore_spec(file, params, out=tmp_path)
         ex = report.exploration
         assert (ex.distinct, ex.generated, ex.depth, ex.complete) == (
             distinct, generated, depth, True)
         assert {o.name: o.length for o in report.violations()} == shortest
+        spec = report.spec
+        held = {o.name for o in report.outcomes if o.kind == "invariant" and o.status == "holds"}
+        assert held == {i.name for i in spec.invariants} - set(shortest)
         assert report.verdict == ("violated" if shortest else "holds")
         for o in report.violations():  # replayed on the way (from_path); written and readable
-            assert o.trace.length == o.length and o.files
-        assert all(o.status == "reached" for o in report.outcomes if o.kind == "reachable")
+            assert o.trace.length == o.length == len(o.trace.states) - 1
+            assert o.trace.engine == ex.engine
+            assert [f.suffixes[-1] for f in o.files] == [".json", ".txt", ".html"]
+            assert all(f.is_file() for f in o.files)
+        assert {o.name: o.status for o in report.outcomes if o.kind == "reachable"} == {
+            r.name: "reached" for r in spec.reachables}
+
+    @pytest.mark.parametrize("row", [r for r in PROTOCOL_TABLE if r[5]], ids=row_id)
+    def test_protocol_traces_are_the_local_engines(self, row):
+        """Every engine picks the same shortest trace (the canonical parent: the least
+        (parent fingerprint, action instance)); the local engine's is the reference."""
+        file, params, *_, shortest = row
+        mine = self.explore_spec(file, params)
+        local = check(protocol_spec(file, params), Options(stop_at_violation=False))
+        traces = {o.name: (o.trace.actions, o.trace.states) for o in mine.violations()}
+        assert set(traces) == set(shortest)
+        assert traces == {o.name: (o.trace.actions, o.trace.states) for o in local.violations()}
+
+    def test_protocol_stops_at_the_first_violating_level(self):
+        # two-phase with the broken TM: CommitAfterAllPrepared at level 3, TCConsistent at 5
+        report = self.explore_spec("two_phase.py", {"rms": 2, "tm_commits_early": True},
+                                   stop_at_violation=True)
+        ex = report.exploration
+        assert (ex.complete, ex.depth, report.verdict) == (False, 3, "violated")
+        assert {o.name: o.length for o in report.violations()} == {"CommitAfterAllPrepared": 3}
+        assert {o.name: o.status for o in report.outcomes if o.kind == "invariant"} == {
+            "TPTypeOK": "unknown", "TCConsistent": "unknown", "CommitAfterAllPrepared": "violated"}
+
+    def test_protocol_max_states_gives_unknown(self):
+        report = self.explore_spec("two_phase.py", {"rms": 3}, max_states=100)
+        assert report.verdict == "unknown" and not report.exploration.complete
+        assert 100 <= report.exploration.distinct < 288
+
+
+class EngineContract(KafkaContract, ProtocolContract):
+    """Every check of the contract."""

@@ -50,7 +50,7 @@ def test_an_unguarded_increment_is_a_finding_not_a_wrap(engine, opts, tmp_path):
     assert [s["a"] for s in v.trace.states] == [0, 1, 2, 3]  # ends in the state before
     assert v.trace.meta["domain_error"] == {
         "variable": "a", "where": "IncA", "step": "IncA",
-        "message": "IncA: writes 4 to a[], outside its domain 0..3"}
+        "message": "IncA: writes 4 to a, outside its domain 0..3"}
     res = hwcheck("replay", str(tmp_path / "r" / "DomainError-a-IncA.itf.json"), "--json")
     assert res.returncode == 0, res.stdout + res.stderr
     assert last_json(res)["length"] == 4
@@ -73,7 +73,7 @@ def test_an_index_outside_the_shape_is_a_finding(tmp_path):
     report = check(spec, Options(stop_at_violation=False), out=tmp_path, run_name="r")
     (v,) = report.violations()
     assert (v.name, v.length) == ("DomainError(slot, Pick)", 3)
-    assert "slot[2] is outside its shape [2]" in v.trace.meta["domain_error"]["message"]
+    assert "Pick: writes slot[2], outside its shape [2]" == v.trace.meta["domain_error"]["message"]
     res = hwcheck("replay", str(tmp_path / "r" / "DomainError-slot-Pick.itf.json"))
     assert res.returncode == 0, res.stdout
 

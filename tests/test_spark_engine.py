@@ -1,4 +1,5 @@
-"""The shared engine contract, run against the Spark engine in local mode (local[2], 4 partitions).
+"""The shared engine contract, run against the Spark engine in local mode (local[2], 4 partitions):
+MODEL.md's Kafka table in the fast tier, the protocols that are not Kafka in the slow tier.
 
 One SparkContext serves the whole test session (``checker.spark.session`` reuses a running
 context with the same master), so the JVM starts once.
@@ -16,7 +17,7 @@ from helpers import NEEDS_JAVA  # noqa: E402
 
 pytestmark = NEEDS_JAVA
 
-from engine_contract import EngineContract  # noqa: E402
+from engine_contract import KafkaContract, ProtocolContract  # noqa: E402
 
 from hwcheck.checker.engines.options import Options  # noqa: E402
 from hwcheck.checker.run import check  # noqa: E402
@@ -34,7 +35,16 @@ def spark_session():
     yield sc
 
 
-class TestSparkEngine(EngineContract):
+class TestSparkEngine(KafkaContract):
+    engine = "spark"
+    engine_opts = SPARK
+
+
+@pytest.mark.slow
+class TestSparkProtocols(ProtocolContract):
+    """The protocols that are not Kafka (tests/specs), rebuilt in the executors from their spec
+    files: the slow tier (about 3 s a run, for the Spark job's fixed cost per level)."""
+
     engine = "spark"
     engine_opts = SPARK
 

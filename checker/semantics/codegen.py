@@ -82,6 +82,11 @@ class DomainErrors:
         return domain_error_name(var, where)
 
 
+def _checked(c: Code) -> bool:
+    """Whether generated source ``c`` holds a run-time check (so evaluating it may fail)."""
+    return isinstance(c, str) and "_oob(" in c
+
+
 def _scalar(e) -> bool:
     return isinstance(e, Read) and not e.index
 
@@ -265,7 +270,7 @@ class ExprGen:
                 a = g(e.then, env)
             with self.assuming(self.facts_of(e.cond, False)):
                 b = g(e.other, env)
-            if _const(a) and _const(b) and a == b and type(a) is type(b):
+            if _const(a) and _const(b) and a == b and type(a) is type(b) and not _checked(c):
                 return a
             return f"({_src(a)} if {c} else {_src(b)})"
         if isinstance(e, Quant):
@@ -278,6 +283,9 @@ class ExprGen:
         for p in parts:
             if _const(p):
                 if bool(p) != unit:
+                    # the parts before still run, as in the interpreter, when one may fail
+                    if any(_checked(k) for k in kept):
+                        return "(" + f" {op} ".join(kept + [str(not unit)]) + ")"
                     return not unit
                 continue
             kept.append(p)
@@ -291,7 +299,7 @@ class ExprGen:
         conds = self.index_checks(e, env, idx)
         if conds:
             code = self.errors.code(e.var.name, self.where)
-            cell = f"({cell} if {' and '.join(conds)} else _oob(err, {code}))"
+            cell = f"({cell} if {' and '.join(conds)} else _oob(err, {code}, {e.var.lo}))"
             self.checks += 1
         return f"({cell} != 0)" if e.var.sort == BOOL else cell
 
@@ -358,6 +366,8 @@ class ExprGen:
         inner = cands[0] if len(cands) == 1 else f"{e.kind}({', '.join(map(_src, cands))})"
         if any(_const(c) for c in cands):  # some candidate always counts: never the sentinel
             return _src(inner)
+        if _checked(default):  # evaluated only when no candidate counts, as the interpreter does
+            return f"({_src(default)} if {inner} == {sentinel} else {inner})"
         return f"_or_default({inner}, {sentinel}, {_src(default)})"
 
 
@@ -451,9 +461,16 @@ class BodyGen:
         before = ex.checks
         ex.checks += 1  # undone below when the write needs no check
         idx = [ex(i, env) for i in s.target.index]
+        # An index that reads through a check is evaluated first, into a temporary: the
+        # interpreter evaluates the indices, then checks them, then the value, and the first
+        # failure names the error (Python would evaluate ``t[i] = v``'s value before ``i``).
+        for n, i in enumerate(idx):
+            if _checked(i):
+                out.append(f"{pad}_k{n} = {i}")
+                idx[n] = f"_k{n}"
         conds = ex.index_checks(s.target, env, idx)
         if conds == ["False"]:
-            return [f"{pad}{fail}", f"{pad}{self.ret}"]
+            return out + [f"{pad}{fail}", f"{pad}{self.ret}"]
         if conds:
             out += [f"{pad}if not ({' and '.join(conds)}):", f"{pad}    {fail}",
                     f"{pad}    {self.ret}"]
@@ -505,9 +522,11 @@ def _fail(err, code):
 
 
 @njit(cache=True, inline="always")
-def _oob(err, code):
+def _oob(err, code, value):
+    # a read outside a shape: the step fails; it goes on with a value inside the variable's
+    # domain, so every range the code generator proved still holds (no access leaves the row)
     _fail(err, code)
-    return 0
+    return value
 
 
 @njit(cache=True, inline="always")

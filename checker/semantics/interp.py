@@ -25,6 +25,11 @@ class ModelError(SpecError):
         self.where = where
 
 
+def _at(var, idx: tuple) -> str:
+    """``x`` for a scalar, ``x[1, 2]`` for an array element."""
+    return var.name + (f"[{', '.join(map(str, idx))}]" if idx else "")
+
+
 class Interpreter:
     def __init__(self, spec: Spec, layout: Layout | None = None):
         self.spec = spec
@@ -44,8 +49,9 @@ class Interpreter:
             idx = tuple(ev(i, cur, nxt, env, where) for i in e.index)
             try:
                 pos = self.layout.cell(e.var, idx)
-            except IndexError as err:
-                raise ModelError(f"{where}: reads {err}", e.var.name, where) from None
+            except IndexError:
+                raise ModelError(f"{where}: reads {_at(e.var, idx)}, outside its shape "
+                                 f"{list(e.var.shape)}", e.var.name, where) from None
             src = nxt if e.primed else cur
             v = int(src[pos])
             return bool(v) if e.var.sort == BOOL else v
@@ -101,11 +107,12 @@ class Interpreter:
                 var = s.target.var
                 try:
                     pos = self.layout.cell(var, idx)
-                except IndexError as err:
-                    raise ModelError(f"{where}: writes {err}", var.name, where) from None
+                except IndexError:
+                    raise ModelError(f"{where}: writes {_at(var, idx)}, outside its shape "
+                                     f"{list(var.shape)}", var.name, where) from None
                 val = int(self._eval(s.value, t, None, env, where))
                 if not var.lo <= val <= var.hi:
-                    raise ModelError(f"{where}: writes {val} to {var.name}{list(idx)}, "
+                    raise ModelError(f"{where}: writes {val} to {_at(var, idx)}, "
                                      f"outside its domain {var.lo}..{var.hi}", var.name, where)
                 t[pos] = val
             elif isinstance(s, SetLocal):

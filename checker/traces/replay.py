@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hwcheck.checker import protocols
-from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.traces import itf
 from hwcheck.checker.traces.trace import Trace, TraceError, replay, replay_cti, views_of
 from hwcheck.spec.lang import Spec, SpecError
@@ -84,7 +84,10 @@ def find_actions(spec: Spec, trace: Trace) -> list[str]:
         except SpecError as e:
             raise TraceError(f"step {step - 1}: {e}") from None
         for inst in interp.instances:
-            nxt = interp.step(inst, row)
+            try:
+                nxt = interp.step(inst, row)
+            except ModelError:  # this instance would leave the declared domains: not the step
+                continue
             if nxt is not None and (nxt == want).all():
                 labels.append(inst.label)
                 break

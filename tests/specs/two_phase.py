@@ -3,8 +3,10 @@
 A transaction manager (TM) and ``rms`` resource managers (RMs). Each RM is working, prepared,
 committed or aborted; the TM is init, committed or aborted and records which RMs said
 Prepared. Messages are never lost: ``msgs`` is the set of messages ever sent (Prepared from
-each RM, one Commit, one Abort), as in the TLA+ spec. With 3 RMs a full breadth-first search
-finds 288 distinct states (TLC's and Stateright's figure).
+each RM, one Commit, one Abort), as in the TLA+ spec; here it is three variables, the set of RMs
+whose Prepared was sent and two flags (0 or 1) for Commit and Abort. With 3 RMs a full
+breadth-first search finds 288 distinct states (the figure TLC and Stateright publish), with 5
+RMs 8,832 (Stateright's).
 
 ``tm_commits_early=True`` is a broken TM that decides Commit as soon as one RM has prepared:
 an RM that chose to abort meanwhile, and one that commits, break TCConsistent.
@@ -79,6 +81,14 @@ def build(rms: int = 3, tm_commits_early: bool = False) -> Spec:
         b.require(msg_abort == 1)
         b.set(rm_state[rm], ABORTED)
 
+    def within(x, lo: int, hi: int):
+        return (x >= lo) & (x <= hi)
+
+    spec.invariant("TPTypeOK", forall(rms, lambda r: within(rm_state[r], WORKING, ABORTED))
+                   & within(tm_state, INIT, TM_ABORTED) & within(msg_commit, 0, 1)
+                   & within(msg_abort, 0, 1),
+                   "every variable holds a value of its type (TwoPhase.tla's TPTypeOK; the "
+                   "declared domains make it hold by construction)")
     spec.invariant("TCConsistent", forall(rms, lambda a: forall(rms, lambda c: implies(
         rm_state[a] == ABORTED, rm_state[c] != COMMITTED), "c"), "a"),
         "no RM has committed while another has aborted")
@@ -92,7 +102,7 @@ def build(rms: int = 3, tm_commits_early: bool = False) -> Spec:
 
 
 def _expect(**violated):
-    names = ("TCConsistent", "CommitAfterAllPrepared")
+    names = ("TPTypeOK", "TCConsistent", "CommitAfterAllPrepared")
     return {n: violated.get(n, HOLDS) for n in names}
 
 
@@ -106,6 +116,8 @@ PROTOCOL = Protocol(
     scenarios=(
         Scenario("two-phase-3", "Three RMs: every RM commits or every RM aborts.", "-",
                  {"rms": 3}, _expect(), ("Committed", "Aborted"), 288),
+        Scenario("two-phase-5", "Five RMs (Stateright's figure).", "-",
+                 {"rms": 5}, _expect(), ("Committed", "Aborted"), 8832),
         Scenario("two-phase-early-commit", "A TM that commits once one RM has prepared: "
                  "another RM has aborted by then.", "-", {"rms": 2, "tm_commits_early": True},
                  _expect(TCConsistent=5, CommitAfterAllPrepared=3), ("Committed", "Aborted"), 76),
