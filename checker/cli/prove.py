@@ -14,8 +14,12 @@ from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, E
 
 
 def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
-    from hwcheck.checker.traces.trace import Trace, views_of
+    from hwcheck.checker.traces.trace import Trace, domain_cti, views_of
 
+    if ob.post is None:  # the step leaves the declared domains: no post-state
+        return domain_cti(spec, ob.goal, ob.inst.label, ob.pre,
+                          {"invariant": inv, "case": ob.case, "broken": ob.goal,
+                           "hypotheses": hypotheses})
     return Trace(spec.name, dict(spec.params), "z3-induction", ob.goal, "invariant",
                  [ob.inst.label], [layout.to_dict(ob.pre), layout.to_dict(ob.post)],
                  {"cti": True, "invariant": inv, "case": ob.case, "broken": ob.goal,
@@ -27,8 +31,11 @@ def cti_text(trace) -> str:
     from hwcheck.checker.traces import text as render
 
     txt = render.text(trace)
-    head = (f"counterexample to induction: {trace.meta.get('invariant')} with its lemmas; "
-            f"{trace.actions[0]} breaks {trace.property}")
+    alone = len(trace.meta.get("hypotheses") or []) <= 1  # the invariant, no lemma
+    head = (f"counterexample to induction: {trace.meta.get('invariant')} "
+            f"{'alone (plain induction)' if alone else 'with its lemmas'}; "
+            f"{(trace.actions or [trace.meta['domain_error']['step']])[0]} breaks "
+            f"{trace.property}")
     lines = txt.splitlines()
     lines[0] = head
     return "\n".join(lines) + "\n"
@@ -135,14 +142,15 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
                 write_trace_marker(folder, identity)
                 o.say(f"written: {', '.join(str(p) for p in files)}")
                 ctis.append({"action": v.action, "case": v.cti.case,
-                             **violation_json(v.cti.goal, "invariant", 1, files)})
+                             **violation_json(v.cti.goal, trace.kind, 1, files)})
         st = rep.status
         statuses.append(st)
         if st == HOLDS:
             o.say(f"verdict: proved {inv} inductive (with {len(lem)} lemma(s)); "
                   f"{rep.seconds:.1f} s")
         elif st == VIOLATED:
-            o.say(f"verdict: not inductive: {inv} with its lemmas; {rep.seconds:.1f} s")
+            o.say(f"verdict: not inductive: {inv} "
+                  f"{'with its lemmas' if lem else 'alone (plain induction)'}; {rep.seconds:.1f} s")
         else:
             o.say(f"verdict: unknown: {inv} (a query timed out or Z3 gave up; not a proof); "
                   f"{rep.seconds:.1f} s")
@@ -203,7 +211,7 @@ def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet
     sym = None if no_symmetry else symmetry_of(spec)
     facts = []
     if not no_assume:
-        facts = proven_facts(spec, timeout, symmetry_of(spec))
+        facts = proven_facts(spec, timeout, sym)
         if facts:
             o.say(f"assuming in every state (proved inductive first): "
                   f"{', '.join(n for n, _ in facts)}")

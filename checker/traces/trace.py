@@ -133,6 +133,17 @@ def _confirm_domain(spec: Spec, interp: Interpreter, name: str, rows: list,
     raise TraceError(f"the {what} stays inside the declared domains of {var}")
 
 
+def domain_cti(spec: Spec, name: str, label: str, pre, meta: dict) -> Trace:
+    """A counterexample to induction whose step leaves the declared domains: the pre-state
+    ``pre`` (a layout row) and the step ``label`` that the interpreter refuses on the variable
+    ``name`` (``DomainError(variable, action)``) names. It has no post-state: ``#meta``'s
+    ``domain_error`` records the step, as in an engine's domain-error trace."""
+    interp = Interpreter(spec)
+    meta = dict(meta, cti=True, domain_error=_confirm_domain(spec, interp, name, [pre], label))
+    return Trace(spec.name, dict(spec.params), "z3-induction", name, "domain", [],
+                 [interp.layout.to_dict(pre)], meta, views=views_of(spec))
+
+
 def views_of(spec: Spec):
     """The views of the protocol that built ``spec`` (None for a spec built by hand)."""
     return getattr(spec.protocol, "views", None)
@@ -237,18 +248,23 @@ def replay_cti(spec: Spec, trace: Trace) -> list[np.ndarray]:
     """Check a counterexample to induction: one step from a pre-state (any state in the
     variables' domains, not necessarily reachable) by the named action to the recorded
     post-state, which breaks the named conjunct (a property of the spec or a lemma of its
-    protocol) while every hypothesis the trace lists holds in the pre-state."""
+    protocol) while every hypothesis the trace lists holds in the pre-state. A domain-error
+    CTI (kind ``domain``) has no post-state: the step #meta.domain_error names must make the
+    interpreter refuse the variable the trace's name says."""
     from hwcheck.spec.protocol import lemmas_of
 
     interp = Interpreter(spec)
     layout = interp.layout
-    if len(trace.states) != 2 or trace.actions is None or len(trace.actions) != 1:
-        raise TraceError("a counterexample to induction has exactly one step")
+    domain = trace.kind == "domain"  # the step leaves the domains: no post-state
+    if (len(trace.states), len(trace.actions or [])) != ((1, 0) if domain else (2, 1)):
+        raise TraceError("a counterexample to induction has exactly one step" + (
+            " (the one #meta.domain_error names) and only its pre-state" if domain else ""))
     try:
         pre = layout.from_dict(trace.states[0])
     except Exception as e:  # noqa: BLE001 - a SpecError naming the variable
         raise TraceError(f"step 0 (the pre-state): {e}") from None
-    nxt = _checked_step(interp, pre, trace.actions[0], 1, trace.states[1], "the pre-state")
+    if not domain:
+        nxt = _checked_step(interp, pre, trace.actions[0], 1, trace.states[1], "the pre-state")
     named = {p.name: p.expr for p in spec.invariants}
     named.update(dict(lemmas_of(spec)))
     for h in trace.meta.get("hypotheses", []):
@@ -257,6 +273,13 @@ def replay_cti(spec: Spec, trace: Trace) -> list[np.ndarray]:
                              "lemma of the spec")
         if not interp.holds(named[h], pre):
             raise TraceError(f"step 0 (the pre-state): hypothesis {h} does not hold")
+    if domain:
+        claimed = trace.meta.get("domain_error")
+        if not isinstance(claimed, dict) or not isinstance(claimed.get("step"), str):
+            raise TraceError("#meta.domain_error.step must name the step that leaves the "
+                             "declared domains")
+        _confirm_domain(spec, interp, trace.property, [pre], claimed["step"])
+        return [pre]
     goal = trace.property
     if goal in named:
         if interp.holds(named[goal], nxt):

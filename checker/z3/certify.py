@@ -1,6 +1,7 @@
 """Certify a trace with Z3: its first state is the initial one, every step satisfies its action's
 guard and effect (with the frame of the action's modifies list and no ModelError), and the last
-state violates the property (or, for a reachability check, satisfies it).
+state violates the property (or, for a reachability check, satisfies it; for a domain error
+``DomainError(variable, action)``, the last step's first access out of range is the variable's).
 
 Each state is a fresh symbolic state constrained to the recorded values, so the check runs
 through the same symbolic translation that ``prove`` and ``bmc`` use, not the interpreter.
@@ -29,6 +30,10 @@ class Certificate:
 
     def summary(self) -> str:
         what = "satisfies" if self.kind == "reachable" else "violates"
+        if self.ok and self.kind == "domain":
+            return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
+                    f"effect of each) and that the next one leaves the declared domains as "
+                    f"{self.property} says")
         if self.ok:
             last = "step" if self.kind == "action" else "state"
             return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
@@ -99,6 +104,9 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         for v in spec.variables:
             if not solver.can_fail(T.eq_states(eff.post, post, [v.name])).holds:
                 fail(f"step {i} ({label}): {v.name} is not what the effect gives")
+    if trace.kind == "domain":
+        _certify_domain(spec, tr, trace, insts, [s for s, _, _ in states], solver, fail, verdict)
+        return cert
     expr = _property(spec, trace.property)
     if expr is None:
         fail(f"no property or lemma named {trace.property!r}")
@@ -119,3 +127,41 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
                 f"the last {'step' if reads_next(expr) else 'state'} does not violate "
                 f"{trace.property}")
     return cert
+
+
+def _certify_domain(spec: Spec, tr, trace: Trace, insts: dict, states: list, solver, fail,
+                    verdict) -> None:
+    """The trace ends where the spec leaves its declared domains: the step #meta.domain_error
+    names (or, without one, the property its name gives, on the last state) makes its first
+    access out of range one of the variable's that ``DomainError(variable, where)`` names."""
+    from hwcheck.checker.traces.trace import DOMAIN_ERROR
+
+    m = DOMAIN_ERROR.match(trace.property or "")
+    claimed = trace.meta.get("domain_error")
+    if m is None or not isinstance(claimed, dict):
+        fail(f"{trace.property!r} is not a domain error with its #meta.domain_error")
+        return
+    var, where, label = m["var"], m["where"], claimed.get("step")
+    last = states[-1]
+    if label is not None:
+        inst = insts.get(label)
+        if inst is None or inst.action.name != where:
+            fail(f"the failing step {label!r} is not an instance of {where}")
+            return
+        checks = tr.effect(inst, last).checks
+        what = f"the step {label}"
+    else:
+        expr = _property(spec, where)
+        if expr is None:
+            fail(f"no property or lemma named {where!r}")
+            return
+        if reads_next(expr):
+            if len(states) < 2:
+                fail(f"{where} is a property of transitions; the trace has no step")
+                return
+            _, checks = tr.expr_checks(expr, states[-2], last)
+        else:
+            _, checks = tr.expr_checks(expr, last)
+        what = f"the property {where}"
+    verdict(solver.can_fail(T.first_errors(checks).get(var, False)),
+            f"{what} does not leave the declared domains of {var} first")

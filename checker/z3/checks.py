@@ -34,6 +34,7 @@ import z3
 from hwcheck.spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
                        walk_stmts)
 
+from hwcheck.checker.semantics.codegen import domain_error_name
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.protocol import lemmas_of
 from hwcheck.checker.z3 import translate as T
@@ -157,7 +158,7 @@ class Obligation:
     goal: str
     result: Result
     pre: object = None  # layout rows for a counterexample
-    post: object = None
+    post: object = None  # None when the step leaves the declared domains (goal DomainError(..))
     inst: Instance | None = None
 
 
@@ -286,9 +287,15 @@ def _step_case(spec, tr, layout, case: Case, conjuncts, timeout, v: ActionVerdic
         return None
     broken = next((n for n, g in goals
                    if z3.is_false(res.model.eval(T._zb(g), model_completion=True))), goals[0][0])
+    domain = broken in ("well-defined", "domains")
+    if domain:  # name it as the engines do: the variable of the first access out of range
+        broken = next((domain_error_name(var, case.inst.action.name)
+                       for var, c in T.first_errors(eff.checks).items()
+                       if z3.is_true(res.model.eval(T._zb(c), model_completion=True))), broken)
     ob = Obligation(case.inst.action.name, case.label, broken, res)
     ob.pre = T.decode(spec, layout, pre, res.model)
-    ob.post = T.decode(spec, layout, eff.post, res.model)
+    # a step that leaves the domains has no post-state (its values may not even fit a cell)
+    ob.post = None if domain else T.decode(spec, layout, eff.post, res.model)
     ob.inst = case.inst
     return ob
 
@@ -308,9 +315,10 @@ def prove(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None =
 @dataclass
 class BmcHit:
     prop: str
-    kind: str  # invariant | action
+    kind: str  # invariant | action | domain
     depth: int
-    path: list  # [(instance index, fingerprint of the Z3 state)]
+    path: list  # [(instance index, fingerprint of the Z3 state)]; a domain error's path ends
+    # with the step that leaves the declared domains (fingerprint None: it has no successor)
 
 
 @dataclass
@@ -329,13 +337,18 @@ class Unrolling:
     leader: with the finite-domain solver, splitting measured 2x slower at R=5.)"""
 
     def __init__(self, spec: Spec, tr: T.Translator | None = None,
-                 symmetry: dict | None = None):
+                 symmetry: dict | None = None, timeout: float | None = None,
+                 assume: list[tuple[str, Expr]] = ()):
         self.spec = spec
+        self.timeout = timeout
+        self.assume = list(assume)  # state predicates proved invariant: true in every state
+        self._possible: set[str] | None = None
         self.tr = tr or T.Translator(spec)
         self.layout = Layout.of(spec)
         self.insts = spec.instances()
         self.states = [self.tr.initial()]
         self.acts: list = []
+        self.effects: list[list] = []  # per state k: [(instance, Effect from state k)]
         # Symmetry breaking: replicas that the initial state cannot tell apart (all but the
         # first leader, here) are interchangeable along the whole path, because every action
         # and property is invariant under renaming replicas. Any path can be renamed so that
@@ -347,15 +360,53 @@ class Unrolling:
             if symmetry else []
         self.used: dict[int, object] = {}
 
+    def effects_from(self, k: int) -> list:
+        """[(instance, its Effect from state k)] for every instance (translated once)."""
+        while len(self.effects) <= k:
+            pre = self.states[len(self.effects)]
+            self.effects.append([(inst, self.tr.effect(inst, pre)) for inst in self.insts])
+        return self.effects[k]
+
+    @staticmethod
+    def _errors(effects) -> dict[str, list]:
+        out: dict[str, list] = {}
+        for inst, eff in effects:  # a guard may fail a read even when it is False
+            for var, cond in T.first_errors(eff.checks).items():
+                out.setdefault(domain_error_name(var, inst.action.name), []).append((inst, cond))
+        return out
+
+    def possible_errors(self) -> set[str]:
+        """The domain errors that some state of the declared domains (satisfying the assumed
+        invariants) can make, asked once on a symbolic state: the others need no query at any
+        depth."""
+        if self._possible is None:
+            pre = T.fresh_state(self.spec, "any")
+            solver = Solver(self.timeout)
+            solver.add(*T.domain(self.spec, pre))
+            solver.add(*(T.to_bool(self.tr.expr(e, pre)) for _, e in self.assume))
+            errors = self._errors((inst, self.tr.effect(inst, pre)) for inst in self.insts)
+            self._possible = {name for name, insts in errors.items()
+                              if not solver.can_fail(T.mk_not(T.mk_or([c for _, c in insts])))
+                              .holds}
+        return self._possible
+
+    def domain_errors(self, k: int) -> dict[str, list]:
+        """The ways a step from state k can leave the declared domains: DomainError(variable,
+        action) -> [(instance, condition)], the condition under which the instance's first
+        access out of range (as the interpreter runs it) is one of that variable's."""
+        possible = self.possible_errors()
+        if not possible:
+            return {}
+        return {name: insts for name, insts in self._errors(self.effects_from(k)).items()
+                if name in possible}
+
     def extend(self):
         """Add one step; returns the constraints that define it."""
         k = len(self.acts)
-        pre = self.states[-1]
         nxt = T.fresh_state(self.spec, f"s{k + 1}")
         act = T.int_const(f"act@{k}")
         facts = [act >= 0, act < len(self.insts)] + T.domain(self.spec, nxt)
-        for inst in self.insts:
-            eff = self.tr.effect(inst, pre)
+        for inst, eff in self.effects_from(k):
             if eff.guard is False:
                 facts.append(act != inst.index)
                 continue
@@ -453,7 +504,8 @@ def symmetry_of(spec: Spec) -> dict | None:
     """The protocol's declared symmetry for ``spec``, as the dict the checks read; None if the
     protocol declares none."""
     fn = getattr(spec.protocol, "symmetry", None)
-    return fn(spec).as_dict() if fn is not None else None
+    sym = fn(spec) if fn is not None else None  # a protocol may declare none for a configuration
+    return sym.as_dict() if sym is not None else None
 
 
 def proven_facts(spec: Spec, timeout: float | None = None,
@@ -469,18 +521,49 @@ def proven_facts(spec: Spec, timeout: float | None = None,
     return out
 
 
+def _domain_hits(un: Unrolling, solver: Solver, d: int) -> tuple[Result, list[BmcHit]]:
+    """The domain errors of step ``d`` (from state d-1), asked before the step is added: a step
+    that leaves the declared domains has no successor, so it must not need one. Returns the
+    query's result and a hit per DomainError(variable, action) that some path of d-1 steps
+    reaches (its path ends with the failing instance)."""
+    errors = un.domain_errors(d - 1)
+    if not errors:
+        return Result(HOLDS), []
+    bad = {name: T.mk_or([c for _, c in insts]) for name, insts in errors.items()}
+    res = solver.can_fail(T.mk_not(T.mk_or(list(bad.values()))))
+    if res.status != VIOLATED:
+        return res, []
+    hits = []
+    for name, b in bad.items():
+        r = res if z3.is_true(res.model.eval(T._zb(b), model_completion=True)) \
+            else solver.can_fail(T.mk_not(b))
+        if r.status != VIOLATED:
+            continue
+        inst = next(i for i, c in errors[name]
+                    if z3.is_true(r.model.eval(T._zb(c), model_completion=True)))
+        hits.append(BmcHit(name, "domain", d, un.path(r.model, d - 1) + [(inst.index, None)]))
+    return res, hits
+
+
 def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
         progress=None, symmetry: dict | None = None,
         assume: list[tuple[str, Expr]] = ()) -> BmcReport:
-    """Check depths 0..depth in order; stop at the first depth where some property fails and
-    report every property failing there (a shortest violation of each). ``assume``: state
-    predicates proved invariant (``proven_facts``), asserted in every state."""
+    """Check depths 0..depth in order; stop at the first depth where some property fails, or
+    some step leaves the declared domains (``DomainError(variable, action)``, kind domain), and
+    report every one failing there (a shortest violation of each). ``assume``: state predicates
+    proved invariant (``proven_facts``), asserted in every state."""
     t0 = time.perf_counter()
-    un = Unrolling(spec, symmetry=symmetry)
+    un = Unrolling(spec, symmetry=symmetry, timeout=timeout, assume=assume)
     solver = Solver(timeout)
     last = -1
     for d in range(depth + 1):
+        dom_hits, dom_seconds = [], 0.0
         if d:
+            dres, dom_hits = _domain_hits(un, solver, d)
+            dom_seconds = dres.seconds
+            if dres.status == UNKNOWN:
+                return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+                                 f"solver gave up at depth {d}: {dres.reason}")
             solver.add(*un.extend())
             solver.add(*(T.to_bool(un.tr.expr(e, un.states[d])) for _, e in assume))
         bad = []
@@ -494,12 +577,13 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
                 val = un.tr.expr(e, cur)
             bad.append((name, kind, T.mk_not(T.to_bool(val))))
         res = solver.can_fail(T.mk_not(T.mk_or([b for _, _, b in bad]))) if bad else Result(HOLDS)
+        res.seconds += dom_seconds
         if res.status == UNKNOWN:
             return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
                              f"solver gave up at depth {d}: {res.reason}")
-        if res.status == VIOLATED:
-            hits = []
-            for name, kind, b in bad:
+        if res.status == VIOLATED or dom_hits:
+            hits = list(dom_hits)
+            for name, kind, b in (bad if res.status == VIOLATED else ()):
                 # the model at hand may already break this property; else ask for one that does
                 if z3.is_true(res.model.eval(T._zb(b), model_completion=True)):
                     r = res

@@ -18,7 +18,9 @@ variable's shape or a written value leaves its domain. The translator records, f
 access, the condition under which it is in range, guarded by the path condition under which the
 interpreter would evaluate it (short-circuit And/Or/forall/exists, Ite branches, the cells a
 min/max reduction looks at). ``Effect.ok`` is their conjunction: it is true exactly when the
-interpreter would run the action without a ModelError.
+interpreter would run the action without a ModelError. Each condition names its variable and
+they are recorded in the interpreter's order of evaluation, so ``first_errors`` tells which
+variable the interpreter's ModelError (and the kernel's domain error) names.
 """
 
 from __future__ import annotations
@@ -231,6 +233,23 @@ class Effect:
     guard: object
     post: State
     ok: object  # no ModelError: every index in range and every written value in its domain
+    # (variable, condition) per access, in the interpreter's order of evaluation
+    checks: list = field(default_factory=list)
+
+
+def first_errors(checks: list) -> dict:
+    """variable -> the condition under which the first access that leaves its range (in the
+    interpreter's order) is one of that variable's: the variable its ModelError names."""
+    out: dict = {}
+    before = True  # every earlier access in range
+    for var, ok in checks:
+        if ok is True:
+            continue
+        out[var] = mk_or([out.get(var, False), mk_and([before, mk_not(ok)])])
+        before = mk_and([before, ok])
+        if before is False:
+            break
+    return {v: c for v, c in out.items() if c is not False}
 
 
 @dataclass
@@ -238,7 +257,7 @@ class _Ctx:
     cur: State
     nxt: State | None
     env: dict  # Bound / ActionParam -> value; local name -> value
-    obl: list = field(default_factory=list)  # implications pc => in range
+    obl: list = field(default_factory=list)  # (variable, pc => in range), in order
     where: str = "expression"
 
 
@@ -256,9 +275,15 @@ class Translator:
 
     def expr_ok(self, e: Expr, cur: State, nxt: State | None = None, env: dict | None = None):
         """(value, well-defined) of ``e``."""
+        v, checks = self.expr_checks(e, cur, nxt, env)
+        return v, mk_and([c for _, c in checks])
+
+    def expr_checks(self, e: Expr, cur: State, nxt: State | None = None,
+                    env: dict | None = None):
+        """(value, [(variable, in range)]) of ``e``: the conditions of its reads, in order."""
         ctx = _Ctx(cur, nxt, dict(env or {}))
         v = self._e(e, ctx, True)
-        return v, mk_and(ctx.obl)
+        return v, ctx.obl
 
     def _cell_index(self, var: Var, idx: list, ctx: _Ctx, pc):
         """The candidate (flat position, condition) pairs of ``var[idx]``; records the range
@@ -267,14 +292,14 @@ class Translator:
         for i, d in zip(idx, var.shape):
             if is_const(i):
                 if not 0 <= i < d:
-                    ctx.obl.append(mk_implies(pc, False))
+                    conds.append(False)
                     i = min(max(i, 0), d - 1)
                 flat = [(p * d + i, c) for p, c in flat]
             else:
                 conds.append(z3.And(i >= 0, i < d))
                 flat = [(p * d + j, mk_and([c, i == j])) for p, c in flat for j in range(d)]
         if conds:
-            ctx.obl.append(mk_implies(pc, mk_and(conds)))
+            ctx.obl.append((var.name, mk_implies(pc, mk_and(conds))))
         return flat
 
     def _read(self, e: Read, ctx: _Ctx, pc):
@@ -407,16 +432,18 @@ class Translator:
                     raise SpecError(f"{ctx.where}: writes {var.name}, which is not in its "
                                     "modifies list")
                 ctx.cur = st
+                # the interpreter's order: the indices, their range, the value, its domain
                 idx = [self._e(i, ctx, pc) for i in s.target.index]
+                cands = self._cell_index(var, idx, ctx, pc)
                 val = self._e(s.value, ctx, pc)
                 if var.sort == BOOL:
                     val = to_int(val)
                 else:
                     rng = mk_and([val >= var.lo, val <= var.hi]) if not is_const(val) \
                         else var.lo <= val <= var.hi
-                    ctx.obl.append(mk_implies(pc, rng))
+                    ctx.obl.append((var.name, mk_implies(pc, rng)))
                 cells = st[var.name]
-                for p, c in self._cell_index(var, idx, ctx, pc):
+                for p, c in cands:
                     cells[p] = mk_ite(c, val, cells[p]) if c is not True else val
             elif isinstance(s, SetLocal):
                 ctx.cur = st
@@ -464,7 +491,7 @@ class Translator:
         for name in pre:  # frame: everything the action may not modify is unchanged
             if name not in inst.action.modifies:
                 post[name] = pre[name]
-        return Effect(guard, post, mk_and(ctx.obl))
+        return Effect(guard, post, mk_and([c for _, c in ctx.obl]), ctx.obl)
 
     def initial(self) -> State:
         """The initial state (concrete: Init is deterministic), as the interpreter builds it."""
