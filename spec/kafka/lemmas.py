@@ -16,7 +16,7 @@ Nothing here runs on import; ``lemmas(spec)`` builds the expressions for one bui
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Expr, Spec, count, exists, forall, implies
+from hwcheck.spec.lang import Expr, Spec, SpecError, conj, count, exists, forall, implies, ite
 from hwcheck.spec.protocol import Symmetry
 
 NONE = -1
@@ -27,6 +27,7 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
     OOR = E + 1
     v = spec.var
+    names = {x.name for x in spec.variables}
     log, hw, alive, isr, synced = v("log"), v("hw"), v("alive"), v("isr"), v("synced")
     rleo, pending, resp_rec, resp_hw = v("rleo"), v("pending"), v("respRec"), v("respHw")
     committed, acked = v("committed"), v("acked")
@@ -34,6 +35,8 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     has_leader = leader != NONE
 
     def leo(r):
+        if "logStart" in names:
+            return v("logStart")[r] + count(M, lambda k: log[r, k] != 0, "k")
         return count(M, lambda k: log[r, k] != 0, "k")
 
     def each_r(body, hint="r"):
@@ -55,8 +58,16 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     lemma("PendingRoom", each_r(lambda f: implies(in_flight_record(f), leo(f) < M)))
 
     # -- the shape of logs -----------------------------------------------------------------------
-    lemma("LogPrefix", each_r(lambda r: forall(M - 1, lambda k: implies(
-        log[r, k] == 0, log[r, k + 1] == 0), "k")))
+    if "logStart" in names:
+        # With a log start offset the records form the range [logStart, LEO): nothing below the
+        # log start (deleted), no gap above it.
+        log_start = v("logStart")
+        lemma("LogPrefix", each_r(lambda r: each_k(lambda k: implies(
+            k < log_start[r], log[r, k] == 0)) & forall(M - 1, lambda k: implies(
+                (k >= log_start[r]) & (log[r, k] == 0), log[r, k + 1] == 0), "k")))
+    else:
+        lemma("LogPrefix", each_r(lambda r: forall(M - 1, lambda k: implies(
+            log[r, k] == 0, log[r, k + 1] == 0), "k")))
     lemma("LogSorted", each_r(lambda r: forall(M - 1, lambda k: implies(
         log[r, k + 1] != 0, log[r, k] <= log[r, k + 1]), "k")))
     lemma("LogBelowEpoch", each_r(lambda r: each_k(lambda k: log[r, k] <= epoch)))
@@ -117,6 +128,115 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
 
     # -- acknowledgements (acks = all) ---------------------------------------------------------
     lemma("AckedCommitted", each_k(lambda k: implies(acked[k] != 0, acked[k] == committed[k])))
+    out.extend(_knob_lemmas(spec, names, leo, in_flight_record))
+    return out
+
+
+def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[str, Expr]]:
+    """The lemmas of the knobs of docs/kafka-model.md: stated only when the knob's variables
+    exist, so a MODEL.md configuration has exactly the lemmas above."""
+    R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
+    OOR, RESTART = E + 1, E + 2
+    v = spec.var
+    log, hw, pending, resp_rec, resp_hw = v("log"), v("hw"), v("pending"), v("respRec"), \
+        v("respHw")
+    committed = v("committed")
+    out: list[tuple[str, Expr]] = []
+
+    def lemma(name: str, expr) -> None:
+        out.append((name, expr))
+
+    def each_r(body, hint="r"):
+        return forall(R, body, hint)
+
+    def each_k(body, hint="k"):
+        return forall(M, body, hint)
+
+    payload = [(v(c), v(r)) for c, r in (("seq", "respSeq"), ("txn", "respTxn"),
+                                         ("ctl", "respCtl")) if c in names]
+
+    # -- a record's payload: (offset, epoch) still identifies a record -------------------------
+    if payload:
+        lemma("RecordPayload", each_r(lambda a: each_r(lambda b: implies(a < b, each_k(
+            lambda k: implies((log[a, k] != 0) & (log[a, k] == log[b, k]),
+                              conj(*[c[a, k] == c[b, k] for c, _ in payload])))), "b"), "a"))
+        lemma("EmptyPayload", each_r(lambda r: each_k(lambda k: implies(
+            log[r, k] == 0, conj(*[c[r, k] == 0 for c, _ in payload])))))
+        lemma("PendingPayload", each_r(lambda f: implies(in_flight_record(f), exists(
+            R, lambda s: each_k(lambda k: implies(k == leo(f), (log[s, k] == resp_rec[f]) & conj(
+                *[c[s, k] == rc[f] for c, rc in payload]))), "s")), "f"))
+
+    # -- consumers -----------------------------------------------------------------------------
+    if "cread" in names:
+        cread = v("cread")
+        C = v("cpos").shape[0]
+        lemma("ReadsCommitted", forall(C, lambda c: each_k(lambda k: implies(
+            cread[c, k] != 0, cread[c, k] == committed[k])), "c"))
+
+    # -- producer retries and idempotence --------------------------------------------------------
+    if "seq" in names:
+        seq, resp_seq, p_seq = v("seq"), v("respSeq"), v("pSeq")[()]
+        lemma("SeqBelowProducer", each_r(lambda r: each_k(lambda k: seq[r, k] <= p_seq)
+                                         & (resp_seq[r] <= p_seq))
+              & implies(v("pWait")[()] != 0, p_seq >= 1))
+        lemma("RecordsHaveSeq", each_r(lambda r: each_k(lambda k: implies(
+            log[r, k] != 0, seq[r, k] >= 1))))
+        lemma("NoDuplicateSeqs", each_r(lambda r: each_k(lambda k: each_k(lambda j: implies(
+            (j < k) & (log[r, k] != 0), seq[r, j] != seq[r, k]), "j"))))
+
+    # -- the log start offset ----------------------------------------------------------------
+    if "logStart" in names:
+        resp_ls = v("respLs")
+        lemma("PendingLogStart", each_r(lambda f: implies(
+            pending[f] & (resp_rec[f] != OOR) & (resp_rec[f] != RESTART),
+            (resp_ls[f] <= resp_hw[f]) & (resp_ls[f] <= leo(f))), "f"))
+
+    # -- transactions ----------------------------------------------------------------------------
+    if "txn" in names:
+        txn, ctl, resp_txn, resp_ctl = v("txn"), v("ctl"), v("respTxn"), v("respCtl")
+        txn_id, txn_state, outcome = v("txnId")[()], v("txnState")[()], v("outcome")
+        p_wait, epoch, leader = v("pWait")[()], v("epoch")[()], v("leader")[()]
+        T = outcome.shape[0]
+
+        def decided(t_plus_1, kind):
+            """Transaction t_plus_1 (1-based, an expression) was decided as marker ``kind``."""
+            return forall(T, lambda t: implies(t_plus_1 == t + 1, outcome[t] == kind), "t")
+
+        lemma("RecordsHaveTxn", each_r(lambda r: each_k(lambda k: implies(
+            log[r, k] != 0, (txn[r, k] >= 1) & (txn[r, k] <= txn_id)))
+            & implies(in_flight_record(r), (resp_txn[r] >= 1) & (resp_txn[r] <= txn_id))))
+        lemma("MarkerOutcome", each_r(lambda r: each_k(lambda k: implies(
+            (log[r, k] != 0) & (ctl[r, k] != 0), decided(txn[r, k], ctl[r, k])))
+            & implies(in_flight_record(r) & (resp_ctl[r] != 0), decided(resp_txn[r],
+                                                                         resp_ctl[r]))))
+        lemma("ProducerOutcome", implies(txn_state != 0, txn_id >= 1)
+              & forall(T, lambda t: implies(t + 1 > txn_id, outcome[t] == 0), "t")
+              & implies(txn_state == 1, decided(txn_id, 0))
+              & implies(txn_state == 2, decided(txn_id, 1))
+              & implies(txn_state == 3, decided(txn_id, 2))
+              & forall(T, lambda t: implies(t + 1 < txn_id, outcome[t] != 0), "t")
+              & implies(txn_state == 0, forall(T, lambda t: implies(t + 1 == txn_id,
+                                                                     outcome[t] != 0), "t")))
+        lemma("NoMarkerOfOpen", implies(txn_state == 1, each_r(lambda r: each_k(lambda k: implies(
+            (log[r, k] != 0) & (txn[r, k] == txn_id), ctl[r, k] == 0))
+            & implies(in_flight_record(r) & (resp_txn[r] == txn_id), resp_ctl[r] == 0))))
+        # A transaction is complete once its marker was answered: that marker is committed.
+        kind_of = lambda t: ite(outcome[t] == 1, 1, 2)  # noqa: E731
+        lemma("CompleteMarkerCommitted", forall(T, lambda t: implies(
+            (t + 1 < txn_id) | ((t + 1 == txn_id) & (txn_state == 0)),
+            exists(M, lambda j: (committed[j] != 0) & each_r(lambda r: implies(
+                log[r, j] == committed[j], (txn[r, j] == t + 1) & (ctl[r, j] == kind_of(t)))),
+                "j")), "t"))
+        lemma("PrepareMarkerWritten", implies(
+            (txn_state >= 2) & (p_wait == epoch) & (leader != NONE), exists(
+                M, lambda j: (log[leader, j] == epoch) & (txn[leader, j] == txn_id)
+                & (ctl[leader, j] == ite(txn_state == 2, 1, 2)), "j")))
+        lemma("WaitBelowEpoch", p_wait <= epoch)
+        # No log holds a data record of a transaction after a marker of it (the producer sends
+        # data only while its transaction is open; markers come once it is decided).
+        lemma("DataBeforeMarker", each_r(lambda r: each_k(lambda k: each_k(lambda j: implies(
+            (j < k) & (log[r, k] != 0) & (ctl[r, j] != 0) & (txn[r, j] == txn[r, k]),
+            ctl[r, k] != 0), "j"))))
     return out
 
 
@@ -130,12 +250,30 @@ _COMMITMENT = [
     "HwCommitted", "IsrHasCommitted", "CurrentEpochCommittedBelowHw", "NoOutOfRange",
     "PendingFromLeader", "PendingRecordHeld", "PendingHwCommitted",
 ]
+_PAYLOAD = ["RecordPayload", "EmptyPayload", "PendingPayload"]
+_TXN = ["RecordsHaveTxn", "MarkerOutcome", "ProducerOutcome", "NoMarkerOfOpen"]
 SHIPPED = {
     "HwBelowLeo": _WELL_DEFINED,
     "LeaderInIsr": _WELL_DEFINED,
     "CommittedNotLost": _COMMITMENT + ["HwBelowLeo"],
     "LogsMatchBelowHw": _COMMITMENT + ["HwBelowLeo"],
     "AckedNotLost": _COMMITMENT + ["HwBelowLeo", "CommittedNotLost", "AckedCommitted"],
+    # the knobs of docs/kafka-model.md
+    "MonotonicReads": _COMMITMENT + ["HwBelowLeo", "CommittedNotLost", "ReadsCommitted"],
+    "NoDuplicates": _COMMITMENT + ["HwBelowLeo"] + _PAYLOAD
+    + ["SeqBelowProducer", "RecordsHaveSeq", "NoDuplicateSeqs"],
+    "LogStartBelowHw": _WELL_DEFINED + ["LeaderNotPending", "LeaderAliveSynced", "SyncedAlive",
+                                        "PendingSynced", "PendingLogStart"],
+    "LowWatermarkBelowHw": _WELL_DEFINED + ["LeaderNotPending", "LeaderAliveSynced",
+                                            "SyncedAlive", "PendingSynced", "PendingLogStart",
+                                            "LogStartBelowHw"],
+    "ReadCommittedIsolation": _WELL_DEFINED + _TXN + ["HwBelowLeo", "EmptyPayload"],
+    # Holds with one transaction (M <= 3); with two, a new leader's lagging HW can sit below a
+    # completed transaction's marker and the first unstable offset above it (see
+    # docs/kafka-model.md): the proof then ends in a counterexample to induction.
+    "LsoBelowHw": _COMMITMENT + ["HwBelowLeo"] + _PAYLOAD + _TXN + ["DataBeforeMarker"],
+    "MarkersSurvive": _COMMITMENT + ["HwBelowLeo", "CommittedNotLost"] + _PAYLOAD + _TXN
+    + ["CompleteMarkerCommitted", "PrepareMarkerWritten", "WaitBelowEpoch"],
 }
 
 
@@ -150,7 +288,7 @@ def shipped_for(invariant: str) -> list[str]:
     return list(SHIPPED.get(invariant, _WELL_DEFINED))
 
 
-def replica_symmetry(spec: Spec) -> Symmetry:
+def replica_symmetry(spec: Spec) -> Symmetry | None:
     """The model's replica symmetry: renaming replicas (a permutation of 0..R-1) maps states to
     states, initial-state aside. ``dims``: for each variable, the dimensions indexed by a
     replica; ``ids``: the scalar variables holding a replica id (negative = none); every action
@@ -158,12 +296,18 @@ def replica_symmetry(spec: Spec) -> Symmetry:
     (``a < b`` appears only where both orders are covered), so every action, invariant and
     lemma is invariant under such a renaming. ``other``: the variables a renaming leaves alone.
     Every variable must be in exactly one of dims, ids and other, so that a variable added to
-    the model later cannot be silently left out (the prover checks this)."""
+    the model later cannot be silently left out (the prover checks this). With consumers
+    (``--consumers``) no symmetry is declared: Consume(c)'s parameter is not a replica."""
+    names = {v.name for v in spec.variables}
+    if "cpos" in names:  # Consume(c) ranges over the consumers, not the replicas: none declared
+        return None
+    replica_vars = ("log", "hw", "alive", "isr", "synced", "rleo", "pending", "respRec", "respHw",
+                    "logStart", "respLs", "seq", "respSeq", "txn", "ctl", "respTxn", "respCtl")
     return Symmetry(
         size=spec.params["replicas"],
-        dims={"log": (0,), "hw": (0,), "alive": (0,), "isr": (0,), "synced": (0,),
-              "rleo": (0,), "pending": (0,), "respRec": (0,), "respHw": (0,)},
+        dims={n: (0,) for n in replica_vars if n in names},
         ids=("leader",),
-        other=("epoch", "committed", "acked"),
+        other=tuple(n for n in ("epoch", "committed", "acked", "pSeq", "pWait", "txnId",
+                                "txnState", "outcome") if n in names),
         params="member",
     )

@@ -1,8 +1,12 @@
-"""The base replication model of MODEL.md, stated in the spec language.
+"""The base replication model of MODEL.md, stated in the spec language, and the knobs of
+docs/kafka-model.md (consumers, producer retries and idempotence, the log start offset,
+transactions and the LSO, ISR shrink by lag).
 
 ``build(params)`` returns the validated Spec for one configuration. The knobs (truncation, ISR
-expansion, acks, min.insync.replicas, unclean election) select which statements an action has;
-every backend then reads the same objects.
+expansion, acks, min.insync.replicas, unclean election, and those of docs/kafka-model.md) select
+which statements an action has; every backend then reads the same objects. A knob that is off
+declares nothing: no variable, action, property or statement, so that MODEL.md's model (its
+layout, instance numbering, fingerprints and counts) is exactly what it was.
 """
 
 from __future__ import annotations
@@ -13,10 +17,70 @@ from hwcheck.spec.kafka.params import Params
 
 NONE = -1
 
+# The transactional producer's state (txnState) with --transactions.
+IDLE, OPEN, PREPARE_COMMIT, PREPARE_ABORT = 0, 1, 2, 3
+# What a record is (ctl) with --transactions: data, or a commit or abort marker.
+DATA, COMMIT_MARKER, ABORT_MARKER = 0, 1, 2
+# The coordinator's decision for a transaction (the ghost outcome).
+UNDECIDED, COMMITTED, ABORTED = 0, 1, 2
+
+# The properties of each part of the model, in declaration order: one home for the names that
+# scenarios expect verdicts for.
+BASE_INVARIANTS = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLost",
+                   "LogsMatchBelowHw")
+BASE_ACTION_PROPERTIES = ("LeaderHwMonotonic", "EpochMonotonic")
+BASE_REACHABLES = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
+
+
+def property_names(p: Params) -> tuple[str, ...]:
+    """Every invariant and action property the model of ``p`` declares."""
+    names = list(BASE_INVARIANTS)
+    if p.consumers:
+        names += ["MonotonicReads", "ReadYourWrites"]
+    if p.producer_retries:
+        names += ["NoDuplicates"]
+    if p.log_start_offset:
+        names += ["LogStartBelowHw", "LowWatermarkBelowHw"]
+    if p.transactions:
+        names += ["LsoBelowHw", "MarkersSurvive"]
+        if p.consumers:
+            names += ["ReadCommittedIsolation"]
+    names += list(BASE_ACTION_PROPERTIES)
+    if p.consumers:
+        names += ["ReadsBelowHw"]
+    return tuple(names)
+
+
+def reachable_names(p: Params) -> tuple[str, ...]:
+    """Every reachability check the model of ``p`` declares."""
+    names = list(BASE_REACHABLES)
+    if p.consumers:
+        names += ["ConsumerRead"]
+    if p.producer_retries:
+        names += ["ProducerRetried"]
+        if p.idempotence:
+            names += ["DuplicateRefused"]
+    if p.log_start_offset:
+        names += ["LogStartMoved", "FollowerRestartedAtLogStart"]
+    if p.transactions:
+        names += ["TxnCommitted", "TxnAborted", "LsoBehindHw"]
+        if p.consumers:
+            names += ["AbortedRecordSkipped" if p.isolation == "read-committed"
+                      else "AbortedRecordReturned"]
+    if p.lag is not None:
+        names += ["IsrShrunk"]
+    return tuple(names)
+
 
 def build(p: Params) -> Spec:
     R, M, E = p.R, p.M, p.E
     OOR = E + 1  # respRec value for an "offset out of range" response
+    LS = p.log_start_offset
+    RETRY, IDEM = p.producer_retries, p.idempotence
+    TX, T = p.transactions, p.T
+    C = p.consumers
+    READ_COMMITTED = TX and p.isolation == "read-committed"
+    RESTART = E + 2  # with LS: respRec of "below the leader's log start offset: start there"
     spec = Spec("KafkaHW", p.as_dict())
 
     log = spec.array("log", (R, M), 0, E, "leader epoch of the record at each offset; 0 = none")
@@ -28,14 +92,60 @@ def build(p: Params) -> Spec:
     synced = spec.set_of("synced", R, "replicas that truncated for the current leader")
     rleo = spec.array("rleo", (R,), 0, M, "the leader's record of each follower's LEO")
     pending = spec.set_of("pending", R, "followers with a fetch response in flight")
-    resp_rec = spec.array("respRec", (R,), 0, OOR, f"record in flight; {OOR} = out of range")
+    if LS:
+        resp_rec = spec.array("respRec", (R,), 0, RESTART,
+                              f"record in flight; {OOR} = out of range (above the leader's LEO), "
+                              f"{RESTART} = below the leader's log start offset")
+    else:
+        resp_rec = spec.array("respRec", (R,), 0, OOR, f"record in flight; {OOR} = out of range")
     resp_hw = spec.array("respHw", (R,), 0, M, "leader HW carried by the response in flight")
     committed = spec.array("committed", (M,), 0, E, "ghost: record at k when k was committed")
     acked = spec.array("acked", (M,), 0, E, "ghost: record at k the producer was told is written")
 
+    # -- the knobs' variables (declared only when the knob is on) --------------------------------
+    # A record is (offset, epoch) in the base model; with retries it also carries the producer's
+    # sequence number, with transactions its transaction and kind. Each such cell has its twin
+    # in the fetch response in flight: ``payload`` pairs them.
+    payload: list = []
+    if LS:
+        log_start = spec.array("logStart", (R,), 0, M,
+                               "log start offset: the records below it are deleted (persisted)")
+        resp_ls = spec.array("respLs", (R,), 0, M,
+                             "leader log start offset carried by the response in flight")
+    if RETRY:
+        seq = spec.array("seq", (R, M), 0, M,
+                         "producer sequence number of the record at each offset; 0 = none")
+        resp_seq = spec.array("respSeq", (R,), 0, M, "sequence number of the record in flight")
+        payload.append((seq, resp_seq))
+        p_seq = spec.scalar("pSeq", 0, M, "the sequence number of the producer's last record")
+    if TX:
+        txn = spec.array("txn", (R, M), 0, T, "transaction of the record at each offset")
+        ctl = spec.array("ctl", (R, M), 0, 2,
+                         "record kind: 0 data, 1 commit marker, 2 abort marker")
+        resp_txn = spec.array("respTxn", (R,), 0, T, "transaction of the record in flight")
+        resp_ctl = spec.array("respCtl", (R,), 0, 2, "kind of the record in flight")
+        payload += [(txn, resp_txn), (ctl, resp_ctl)]
+        txn_id = spec.scalar("txnId", 0, T, "the producer's current transaction; 0 = none yet")
+        txn_state = spec.scalar("txnState", 0, 3, "0 idle, 1 open, 2 prepare-commit, "
+                                                  "3 prepare-abort (markers being written)")
+        outcome = spec.array("outcome", (T,), 0, 2,
+                             "ghost: the coordinator's decision: 0 none, 1 commit, 2 abort")
+    if RETRY or TX:
+        p_wait = spec.scalar("pWait", 0, E, "the epoch of the leader the producer awaits an "
+                                            "answer from; 0 = none awaited")
+    if C:
+        cpos = spec.array("cpos", (C,), 0, M, "each consumer's fetch position")
+        cread = spec.array("cread", (C, M), 0, E,
+                           "ghost: the record (its epoch) each consumer fetched at each offset")
+        if TX:
+            cret = spec.array("cret", (C, M), 0, T, "ghost: the transaction of the data record "
+                                                    "each consumer returned at each offset")
+
     # -- helpers (macros: they build expressions and statements) -------------------------------
 
     def leo(r) -> object:
+        if LS:  # the records below the log start offset are deleted (their cells are 0)
+            return log_start[r] + count(M, lambda k: log[r, k] != 0, "k")
         return count(M, lambda k: log[r, k] != 0, "k")
 
     def isr_size():
@@ -48,7 +158,40 @@ def build(p: Params) -> Spec:
     def truncate(b: Block, r, n) -> None:
         with b.each(M, "k") as k:
             b.set(log[r, k], ite(k < n, log[r, k], 0))
+            for cell, _ in payload:
+                b.set(cell[r, k], ite(k < n, cell[r, k], 0))
         b.set(hw[r], min_(hw[r], n))
+        if LS:  # a truncation below the log start offset starts the log there (Kafka truncateTo)
+            b.set(log_start[r], min_(log_start[r], n))
+
+    def append(b: Block, L, n, values) -> None:
+        """Write a record at offset n of L's log: its epoch, then its payload cells in order."""
+        b.set(log[L, n], values[0])
+        for (cell, _), v in zip(payload, values[1:]):
+            b.set(cell[L, n], v)
+
+    def first_unstable(L):
+        """With transactions: the first offset of L's log holding a data record of a transaction
+        that is open on L (no marker) or whose marker is not below L's HW yet (Kafka's
+        ProducerStateManager: ongoing and unreplicated transactions); L's HW if none."""
+        def stable(t):
+            return exists(M, lambda j: (j < hw[L]) & (log[L, j] != 0) & (ctl[L, j] != DATA)
+                          & (txn[L, j] == t), "j")
+        return min_over(M, lambda k: k, lambda k: (log[L, k] != 0) & (ctl[L, k] == DATA)
+                        & ~stable(txn[L, k]), hw[L], "k")
+
+    def lso(L):
+        """The last stable offset: the first unstable offset, capped by the HW as Kafka does."""
+        return min_(first_unstable(L), hw[L])
+
+    def read_bound(L):
+        """Where a consumer's reads stop: the LSO for read_committed, else the HW."""
+        return lso(L) if READ_COMMITTED else hw[L]
+
+    def aborted(L, t):
+        """L's log holds an abort marker of transaction t (Kafka's aborted-transaction index)."""
+        return exists(M, lambda j: (log[L, j] != 0) & (ctl[L, j] == ABORT_MARKER)
+                      & (txn[L, j] == t), "j")
 
     def advance_hw(b: Block, L) -> None:
         """Raise the leader's HW to the least LEO over the ISR; record what becomes committed."""
@@ -65,6 +208,18 @@ def build(p: Params) -> Spec:
                     with b.when(ack_all & (acked[k] == 0)):
                         b.set(acked[k], log[L, k])
         b.set(hw[L], new)
+        if RETRY:  # the producer's answer: every copy of its record in L's log is below the HW
+            covered = ~exists(M, lambda k: (new <= k) & (log[L, k] != 0) & (seq[L, k] == p_seq),
+                              "k")
+            with b.when((p_wait == epoch) & ack_all & covered):
+                b.set(p_wait, 0)
+        if TX:  # the answer to a data send or to a marker written in this epoch
+            covered = ~exists(M, lambda k: (new <= k) & (log[L, k] == epoch)
+                              & (txn[L, k] == txn_id), "k")
+            with b.when((p_wait == epoch) & ack_all & covered):
+                b.set(p_wait, 0)
+                with b.when(txn_state >= PREPARE_COMMIT):
+                    b.set(txn_state, IDLE)
 
     def truncation_point(b: Block, f, L):
         lf = b.let("lf", leo(f))
@@ -72,6 +227,9 @@ def build(p: Params) -> Spec:
             return min_(lf, hw[f])
         leo_l = b.let("leoL", leo(L))
         if p.truncation == "leader-epoch":
+            if LS:  # no record left above the log start offset: nothing to truncate
+                last = b.let("last", ite(lf > log_start[f], log[f, lf - 1], 0))
+                return ite(last == 0, lf, min_(lf, end_offset(L, leo_l, last)))
             last = b.let("last", ite(lf > 0, log[f, lf - 1], 0))
             return ite(last == 0, 0, min_(lf, end_offset(L, leo_l, last)))
         # kip-279: walk back epoch by epoch to the largest common one. Each round that does not
@@ -80,7 +238,7 @@ def build(p: Params) -> Spec:
         done = b.let("done", False)
         with b.each(M + 1, "round"):
             with b.when(~done):
-                with b.when(n == 0):
+                with b.when((n <= log_start[f]) if LS else (n == 0)):
                     b.assign(done, True)
                 with b.otherwise():
                     last = b.let("last", log[f, n - 1])
@@ -88,7 +246,14 @@ def build(p: Params) -> Spec:
                         M, lambda k: log[L, k],
                         lambda k: (k < leo_l) & (log[L, k] >= 1) & (log[L, k] <= last), 0, "k"))
                     with b.when(common == 0):
-                        b.assign(n, 0)
+                        if LS:
+                            # The leader's epoch cache has no epoch <= last (they were deleted
+                            # with the log's start): it answers with the start of the first
+                            # later epoch (LeaderEpochFileCache.endOffsetFor). Without a log
+                            # start offset this is 0, as below.
+                            b.assign(n, min_(n, end_offset(L, leo_l, last)))
+                        else:
+                            b.assign(n, 0)
                         b.assign(done, True)
                     with b.otherwise():
                         end_l = b.let("endL", end_offset(L, leo_l, common))
@@ -116,64 +281,140 @@ def build(p: Params) -> Spec:
     # -- actions ---------------------------------------------------------------------------------
 
     ghosts = [committed, acked]
+    cells = [c for c, _ in payload]
+    resp_cells = [c for _, c in payload]
+    producer = ([p_seq] if RETRY else []) + ([txn_id, txn_state, outcome] if TX else []) + \
+        ([p_wait] if RETRY or TX else [])
 
-    @spec.action("Produce", modifies=[log, hw, *ghosts])
+    @spec.action("Produce", modifies=[log, hw, *ghosts, *cells, *producer])
     def produce(b: Block) -> None:
-        """The leader appends a producer record in its epoch."""
+        """The leader appends a producer record in its epoch. With retries or transactions the
+        one producer sends its next record once the previous one is answered (one request in
+        flight); with transactions the record belongs to the open transaction, or begins the
+        next one."""
         b.require(leader != NONE, leo(leader) < M)
         if p.acks == "all":
             b.require(isr_size() >= p.min_isr)
+        if RETRY:
+            b.require(p_wait == 0, p_seq < M)
+        if TX:
+            b.require(p_wait == 0, (txn_state == OPEN) | ((txn_state == IDLE) & (txn_id < T)))
         L = b.let("L", leader)
         n = b.let("n", leo(L))
         b.set(log[L, n], epoch)
+        if RETRY:
+            b.set(p_seq, p_seq + 1)
+            b.set(seq[L, n], p_seq)
+            b.set(p_wait, epoch)
+        if TX:
+            with b.when(txn_state == IDLE):
+                b.set(txn_id, txn_id + 1)
+                b.set(txn_state, OPEN)
+            b.set(txn[L, n], txn_id)
+            b.set(ctl[L, n], DATA)
+            b.set(p_wait, epoch)
         if p.acks == "1":
             with b.when(acked[n] == 0):
                 b.set(acked[n], epoch)
         advance_hw(b, L)
 
+    fetch_extra = resp_cells + ([resp_ls] if LS else [])
+
     @spec.action("FetchRequest", over=[R],
-                 modifies=[resp_rec, resp_hw, pending, rleo, isr, hw, *ghosts])
+                 modifies=[resp_rec, resp_hw, pending, rleo, isr, hw, *ghosts, *fetch_extra,
+                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])])
     def fetch_request(b: Block, f) -> None:
         """The leader serves follower f's fetch at offset leo(f)."""
         b.require(leader != NONE, f != leader, alive[f], synced[f], ~pending[f])
         L = b.let("L", leader)
         lf = b.let("lf", leo(f))
         ll = b.let("ll", leo(L))
-        with b.when(lf > ll):
-            b.set(resp_rec[f], OOR)
-            b.set(resp_hw[f], ll)
-            b.set(pending[f], True)
-        with b.otherwise():
-            b.set(rleo[f], lf)
-            join = ~isr[f] & (lf >= hw[L])
-            if p.isr_expansion == "epoch-start":
-                start = min_over(M, lambda k: k, lambda k: (k < ll) & (log[L, k] == epoch), ll, "k")
-                join = join & (lf >= start)
-            with b.when(join):
-                b.set(isr[f], True)
-            advance_hw(b, L)
-            b.set(resp_rec[f], ite(lf < ll, log[L, lf], 0))
-            b.set(resp_hw[f], hw[L])
-            b.set(pending[f], True)
 
-    @spec.action("FetchResponse", over=[R], modifies=[log, hw, pending, resp_rec, resp_hw])
+        def serve() -> None:
+            with b.when(lf > ll):
+                b.set(resp_rec[f], OOR)
+                b.set(resp_hw[f], ll)
+                b.set(pending[f], True)
+            with b.otherwise():
+                b.set(rleo[f], lf)
+                join = ~isr[f] & (lf >= hw[L])
+                if p.isr_expansion == "epoch-start":
+                    start = min_over(M, lambda k: k, lambda k: (k < ll) & (log[L, k] == epoch),
+                                     ll, "k")
+                    join = join & (lf >= start)
+                with b.when(join):
+                    b.set(isr[f], True)
+                advance_hw(b, L)
+                b.set(resp_rec[f], ite(lf < ll, log[L, lf], 0))
+                for cell, resp in payload:
+                    b.set(resp[f], ite(lf < ll, cell[L, lf], 0))
+                b.set(resp_hw[f], hw[L])
+                if LS:
+                    b.set(resp_ls[f], log_start[L])
+                b.set(pending[f], True)
+
+        if LS:
+            with b.when(lf < log_start[L]):  # OFFSET_OUT_OF_RANGE: below the leader's log start
+                b.set(resp_rec[f], RESTART)
+                b.set(resp_hw[f], log_start[L])
+                b.set(pending[f], True)
+            with b.otherwise():
+                serve()
+        else:
+            serve()
+
+    @spec.action("FetchResponse", over=[R],
+                 modifies=[log, hw, pending, resp_rec, resp_hw, *cells, *fetch_extra,
+                           *([log_start] if LS else [])])
     def fetch_response(b: Block, f) -> None:
         """Follower f applies its fetch response."""
         b.require(pending[f])
         rec = b.let("rec", resp_rec[f])
         rh = b.let("rh", resp_hw[f])
         lf = b.let("lf", leo(f))
+
+        def apply() -> None:
+            with b.when(rec != 0):
+                b.set(log[f, lf], rec)
+                for cell, resp in payload:
+                    b.set(cell[f, lf], resp[f])
+            if not LS:
+                b.set(hw[f], min_(leo(f), rh))
+                return
+            # Kafka's updateHighWatermark keeps the HW at or above the log start offset; then
+            # the follower takes the leader's log start offset (maybeIncrementLogStartOffset),
+            # deleting the records below it.
+            b.set(hw[f], max_(log_start[f], min_(leo(f), rh)))
+            start = b.let("start", max_(log_start[f], resp_ls[f]))
+            with b.each(M, "k") as k:
+                b.set(log[f, k], ite(k < start, 0, log[f, k]))
+                for cell, _ in payload:
+                    b.set(cell[f, k], ite(k < start, 0, cell[f, k]))
+            b.set(log_start[f], start)
+
         with b.when(rec == OOR):
             truncate(b, f, min_(lf, rh))
         with b.otherwise():
-            with b.when(rec != 0):
-                b.set(log[f, lf], rec)
-            b.set(hw[f], min_(leo(f), rh))
+            if LS:
+                with b.when(rec == RESTART):  # truncateFullyAndStartAt(the leader's log start)
+                    with b.each(M, "k") as k:
+                        b.set(log[f, k], 0)
+                        for cell, _ in payload:
+                            b.set(cell[f, k], 0)
+                    b.set(log_start[f], rh)
+                    b.set(hw[f], rh)
+                with b.otherwise():
+                    apply()
+            else:
+                apply()
         b.set(pending[f], False)
         b.set(resp_rec[f], 0)
         b.set(resp_hw[f], 0)
+        for resp in fetch_extra:
+            b.set(resp[f], 0)
 
-    @spec.action("BecomeFollower", over=[R], modifies=[log, hw, synced])
+    @spec.action("BecomeFollower", over=[R],
+                 modifies=[log, hw, synced, *cells, *([log_start] if LS else [])])
     def become_follower(b: Block, f) -> None:
         """Follower f truncates its log for the current leader before fetching."""
         b.require(leader != NONE, f != leader, alive[f], ~synced[f])
@@ -182,16 +423,21 @@ def build(p: Params) -> Spec:
         truncate(b, f, n)
         b.set(synced[f], True)
 
-    @spec.action("ShrinkIsr", over=[R], modifies=[isr, hw, *ghosts])
+    @spec.action("ShrinkIsr", over=[R],
+                 modifies=[isr, hw, *ghosts, *([p_wait, txn_state] if TX else
+                                               [p_wait] if RETRY else [])])
     def shrink_isr(b: Block, f) -> None:
-        """The leader drops follower f from the ISR (the lag timer is abstracted)."""
+        """The leader drops follower f from the ISR (the lag timer is abstracted; with
+        --isr-shrink lag:N only a follower more than N records behind)."""
         b.require(leader != NONE, f != leader, isr[f])
+        if p.lag is not None:
+            b.require(leo(leader) - rleo[f] > p.lag)
         L = b.let("L", leader)
         b.set(isr[f], False)
         advance_hw(b, L)
 
     @spec.action("Crash", over=[R],
-                 modifies=[alive, synced, pending, resp_rec, resp_hw, leader, rleo])
+                 modifies=[alive, synced, pending, resp_rec, resp_hw, leader, rleo, *fetch_extra])
     def crash(b: Block, r) -> None:
         """Broker r fails and loses its in-memory state; its log and HW survive."""
         b.require(alive[r])
@@ -200,12 +446,15 @@ def build(p: Params) -> Spec:
         b.set(pending[r], False)
         b.set(resp_rec[r], 0)
         b.set(resp_hw[r], 0)
+        for resp in fetch_extra:
+            b.set(resp[r], 0)
         with b.when(leader == r):
             b.set(leader, NONE)
             with b.each(R, "f") as f:
                 b.set(rleo[f], 0)
 
-    @spec.action("Restart", over=[R], modifies=[alive, synced, log, hw])
+    @spec.action("Restart", over=[R],
+                 modifies=[alive, synced, log, hw, *cells, *([log_start] if LS else [])])
     def restart(b: Block, r) -> None:
         """Broker r comes back; with HW truncation it truncates its log to its HW."""
         b.require(~alive[r])
@@ -215,7 +464,9 @@ def build(p: Params) -> Spec:
             truncate(b, r, b.let("n", min_(leo(r), hw[r])))
 
     @spec.action("Elect", over=[R],
-                 modifies=[isr, leader, epoch, rleo, synced, pending, resp_rec, resp_hw, hw, *ghosts])
+                 modifies=[isr, leader, epoch, rleo, synced, pending, resp_rec, resp_hw, hw,
+                           *ghosts, *fetch_extra,
+                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])])
     def elect(b: Block, c) -> None:
         """The controller elects c from the live ISR (or, unclean, any live replica) and bumps
         the epoch."""
@@ -232,26 +483,203 @@ def build(p: Params) -> Spec:
             b.set(pending[r], False)
             b.set(resp_rec[r], 0)
             b.set(resp_hw[r], 0)
+            for resp in fetch_extra:
+                b.set(resp[r], 0)
         b.set(leader, c)
         b.set(epoch, epoch + 1)
         advance_hw(b, c)
 
+    # -- producer retries and idempotence --------------------------------------------------------
+
+    if RETRY:
+        @spec.action("Retry", modifies=[log, seq, hw, p_wait, *ghosts])
+        def retry(b: Block) -> None:
+            """The producer's record was never answered and its leader is gone (crashed or
+            replaced): it sends the record again, with the same sequence number, to the new
+            leader. With idempotence a leader whose log holds that sequence number already does
+            not append it again: it answers once its HW covers the record it has."""
+            b.require(leader != NONE, p_wait != 0, p_wait < epoch, isr_size() >= p.min_isr)
+            if IDEM:
+                b.require(exists(M, lambda k: (log[leader, k] != 0) & (seq[leader, k] == p_seq),
+                                 "k") | (leo(leader) < M))
+            else:
+                b.require(leo(leader) < M)
+            L = b.let("L", leader)
+            n = b.let("n", leo(L))
+            b.set(p_wait, epoch)
+            if IDEM:
+                dup = b.let("dup", exists(M, lambda k: (log[L, k] != 0) & (seq[L, k] == p_seq),
+                                          "k"))
+                with b.when(~dup):
+                    append(b, L, n, [epoch, p_seq])
+            else:
+                append(b, L, n, [epoch, p_seq])
+            advance_hw(b, L)
+
+    # -- the log start offset ----------------------------------------------------------------
+
+    if LS:
+        @spec.action("DeleteRecords", modifies=[log, log_start])
+        def delete_records(b: Block) -> None:
+            """The leader advances its log start offset by one record, never past its HW
+            (retention or DeleteRecords; a larger jump is several steps)."""
+            b.require(leader != NONE, log_start[leader] < hw[leader])
+            L = b.let("L", leader)
+            s = b.let("s", log_start[L])
+            b.set(log[L, s], 0)
+            b.set(log_start[L], s + 1)
+
+    # -- transactions ------------------------------------------------------------------------
+
+    if TX:
+        @spec.action("TxnCommit", modifies=[txn_state, outcome])
+        def txn_commit(b: Block) -> None:
+            """The producer commits its open transaction once every record it sent is answered
+            (EndTxn): the coordinator decides commit and starts writing the markers."""
+            b.require(txn_state == OPEN, txn_id >= 1, p_wait == 0)
+            b.set(txn_state, PREPARE_COMMIT)
+            b.set(outcome[txn_id - 1], COMMITTED)
+
+        @spec.action("TxnAbort", modifies=[txn_state, outcome, p_wait])
+        def txn_abort(b: Block) -> None:
+            """The producer (or the coordinator, on a timeout or a failed send) aborts the open
+            transaction: the coordinator decides abort and starts writing the markers."""
+            b.require(txn_state == OPEN, txn_id >= 1)
+            b.set(txn_state, PREPARE_ABORT)
+            b.set(outcome[txn_id - 1], ABORTED)
+            b.set(p_wait, 0)
+
+        @spec.action("WriteMarker", modifies=[log, hw, txn, ctl, p_wait, txn_state, *ghosts])
+        def write_marker(b: Block) -> None:
+            """The coordinator writes the decided marker to the leader (acks=all); if the leader
+            it wrote to is gone before answering, it writes the marker again to the new one."""
+            b.require(leader != NONE, txn_state >= PREPARE_COMMIT,
+                      (p_wait == 0) | (p_wait < epoch), leo(leader) < M,
+                      isr_size() >= p.min_isr)
+            L = b.let("L", leader)
+            n = b.let("n", leo(L))
+            append(b, L, n, [epoch, txn_id,
+                             ite(txn_state == PREPARE_COMMIT, COMMIT_MARKER, ABORT_MARKER)])
+            b.set(p_wait, epoch)
+            advance_hw(b, L)
+
+    # -- consumers -----------------------------------------------------------------------------
+
+    if C:
+        @spec.action("Consume", over=[C], modifies=[cpos, cread, *([cret] if TX else [])])
+        def consume(b: Block, c) -> None:
+            """Consumer c fetches the record at its position from the leader, below the HW (the
+            LSO for read_committed), and moves past it. With transactions, markers are never
+            returned, and a read_committed consumer drops the data records of aborted
+            transactions. With a log start offset, a position below it is out of range and the
+            consumer restarts at the log start (auto.offset.reset=earliest)."""
+            b.require(leader != NONE)
+            if LS:
+                b.require((cpos[c] < log_start[leader]) | (cpos[c] < read_bound(leader)))
+            else:
+                b.require(cpos[c] < read_bound(leader))
+            L = b.let("L", leader)
+            pos = b.let("pos", cpos[c])
+
+            def read() -> None:
+                b.set(cread[c, pos], log[L, pos])
+                if TX:
+                    returned = ctl[L, pos] == DATA
+                    if READ_COMMITTED:
+                        returned = returned & ~aborted(L, txn[L, pos])
+                    with b.when(returned):
+                        b.set(cret[c, pos], txn[L, pos])
+                b.set(cpos[c], pos + 1)
+
+            if LS:
+                with b.when(pos < log_start[L]):
+                    b.set(cpos[c], log_start[L])
+                with b.otherwise():
+                    read()
+            else:
+                read()
+
     # -- properties ------------------------------------------------------------------------------
+
+    def above_start(r, k):
+        """Offset k of replica r's log is not deleted (always, without a log start offset)."""
+        return (k >= log_start[r]) if LS else None
+
+    def only_above(r, k, cond):
+        s = above_start(r, k)
+        return cond if s is None else s & cond
 
     spec.invariant("HwBelowLeo", forall(R, lambda r: hw[r] <= leo(r), "r"),
                    "every replica's HW is at most its LEO")
     spec.invariant("LeaderInIsr", implies(leader != NONE, isr[leader]),
                    "the leader is in the ISR")
     spec.invariant("CommittedNotLost", implies(leader != NONE, forall(
-        M, lambda k: implies(committed[k] != 0, log[leader, k] == committed[k]), "k")),
-        "the leader's log holds every committed record")
+        M, lambda k: implies(only_above(leader, k, committed[k] != 0),
+                             log[leader, k] == committed[k]), "k")),
+        "the leader's log holds every committed record" + (" above its log start offset"
+                                                           if LS else ""))
     spec.invariant("AckedNotLost", implies(leader != NONE, forall(
-        M, lambda k: implies(acked[k] != 0, log[leader, k] == acked[k]), "k")),
-        "the leader's log holds every acknowledged record")
-    spec.invariant("LogsMatchBelowHw", forall(R, lambda a: forall(R, lambda c: implies(
-        a < c, forall(M, lambda k: implies((k < hw[a]) & (k < hw[c]), log[a, k] == log[c, k]),
-                      "k")), "b"), "a"),
-        "any two replicas agree on every offset below both their HWs")
+        M, lambda k: implies(only_above(leader, k, acked[k] != 0),
+                             log[leader, k] == acked[k]), "k")),
+        "the leader's log holds every acknowledged record" + (" above its log start offset"
+                                                              if LS else ""))
+    if LS:
+        matching = forall(R, lambda a: forall(R, lambda c: implies(
+            a < c, forall(M, lambda k: implies(
+                (k < hw[a]) & (k < hw[c]) & (k >= log_start[a]) & (k >= log_start[c]),
+                log[a, k] == log[c, k]), "k")), "b"), "a")
+    else:
+        matching = forall(R, lambda a: forall(R, lambda c: implies(
+            a < c, forall(M, lambda k: implies((k < hw[a]) & (k < hw[c]),
+                                               log[a, k] == log[c, k]), "k")), "b"), "a")
+    spec.invariant("LogsMatchBelowHw", matching,
+                   "any two replicas agree on every offset below both their HWs"
+                   + (" that both still hold" if LS else ""))
+
+    if C:
+        spec.invariant("MonotonicReads", implies(leader != NONE, forall(C, lambda c: forall(
+            M, lambda k: implies(only_above(leader, k, cread[c, k] != 0),
+                                 log[leader, k] == cread[c, k]), "k"), "c")),
+            "every record a consumer has read is still at its offset in the leader's log"
+            + (" (above its log start offset)" if LS else ""))
+        spec.invariant("ReadYourWrites", implies(leader != NONE, forall(
+            M, lambda k: implies(only_above(leader, k, acked[k] != 0), k < hw[leader]), "k")),
+            "every acknowledged record is below the leader's HW (readable by a consumer)")
+    if RETRY:
+        spec.invariant("NoDuplicates", implies(leader != NONE, forall(M, lambda j: forall(
+            M, lambda k: implies((j < k) & (k < hw[leader]), seq[leader, j] != seq[leader, k]),
+            "k"), "j")),
+            "no producer record is at two offsets of the leader's log below its HW")
+    if LS:
+        spec.invariant("LogStartBelowHw", forall(R, lambda r: log_start[r] <= hw[r], "r"),
+                       "every replica's log start offset is at most its HW")
+        spec.invariant("LowWatermarkBelowHw", implies(leader != NONE, min_over(
+            R, lambda r: log_start[r], lambda r: r >= 0, 0, "r") <= hw[leader]),
+            "the low watermark (least log start offset over the replicas) is at most the "
+            "leader's HW")
+    if TX:
+        spec.invariant("LsoBelowHw",
+                       implies(leader != NONE, first_unstable(leader) <= hw[leader]),
+                       "the leader's first unstable offset (its LSO before Kafka's cap by the HW) "
+                       "is at most its HW")
+
+        def complete(t):
+            return (t + 1 < txn_id) | ((t + 1 == txn_id) & (txn_state == IDLE))
+
+        def marker_of(L, t, kind):
+            return exists(M, lambda j: (log[L, j] != 0) & (txn[L, j] == t + 1)
+                          & (ctl[L, j] == kind), "j")
+
+        spec.invariant("MarkersSurvive", implies(leader != NONE, forall(T, lambda t: implies(
+            complete(t) & exists(M, lambda k: (log[leader, k] != 0) & (txn[leader, k] == t + 1)
+                                 & (ctl[leader, k] == DATA), "k"),
+            ite(outcome[t] == COMMITTED, marker_of(leader, t, COMMIT_MARKER),
+                marker_of(leader, t, ABORT_MARKER))), "t")),
+            "the leader's log holds the marker of every completed transaction it has records of")
+        if C:
+            spec.invariant("ReadCommittedIsolation", forall(C, lambda c: forall(M, lambda k: forall(
+                T, lambda t: implies(cret[c, k] == t + 1, outcome[t] == COMMITTED), "t"), "k"),
+                "c"), "a consumer never returns a record of an aborted or open transaction")
 
     same_leader = (leader != NONE) & (prime(leader) == leader) & (prime(epoch) == epoch)
     spec.action_property("LeaderHwMonotonic",
@@ -259,11 +687,64 @@ def build(p: Params) -> Spec:
                          "while the same leader leads, its HW never decreases")
     spec.action_property("EpochMonotonic", prime(epoch) >= epoch,
                          "the leader epoch never decreases")
+    if C:
+        spec.action_property("ReadsBelowHw", forall(C, lambda c: forall(M, lambda k: implies(
+            prime(cread[c, k]) != cread[c, k],
+            (leader != NONE) & (k < read_bound(leader))), "k"), "c"),
+            "a consumer reads only below the leader's HW" + (" (its LSO: read_committed)"
+                                                             if READ_COMMITTED else ""))
 
     spec.reachable("RecordCommitted", exists(M, lambda k: committed[k] != 0, "k"),
                    "a record is committed")
     spec.reachable("LeaderChanged", epoch > 1, "a new leader was elected")
     spec.reachable("FollowerTruncated", exists(R, lambda r: prime(leo(r)) < leo(r), "r"),
                    "a transition where a replica's log gets shorter (records truncated)")
-    return spec.validate()
+    if C:
+        spec.reachable("ConsumerRead", exists(C, lambda c: exists(
+            M, lambda k: cread[c, k] != 0, "k"), "c"), "a consumer read a record")
+    if RETRY:
+        # Only Retry changes pWait while it names an older epoch (it may be answered at once).
+        retried = (p_wait != 0) & (p_wait < epoch) & (prime(p_wait) != p_wait)
+        spec.reachable("ProducerRetried", retried,
+                       "a transition where the producer sends its record again")
+        if IDEM:
+            spec.reachable("DuplicateRefused", retried & (leader != NONE)
+                           & (prime(leo(leader)) == leo(leader)),
+                           "a retry that the leader recognises and does not append")
+    if LS:
+        spec.reachable("LogStartMoved", exists(R, lambda r: (log_start[r] > 0) & (r != leader),
+                                               "r"),
+                       "a follower's log start offset moved (it learned the leader's)")
+        spec.reachable("FollowerRestartedAtLogStart", exists(
+            R, lambda f: pending[f] & (resp_rec[f] == RESTART), "f"),
+            "a follower below the leader's log start offset is told to start there")
+    if TX:
+        def marker_below_hw(kind):
+            return (leader != NONE) & exists(M, lambda k: (k < hw[leader]) & (log[leader, k] != 0)
+                                             & (ctl[leader, k] == kind), "k")
 
+        spec.reachable("TxnCommitted", marker_below_hw(COMMIT_MARKER),
+                       "a commit marker is below the leader's HW")
+        spec.reachable("TxnAborted", marker_below_hw(ABORT_MARKER),
+                       "an abort marker is below the leader's HW")
+        spec.reachable("LsoBehindHw", (leader != NONE) & (lso(leader) < hw[leader]),
+                       "an unstable transaction holds the LSO below the HW")
+        if C:
+            def aborted_read(c, k):
+                return (cread[c, k] != 0) & (ctl[leader, k] == DATA) \
+                    & (log[leader, k] == cread[c, k]) & aborted(leader, txn[leader, k])
+            if READ_COMMITTED:
+                spec.reachable("AbortedRecordSkipped", (leader != NONE) & exists(
+                    C, lambda c: exists(M, lambda k: aborted_read(c, k) & (cret[c, k] == 0),
+                                        "k"), "c"),
+                    "a read_committed consumer passed over a record of an aborted transaction")
+            else:
+                spec.reachable("AbortedRecordReturned", (leader != NONE) & exists(
+                    C, lambda c: exists(M, lambda k: aborted_read(c, k) & (cret[c, k] != 0),
+                                        "k"), "c"),
+                    "a read_uncommitted consumer returned a record of an aborted transaction")
+    if p.lag is not None:
+        spec.reachable("IsrShrunk", (leader != NONE) & (prime(leader) == leader) & exists(
+            R, lambda f: isr[f] & ~prime(isr[f]), "f"),
+            f"the leader dropped a follower more than {p.lag} records behind from the ISR")
+    return spec.validate()

@@ -1,14 +1,45 @@
-"""The model's parameters (knobs) with their domains, as MODEL.md defines them."""
+"""The model's parameters (knobs) with their domains, as MODEL.md defines them.
+
+The first eight are MODEL.md's. The others are knobs of docs/kafka-model.md (consumers, producer
+retries and idempotence, the log start offset, transactions, ISR shrink by lag); each is off by
+default, and a knob that is off is not part of a configuration at all: ``as_dict`` leaves it
+out, so the base model's parameter sets, run folders and traces are exactly MODEL.md's.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 
 from hwcheck.spec.lang import SpecError
 
 TRUNCATIONS = ("hw", "leader-epoch", "kip-279")
 EXPANSIONS = ("hw", "epoch-start")
 ACKS = ("0", "1", "all")
+ISOLATIONS = ("read-committed", "read-uncommitted")
+MAX_CONSUMERS = 2
+MAX_LAG = 8
+
+# The knobs of docs/kafka-model.md and the value that turns each off.
+KNOBS_OFF = {
+    "consumers": 0,
+    "producer_retries": False,
+    "idempotence": False,
+    "log_start_offset": False,
+    "transactions": False,
+    "isolation": "read-committed",
+    "isr_shrink": "any",
+}
+
+
+def parse_isr_shrink(text) -> int | None:
+    """``any`` -> None; ``lag:N`` -> N (replica.lag.max.messages). Raises SpecError otherwise."""
+    if text == "any":
+        return None
+    if isinstance(text, str) and text.startswith("lag:"):
+        n = text[4:]
+        if n.isdigit() and int(n) <= MAX_LAG:
+            return int(n)
+    raise SpecError(f"isr-shrink must be 'any' or 'lag:N' with N in 0..{MAX_LAG}, got {text!r}")
 
 
 @dataclass(frozen=True)
@@ -21,6 +52,14 @@ class Params:
     acks: str = "all"
     min_isr: int = 1
     unclean: bool = False
+    # -- knobs beyond MODEL.md (docs/kafka-model.md), each off by default --------------------
+    consumers: int = 0
+    producer_retries: bool = False
+    idempotence: bool = False
+    log_start_offset: bool = False
+    transactions: bool = False
+    isolation: str = "read-committed"
+    isr_shrink: str = "any"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -30,7 +69,8 @@ class Params:
             if not ok:
                 raise SpecError(msg)
 
-        for name, lo, hi in (("replicas", 1, 5), ("max_offset", 1, 8), ("max_epoch", 1, 8)):
+        for name, lo, hi in (("replicas", 1, 5), ("max_offset", 1, 8), ("max_epoch", 1, 8),
+                             ("consumers", 0, MAX_CONSUMERS)):
             v = getattr(self, name)
             need(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
                  f"{name.replace('_', '-')} must be an integer in {lo}..{hi}, got {v!r}")
@@ -41,7 +81,30 @@ class Params:
         need(self.acks in ACKS, f"acks must be one of {', '.join(ACKS)}, got {self.acks!r}")
         need(isinstance(self.min_isr, int) and 1 <= self.min_isr <= self.replicas,
              f"min-isr must be in 1..replicas ({self.replicas}), got {self.min_isr!r}")
-        need(isinstance(self.unclean, bool), f"unclean must be a boolean, got {self.unclean!r}")
+        for name in ("unclean", "producer_retries", "idempotence", "log_start_offset",
+                     "transactions"):
+            need(isinstance(getattr(self, name), bool),
+                 f"{name.replace('_', '-')} must be a boolean, got {getattr(self, name)!r}")
+        need(self.isolation in ISOLATIONS,
+             f"isolation must be one of {', '.join(ISOLATIONS)}, got {self.isolation!r}")
+        parse_isr_shrink(self.isr_shrink)
+        # Combinations the model states no semantics for: one line each.
+        need(not self.producer_retries or self.acks == "all",
+             "--producer-retries needs --acks all (with acks 0 nothing is answered; with acks 1 "
+             "the answer comes with the append, so nothing is ever retried)")
+        need(not self.idempotence or self.producer_retries,
+             "--idempotence needs --producer-retries (without retries no record is sent twice)")
+        need(not self.transactions or self.acks == "all",
+             "--transactions needs --acks all (a transactional producer is idempotent)")
+        need(not (self.transactions and self.producer_retries),
+             "--transactions with --producer-retries is not modelled (late retried records "
+             "after a marker, KIP-890)")
+        need(not (self.log_start_offset and (self.producer_retries or self.transactions)),
+             "--log-start-offset with --producer-retries or --transactions is not modelled (the "
+             "broker's producer state is truncated from the start with the log)")
+        need(self.transactions or self.isolation == "read-committed",
+             "--isolation read-uncommitted needs --transactions (without transactions the two "
+             "isolation levels read the same records)")
 
     @property
     def R(self) -> int:
@@ -55,8 +118,26 @@ class Params:
     def E(self) -> int:
         return self.max_epoch
 
+    @property
+    def T(self) -> int:
+        """With --transactions: how many transactions the producer runs (one per two offsets of
+        log capacity, at least one)."""
+        return max(1, self.max_offset // 2) if self.transactions else 0
+
+    @property
+    def lag(self) -> int | None:
+        """With --isr-shrink lag:N, N; None when a follower may leave the ISR at any time."""
+        return parse_isr_shrink(self.isr_shrink)
+
+    def knobs_on(self) -> dict:
+        """The knobs of docs/kafka-model.md that are not at their off value."""
+        return {k: getattr(self, k) for k, off in KNOBS_OFF.items() if getattr(self, k) != off}
+
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The configuration: MODEL.md's eight parameters, then every knob that is on."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in KNOBS_OFF}
+        out.update(self.knobs_on())
+        return out
 
     def replace(self, **changes) -> "Params":
         return replace(self, **changes)
@@ -65,7 +146,17 @@ class Params:
         """A short, file-name-safe name for the configuration."""
         s = (f"R{self.R}-M{self.M}-E{self.E}-{self.truncation}-isr-{self.isr_expansion}"
              f"-acks-{self.acks}-minisr{self.min_isr}")
-        return s + ("-unclean" if self.unclean else "")
+        s += "-unclean" if self.unclean else ""
+        if self.consumers:
+            s += f"-consumers{self.consumers}"
+        s += "-retries" if self.producer_retries else ""
+        s += "-idempotent" if self.idempotence else ""
+        s += "-logstart" if self.log_start_offset else ""
+        s += "-txn" if self.transactions else ""
+        s += "-read-uncommitted" if self.isolation == "read-uncommitted" else ""
+        if self.lag is not None:
+            s += f"-shrink-lag{self.lag}"
+        return s
 
     @classmethod
     def from_dict(cls, d: dict) -> "Params":

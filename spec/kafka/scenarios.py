@@ -14,13 +14,15 @@ difference.
 
 from __future__ import annotations
 
+from hwcheck.spec.kafka.model import (BASE_ACTION_PROPERTIES, BASE_INVARIANTS, BASE_REACHABLES,
+                                      property_names, reachable_names)
 from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import SpecError
 from hwcheck.spec.protocol import HOLDS, Scenario
 
 # Every reachability check of the model: a scenario expects all of them reached unless it says
 # otherwise.
-ALL_REACHED = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
+ALL_REACHED = BASE_REACHABLES
 
 # The fixed protocol: KIP-279 truncation and ISR expansion that also waits for the follower to
 # reach the start of the leader's epoch (the KAFKA-7128 fix).
@@ -28,18 +30,110 @@ FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
 
 def scenario(name: str, story: str, bug: str, params: Params, expect: dict,
-             states: int | None = None, reached: tuple[str, ...] = ALL_REACHED) -> Scenario:
+             states: int | None = None, reached: tuple[str, ...] | None = None) -> Scenario:
+    """A scenario; by default it expects every reachability check of its model reached."""
+    if reached is None:
+        reached = reachable_names(params)
     return Scenario(name, story, bug, params.as_dict(), expect, reached, states)
 
 
-def verdicts(**violated: int) -> dict[str, str | int]:
-    """Every invariant and action property of the model: HOLDS unless given a length."""
-    names = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw",
-             "LeaderHwMonotonic", "EpochMonotonic")
+def _verdicts(names, violated: dict) -> dict[str, str | int]:
     unknown = set(violated) - set(names)
     if unknown:
         raise SpecError(f"scenario expectation for unknown property: {', '.join(sorted(unknown))}")
     return {n: violated.get(n, HOLDS) for n in names}
+
+
+def verdicts(**violated: int) -> dict[str, str | int]:
+    """Every invariant and action property of MODEL.md's model: HOLDS unless given a length."""
+    return _verdicts(BASE_INVARIANTS + BASE_ACTION_PROPERTIES, violated)
+
+
+def knob_verdicts(params: Params, **violated: int) -> dict[str, str | int]:
+    """Every invariant and action property of the model of ``params`` (its knobs' included):
+    HOLDS unless given a length."""
+    return _verdicts(property_names(params), violated)
+
+
+# -- the knobs of docs/kafka-model.md ------------------------------------------------------------
+
+
+def _knob(name: str, story: str, bug: str, params: Params, states: int, **violated: int):
+    return scenario(name, story, bug, params, knob_verdicts(params, **violated), states=states)
+
+
+_CONSUMERS_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", consumers=1)
+_CONSUMERS_FIXED = Params(2, 2, 3, consumers=1, **FIXED)
+_CONSUMERS_7128 = Params(3, 1, 3, truncation="kip-279", isr_expansion="hw", consumers=1)
+_RETRIES = Params(2, 2, 3, producer_retries=True, **FIXED)
+_IDEMPOTENT = Params(2, 2, 3, producer_retries=True, idempotence=True, **FIXED)
+_LOG_START = Params(2, 2, 3, log_start_offset=True, consumers=1, **FIXED)
+_LOG_START_R3 = Params(3, 2, 2, log_start_offset=True, **FIXED)
+_TXN = Params(2, 2, 3, transactions=True, consumers=1, **FIXED)
+_TXN_UNCOMMITTED = Params(2, 2, 3, transactions=True, consumers=1, isolation="read-uncommitted",
+                          **FIXED)
+_TXN_TWO = Params(2, 4, 3, transactions=True, **FIXED)
+_TXN_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", transactions=True)
+_LAG_7128 = Params(3, 1, 3, truncation="kip-279", isr_expansion="hw", isr_shrink="lag:0")
+_LAG_FIXED = Params(3, 1, 3, isr_shrink="lag:0", **FIXED)
+
+KNOB_SCENARIOS: tuple[Scenario, ...] = (
+    _knob("consumers-hw",
+          "A consumer reads a committed record; HW truncation loses it and the consumer's read "
+          "is no longer in the leader's log.", "KIP-101", _CONSUMERS_HW, 35_262,
+          CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9, MonotonicReads=9,
+          ReadYourWrites=7),
+    _knob("consumers-fixed",
+          "The fixed protocol keeps every record a consumer read; an acknowledged record is "
+          "transiently unreadable after an election, until the new leader's HW catches up.",
+          "-", _CONSUMERS_FIXED, 11_248, ReadYourWrites=7),
+    _knob("consumers-7128",
+          "KIP-279 truncation without the KAFKA-7128 fix: a consumer read a committed record "
+          "that the third replica then replaces.", "KAFKA-7128", _CONSUMERS_7128, 127_937,
+          CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14, MonotonicReads=13,
+          ReadYourWrites=8),
+    _knob("retries-duplicate",
+          "The leader crashes before answering; the producer retries to the new leader, which "
+          "already has the record: it is appended twice and both copies are committed.",
+          "KIP-98", _RETRIES, 7_299, NoDuplicates=6),
+    _knob("idempotent-producer",
+          "The same retries with enable.idempotence: the new leader recognises the sequence "
+          "number and answers without appending it again.", "KIP-98", _IDEMPOTENT, 6_500),
+    _knob("log-start-epoch",
+          "The leader deletes every record of its epoch; a follower asking for an epoch older "
+          "than the leader's epoch cache keeps a divergent record below the leader's log start, "
+          "joins the ISR and is elected before it learns the log start.", "-", _LOG_START, 102_903,
+          CommittedNotLost=10, AckedNotLost=10, MonotonicReads=11, ReadYourWrites=7),
+    _knob("log-start-r3",
+          "The log start offset with one election and three replicas: followers learn it, "
+          "lagging ones restart there, and every committed record above it survives.", "-",
+          _LOG_START_R3, 1_178_244),
+    _knob("transactions",
+          "A transactional producer commits or aborts; the LSO holds read_committed consumers "
+          "back, markers survive elections, and no aborted record is returned.", "KIP-98",
+          _TXN, 33_515, ReadYourWrites=7),
+    _knob("read-uncommitted",
+          "The same transactions read with isolation.level=read_uncommitted: a consumer returns "
+          "a record of a transaction that is still open.", "KIP-98", _TXN_UNCOMMITTED, 53_239,
+          ReadCommittedIsolation=3, ReadYourWrites=7),
+    _knob("lso-two-txns",
+          "Two transactions: a new leader's HW lags below the marker of the completed first "
+          "one, and the second one's first record lies above that HW. The uncapped first "
+          "unstable offset exceeds the HW; Kafka caps the LSO by the HW.", "-", _TXN_TWO, 353_720,
+          LsoBelowHw=14),
+    _knob("transactions-hw",
+          "Transactions on HW truncation: a completed transaction's marker is lost while its "
+          "data stays in the leader's log.", "KIP-101", _TXN_HW, 51_321,
+          CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9, MarkersSurvive=12),
+    _knob("isr-lag-7128",
+          "Followers leave the ISR only when more than 0 records behind "
+          "(replica.lag.max.messages): KAFKA-7128 still loses a committed record.",
+          "KAFKA-7128", _LAG_7128, 49_831,
+          CommittedNotLost=12, AckedNotLost=12, LogsMatchBelowHw=14),
+    _knob("isr-lag-fixed",
+          "The fixed protocol with lag-based ISR shrink: every invariant holds.", "KAFKA-7128",
+          _LAG_FIXED, 40_933),
+)
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -133,4 +227,5 @@ SCENARIOS: tuple[Scenario, ...] = (
         verdicts(CommittedNotLost=5, AckedNotLost=8, LogsMatchBelowHw=8),
         states=229_098,
     ),
+    *KNOB_SCENARIOS,
 )
