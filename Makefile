@@ -1,5 +1,6 @@
 # hwcheck: `make test` (fast tier), `make test-all` (with the slow tier), `make check` (the
-# scenario suite), `make bench` (local engine), `make bench-spark` (Spark engine).
+# scenario suite: its counterexamples and their report, counterexamples/index.html), `make bench`
+# (local engine), `make bench-spark` (Spark engine).
 PY ?= python3
 
 .PHONY: install test test-all check bench bench-spark clean

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .lang import Expr, Spec, SpecError
+from .lang import BOOL, Expr, Spec, SpecError, lift
 
 HOLDS = "holds"
 
@@ -162,11 +162,17 @@ class Protocol:
     lemmas: Callable[[Spec], list[tuple[str, Expr]]] | None = None  # every lemma of a spec
     shipped_lemmas: Callable[[str], list[str]] | None = None  # an invariant's default lemmas
     cheap: tuple[str, ...] = ()  # invariants bmc may prove first and assume in every state
-    symmetry: Callable[[Spec], Symmetry] | None = None
+    symmetry: Callable[[Spec], Symmetry | None] | None = None  # None from it: none for that spec
     views: Views = field(default_factory=Views)
     slug: Callable[[dict], str] | None = None  # a file-name-safe name for a parameter set
     check_params: Callable[[dict], None] | None = None  # constraints between parameters
     source: str = ""  # where it was loaded from (set by the loader): module:NAME or file.py:NAME
+    # Recoverability (``check --recoverable``): a state predicate of a spec that says the
+    # protocol has healed (e.g. every replica holds the leader's log), and one that says a state
+    # can make no progress only because of the model's bounds (e.g. no epoch left to elect a
+    # leader with); see ``recovery_of``.
+    healthy: Callable[[Spec], Expr] | None = None
+    at_bound: Callable[[Spec], Expr] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -233,6 +239,39 @@ def function_protocol(fn: Callable[..., Spec], name: str | None = None) -> Proto
             str if isinstance(d, str) else None
         params.append(Param(p.name, d, domain))
     return Protocol(name or fn.__name__, tuple(params), fn, doc=(fn.__doc__ or "").strip())
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What recoverability is of one spec: ``healthy`` (the states the protocol should always be
+    able to get back to) and ``at_bound`` (states whose lack of progress is the model's bounds',
+    not the protocol's; None: there are none). Both are state predicates of the spec."""
+
+    healthy: Expr
+    at_bound: Expr | None = None
+
+
+def recovery_of(spec: Spec) -> Recovery | None:
+    """The recoverability predicates the protocol that built ``spec`` states for it (None when
+    it states no healthy predicate), checked like the spec's invariants: a malformed one is a
+    SpecError naming it."""
+    proto = spec.protocol
+    fn = getattr(proto, "healthy", None)
+    if fn is None:
+        return None
+    out = []
+    for what, f in (("healthy predicate", fn), ("at-bound predicate",
+                                                 getattr(proto, "at_bound", None))):
+        if f is None:
+            out.append(None)
+            continue
+        try:
+            e = lift(f(spec))
+        except SpecError as err:
+            raise SpecError(f"{proto.name}: {what}: {err}") from None
+        spec._check_expr(f"{proto.name} {what}", e, BOOL, set(), set(), set(), False)
+        out.append(e)
+    return Recovery(out[0], out[1])
 
 
 def lemmas_of(spec: Spec) -> list[tuple[str, Expr]]:

@@ -23,7 +23,8 @@ class Commands(click.Group):
     """The command group; the commands of the other modules (scenarios, Z3) are loaded on first
     use, which keeps start-up light."""
 
-    optional = ("hwcheck.checker.cli.prove", "hwcheck.checker.cli.scenarios")
+    optional = ("hwcheck.checker.cli.prove", "hwcheck.checker.cli.scenarios",
+                "hwcheck.checker.cli.graph")
     _loaded = False
 
     def _load(self) -> None:
@@ -94,6 +95,10 @@ def main() -> None:
               help="Spark master URL, with --engine spark")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Spark partitions of the state space [default: one per executor core]")
+@click.option("--recoverable", is_flag=True,
+              help="Also decide whether a healthy state stays reachable from every reachable "
+                   "state (the protocol's healthy predicate): stuck states, the shortest trace "
+                   "to one (<out>/<run-name>/Recoverable.*)")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
           checkpoint_every, resume, exact, out, run_name, scenario, engine, spark_master, partitions,
@@ -125,6 +130,11 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     except SpecError as e:
         raise InputError(str(e)) from None
     check_properties(spec, invariants)
+    recoverable = kwargs.pop("recoverable", False)  # check --recoverable: checker/cli/graph.py
+    if recoverable:
+        from hwcheck.checker.cli import graph as recover_cli
+
+        recover_cli.require_recovery(spec)
     opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
@@ -170,8 +180,16 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     detail = f" ({', '.join(parts)})" if parts else ""
     o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states, "
           f"{ex.generated:,} generated, depth {ex.depth}, {ex.seconds:.2f} s")
-    o.result(report.as_json())
-    sys.exit(VERDICT_EXIT[report.verdict])
+    rec = None
+    if recoverable:  # after the check's verdict line: its own line, its own trace
+        from hwcheck.checker.run import run_identity
+
+        rec = recover_cli.recoverability(spec, Path(out) / report.run_name,
+                                         run_identity(spec, "check"), o)
+    o.result(report.as_json() if rec is None else
+             {**report.as_json(), "recoverability": rec.as_json()})
+    sys.exit(VERDICT_EXIT[report.verdict] if rec is None else
+             recover_cli.exit_code(report.verdict, rec))
 
 
 @main.command()
@@ -241,7 +259,8 @@ def params(spec_source, as_json) -> None:
         flag = p.flags[0] if p.flags and spec_source is None else f"--param {p.name}=VALUE"
         rows.append({"name": p.name, "domain": p.describe(), "default": p.default,
                      "option": flag, "help": p.help})
-        o.say(f"  {p.name:<16} {p.describe():<24} default {p.default!s:<8} {flag}"
+        shown = str(p.default).lower() if isinstance(p.default, bool) else str(p.default)
+        o.say(f"  {p.name:<16} {p.describe():<24} default {shown:<8} {flag}"
               + (f"  {p.help}" if p.help else ""))
     if not proto.params:
         o.say("  (no parameters)")

@@ -96,13 +96,31 @@ def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, 
     seconds = sum(res.seconds for res in results)
     verdict = "ok" if not bad else f"{len(bad)} mismatch{'es' if len(bad) != 1 else ''}"
     n = len(results)
+    index = _write_report(o, proto, out, results)  # <out>/index.html (checker/traces/report.py)
     o.say(f"suite: {verdict}; {n} scenario{'s' if n != 1 else ''}, {checks} checks, "
-          f"{states:,} states, {seconds:.1f} s; counterexamples in {out}")
+          f"{states:,} states, {seconds:.1f} s; counterexamples in {out}"
+          + (f", report {index}" if index is not None else ""))
     o.result({"command": "suite", "verdict": "ok" if not bad else "mismatch",
               "protocol": proto.source or proto.name,
+              "report": str(index) if index is not None else None,
               "scenarios": [runner.as_json(res) for res in results],
               "mismatches": [runner.mismatch_line(row) for row in bad]})
     sys.exit(EXIT_FAILED if bad else EXIT_HOLDS)
+
+
+def _write_report(o: Output, proto, out: Path, results: list):
+    """The suite report, merged with the earlier runs into the same folder; None (and a note)
+    if it cannot be written."""
+    from hwcheck.checker.traces import report
+
+    try:
+        entries = [report.entry(res, params_line(proto, proto.resolve(res.scenario.params)))
+                   for res in results]
+        return report.write(out, proto.source or proto.name, [s.name for s in proto.scenarios],
+                            entries, proto.name)
+    except OSError as e:
+        o.say(f"note: the suite report could not be written: {e.strerror or e}")
+        return None
 
 
 COMMANDS = [scenarios, suite]

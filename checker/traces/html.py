@@ -28,7 +28,13 @@ td.changed { background: #fffbe0; }
 span.changed { background: #ffe066; border-radius: 2px; padding: 0 2px; }
 .verdict { margin-top: 16px; padding: 10px 12px; border-left: 5px solid #d00; background: #fdecea; }
 .verdict.reached { border-left-color: #2a9d8f; background: #e8f6f3; }
+p.cti { padding: 8px 12px; border-left: 5px solid #6c757d; background: #f1f3f5; }
 """
+
+
+CTI_NOTE = ('<p class="cti">This is a <b>counterexample to induction</b>, not a run of the '
+            "protocol: state 0 is a hypothetical pre-state that satisfies every hypothesis but "
+            "need not be reachable, and the one step from it breaks the invariant.</p>")
 
 
 def _cell(value, old) -> str:
@@ -49,6 +55,7 @@ def generic_page(trace: Trace, description: str = "") -> str:
            f"<title>{title}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
            f"<h1>{title}</h1>",
            f'<p class="params">{escape(params_line(trace.params, trace.views))}</p>',
+           *([CTI_NOTE] if trace.is_cti else []),
            '<table class="trace"><tr><th>step</th>'
            + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"]
     prev = None

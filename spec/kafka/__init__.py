@@ -2,13 +2,19 @@
 
 Every Kafka fact lives in this package: the model (``model.py``), its parameters and their
 domains (``params.py``), the named scenarios of its history (``scenarios.py``), the lemmas and
-replica symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``).
+replica symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``). The knobs
+beyond MODEL.md (consumers, producer retries and idempotence, the log start offset,
+transactions, ISR shrink by lag) are documented in docs/kafka-model.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hwcheck.spec.kafka import lemmas, model, scenarios, views
-from hwcheck.spec.kafka.params import ACKS, EXPANSIONS, TRUNCATIONS, Params
+from hwcheck.spec.kafka import health  # recoverability: healthy and at-bound states
+from hwcheck.spec.kafka.params import (ACKS, EXPANSIONS, ISOLATIONS, KNOBS_OFF, MAX_CONSUMERS,
+                                       TRUNCATIONS, Params)
 from hwcheck.spec.protocol import Param, Protocol, Views
 
 _D = Params()
@@ -30,6 +36,28 @@ PARAMS = (
     Param("min_isr", _D.min_isr, range(1, 6), "min.insync.replicas (at most R)", ("--min-isr",)),
     Param("unclean", _D.unclean, bool, "unclean.leader.election.enable",
           ("--unclean-election/--no-unclean-election",)),
+    # -- knobs beyond MODEL.md (docs/kafka-model.md); each off by default ------------------------
+    Param("consumers", _D.consumers, range(0, MAX_CONSUMERS + 1),
+          "Consumers reading from the leader below its HW (the LSO for read_committed)",
+          ("--consumers",)),
+    Param("producer_retries", _D.producer_retries, bool,
+          "One producer (one request in flight, sequence numbers) that retries an unanswered "
+          "record to the new leader", ("--producer-retries/--no-producer-retries",)),
+    Param("idempotence", _D.idempotence, bool,
+          "enable.idempotence: a leader does not append a sequence number its log holds",
+          ("--idempotence/--no-idempotence",)),
+    Param("log_start_offset", _D.log_start_offset, bool,
+          "The leader advances its log start offset up to its HW (retention, DeleteRecords)",
+          ("--log-start-offset/--no-log-start-offset",)),
+    Param("transactions", _D.transactions, bool,
+          "A transactional producer: data records, then a commit or abort marker; the LSO",
+          ("--transactions/--no-transactions",)),
+    Param("isolation", _D.isolation, ISOLATIONS,
+          "The consumers' isolation.level with --transactions", ("--isolation",)),
+    Param("isr_shrink", _D.isr_shrink, str,
+          "When the leader may drop a follower from the ISR: any (any time), or lag:N (only "
+          "when it is more than N records behind, replica.lag.max.messages)",
+          ("--isr-shrink",)),
 )
 
 
@@ -41,12 +69,25 @@ def _check(params: dict) -> None:
     Params(**params)  # raises a SpecError naming the parameter (min-isr > replicas, ...)
 
 
-PROTOCOL = Protocol(
+@dataclass(frozen=True)
+class KafkaProtocol(Protocol):
+    """The Kafka protocol: a knob of docs/kafka-model.md that is off is not part of a
+    parameter set, so MODEL.md's configurations (their run folders, trace files and kernels)
+    are exactly what they were before the knobs existed."""
+
+    def resolve(self, given: dict | None = None) -> dict:
+        out = super().resolve(given)
+        return {k: v for k, v in out.items() if not (k in KNOBS_OFF and v == KNOBS_OFF[k])}
+
+
+PROTOCOL = KafkaProtocol(
     name="kafka",
     params=PARAMS,
     builder=_build,
     doc="One partition of a Kafka topic replicated on R brokers: produce, fetch, HW, ISR "
-        "changes, crashes, truncation and leader election (MODEL.md).",
+        "changes, crashes, truncation and leader election (MODEL.md); optionally consumers, "
+        "producer retries and idempotence, the log start offset, transactions and ISR shrink "
+        "by lag (docs/kafka-model.md).",
     scenarios=scenarios.SCENARIOS,
     lemmas=lemmas.lemmas,
     shipped_lemmas=lemmas.shipped_for,
@@ -55,4 +96,6 @@ PROTOCOL = Protocol(
     views=Views(text=views.text, html=views.page, params_line=views.params_line),
     slug=lambda p: Params(**p).slug(),
     check_params=_check,
+    healthy=health.healthy,  # check --recoverable (health.py)
+    at_bound=health.at_bound,
 )

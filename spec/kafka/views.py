@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
+from hwcheck.spec.kafka import timeline
+
 def _fmt_log(records: list[int]) -> str:
     return "[" + " ".join(str(e) if e else "." for e in records) + "]"
 
@@ -22,7 +24,21 @@ def params_line(params: dict) -> str:
     s = (f"R={p.get('replicas')} M={p.get('max_offset')} E={p.get('max_epoch')} "
          f"truncation={p.get('truncation')} isr-expansion={p.get('isr_expansion')} "
          f"acks={p.get('acks')} min-isr={p.get('min_isr')}")
-    return s + (" unclean-election" if p.get("unclean") else "")
+    s += " unclean-election" if p.get("unclean") else ""
+    return s + _knobs_line(p)
+
+
+def _knobs_line(p: dict) -> str:
+    """The knobs of docs/kafka-model.md that are on (none for MODEL.md's configurations)."""
+    s = f" consumers={p['consumers']}" if p.get("consumers") else ""
+    s += " producer-retries" if p.get("producer_retries") else ""
+    s += " idempotence" if p.get("idempotence") else ""
+    s += " log-start-offset" if p.get("log_start_offset") else ""
+    s += " transactions" if p.get("transactions") else ""
+    s += f" isolation={p['isolation']}" if p.get("isolation", "read-committed") != "read-committed" \
+        else ""
+    s += f" isr-shrink={p['isr_shrink']}" if p.get("isr_shrink", "any") != "any" else ""
+    return s
 
 
 def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
@@ -41,14 +57,141 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
         if r in st["pending"]:
             rec = st["respRec"][r]
             resp = (f"out-of-range(leo={st['respHw'][r]})" if rec == oor
-                    else f"record({rec or '-'}) hw={st['respHw'][r]}")
+                    else f"restart-at({st['respHw'][r]})" if rec == oor + 1
+                    else f"record({rec or '-'}{_resp_tag(st, r)}) hw={st['respHw'][r]}"
+                    + (f" start={st['respLs'][r]}" if "respLs" in st else ""))
         log = st["log"][r]
-        rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(_leo(log)), "log"),
-                     mark(str(st["hw"][r]), "hw"),
-                     mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
-                     mark(str(st["rleo"][r]), "rleo"),
-                     mark(resp, "pending", "respRec", "respHw")])
+        if not _knobbed(st):
+            rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(_leo(log)), "log"),
+                         mark(str(st["hw"][r]), "hw"),
+                         mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
+                         mark(str(st["rleo"][r]), "rleo"),
+                         mark(resp, "pending", "respRec", "respHw")])
+            continue
+        row = [f"r{r}", mark(_fmt_replica_log(st, r), "log", *_present(st, "logStart"))]
+        if _record_arrays(st):
+            row.append(mark(_fmt_tags(st, r), *_record_arrays(st)))
+        leo = str(_leo_of(st, r))
+        row.append(leo + ("*" if prev is not None and _leo_of(prev, r) != _leo_of(st, r) else ""))
+        if "logStart" in st:
+            row.append(mark(str(st["logStart"][r]), "logStart"))
+        row += [mark(str(st["hw"][r]), "hw"),
+                mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
+                mark(str(st["rleo"][r]), "rleo"),
+                mark(resp, "pending", "respRec", "respHw", *_resp_arrays(st))]
+        rows.append(row)
     return rows
+
+
+# -- the knobs of docs/kafka-model.md: shown only when their variables exist --------------------
+
+_KNOB_VARS = ("logStart", "seq", "txn", "pWait", "cpos")
+_TXN_STATES = ("idle", "open", "prepare-commit", "prepare-abort")
+_OUTCOMES = (".", "commit", "abort")
+
+
+def _knobbed(st: dict) -> bool:
+    return any(n in st for n in _KNOB_VARS)
+
+
+def _record_arrays(st: dict) -> tuple[str, ...]:
+    return tuple(n for n in ("seq", "txn", "ctl") if n in st)
+
+
+def _resp_arrays(st: dict) -> tuple[str, ...]:
+    return tuple(n for n in ("respSeq", "respTxn", "respCtl", "respLs") if n in st)
+
+
+def _present(st: dict, *names: str) -> tuple[str, ...]:
+    return tuple(n for n in names if n in st)
+
+
+def _start(st: dict, r: int) -> int:
+    return st["logStart"][r] if "logStart" in st else 0
+
+
+def _leo_of(st: dict, r: int) -> int:
+    """A replica's LEO: its log start offset and the records above it (model.leo)."""
+    return _start(st, r) + _leo(st["log"][r])
+
+
+def _fmt_replica_log(st: dict, r: int) -> str:
+    """A replica's log; 'x' marks an offset below its log start offset (deleted)."""
+    start = _start(st, r)
+    return "[" + " ".join("x" if k < start else (str(e) if e else ".")
+                          for k, e in enumerate(st["log"][r])) + "]"
+
+
+def _tag(seq: int | None, txn: int | None, ctl: int | None) -> str:
+    """A record's identity beyond its epoch: s<n> its producer sequence number; d<t> a data
+    record of transaction t, C<t> / A<t> its commit / abort marker."""
+    if txn is not None:
+        return ("d", "C", "A")[ctl] + str(txn)
+    return f"s{seq}"
+
+
+def _record_tag(st: dict, r: int, k: int) -> str:
+    if not st["log"][r][k] or not _record_arrays(st):
+        return "."
+    return _tag(st["seq"][r][k] if "seq" in st else None,
+                st["txn"][r][k] if "txn" in st else None,
+                st["ctl"][r][k] if "ctl" in st else None)
+
+
+def _fmt_tags(st: dict, r: int) -> str:
+    return "[" + " ".join(_record_tag(st, r, k) for k in range(len(st["log"][r]))) + "]"
+
+
+def _resp_tag(st: dict, r: int) -> str:
+    if not st["respRec"][r] or not _record_arrays(st):
+        return ""
+    return " " + _tag(st["respSeq"][r] if "respSeq" in st else None,
+                      st["respTxn"][r] if "respTxn" in st else None,
+                      st["respCtl"][r] if "respCtl" in st else None)
+
+
+def first_unstable(st: dict, L: int) -> int:
+    """The leader's first unstable offset (mirrors model.first_unstable: a data record whose
+    transaction has no marker below the HW; the HW if none). tests/test_kafka_knobs.py checks
+    that the two agree."""
+    log, txn, ctl, hw = st["log"][L], st["txn"][L], st["ctl"][L], st["hw"][L]
+    stable = {txn[j] for j in range(hw) if log[j] and ctl[j]}
+    return next((k for k in range(len(log)) if log[k] and not ctl[k] and txn[k] not in stable),
+                hw)
+
+
+def _knob_lines(st: dict, prev: dict | None) -> list[str]:
+    """The producer, the transaction and the consumers, one line each."""
+    def mark(text: str, *names: str) -> str:
+        return text + ("*" if prev is not None and any(prev[n] != st[n] for n in names) else "")
+
+    out = []
+    L = st["leader"]
+    wait = (f"awaiting the answer of the epoch-{st['pWait']} leader" if st.get("pWait")
+            else "nothing awaited")
+    if "pSeq" in st:
+        out.append("  producer: " + mark(f"last sequence number {st['pSeq']}", "pSeq") + ", "
+                   + mark(wait, "pWait"))
+    if "txnId" in st:
+        txn = "no transaction yet" if not st["txnId"] else \
+            f"transaction {st['txnId']} {_TXN_STATES[st['txnState']]}"
+        outcomes = " ".join(_OUTCOMES[o] for o in st["outcome"])
+        out.append("  producer: " + mark(txn, "txnId", "txnState") + ", " + mark(wait, "pWait")
+                   + "; decided " + mark(f"[{outcomes}]", "outcome"))
+        if L >= 0:
+            fu = first_unstable(st, L)
+            out.append(f"  leader's LSO {min(fu, st['hw'][L])} (first unstable offset {fu})")
+    if "logStart" in st:
+        out.append(f"  low watermark {min(st['logStart'])}")
+    if "cpos" in st:
+        for c, pos in enumerate(st["cpos"]):
+            line = (f"  consumer c{c}: " + mark(f"position {pos}", "cpos") + ", read "
+                    + mark(_fmt_log(st["cread"][c]), "cread"))
+            if "cret" in st:
+                line += ", returned " + mark(
+                    "[" + " ".join(f"d{t}" if t else "." for t in st["cret"][c]) + "]", "cret")
+            out.append(line)
+    return out
 
 
 def _at(st: dict, name: str, r: int):
@@ -76,6 +219,18 @@ def _summary(st: dict, prev: dict | None) -> str:
             f"acked {mark('acked', _fmt_log(st['acked']))}")
 
 
+def _knob_legend(st: dict) -> list[str]:
+    out = []
+    if "logStart" in st:
+        out.append("'x' = an offset below the replica's log start offset (start): deleted.")
+    if "seq" in st:
+        out.append("records: each record's producer sequence number (s1 = the first record).")
+    if "txn" in st:
+        out.append("records: d<t> a data record of transaction t, C<t> / A<t> its commit / "
+                   "abort marker.")
+    return out
+
+
 def text(trace) -> str:
     """The trace's body as text (after its headline): numbered steps, each state's replicas as
     a table."""
@@ -85,17 +240,28 @@ def text(trace) -> str:
            "the leader's record of its LEO (rleo) and its fetch response in flight.",
            "'*' marks what the step changed.", ""]
     header = ["replica", "log", "LEO", "HW", "flags", "rleo", "in flight"]
+    first = trace.states[0] if trace.states else {}
+    if _knobbed(first):
+        header = ["replica", "log"] + (["records"] if _record_arrays(first) else []) + ["LEO"] \
+            + (["start"] if "logStart" in first else []) + header[3:]
+        out[-1:-1] = _knob_legend(first)
     prev = None
     for i, st in enumerate(trace.states):
         title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
         out.append(title)
         out.append(_summary(st, prev))
+        if _knobbed(st):
+            out.extend(_knob_lines(st, prev))
         out.extend(_table(_replica_rows(st, prev, E + 1), header))
         out.append("")
         prev = st
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if trace.kind == "reachable" else "violates"
-    out.append(f"The last {last} {verb} {trace.property}.")
+    if trace.property is not None:  # (None: a behaviour, with no claim)
+        out.append(f"The last {last} {verb} {trace.property}.")
+        why, _ = explain(trace)  # the page's explanation, in the same words
+        if why:
+            out.append(f"Here {why}.")
     return "\n".join(out) + "\n"
 
 
@@ -115,7 +281,6 @@ table.trace th, table.trace td { border: 1px solid #ccc; padding: 6px 8px; verti
 table.trace th { background: #f4f4f4; font-size: 13px; }
 td.step { font-family: monospace; white-space: nowrap; }
 td.step .n { font-weight: bold; }
-td.changed { background: #fff6bf; }
 td.down { background: #eee; color: #888; }
 .log { display: flex; gap: 2px; margin: 2px 0; }
 .box { width: 26px; height: 22px; line-height: 22px; text-align: center; font-family: monospace;
@@ -135,6 +300,12 @@ td.cluster { font-family: monospace; font-size: 12px; white-space: nowrap; }
 .verdict { margin-top: 16px; padding: 10px 12px; border-left: 5px solid #d00; background: #fdecea; }
 .verdict.reached { border-left-color: #2a9d8f; background: #e8f6f3; }
 .legend { margin: 8px 0 14px 0; font-size: 12px; display: flex; gap: 10px; align-items: center; }
+.chg { background: #ffe066; border-radius: 2px; }
+.box.chg:not(.bad) { box-shadow: 0 0 0 3px #ffd60a; }
+.flag.chg { box-shadow: 0 0 0 2px #ffd60a; }
+.flag.off { text-decoration: line-through; opacity: 0.6; }
+.cti { margin: 0 0 12px 0; padding: 8px 12px; border-left: 5px solid #6c757d; background: #f1f3f5;
+       font-size: 13px; }
 """
 
 
@@ -145,49 +316,93 @@ def _colour(e: int) -> str:
 def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset()) -> str:
     log = st["log"][r]
     old = prev["log"][r] if prev is not None else log
+    start = _start(st, r)
     boxes = []
     for k, e in enumerate(log):
-        gone = " gone" if old[k] and old[k] != e else ""
+        gone = " gone" if old[k] and old[k] != e and k >= start else ""
+        gone += " chg" if prev is not None and e and old[k] != e and k >= start else ""
         gone += " bad" if k in bad else ""
-        if e:
+        if k < start:  # below the log start offset: deleted (only with --log-start-offset)
+            boxes.append(f'<div class="box empty{gone}" style="background:#ddd" '
+                         f'title="offset {k}, deleted (below the log start offset)">x</div>')
+        elif e:
+            tag = _record_tag(st, r, k)
+            what = f", {tag}" if tag != "." else ""
             boxes.append(f'<div class="box{gone}" style="background:{_colour(e)}" '
-                         f'title="offset {k}, epoch {e}">{e}</div>')
+                         f'title="offset {k}, epoch {e}{what}">{e}</div>')
         else:
             boxes.append(f'<div class="box empty{gone}" title="offset {k}, no record">{k}</div>')
-    leo, hw = _leo(log), st["hw"][r]
+    leo, hw = _leo_of(st, r), st["hw"][r]
+    moved = prev is not None and (hw, leo) != (prev["hw"][r], _leo_of(prev, r))
     marks = []
     for k in range(len(log) + 1):
         tags = [t for t, at in (("HW", hw), ("LEO", leo)) if at == k]
-        marks.append(f"<span>{'&#9650;' + '/'.join(tags) if tags else ''}</span>")
+        chg = ' class="chg"' if tags and moved else ""
+        marks.append(f"<span{chg}>{'&#9650;' + '/'.join(tags) if tags else ''}</span>")
     return f'<div class="log">{"".join(boxes)}</div><div class="marks">{"".join(marks)}</div>'
 
 
-def _flags(st: dict, r: int) -> str:
+def _flags(st: dict, r: int, prev: dict | None = None) -> str:
+    p = prev if prev is not None else st
     out = []
-    if st["leader"] == r:
-        out.append('<span class="flag leader">leader</span>')
-    if r not in st["alive"]:
-        out.append('<span class="flag down">down</span>')
-    for name in ("isr", "synced"):
-        if r in st[name]:
-            out.append(f'<span class="flag">{name}</span>')
+    for name, on, was, cls in (("leader", st["leader"] == r, p["leader"] == r, " leader"),
+                               ("down", r not in st["alive"], r not in p["alive"], " down"),
+                               ("isr", r in st["isr"], r in p["isr"], ""),
+                               ("synced", r in st["synced"], r in p["synced"], "")):
+        if on != was:  # set (marked) or cleared (struck through) by the step
+            out.append(f'<span class="flag{cls} chg{"" if on else " off"}">{name}</span>')
+        elif on:
+            out.append(f'<span class="flag{cls}">{name}</span>')
     return f'<div class="flags">{"".join(out)}</div>'
 
 
-def _meta(st: dict, r: int, oor: int) -> str:
-    parts = [f"hw={st['hw'][r]} leo={_leo(st['log'][r])} rleo={st['rleo'][r]}"]
+def _meta(st: dict, r: int, oor: int, prev: dict | None = None) -> str:
+    parts = [f"hw={st['hw'][r]} leo={_leo_of(st, r)} rleo={st['rleo'][r]}"]
+    if "logStart" in st:
+        parts[0] += f" start={st['logStart'][r]}"
+    if _record_arrays(st):
+        parts.append(f"records {_fmt_tags(st, r)}")
     if r in st["pending"]:
         rec = st["respRec"][r]
         parts.append(f"in flight: out-of-range (leader leo {st['respHw'][r]})" if rec == oor
-                     else f"in flight: record {rec or '-'}, hw {st['respHw'][r]}")
-    return "".join(f'<div class="meta">{escape(p)}</div>' for p in parts)
+                     else f"in flight: start at the leader's log start {st['respHw'][r]}"
+                     if rec == oor + 1
+                     else f"in flight: record {rec or '-'}{_resp_tag(st, r)}, hw {st['respHw'][r]}"
+                     + (f", start {st['respLs'][r]}" if "respLs" in st else ""))
+    if prev is None:
+        return "".join(f'<div class="meta">{escape(p)}</div>' for p in parts)
+    return _meta_marked(st, prev, r, parts)
+
+
+def _meta_marked(st: dict, prev: dict, r: int, parts: list[str]) -> str:
+    """_meta's lines with what the step changed marked: each value of the first line, and
+    the records line or the response in flight as a whole."""
+    def val(key: str, now, was) -> str:
+        text = escape(f"{key}={now}")
+        return f'<span class="chg">{text}</span>' if now != was else text
+
+    first = [val("hw", st["hw"][r], prev["hw"][r]), val("leo", _leo_of(st, r), _leo_of(prev, r)),
+             val("rleo", st["rleo"][r], prev["rleo"][r])]
+    if "logStart" in st:
+        first.append(val("start", st["logStart"][r], prev["logStart"][r]))
+    resp = ("respRec", "respHw", *_resp_arrays(st))
+    flight = (r in st["pending"]) != (r in prev["pending"]) or any(
+        st[n][r] != prev[n][r] for n in resp)
+    rec = any(st[n][r] != prev[n][r] for n in _record_arrays(st))
+    out = [f'<div class="meta">{" ".join(first)}</div>']
+    for line in parts[1:]:
+        changed = flight if line.startswith("in flight") else rec
+        text = f'<span class="chg">{escape(line)}</span>' if changed else escape(line)
+        out.append(f'<div class="meta">{text}</div>')
+    return "".join(out)
 
 
 def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
     if prev is None:
         return False
-    for name in ("log", "hw", "rleo", "respRec", "respHw"):
-        if prev[name][r] != st[name][r]:
+    for name in ("log", "hw", "rleo", "respRec", "respHw", "logStart", "respLs", "seq", "respSeq",
+                 "txn", "respTxn", "ctl", "respCtl"):
+        if name in st and prev[name][r] != st[name][r]:
             return True
     for name in ("alive", "isr", "synced", "pending"):
         if (r in prev[name]) != (r in st[name]):
@@ -199,9 +414,19 @@ def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
     leader = "none" if st["leader"] < 0 else f"r{st['leader']}"
     lines = [f"leader {leader}", f"epoch {st['epoch']}", f"committed {_fmt_log(st['committed'])}",
              f"acked {_fmt_log(st['acked'])}"]
-    changed = prev is not None and any(prev[n] != st[n]
-                                       for n in ("leader", "epoch", "committed", "acked"))
-    return "<br>".join(escape(x) for x in lines), changed
+    names = ["leader", "epoch", "committed", "acked"]
+    if _knobbed(st):
+        lines += [x.strip() for x in _knob_lines(st, None)]
+        names += [n for n in ("pSeq", "pWait", "txnId", "txnState", "outcome", "logStart", "cpos",
+                              "cread", "cret") if n in st]
+    changed = prev is not None and any(prev[n] != st[n] for n in names)
+    if prev is None or not changed:
+        return "<br>".join(escape(x) for x in lines), changed
+    knob = any(prev[n] != st[n] for n in names[4:])  # the knob lines: marked together
+    marked = [f'<span class="chg">{escape(x)}</span>'
+              if (prev[names[j]] != st[names[j]] if j < 4 else knob) else escape(x)
+              for j, x in enumerate(lines)]
+    return "<br>".join(marked), changed
 
 
 def _fmt_rec(e: int) -> str:
@@ -221,7 +446,8 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
     if name in ("CommittedNotLost", "AckedNotLost") and L >= 0:
         ghost = st["committed" if name == "CommittedNotLost" else "acked"]
         what = "committed" if name == "CommittedNotLost" else "acknowledged"
-        lost = [k for k in range(M) if ghost[k] and st["log"][L][k] != ghost[k]]
+        lost = [k for k in range(M) if ghost[k] and st["log"][L][k] != ghost[k]
+                and k >= _start(st, L)]
         if lost:
             k = lost[0]
             return (f"offset {k} was {what} holding {_fmt_rec(ghost[k])}, but the leader r{L} "
@@ -230,7 +456,8 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
         for a in range(R):
             for b in range(a + 1, R):
                 below = min(st["hw"][a], st["hw"][b])
-                diff = [k for k in range(below) if st["log"][a][k] != st["log"][b][k]]
+                diff = [k for k in range(max(_start(st, a), _start(st, b)), below)
+                        if st["log"][a][k] != st["log"][b][k]]
                 if diff:
                     k = diff[0]
                     return (f"r{a} (HW {st['hw'][a]}) and r{b} (HW {st['hw'][b]}) disagree at "
@@ -243,10 +470,66 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
                 return f"r{r}'s HW is {st['hw'][r]} but its LEO is {_leo(st['log'][r])}", {}
     if name == "LeaderInIsr" and L >= 0:
         return f"the leader r{L} is not in the ISR", {}
+    if name in ("MonotonicReads", "ReadYourWrites", "NoDuplicates", "LogStartBelowHw",
+                "LowWatermarkBelowHw", "LsoBelowHw", "MarkersSurvive", "ReadCommittedIsolation",
+                "ReadsBelowHw"):
+        return _explain_knob(name, st, prev, L, M)
     if name == "LeaderHwMonotonic" and prev is not None and L >= 0:
         return f"the leader r{L}'s HW went from {prev['hw'][L]} to {st['hw'][L]}", {}
     if name == "EpochMonotonic" and prev is not None:
         return f"the epoch went from {prev['epoch']} to {st['epoch']}", {}
+    return "", {}
+
+
+def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
+    """explain() for the properties of docs/kafka-model.md."""
+    if name == "MonotonicReads" and L >= 0:
+        for c, read in enumerate(st["cread"]):
+            bad = [k for k in range(M) if read[k] and k >= _start(st, L)
+                   and st["log"][L][k] != read[k]]
+            if bad:
+                k = bad[0]
+                return (f"consumer c{c} read {_fmt_rec(read[k])} at offset {k}, but the leader "
+                        f"r{L} has {_fmt_rec(st['log'][L][k])} there", {L: frozenset(bad)})
+    if name == "ReadYourWrites" and L >= 0:
+        bad = [k for k in range(M) if st["acked"][k] and k >= _start(st, L) and k >= st["hw"][L]]
+        if bad:
+            return (f"offset {bad[0]} was acknowledged, but the leader r{L}'s HW is "
+                    f"{st['hw'][L]}: no consumer can read it yet", {L: frozenset(bad)})
+    if name == "NoDuplicates" and L >= 0:
+        seq, hw = st["seq"][L], st["hw"][L]
+        for k in range(hw):
+            for j in range(k):
+                if seq[j] == seq[k]:
+                    return (f"the leader r{L} holds the producer's record s{seq[k]} at offsets "
+                            f"{j} and {k}, both below its HW {hw}", {L: frozenset({j, k})})
+    if name == "LogStartBelowHw":
+        for r, start in enumerate(st["logStart"]):
+            if start > st["hw"][r]:
+                return f"r{r}'s log start offset is {start} but its HW is {st['hw'][r]}", {}
+    if name == "LowWatermarkBelowHw" and L >= 0:
+        return (f"the low watermark is {min(st['logStart'])} but the leader r{L}'s HW is "
+                f"{st['hw'][L]}", {})
+    if name == "LsoBelowHw" and L >= 0:
+        return (f"the leader r{L}'s first unstable offset is {first_unstable(st, L)}, above its "
+                f"HW {st['hw'][L]}", {})
+    if name == "MarkersSurvive" and L >= 0:
+        for t, o in enumerate(st["outcome"]):
+            data = [k for k in range(M) if st["log"][L][k] and st["txn"][L][k] == t + 1
+                    and not st["ctl"][L][k]]
+            if data and o:
+                return (f"transaction {t + 1} was completed ({_OUTCOMES[o]}) but the leader "
+                        f"r{L} holds its data without its {_OUTCOMES[o]} marker",
+                        {L: frozenset(data)})
+    if name == "ReadCommittedIsolation":
+        for c, ret in enumerate(st["cret"]):
+            for k, t in enumerate(ret):
+                if t and st["outcome"][t - 1] != 1:
+                    what = "aborted" if st["outcome"][t - 1] == 2 else "still open"
+                    return (f"consumer c{c} returned the record at offset {k} of transaction "
+                            f"{t}, which is {what}", {})
+    if name == "ReadsBelowHw" and prev is not None:
+        return "a consumer read at or above the leader's read bound", {}
     return "", {}
 
 
@@ -256,15 +539,23 @@ def page(trace, headline: str, description: str = "") -> str:
     oor = trace.params.get("max_epoch", 0) + 1
     title = escape(headline)
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{title}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
-           f"<h1>{title}</h1>", f'<p class="params">{escape(params_line(trace.params))}</p>']
+           f"<title>{title}</title>", f"<style>{CSS}{timeline.CSS}</style>", "</head>",
+           "<body>", f"<h1>{title}</h1>",
+           f'<p class="params">{escape(params_line(trace.params))}</p>']
+    if trace.is_cti:  # not a run of the protocol: one induction step from a hypothetical state
+        out.append('<p class="cti">This is a <b>counterexample to induction</b>, not a run of '
+                   "the protocol: state 0 is a hypothetical pre-state that satisfies every "
+                   "hypothesis (the invariant and its lemmas) but need not be reachable, and the "
+                   "one step from it breaks the invariant. It shows that the hypotheses are too "
+                   "weak to prove the invariant by induction, not that the invariant fails.</p>")
     epochs = sorted({e for st in trace.states for lg in st["log"] for e in lg if e})
     legend = "".join(f'<div class="box" style="background:{_colour(e)}">{e}</div>' for e in epochs)
     out.append(f'<div class="legend">records by leader epoch: {legend}'
                '<span>&#9650; HW / LEO: the offset they point at</span>'
-               '<span style="background:#fff6bf;padding:2px 4px">changed by the step</span>'
+               '<span class="chg" style="padding:2px 4px">changed by the step</span>'
                '<span><span class="box gone" style="display:inline-block;width:14px;'
                'height:10px"></span> record removed or replaced</span></div>')
+    out.append(timeline.timeline(trace, _colour))  # brokers as lanes, steps across
     head = "".join(f"<th>r{r}</th>" for r in range(R))
     out.append(f'<table class="trace"><tr><th>step</th>{head}<th>partition</th></tr>')
     why, flagged = explain(trace)
@@ -275,18 +566,20 @@ def page(trace, headline: str, description: str = "") -> str:
             if i == 0 else trace.actions[i - 1]
         cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
         for r in range(R):
-            cls = ["changed"] if _replica_changed(st, prev, r) else []
-            if r not in st["alive"]:
-                cls.append("down")
-            attr = f' class="{" ".join(cls)}"' if cls else ""
+            # the fields the step changed are marked inside the cell, not the whole cell
+            attr = ' class="down"' if r not in st["alive"] else ""
+            attr += ' data-changed="true"' if _replica_changed(st, prev, r) else ""
             bad = flagged.get(r, frozenset()) if i == last_index else frozenset()
-            cells.append(f"<td{attr}>{_log_cell(st, prev, r, bad)}{_flags(st, r)}"
-                         f"{_meta(st, r, oor)}</td>")
-        cluster, changed = _cluster(st, prev)
-        cells.append(f'<td class="cluster{" changed" if changed else ""}">{cluster}</td>')
+            cells.append(f'<td{attr} data-replica="{r}">{_log_cell(st, prev, r, bad)}'
+                         f"{_flags(st, r, prev)}{_meta(st, r, oor, prev)}</td>")
+        cluster, _ = _cluster(st, prev)
+        cells.append(f'<td class="cluster">{cluster}</td>')
         out.append(f"<tr>{''.join(cells)}</tr>")
         prev = st
     out.append("</table>")
+    if trace.property is None:  # a behaviour, with no claim (the explorer's path)
+        out += ["</body>", "</html>"]
+        return "\n".join(out) + "\n"
     reached = trace.kind == "reachable"
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if reached else "violates"

@@ -1,0 +1,185 @@
+"""``hwcheck graph`` (export the explored state graph), ``hwcheck explore`` (an interactive
+explorer in the browser), and what ``hwcheck check --recoverable`` prints."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from hwcheck.checker.cli.common import (EXIT_UNKNOWN, EXIT_VIOLATED, VERDICT_EXIT, InputError,
+                                        Output, params_from, params_line, protocol_from,
+                                        spec_options)
+from hwcheck.spec.lang import SpecError
+
+
+def _spec(kwargs: dict, scenario: str | None):
+    from hwcheck.checker import protocols
+
+    proto = protocol_from(kwargs)
+    base = None
+    if scenario is not None:
+        try:
+            base = proto.scenario(scenario).params
+        except SpecError as e:
+            raise InputError(str(e)) from None
+    params = params_from(proto, kwargs, base)
+    try:
+        return proto, protocols.build(proto, params)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+SCENARIO_OPTION = click.option(
+    "--scenario", default=None, metavar="NAME",
+    help="Start from a named scenario's parameters; parameters given explicitly override them")
+
+
+# -- check --recoverable -------------------------------------------------------------------------
+
+
+def require_recovery(spec) -> None:
+    """Before exploring: the protocol must state a healthy predicate (one line if not)."""
+    from hwcheck.checker.graph.recover import recovery
+
+    try:
+        recovery(spec)
+    except SpecError as e:
+        raise InputError(f"--recoverable: {e}") from None
+
+
+def recoverability(spec, folder: Path | None, identity: dict | None, o: Output,
+                   max_states: int | None = None, method: str = "auto"):
+    """Decide recoverability of ``spec``, print what was found (the stuck trace, then the one
+    greppable ``recoverable:`` line) and write the stuck trace under ``folder``."""
+    from hwcheck.checker.graph import recover
+
+    res, _ = recover.check(spec, max_states=max_states or recover.DEFAULT_MAX_STATES,
+                           method=method, report=o.progress_fn())
+    if res.trace is not None:
+        o.say("")
+        o.say(recover.stuck_text(res))
+        if folder is not None:
+            try:
+                files = recover.write_stuck_trace(spec, res, folder, identity)
+                o.say(f"written: {', '.join(str(p) for p in files)}")
+            except OSError as e:
+                o.say(f"note: {recover.NAME}: its trace could not be written: {e.strerror or e}")
+    elif folder is not None and res.verdict == recover.RECOVERABLE:
+        recover.clear_stuck_trace(folder)
+    if res.note:
+        o.say(f"note: {res.note}")
+    o.say(res.line())
+    return res
+
+
+def exit_code(verdict: str, rec) -> int:
+    """The exit code of ``check`` with ``--recoverable``: a violation or a stuck state is 12,
+    else unknown (3) if either is unknown, else 0."""
+    if rec is None:
+        return VERDICT_EXIT[verdict]
+    if verdict == "violated" or rec.verdict == "stuck":
+        return EXIT_VIOLATED
+    if verdict == "unknown" or rec.verdict == "unknown":
+        return EXIT_UNKNOWN
+    return VERDICT_EXIT[verdict]
+
+
+# -- hwcheck graph -------------------------------------------------------------------------------
+
+
+@click.command()
+@spec_options
+@SCENARIO_OPTION
+@click.option("--format", "fmt", type=click.Choice(["dot", "graphml", "json"]), default="dot",
+              show_default=True, help="dot: Graphviz; graphml; json: networkx's node-link form")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The file to write [default: stdout]")
+@click.option("--max-states", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Refuse a graph with more states than this (Graphviz draws a few thousand)")
+@click.option("--quiet", "-q", is_flag=True, help="No summary on stderr")
+def graph(scenario, fmt, out, max_states, quiet, **kwargs) -> None:
+    """Export the explored state graph: every reachable state and transition, with action labels;
+    violating states and stuck ones (no healthy state reachable) marked, and the shortest
+    counterexample path highlighted.
+
+    `hwcheck graph -R 2 -M 1 -E 2 -o g.dot && dot -Tsvg g.dot -o g.svg` draws it."""
+    from hwcheck.checker.graph import export
+
+    proto, spec = _spec(kwargs, scenario)
+    try:
+        marked = export.explore_marked(spec, max_states=max_states)
+    except export.GraphTooLarge as e:
+        raise InputError(str(e)) from None
+    G = export.to_networkx(spec, marked)
+    try:
+        export.write(G, fmt, out if out is not None else sys.stdout)
+    except OSError as e:
+        raise InputError(f"--out {out}: {e.strerror or e}") from None
+    if not quiet:
+        g = marked.graph
+        stuck = "" if marked.stuck is None else \
+            f", {sum(1 for _, a in G.nodes(data=True) if a['stuck'] and not a['at_bound']):,} " \
+            "stuck"
+        cx = f"{marked.target_why} in {g.depth_of(marked.target)} steps" \
+            if marked.target is not None else "none"
+        where = f"; written to {out}" if out is not None else ""
+        click.echo(f"graph: {params_line(proto, spec.params)}: {g.n:,} states, {g.nedges:,} "
+                   f"transitions, depth {g.depth}{stuck}; shortest counterexample: {cx}{where}",
+                   err=True)
+
+
+# -- hwcheck explore -----------------------------------------------------------------------------
+
+
+@click.command()
+@spec_options
+@SCENARIO_OPTION
+@click.option("--trace", "trace_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="A trace file (.itf.json) to step through: its spec and "
+                                 "parameters are those its #meta names, unless given")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on (keep the default: the explorer has no "
+                   "authentication)")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="The port (0: any free one)")
+def explore(scenario, trace_file, host, port, **kwargs) -> None:
+    """An interactive explorer in the browser: the current state drawn with the protocol's view,
+    the enabled actions (click one to take it), back, the states of a loaded trace, and the
+    properties the current state violates. Successors come from the compiled kernel, the rest
+    from the interpreter: what you see is what the checker explores. Ctrl-C stops it."""
+    from hwcheck.checker.explorer.server import serve
+    from hwcheck.checker.explorer.session import Session, SessionError
+
+    given = any(v for k, v in kwargs.items() if k != "param_pairs" and v is not None) \
+        or kwargs.get("param_pairs") or scenario is not None
+    try:
+        if trace_file is not None and not given:
+            session = Session.from_trace_file(trace_file)
+        else:
+            _, spec = _spec(kwargs, scenario)
+            session = Session(spec)
+            if trace_file is not None:
+                session.load_trace_file(trace_file)
+    except SessionError as e:
+        raise InputError(str(e)) from None
+    try:
+        server = serve(session, host, port)
+    except OSError as e:
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    url = f"http://{server.server_address[0]}:{server.server_address[1]}/"
+    if not server.RequestHandlerClass.loopback_only:
+        click.echo(f"explore: warning: listening on {host}, not a loopback address: anyone who "
+                   "can reach it can drive the explorer", err=True)
+    click.echo(f"explore: {session.title()}: serving {url} (Ctrl-C stops)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    click.echo("explore: stopped", err=True)
+
+
+COMMANDS = [graph, explore]

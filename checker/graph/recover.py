@@ -1,0 +1,225 @@
+"""Recoverability: can the protocol always get back to a healthy state?
+
+Safety invariants say what must never happen; they say nothing of whether a system that went
+wrong (a crash, a divergent log) can heal. A reachable state is *stuck* when no healthy state
+(the protocol's ``healthy`` predicate) is reachable from it. Stuck states that satisfy the
+protocol's ``at_bound`` predicate are stuck only because the model is bounded (for Kafka: no
+leader and no epoch left to elect one with); they are counted apart and are not findings.
+
+The answer is computed on the explored state graph (``explore.py``): the states that can reach
+a healthy state are found backwards from the healthy ones, with networkx while the graph has at
+most ``NX_MAX_EDGES`` transitions and with arrays beyond (``reverse.py``). The nearest stuck
+state (ids are in breadth-first order, so the least id is a nearest one) becomes a trace,
+replayed through the interpreter like every counterexample and written beside them as
+``Recoverable.itf.json``, ``.txt`` and ``.html``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from hwcheck.checker.graph.explore import StateGraph, explore
+from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_networkx, reachable_from
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.protocol import Recovery, recovery_of
+
+NAME = "Recoverable"  # the claim a stuck trace breaks (its files' name)
+NX_MAX_EDGES = 2_000_000  # networkx up to this many transitions, arrays beyond
+DEFAULT_MAX_STATES = 20_000_000
+METHODS = ("auto", "networkx", "arrays")
+
+RECOVERABLE = "recoverable"
+STUCK = "stuck"
+UNKNOWN = "unknown"
+
+
+@dataclass
+class Recoverability:
+    """What ``check --recoverable`` found."""
+
+    verdict: str  # recoverable | stuck | unknown
+    states: int
+    transitions: int
+    healthy: int  # healthy states
+    stuck: int  # stuck states, not counting those at the model's bounds: the findings
+    at_bound: int  # stuck states at the model's bounds (counted apart)
+    shortest: int | None  # steps from the initial state to a nearest stuck state
+    shortest_at_bound: int | None
+    method: str  # networkx | arrays | - (the graph was incomplete)
+    seconds: float  # exploring the graph and searching it
+    search_seconds: float  # the backward search alone
+    stop_reason: str = ""
+    witness: int | None = None  # the id of the nearest stuck state
+    witness_reach: int = 0  # how many states are reachable from it (none healthy)
+    trace: object = None  # the Trace to the witness (built by ``stuck_trace``)
+    files: list = dataclasses.field(default_factory=list)
+    note: str = ""
+
+    def as_json(self) -> dict:
+        return {"verdict": self.verdict, "states": self.states, "transitions": self.transitions,
+                "healthy": self.healthy, "stuck": self.stuck, "stuck_at_bound": self.at_bound,
+                "shortest": self.shortest, "shortest_at_bound": self.shortest_at_bound,
+                "method": self.method, "seconds": round(self.seconds, 3),
+                "search_seconds": round(self.search_seconds, 3),
+                "trace": str(self.files[0]) if self.files else None,
+                "stop_reason": self.stop_reason}
+
+    def line(self) -> str:
+        """The one greppable line: ``recoverable: <verdict>; ...``."""
+        head = f"recoverable: {self.verdict}"
+        if self.verdict == UNKNOWN:
+            return (f"{head} (the graph is incomplete: {self.stop_reason}); {self.states:,} "
+                    f"states, {self.transitions:,} transitions")
+        found = (f"{self.stuck:,} stuck state{'s' if self.stuck != 1 else ''}"
+                 + (f", the nearest in {self.shortest} steps" if self.shortest is not None
+                    else ""))
+        return (f"{head}; {found} (and {self.at_bound:,} stuck only at the model's bounds); "
+                f"{self.healthy:,} healthy; {self.states:,} states, {self.transitions:,} "
+                f"transitions, {self.method}, {self.seconds:.2f} s")
+
+
+def recovery(spec: Spec) -> Recovery:
+    """The protocol's recoverability predicates for ``spec``; a SpecError when it states none."""
+    rec = recovery_of(spec)
+    if rec is None:
+        proto = getattr(spec.protocol, "name", None) or spec.name
+        raise SpecError(f"{proto} states no healthy predicate (Protocol.healthy); "
+                        "recoverability needs one")
+    return rec
+
+
+def predicates(rec: Recovery) -> list:
+    out = [("healthy", rec.healthy)]
+    if rec.at_bound is not None:
+        out.append(("at_bound", rec.at_bound))
+    return out
+
+
+def classify(graph: StateGraph, method: str = "auto") -> tuple[np.ndarray, str, float]:
+    """(stuck: bool [n], the method used, seconds) on a complete graph with a ``healthy``
+    flag."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}")
+    if method == "auto":
+        method = "networkx" if graph.nedges <= NX_MAX_EDGES else "arrays"
+    healthy = graph.flag("healthy")
+    t = time.perf_counter()
+    fn = can_reach_networkx if method == "networkx" else can_reach_arrays
+    heal = fn(graph.n, graph.src(), graph.dst, healthy)
+    return ~heal, method, time.perf_counter() - t
+
+
+def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
+    """Recoverability on an explored graph (flags ``healthy`` and, when the protocol has one,
+    ``at_bound``)."""
+    healthy = int(graph.flag("healthy").sum())
+    if not graph.complete:
+        return Recoverability(UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None, "-",
+                              graph.seconds, 0.0, graph.stop_reason)
+    stuck, used, secs = classify(graph, method)
+    bound = graph.flag("at_bound") if "at_bound" in graph.gk.flag_names \
+        else np.zeros(graph.n, np.bool_)
+    finding, at_bound = stuck & ~bound, stuck & bound
+    first = np.flatnonzero(finding)
+    first_bound = np.flatnonzero(at_bound)
+    res = Recoverability(
+        STUCK if first.size else RECOVERABLE, graph.n, graph.nedges, healthy, int(first.size),
+        int(first_bound.size), graph.depth_of(int(first[0])) if first.size else None,
+        graph.depth_of(int(first_bound[0])) if first_bound.size else None, used,
+        graph.seconds + secs, secs)
+    if first.size:
+        res.witness = int(first[0])
+        res.witness_reach = int(reachable_from(res.witness, graph.offsets, graph.dst).sum())
+    if graph.refused:
+        res.note = (f"{graph.refused:,} steps leave the declared domains and are not in the "
+                    "graph (`hwcheck check` reports them)")
+    return res
+
+
+def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEFAULT_MAX_STATES,
+          method: str = "auto", report=None) -> tuple[Recoverability, StateGraph]:
+    """Explore ``spec``'s state graph and decide recoverability."""
+    rec = recovery(spec)
+    kernel = kernel or Kernel(spec)
+    graph = explore(kernel, predicates(rec), max_states=max_states, report=report)
+    res = analyse(graph, method)
+    if res.witness is not None:
+        res.trace = stuck_trace(spec, graph, res)
+    return res, graph
+
+
+def stuck_trace(spec: Spec, graph: StateGraph, res: Recoverability):
+    """The search's shortest path to the nearest stuck state, replayed through the interpreter
+    (which checks every step against the graph's fingerprints) and confirmed stuck by the
+    interpreter's own evaluation of the healthy predicate on the last state."""
+    from hwcheck.checker.traces.trace import TraceError, from_path
+
+    interp = Interpreter(spec)
+    trace = from_path(spec, interp, None, "invariant", "graph", graph.path_to(res.witness))
+    last = interp.layout.from_dict(trace.states[-1])
+    if interp.holds(recovery(spec).healthy, last):
+        raise TraceError("the graph's nearest stuck state is healthy on replay: the graph "
+                         "kernel and the interpreter disagree on the healthy predicate")
+    trace.meta["recoverability"] = {
+        "claim": "no healthy state is reachable from the last state",
+        "reachable_from_last": res.witness_reach, "stuck_states": res.stuck,
+        "stuck_at_bound": res.at_bound, "method": res.method}
+    return trace
+
+
+def describe(res: Recoverability) -> str:
+    """The claim a stuck trace breaks, with what the graph says of its last state (the page's
+    description of ``Recoverable``)."""
+    return (f"a healthy state stays reachable from every reachable state; from this one "
+            f"{_reach(res)}")
+
+
+def _reach(res: Recoverability) -> str:
+    n = res.witness_reach
+    return f"{n:,} state{'s are' if n != 1 else ' is'} reachable, none of them healthy"
+
+
+def shown(res: Recoverability):
+    """The stuck trace as the text and the page show it: a counterexample to ``Recoverable``."""
+    return dataclasses.replace(res.trace, property=NAME)
+
+
+def stuck_text(res: Recoverability) -> str:
+    """The stuck trace as text, like any counterexample's, with the claim it breaks."""
+    from hwcheck.checker.traces import text
+
+    body = text.text(shown(res)).rstrip("\n")
+    return body + f"\nHere no healthy state is reachable: from the last state {_reach(res)}.\n"
+
+
+def write_stuck_trace(spec: Spec, res: Recoverability, folder: Path,
+                      identity: dict | None = None) -> list[Path]:
+    """``<folder>/Recoverable.itf.json``, ``.txt`` and ``.html``. The ITF file is a behaviour
+    (no property: `hwcheck replay` confirms every step, and ``#meta.recoverability`` states the
+    claim); the text and the page name the claim ``Recoverable`` like any counterexample."""
+    from hwcheck.checker.traces import html, itf
+    from hwcheck.checker.traces.output import write_atomic, write_trace_marker
+
+    folder = Path(folder)
+    if identity is not None:
+        write_trace_marker(folder, identity)
+    files = [write_atomic(folder / f"{NAME}.itf.json", itf.dumps(spec, res.trace)),
+             write_atomic(folder / f"{NAME}.txt", stuck_text(res)),
+             write_atomic(folder / f"{NAME}.html", html.page(shown(res), describe(res)))]
+    res.files = files
+    return files
+
+
+def clear_stuck_trace(folder: Path) -> None:
+    """Remove an earlier run's stuck trace from ``folder`` (this run found none)."""
+    for suffix in (".itf.json", ".txt", ".html"):
+        f = Path(folder) / f"{NAME}{suffix}"
+        if f.exists():
+            f.unlink()

@@ -1,0 +1,96 @@
+"""Which states can reach a target set: backward reachability over a state graph's transitions.
+
+Two implementations of one question, chosen by size (``recover.py``): networkx on a DiGraph
+while the graph fits in its per-edge Python objects, and an array search (the transitions
+reversed into compressed sparse row form, then a breadth-first search in numba) beyond that.
+The tests hold them to the same answer.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+from numba import njit
+
+
+def can_reach_networkx(n: int, src: np.ndarray, dst: np.ndarray,
+                       target: np.ndarray) -> np.ndarray:
+    """bool [n]: the states from which some state of ``target`` (bool [n]) is reachable (the
+    target states themselves included), with networkx: the reversed graph, a source joined to
+    every target state, and its descendants."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n + 1))
+    g.add_edges_from(zip(dst.tolist(), src.tolist()))  # reversed
+    g.add_edges_from((n, int(t)) for t in np.flatnonzero(target))  # n: the joined source
+    out = np.zeros(n, np.bool_)
+    reached = nx.descendants(g, n)
+    if reached:
+        out[np.fromiter(reached, np.int64, len(reached))] = True
+    return out
+
+
+def reverse_csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets [n + 1], predecessors): the predecessors of state j are
+    ``pred[offsets[j]:offsets[j + 1]]``."""
+    order = np.argsort(dst, kind="stable")
+    pred = src[order]
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(dst, minlength=n), out=offsets[1:])
+    return offsets, pred
+
+
+@njit(cache=True)
+def _backward(n, offsets, pred, target, out):
+    queue = np.empty(n, np.int64)
+    head = tail = 0
+    for i in range(n):
+        if target[i]:
+            out[i] = True
+            queue[tail] = i
+            tail += 1
+    while head < tail:
+        j = queue[head]
+        head += 1
+        for e in range(offsets[j], offsets[j + 1]):
+            p = pred[e]
+            if not out[p]:
+                out[p] = True
+                queue[tail] = p
+                tail += 1
+    return tail
+
+
+def can_reach_arrays(n: int, src: np.ndarray, dst: np.ndarray,
+                     target: np.ndarray) -> np.ndarray:
+    """The same as ``can_reach_networkx``, over arrays: the transitions reversed into compressed
+    sparse row form, then a breadth-first search from every target state at once."""
+    offsets, pred = reverse_csr(n, src, dst)
+    out = np.zeros(n, np.bool_)
+    _backward(n, offsets, pred, np.ascontiguousarray(target, np.bool_), out)
+    return out
+
+
+@njit(cache=True)
+def _forward(start, offsets, dst, seen):
+    n = offsets.size - 1
+    queue = np.empty(n, np.int64)
+    queue[0] = start
+    seen[start] = True
+    head, tail = 0, 1
+    while head < tail:
+        i = queue[head]
+        head += 1
+        for e in range(offsets[i], offsets[i + 1]):
+            j = dst[e]
+            if not seen[j]:
+                seen[j] = True
+                queue[tail] = j
+                tail += 1
+    return tail
+
+
+def reachable_from(start: int, offsets: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """bool [n]: the states reachable from ``start`` (itself included)."""
+    seen = np.zeros(offsets.size - 1, np.bool_)
+    _forward(start, offsets, dst, seen)
+    return seen

@@ -1,0 +1,74 @@
+"""When a Kafka partition has healed, and when the model's bounds alone keep it from healing.
+
+Safety invariants say nothing of whether a partition can heal. ``hwcheck check --recoverable``
+asks it of every reachable state: can the partition still get back to a *healthy* state? A
+state from which no healthy state is reachable is *stuck*: with HW truncation, logs that
+diverged below the HW never converge again, which is as bad as a lost record.
+
+- ``healthy(spec)``: there is a leader; every replica is alive, in the ISR and holds exactly
+  the leader's log (each record's epoch and, with the knobs of docs/kafka-model.md, its
+  producer sequence number, transaction and kind; with a log start offset, at every offset both
+  still hold, and the same LEO); and every replica's HW equals its LEO.
+- ``at_bound(spec)``: no leader and the epoch at its maximum E, so no election can ever happen
+  again. Such a state is stuck because the model stops electing, not because of the protocol;
+  the checker counts these apart and does not report them as findings.
+
+Both are expressions of the spec language over the spec's own variables, so the compiled
+kernel, the interpreter and Z3 read them alike.
+"""
+
+from __future__ import annotations
+
+from hwcheck.spec.lang import Expr, Spec, count, forall
+
+NONE = -1  # leader: no leader (model.NONE)
+PAYLOAD = ("seq", "txn", "ctl")  # per-record cells beyond the epoch, when a knob declares them
+
+
+def _has(spec: Spec, name: str) -> bool:
+    return any(v.name == name for v in spec.variables)
+
+
+def _leo(spec: Spec, r) -> Expr:
+    """A replica's LEO as model.build's ``leo``: its log start offset (when declared) plus the
+    records above it."""
+    log = spec.var("log")
+    M = log.shape[1]
+    n = count(M, lambda k: log[r, k] != 0, "k")
+    return spec.var("logStart")[r] + n if _has(spec, "logStart") else n
+
+
+def healthy(spec: Spec) -> Expr:
+    """The partition has healed: a leader, every replica alive and in the ISR with exactly the
+    leader's log, and HW = LEO everywhere."""
+    log, hw = spec.var("log"), spec.var("hw")
+    alive, isr = spec.var("alive"), spec.var("isr")
+    leader = spec.var("leader")[()]
+    R, M = log.shape
+    cells = [log] + [spec.var(n) for n in PAYLOAD if _has(spec, n)]
+    start = spec.var("logStart") if _has(spec, "logStart") else None
+
+    def same_records(r) -> Expr:
+        def at(k) -> Expr:
+            eq = cells[0][r, k] == cells[0][leader, k]
+            for c in cells[1:]:
+                eq = eq & (c[r, k] == c[leader, k])
+            if start is None:
+                return eq
+            return ~((k >= start[r]) & (k >= start[leader])) | eq
+
+        return forall(M, at, "k")
+
+    def replica_ok(r) -> Expr:
+        ok = alive[r] & isr[r] & same_records(r) & (hw[r] == _leo(spec, r))
+        if start is not None:
+            ok = ok & (_leo(spec, r) == _leo(spec, leader))
+        return ok
+
+    return (leader != NONE) & forall(R, replica_ok, "r")
+
+
+def at_bound(spec: Spec) -> Expr:
+    """No leader, and the epoch at its maximum: the model elects no leader again."""
+    epoch = spec.var("epoch")
+    return (spec.var("leader")[()] == NONE) & (epoch[()] == epoch.hi)

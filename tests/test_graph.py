@@ -1,0 +1,456 @@
+"""The explored state graph (every transition, as arrays), recoverability on it, its export with
+networkx, the suite report, and the trace pages' timeline and explanations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine_contract import MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
+from helpers import kafka
+from hwcheck.checker import protocols
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.graph import export, recover
+from hwcheck.checker.graph.explore import explore
+from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_networkx
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.traces import html, itf, report, text
+from hwcheck.checker.traces.trace import Trace, from_path
+from hwcheck.spec.kafka import views
+from hwcheck.spec.lang import Spec, SpecError, prime
+from hwcheck.spec.protocol import Param, Protocol, recovery_of
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "counterexamples"
+R2 = dict(replicas=2, max_offset=2, max_epoch=3)
+
+# Recoverability of MODEL.md's R=2 M=2 E=3 configurations (README's table): per truncation and
+# ISR expansion, (stuck states, stuck only at the model's bounds, healthy states, steps to the
+# nearest stuck state).
+RECOVERABILITY = [
+    ("hw", "hw", 953, 4433, 374, 9),
+    ("leader-epoch", "hw", 184, 2110, 133, 7),
+    ("kip-279", "hw", 0, 1870, 133, None),
+    ("kip-279", "epoch-start", 0, 1870, 133, None),
+]
+
+
+def cli(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _graph(spec, **kw):
+    rec = recovery_of(spec)
+    preds = [] if rec is None else recover.predicates(rec)
+    return explore(Kernel(spec), preds, **kw)
+
+
+# -- the graph -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", [r for r in MODEL_TABLE if r[0] == 2],
+                         ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
+def test_the_graph_has_model_md_counts(row):
+    """Every reachable state once, every transition (MODEL.md's 'generated'), the depth."""
+    R, M, E, trunc, exp, distinct, generated, depth, _ = row
+    g = _graph(kafka(replicas=R, max_offset=M, max_epoch=E, truncation=trunc, isr_expansion=exp))
+    assert (g.n, g.nedges, g.depth, g.complete) == (distinct, generated, depth, True)
+    assert len(np.unique(g.fps)) == g.n
+    assert g.offsets[0] == 0 and g.offsets[-1] == g.nedges and np.all(np.diff(g.offsets) >= 0)
+    assert np.all(g.depths()[g.dst] <= g.depths()[g.src()] + 1)  # breadth-first ids
+
+
+@pytest.mark.parametrize("row", PROTOCOL_TABLE, ids=lambda r: f"{r[0]}-{r[1]}")
+def test_the_graph_of_other_protocols(row):
+    file, params, distinct, generated, depth, _ = row
+    g = _graph(protocol_spec(file, params))
+    assert (g.n, g.nedges, g.depth) == (distinct, generated, depth)
+
+
+@pytest.mark.parametrize("spec", [
+    lambda: protocol_spec("die_hard.py", {}),
+    lambda: protocol_spec("two_phase.py", {"rms": 2, "tm_commits_early": True}),
+    lambda: kafka(replicas=2, max_offset=1, max_epoch=2, truncation="leader-epoch"),
+], ids=["die_hard", "two_phase", "kafka-R2M1E2"])
+def test_every_transition_is_a_step_of_the_interpreter(spec):
+    """The graph kernel's transitions of each state are exactly the interpreter's successors."""
+    spec = spec()
+    g = _graph(spec, keep_rows=True)
+    interp = Interpreter(spec)
+    index = {int(fp): i for i, fp in enumerate(g.fps)}
+    for i in range(g.n):
+        want = sorted((inst.index, index[_fp(nxt)]) for inst, nxt in interp.successors(g.rows[i]))
+        lo, hi = g.offsets[i], g.offsets[i + 1]
+        assert sorted(zip(g.act[lo:hi].tolist(), g.dst[lo:hi].tolist())) == want
+        for name in g.gk.flag_names:  # invariants flagged as the interpreter evaluates them
+            if name in {p.name for p in spec.invariants}:
+                holds = interp.holds(spec.invariant_named(name).expr, g.rows[i])
+                assert bool(g.flag(name)[i]) == holds
+
+
+def _fp(row) -> int:
+    from hwcheck.checker.semantics.fingerprint import fingerprint
+
+    return int(fingerprint(np.ascontiguousarray(row)))
+
+
+def test_a_path_of_the_graph_replays_through_the_interpreter():
+    spec = kafka(**R2, truncation="hw")
+    g = _graph(spec)
+    last = g.n - 1  # a deepest state
+    trace = from_path(spec, Interpreter(spec), None, "invariant", "graph", g.path_to(last))
+    assert len(trace.actions) == g.depth == g.depth_of(last)
+
+
+def test_a_state_cap_leaves_the_graph_incomplete_and_recoverability_unknown():
+    spec = kafka(**R2, truncation="hw")
+    res, g = recover.check(spec, max_states=500)
+    assert not g.complete and g.n > 500 and "more than 500 states" in g.stop_reason
+    assert g.offsets[-1] == g.nedges and g.offsets.size == g.n + 1
+    assert res.verdict == "unknown" and res.line().startswith("recoverable: unknown (the graph")
+
+
+# -- recoverability ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["networkx", "arrays"])
+@pytest.mark.parametrize("row", RECOVERABILITY, ids=lambda r: f"{r[0]}-{r[1]}")
+def test_recoverability_of_model_md_configurations(row, method):
+    trunc, exp, stuck, bound, healthy, nearest = row
+    res, g = recover.check(kafka(**R2, truncation=trunc, isr_expansion=exp), method=method)
+    assert (res.stuck, res.at_bound, res.healthy, res.shortest) == (stuck, bound, healthy, nearest)
+    assert res.verdict == ("stuck" if stuck else "recoverable")
+    assert res.method == method
+    if stuck:
+        assert res.trace is not None and res.trace.length == nearest
+    else:
+        assert res.trace is None
+
+
+def test_the_nearest_stuck_state_is_stuck_by_the_interpreter_alone():
+    """From the last state of the stuck trace, the interpreter's own search reaches no healthy
+    state (and as many states as the graph says)."""
+    spec = kafka(**R2, truncation="leader-epoch")
+    res, _ = recover.check(spec)
+    interp = Interpreter(spec)
+    healthy = recovery_of(spec).healthy
+    start = interp.layout.from_dict(res.trace.states[-1])
+    seen, queue = {start.tobytes()}, deque([start])
+    while queue:
+        row = queue.popleft()
+        assert not interp.holds(healthy, row)
+        for _, nxt in interp.successors(row):
+            if nxt.tobytes() not in seen:
+                seen.add(nxt.tobytes())
+                queue.append(nxt)
+    assert len(seen) == res.witness_reach
+
+
+def _healthy_by_hand(st: dict) -> bool:
+    """The issue's words, on the readable state: a leader; every replica alive, in the ISR,
+    with exactly the leader's log; HW = LEO on every replica."""
+    L, R = st["leader"], len(st["hw"])
+    return L >= 0 and all(
+        r in st["alive"] and r in st["isr"] and st["log"][r] == st["log"][L]
+        and st["hw"][r] == sum(1 for e in st["log"][r] if e) for r in range(R))
+
+
+def test_the_healthy_predicate_is_the_issues_definition_in_kernel_and_interpreter():
+    spec = kafka(**R2, truncation="leader-epoch")
+    g = _graph(spec, keep_rows=True)
+    interp = Interpreter(spec)
+    rec = recovery_of(spec)
+    flags, bound = g.flag("healthy"), g.flag("at_bound")
+    for i in range(g.n):
+        st = interp.layout.to_dict(g.rows[i])
+        assert bool(flags[i]) == interp.holds(rec.healthy, g.rows[i]) == _healthy_by_hand(st)
+        assert bool(bound[i]) == (st["leader"] < 0 and st["epoch"] == 3)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(1, 25).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=60),
+    st.lists(st.booleans(), min_size=n, max_size=n))))
+def test_networkx_and_arrays_agree_with_a_plain_search(case):
+    n, edges, target = case
+    src = np.array([a for a, _ in edges], np.int32)
+    dst = np.array([b for _, b in edges], np.int32)
+    tgt = np.array(target, np.bool_)
+    want = np.zeros(n, np.bool_)
+    for i in range(n):  # forward search from each state: does it reach a target?
+        seen, todo = {i}, [i]
+        while todo:
+            j = todo.pop()
+            if tgt[j]:
+                want[i] = True
+                break
+            for a, b in edges:
+                if a == j and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+    assert np.array_equal(can_reach_networkx(n, src, dst, tgt), want)
+    assert np.array_equal(can_reach_arrays(n, src, dst, tgt), want)
+
+
+def _trap_protocol() -> Protocol:
+    """A counter 0..3 that can go up, reset to 0 from 1 or 2, and fall into a trap from 2 (the
+    trap leads only to itself): healthy = 0. Stuck: the trap; 3 is stuck only at the bound."""
+    def build(**_):
+        s = Spec("Trap", {})
+        c = s.scalar("c", 0, 3)
+        trap = s.scalar("trap", 0, 1)
+
+        @s.action("Up", modifies=[c])
+        def up(b):
+            b.require(trap == 0, c < 3)
+            b.set(c, c + 1)
+
+        @s.action("Reset", modifies=[c])
+        def reset(b):
+            b.require(trap == 0, (c == 1) | (c == 2))
+            b.set(c, 0)
+
+        @s.action("Fall", modifies=[trap])
+        def fall(b):
+            b.require(trap == 0, c == 2)
+            b.set(trap, 1)
+
+        s.invariant("Small", c <= 3)
+        return s.validate()
+
+    return Protocol("trap", (Param("unused", 0, int),), build,
+                    healthy=lambda s: (s.var("c")[()] == 0) & (s.var("trap")[()] == 0),
+                    at_bound=lambda s: s.var("c")[()] == 3)
+
+
+def test_a_protocol_states_its_own_healthy_predicate():
+    spec = _trap_protocol().build()
+    for method in ("networkx", "arrays"):
+        res, g = recover.check(spec, method=method)
+        assert (g.n, res.healthy, res.stuck, res.at_bound, res.shortest) == (5, 1, 1, 1, 3)
+        assert res.trace.actions == ["Up", "Up", "Fall"]
+
+
+def test_a_protocol_without_a_healthy_predicate_is_a_one_line_error():
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "check", "--spec",
+                          str(ROOT / "tests" / "specs" / "die_hard.py"), "--recoverable"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2
+    assert res.stderr.strip() == ("hwcheck: error: --recoverable: die_hard states no healthy "
+                                  "predicate (Protocol.healthy); recoverability needs one")
+
+
+def test_a_malformed_healthy_predicate_is_named():
+    proto = _trap_protocol()
+    import dataclasses
+
+    bad = dataclasses.replace(proto, healthy=lambda s: prime(s.var("c")[()]) == 0)
+    with pytest.raises(SpecError, match="trap healthy predicate: reads the next state of c"):
+        recovery_of(bad.build())
+
+
+def test_check_recoverable_on_the_command_line(tmp_path):
+    res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279",
+              "--isr-expansion", "epoch-start", "--recoverable", "--out", str(tmp_path), "-q")
+    assert res.exit_code == 0, res.output
+    line = res.output.rstrip().splitlines()[-1]
+    assert line.startswith("recoverable: recoverable; 0 stuck states (and 1,870 stuck only at "
+                           "the model's bounds); 133 healthy; 4,978 states, 14,722 transitions, "
+                           "networkx")
+
+    res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",
+              "--out", str(tmp_path), "-q", "--json")
+    assert res.exit_code == 12
+    obj = json.loads(res.stdout.strip().splitlines()[-1])
+    rec = obj["recoverability"]
+    assert (rec["verdict"], rec["stuck"], rec["stuck_at_bound"], rec["shortest"]) == \
+        ("stuck", 953, 4433, 9)
+    folder = Path(rec["trace"]).parent
+    assert sorted(p.name for p in folder.glob("Recoverable.*")) == [
+        "Recoverable.html", "Recoverable.itf.json", "Recoverable.txt"]
+    txt = (folder / "Recoverable.txt").read_text()
+    assert txt.startswith("Recoverable violated in 9 steps (graph engine)\n")
+    assert "The last state violates Recoverable.\nHere no healthy state is reachable: from the " \
+           "last state 805 states are reachable, none of them healthy.\n" in txt
+    assert "violates <b>Recoverable</b>: a healthy state stays reachable" in \
+        (folder / "Recoverable.html").read_text()
+    replayed = cli("replay", str(folder / "Recoverable.itf.json"))
+    assert replayed.exit_code == 0 and "a behaviour of KafkaHW in 9 steps" in replayed.output
+    meta = itf.read(folder / "Recoverable.itf.json")["#meta"]
+    assert meta["recoverability"]["claim"] == "no healthy state is reachable from the last state"
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+SMALL = ["-R", "2", "-M", "1", "-E", "2"]
+
+
+@pytest.fixture(scope="module")
+def small_graph():
+    spec = kafka(replicas=2, max_offset=1, max_epoch=2)
+    marked = export.explore_marked(spec)
+    return spec, marked, export.to_networkx(spec, marked)
+
+
+def test_export_marks_violations_stuck_states_and_the_shortest_counterexample(small_graph):
+    spec, m, G = small_graph
+    assert (G.number_of_nodes(), G.number_of_edges()) == (m.graph.n, m.graph.nedges)
+    kinds = {a["kind"] for _, a in G.nodes(data=True)}
+    assert {"violates", "healthy", "at_bound", "plain"} <= kinds  # a violation shows first
+    res, _ = recover.check(spec)
+    stuck = [n for n, a in G.nodes(data=True) if a["stuck"] and not a["at_bound"]]
+    assert len(stuck) == res.stuck > 0
+    assert sum(1 for _, a in G.nodes(data=True) if a["at_bound"]) == res.at_bound
+    path = [n for n, a in G.nodes(data=True) if a["on_path"]]
+    on = [(u, v) for u, v, a in G.edges(data=True) if a["on_path"]]
+    assert len(on) == len(path) - 1 == m.graph.depth_of(m.target)
+    assert G.nodes[m.target]["violates"] == "CommittedNotLost,AckedNotLost"
+    assert {a["action"] for _, _, a in G.edges(data=True)} >= {"Produce", "Elect(1)", "Crash(0)"}
+    # the shortest counterexample is as short as the check's
+    from hwcheck.checker.engines.options import Options
+    from hwcheck.checker.run import check
+
+    found = check(spec, Options(stop_at_violation=False)).violations()
+    assert m.graph.depth_of(m.target) == min(v.length for v in found)
+
+
+@pytest.mark.parametrize("fmt", export.FORMATS)
+def test_graph_command_writes_each_format(fmt, tmp_path, small_graph):
+    _, m, _ = small_graph
+    out = tmp_path / f"g.{fmt}"
+    res = cli("graph", *SMALL, "--format", fmt, "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert f"{m.graph.n:,} states, {m.graph.nedges:,} transitions" in res.output
+    if fmt == "graphml":
+        G = nx.read_graphml(out)
+        assert (G.number_of_nodes(), G.number_of_edges()) == (m.graph.n, m.graph.nedges)
+    elif fmt == "json":
+        G = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+        assert (G.number_of_nodes(), G.number_of_edges()) == (m.graph.n, m.graph.nedges)
+    else:
+        assert out.read_text().startswith("digraph {")
+
+
+NEEDS_DOT = pytest.mark.skipif(shutil.which("dot") is None,
+                               reason="Graphviz's dot is not installed (apt-get install graphviz)")
+
+
+def _render(tmp_path, args) -> str:
+    out = tmp_path / "g.dot"
+    assert cli("graph", *args, "--out", str(out), "-q").exit_code == 0
+    res = subprocess.run(["dot", "-Tsvg", str(out), "-o", str(tmp_path / "g.svg")],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return (tmp_path / "g.svg").read_text()
+
+
+@NEEDS_DOT
+def test_the_dot_file_renders_with_graphviz(tmp_path):
+    """126 states: Graphviz lays them out in a fraction of a second."""
+    svg = _render(tmp_path, ["-R", "2", "-M", "1", "-E", "1"])
+    assert svg.count('class="node"') == 126 and "FetchRequest(1)" in svg
+
+
+@pytest.mark.slow
+@NEEDS_DOT
+def test_the_dot_file_of_r2_m1_e2_renders_with_graphviz(tmp_path):
+    """738 states and 2,092 transitions, the counterexample drawn thick: about 25 s of dot."""
+    svg = _render(tmp_path, SMALL)
+    assert svg.count('class="node"') == 738 and "Elect(1)" in svg
+    assert 'stroke="#d00000"' in svg  # the shortest counterexample's path
+
+
+def test_a_graph_past_the_cap_is_a_clear_error():
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "graph", *SMALL,
+                          "--max-states", "100"], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("hwcheck: error: the state graph has more than 100 states")
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+# -- trace pages ---------------------------------------------------------------------------------
+
+
+def _committed(scenario: str, prop: str):
+    data = itf.read(COMMITTED / scenario / f"{prop}.itf.json")
+    spec = kafka(data["#meta"]["params"])
+    trace = itf.from_itf(spec, data)
+    trace.views = spec.protocol.views
+    return spec, trace
+
+
+def test_the_page_has_a_timeline_and_marks_fields_not_cells():
+    spec, trace = _committed("hw-truncation", "CommittedNotLost")
+    page = html.page(trace, html.describe(spec, "CommittedNotLost"))
+    assert page.count('<g class="step"') == len(trace.actions)
+    for name in ("Produce", "FetchRequest", "FetchResponse", "Crash", "Restart", "Elect"):
+        assert f'data-action="{name}"' in page
+    assert page.count('<td class="step">') == len(trace.states)
+    assert 'class="changed"' not in page and "chg" in page  # fields, not whole cells
+    for external in ("http://", "https://", "<script", "<link", "src=", "url("):
+        assert external not in page
+
+
+def test_the_text_has_the_pages_explanation():
+    spec, trace = _committed("kip-101", "LogsMatchBelowHw")
+    why, _ = views.explain(trace)
+    assert text.text(trace).endswith(f"The last state violates LogsMatchBelowHw.\nHere {why}.\n")
+    assert f"Here {why}" in html.page(trace)
+
+
+def test_a_cti_page_says_it_is_a_counterexample_to_induction():
+    spec, trace = _committed("hw-truncation", "CommittedNotLost")
+    cti = Trace(trace.spec, trace.params, "z3-induction", "CommittedNotLost", "invariant",
+                trace.actions[-1:], trace.states[-2:], {"cti": True}, views=trace.views)
+    page = html.page(cti)
+    assert "counterexample to induction" in page and "pre-state" in page
+    assert "counterexample to induction" not in html.page(trace)
+    generic = html.generic_page(cti)  # a protocol without views says it too
+    assert "counterexample to induction" in generic
+
+
+# -- the suite report ----------------------------------------------------------------------------
+
+
+def test_the_suite_writes_a_self_contained_report_and_merges_runs(tmp_path):
+    assert cli("suite", "--scenario", "acks-1", "--out", str(tmp_path), "-q").exit_code == 0
+    res = cli("suite", "--scenario", "unclean-election", "--out", str(tmp_path), "-q")
+    assert res.exit_code == 0 and f"report {tmp_path / 'index.html'}" in res.output
+    page = (tmp_path / report.INDEX).read_text()
+    for external in ("http://", "https://", "<script", "<link", "src="):
+        assert external not in page
+    proto = protocols.load("kafka")
+    assert page.count('<section class="scenario') == len(proto.scenarios)
+    for name in ("acks-1", "unclean-election"):  # both runs, merged
+        assert f'data-scenario="{name}" data-ok="true"' in page
+    assert 'notrun" id="sc-hw-truncation"' in page
+    links = [line.split('href="')[1].split('"')[0] for line in page.split("<a ")[1:]
+             if 'class="trace"' in line]
+    assert "acks-1/AckedNotLost.html" in links and "unclean-election/CommittedNotLost.txt" in links
+    assert all((tmp_path / link).is_file() for link in links)
+    assert "R=2 M=2 E=3 truncation=kip-279 isr-expansion=epoch-start acks=1" in page
+    assert "12,294 states (as pinned)" in page
+
+
+def test_graph_of_a_protocol_without_a_healthy_predicate(tmp_path):
+    out = tmp_path / "g.json"
+    res = cli("graph", "--spec", str(ROOT / "tests" / "specs" / "die_hard.py"), "--format", "json",
+              "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert "16 states, 96 transitions" in res.output
+    assert "shortest counterexample: violates NotSolved in 6 steps" in res.output
+    G = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+    assert not any(a["stuck"] for _, a in G.nodes(data=True))
