@@ -242,21 +242,22 @@ def test_handoff_orbits_match_the_oracle(params):
 
 
 def test_sort_and_every_permutation_give_the_same_orbits():
-    """The two exact canonical forms pick different representatives, but count the same
-    orbits, transitions and depth."""
+    """The exact canonical forms (sorting by packed keys, sorting by comparing slices, the
+    least renaming over every permutation) pick different representatives, but count the
+    same orbits, transitions and depth."""
     from hwcheck.checker.engines.local import LocalEngine
 
     spec = kafka(Params(3, 1, 3, "kip-279", "epoch-start"))
     figures = []
-    for method in ("sort", "perms"):
+    for method in ("sort", "compare", "perms"):
         ex = LocalEngine(Kernel(spec, symmetry=True, canon_method=method),
                          Options(stop_at_violation=False)).run()
         figures.append((ex.distinct, ex.generated, ex.depth,
                         sorted((n, h.length) for n, h in ex.hits.items())))
-    assert figures[0] == figures[1]
+    assert figures[0] == figures[1] == figures[2]
 
 
-@pytest.mark.parametrize("case", ["kafka-sort", "kafka-perms", "handoff-links"])
+@pytest.mark.parametrize("case", ["kafka-sort", "kafka-compare", "kafka-perms", "handoff-links"])
 def test_the_canonical_form_is_exact(case):
     """Every renaming of a state has the same representative, and it is a renaming of the
     state: on reachable states of a small configuration, under every permutation."""

@@ -69,8 +69,8 @@ class Kernel:
     (``checker.semantics.symmetry``): every successor the expansion emits, and ``start``, are
     canonical representatives. ``step`` stays concrete (traces replay real states). A protocol
     that declares no symmetry, or one that does not cover the spec, is a SpecError.
-    ``canon_method``: "auto" (sorting where that is exact, else every permutation), "sort" or
-    "perms" (tests compare the two)."""
+    ``canon_method``: "auto" (sorting where that is exact, else every permutation), "sort",
+    "compare" (sorting without packed keys) or "perms" (tests compare them)."""
 
     def __init__(self, spec: Spec, symmetry: bool = False, canon_method: str = "auto"):
         self.spec = spec

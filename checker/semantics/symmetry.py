@@ -18,7 +18,12 @@ Two methods, both exact:
   is the least row, over all permutations, in the order "id cells first, then member 0's slice,
   member 1's, ..., then the rest": the ids fix the named members' new numbers, and the least
   sequence of the remaining slices is the sorted one. Members with equal slices that no id
-  names are interchangeable, so ties cannot make two representatives.
+  names are interchangeable, so ties cannot make two representatives. A slice is packed into
+  one int64 whose integer order is its lexicographic order (each cell in the bits its domain
+  needs, the first cell highest) and the members are sorted by a sorting network over local
+  variables; a slice too wide to pack (``compare``) is compared cell by cell instead.
+  Measured on Kafka: 69 ns per state against 95 for ``perms`` at R=3, and half the
+  exploration time of ``perms`` at R=4.
 * ``perms`` (any declaration): the least row, in layout order, over all R! permutations
   applied to the row (precomputed as a gather table), with an early exit in each comparison.
 
@@ -37,7 +42,7 @@ from hwcheck.spec.lang import Spec, SpecError
 
 from hwcheck.checker.semantics.layout import Layout
 
-METHODS = ("auto", "sort", "perms")
+METHODS = ("auto", "sort", "compare", "perms")  # compare: sort, slices never packed
 MAX_PERMS = 40320  # 8!: beyond this the permutation tables would be larger than the state space
 
 
@@ -126,9 +131,25 @@ class Plan:
     method: str  # "sort" | "perms"
     size: int
     ids: tuple  # row positions of the id cells, in comparison order
-    slices: tuple  # sort: per member, the row positions of its slice (same order for each)
-    perms: tuple  # perms: every permutation (new number of each old member), identity first
-    src: tuple  # perms: per permutation, the row position each cell's value comes from
+    # sort: the slice of member r is the cells base[q] + r * step[q], q = 0..Q-1 (a member
+    # index enters a cell's position linearly), each cell's values in lo[q]..hi[q]
+    base: tuple = ()
+    step: tuple = ()
+    lo: tuple = ()
+    hi: tuple = ()
+    perms: tuple = ()  # perms: every permutation (new number of each old member), identity first
+    src: tuple = ()  # perms: per permutation, the row position each cell's value comes from
+    pack: bool = True  # sort: pack slices into int64 keys where they fit
+
+    @property
+    def key_bits(self) -> list[int]:
+        """Bits of each slice cell in a member's packed sort key."""
+        return [max(1, (h - l).bit_length()) for l, h in zip(self.lo, self.hi)]
+
+    @property
+    def packed(self) -> bool:
+        """Whether a member's whole slice packs into one non-negative int64, order kept."""
+        return self.pack and sum(self.key_bits) <= 62
 
 
 def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Plan:
@@ -144,16 +165,21 @@ def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Pl
     separable = all(len(d) == 1 for d in symmetry["dims"].values())
     if method == "auto":
         method = "sort" if separable else "perms"
-    if method == "sort":
+    if method in ("sort", "compare"):
         if not separable:
             raise ValueError("the sort method needs one member dimension per variable")
-        slices = [[] for _ in range(n)]
+        base, step, lo, hi = [], [], [], []
         for v in spec.variables:
             if v.name in symmetry["dims"]:
                 (dim,) = symmetry["dims"][v.name]
-                for r in range(n):
-                    slices[r].extend(_cells(v, layout, dim, r))
-        return Plan("sort", n, tuple(ids), tuple(map(tuple, slices)), (), ())
+                first, second = _cells(v, layout, dim, 0), _cells(v, layout, dim, min(1, n - 1))
+                for c0, c1 in zip(first, second):
+                    base.append(c0)
+                    step.append(c1 - c0)
+                    lo.append(v.lo)
+                    hi.append(v.hi)
+        return Plan("sort", n, tuple(ids), tuple(base), tuple(step), tuple(lo), tuple(hi),
+                    pack=method == "sort")
     count = 1
     for i in range(2, n + 1):
         count *= i
@@ -171,13 +197,21 @@ def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Pl
                     src[layout.cell(v, new)] = layout.cell(v, idx)
         perms.append(perm)
         srcs.append(tuple(src))
-    return Plan("perms", n, tuple(ids), (), tuple(perms), tuple(srcs))
+    return Plan("perms", n, tuple(ids), perms=tuple(perms), src=tuple(srcs))
 
 
 def _array(name: str, values, dtype: str = "int64") -> str:
     """A module-level constant array (numba freezes it into the compiled code)."""
     nested = [list(v) for v in values] if values and isinstance(values[0], tuple) else list(values)
     return f"{name} = np.array({nested!r}, np.{dtype})"
+
+
+def _pos(base: int, step: int, member: str) -> str:
+    """The source of a slice cell's position for a member given as source."""
+    if member.isdigit():
+        return str(base + step * int(member))
+    term = f"{member} * {step}" if step != 1 else member
+    return f"{base} + {term}" if base else term
 
 
 def canon_source(p: Plan) -> str:
@@ -191,11 +225,7 @@ def canon_source(p: Plan) -> str:
              f"SYM_NIDS = {len(p.ids)}",
              _array("SYM_IDS", p.ids if p.ids else (0,))]
     if p.method == "sort":
-        q = len(p.slices[0]) if p.slices else 0
-        lines += [f"SYM_Q = {q}",
-                  _array("SYM_SLICE", p.slices if q else tuple((0,) for _ in range(n))),
-                  f"SYM_WORK = {2 * n}",
-                  SORT_SOURCE]
+        lines += [f"SYM_WORK = {3 * n}", _sort_source(p)]
     else:
         isid = [0] * len(p.src[0])
         for pos in p.ids:
@@ -210,64 +240,115 @@ def canon_source(p: Plan) -> str:
     return "\n".join(lines)
 
 
-SORT_SOURCE = '''
-
-@njit(cache=True, inline="always")
-def _slice_lt(t, a, b):
-    """Member a's slice is less than member b's (lexicographically, early exit)."""
-    for q in range(SYM_Q):
-        x = t[SYM_SLICE[a, q]]
-        y = t[SYM_SLICE[b, q]]
-        if x != y:
-            return x < y
-    return False
+def _network(n: int) -> list[tuple[int, int]]:
+    """A sorting network for ``n`` elements (compare-exchange pairs): odd-even transposition,
+    n rounds, enough for the handful of members a symmetry has."""
+    return [(i, i + 1) for rnd in range(n) for i in range(rnd % 2, n - 1, 2)]
 
 
-@njit(cache=True)
-def canon(t, c, w):
-    """``t`` becomes its canonical form: members named by the id cells first (in the order
-    named), then the others sorted by slice. w[0:N]: the new number of each member;
-    w[N:2N]: the unnamed members, being sorted."""
-    for r in range(SYM_N):
-        w[r] = -1
-    nxt = 0
-    for q in range(SYM_NIDS):
-        x = t[SYM_IDS[q]]
-        if x >= 0 and w[x] < 0:
-            w[x] = nxt
-            nxt += 1
-    nf = 0
-    for r in range(SYM_N):
-        if w[r] < 0:
-            w[SYM_N + nf] = r
-            nf += 1
-    for i in range(1, nf):  # insertion sort: at most a handful of members
-        a = w[SYM_N + i]
-        j = i - 1
-        while j >= 0 and _slice_lt(t, a, w[SYM_N + j]):
-            w[SYM_N + j + 1] = w[SYM_N + j]
-            j -= 1
-        w[SYM_N + j + 1] = a
-    same = True
-    for i in range(nf):
-        w[w[SYM_N + i]] = nxt + i
-    for r in range(SYM_N):
-        if w[r] != r:
-            same = False
-    if same:
-        return
-    _copy(t, c)
-    for r in range(SYM_N):
-        nr = w[r]
-        if nr != r:
-            for q in range(SYM_Q):
-                c[SYM_SLICE[nr, q]] = t[SYM_SLICE[r, q]]
-    for q in range(SYM_NIDS):
-        x = t[SYM_IDS[q]]
-        if x >= 0:
-            c[SYM_IDS[q]] = w[x]
-    _copy(c, t)
-'''
+def _sort_source(p: Plan) -> str:
+    """``canon`` by sorting members, unrolled over the members and the slice cells.
+
+    Each member gets a sort key: members the id cells name get negative keys in the order
+    named; the others, when the slice packs into an int64 (``Plan.packed``), the packed slice,
+    whose integer order is the slice's lexicographic order. Packing is injective, so two
+    members with equal keys are interchangeable and a sorting network (not stable) is exact.
+    Keys and members stay in local variables. Otherwise (a slice too wide to pack) an
+    insertion sort compares slices cell by cell."""
+    if not p.packed:
+        return _sort_by_compare(p)
+    n = p.size
+    cells = list(zip(p.base, p.step, p.lo, p.hi))
+    out = ["", "", "@njit(cache=True)", "def canon(t, c, w):",
+           '    """``t`` becomes its canonical form (see checker/semantics/symmetry.py)."""']
+    for r in range(n):
+        shift, terms = sum(p.key_bits), []
+        for (b0, st, lo, _), bits in zip(cells, p.key_bits):
+            shift -= bits
+            v = f"np.int64(t[{_pos(b0, st, str(r))}])"
+            v = f"({v} - {lo})" if lo else v
+            terms.append(f"({v} << {shift})" if shift else v)
+        out.append(f"    k{r} = " + (" | ".join(terms) if terms else "np.int64(0)"))
+        out.append(f"    m{r} = {r}")
+    if p.ids:
+        out.append("    pin = np.int64(-1 - SYM_NIDS)")
+    for pos in p.ids:
+        out.append(f"    x = t[{pos}]")
+        for r in range(n):
+            out += [f"    {'if' if r == 0 else 'elif'} x == {r} and k{r} >= 0:",
+                    f"        k{r} = pin", "        pin += 1"]
+    for a, b in _network(n):
+        out += [f"    if k{b} < k{a}:",
+                f"        k{a}, k{b} = k{b}, k{a}",
+                f"        m{a}, m{b} = m{b}, m{a}"]
+    out += ["    if " + " and ".join(f"m{r} == {r}" for r in range(n)) + ":", "        return"]
+    for i in range(n):
+        out.append(f"    if m{i} != {i}:")
+        for b0, st, _, _ in cells:
+            out.append(f"        c[{_pos(b0, st, str(i))}] = t[{_pos(b0, st, f'm{i}')}]")
+    for i in range(n):
+        out.append(f"    if m{i} != {i}:")
+        for b0, st, _, _ in cells:
+            out.append(f"        t[{_pos(b0, st, str(i))}] = c[{_pos(b0, st, str(i))}]")
+    for pos in p.ids:  # the new number of member x is the position i with m_i == x
+        rank = " else ".join(f"{i} if x == m{i}" for i in range(n - 1)) + f" else {n - 1}"
+        out += [f"    x = t[{pos}]", "    if x >= 0:", f"        t[{pos}] = {rank}"]
+    return "\n".join(out)
+
+
+def _sort_by_compare(p: Plan) -> str:
+    """``canon`` by sorting members whose slices are compared cell by cell. w[0:N]: each
+    member's pin (negative: named by an id cell, in the order named; 0: not named); w[N:2N]:
+    the members in their new order; w[2N:3N]: each member's new number."""
+    cells = list(zip(p.base, p.step, p.lo, p.hi))
+    out = ["", "", "@njit(cache=True, inline=\"always\")",
+           "def _slice_lt(t, a, b):",
+           '    """Member a\'s slice is less than member b\'s (lexicographically)."""']
+    for b0, st, _, _ in cells:
+        out += [f"    x = t[{_pos(b0, st, 'a')}]", f"    y = t[{_pos(b0, st, 'b')}]",
+                "    if x != y:", "        return x < y"]
+    out += ["    return False", "", "",
+            "@njit(cache=True)", "def canon(t, c, w):",
+            '    """``t`` becomes its canonical form (see checker/semantics/symmetry.py)."""',
+            "    for r in range(SYM_N):",
+            "        w[r] = 0",
+            "    pinned = 0",
+            "    for k in range(SYM_NIDS):",
+            "        x = t[SYM_IDS[k]]",
+            "        if x >= 0 and w[x] == 0:",
+            "            w[x] = pinned - SYM_NIDS - 1",
+            "            pinned += 1",
+            "    same = True",
+            "    for i in range(SYM_N):  # insertion sort: a handful of members",
+            "        a = i",
+            "        j = i - 1",
+            "        while j >= 0:",
+            "            o = w[SYM_N + j]",
+            "            if not (w[a] < w[o] or (w[a] == w[o] == 0 and _slice_lt(t, a, o))):",
+            "                break",
+            "            w[SYM_N + j + 1] = o",
+            "            same = False",
+            "            j -= 1",
+            "        w[SYM_N + j + 1] = a",
+            "    if same:",
+            "        return",
+            "    for i in range(SYM_N):",
+            "        w[2 * SYM_N + w[SYM_N + i]] = i",
+            "    for i in range(SYM_N):",
+            "        s = w[SYM_N + i]",
+            "        if s != i:"]
+    for b0, st, _, _ in cells:
+        out.append(f"            c[{_pos(b0, st, 'i')}] = t[{_pos(b0, st, 's')}]")
+    out += ["    for i in range(SYM_N):",
+            "        if w[SYM_N + i] != i:"]
+    for b0, st, _, _ in cells:
+        out.append(f"            t[{_pos(b0, st, 'i')}] = c[{_pos(b0, st, 'i')}]")
+    out += ["    for k in range(SYM_NIDS):",
+            "        x = t[SYM_IDS[k]]",
+            "        if x >= 0:",
+            "            t[SYM_IDS[k]] = w[2 * SYM_N + x]"]
+    return "\n".join(out)
+
 
 PERMS_SOURCE = '''
 
