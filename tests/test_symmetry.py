@@ -340,7 +340,8 @@ def hwcheck(*args):
     ["-R", "2", "-M", "2", "-E", "3", "--truncation", "leader-epoch"],
     ["--spec", HANDOFF, "--param", "overflow=true"],
     ["--spec", HANDOFF, "--param", "members=3", "--param", "links=true"],
-], ids=["kip-279-r3", "kip-101", "handoff-overflow", "handoff-links"])
+    ["--spec", HANDOFF, "--param", "members=3", "--param", "oob=true"],
+], ids=["kip-279-r3", "kip-101", "handoff-overflow", "handoff-links", "handoff-oob"])
 def test_every_trace_found_with_symmetry_replays(args, tmp_path):
     res = hwcheck("check", *args, "--symmetry", "--continue", "--out", str(tmp_path),
                   "--run-name", "sym", "--quiet")

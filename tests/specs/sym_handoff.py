@@ -14,6 +14,8 @@ What the tests need from it:
   orbit.
 * ``AllOnes`` (an invariant) is violated by a path through several renamings.
 * ``overflow``: Bump lets the leader raise its value past the domain (a DomainError).
+* ``oob``: an action property that reads ``val[leader]`` in the next state with the next
+  state's leader, -1 once the leader steps down (a DomainError of a transition property).
 * ``links``: a member-by-member matrix (two member dimensions), so the canonical form is the
   least row over every permutation rather than a sort.
 """
@@ -24,9 +26,10 @@ from hwcheck.spec.protocol import Param, Protocol, Symmetry
 NONE = -1
 
 
-def build(members: int = 2, overflow: bool = False, links: bool = False) -> Spec:
+def build(members: int = 2, overflow: bool = False, links: bool = False,
+          oob: bool = False) -> Spec:
     n = members
-    spec = Spec("SymHandoff", {"members": n, "overflow": overflow, "links": links})
+    spec = Spec("SymHandoff", {"members": n, "overflow": overflow, "links": links, "oob": oob})
     val = spec.array("val", (n,), 0, 1, "each node's value")
     leader = spec.scalar("leader", NONE, n - 1, "the leader; -1 = none")
     link = spec.array("link", (n, n), 0, 1, "link[a][b]: a saw b's value as 1") if links else None
@@ -76,6 +79,9 @@ def build(members: int = 2, overflow: bool = False, links: bool = False) -> Spec
                    "not every node holds 1")
     spec.action_property("LeaderKeepsValue", forall(n, lambda q: implies(
         leader == q, prime(val[q]) == val[q]), "q"), "the leader's value never changes")
+    if oob:
+        spec.action_property("NextLeaderValue", implies(leader != NONE, prime(val[leader]) >= 0),
+                             "reads val at the next state's leader, which may be -1")
     return spec
 
 
@@ -91,7 +97,8 @@ PROTOCOL = Protocol(
     name="sym-handoff",
     params=(Param("members", 2, range(1, 6), "nodes"),
             Param("overflow", False, bool, "Bump leaves the value's domain"),
-            Param("links", False, bool, "a member-by-member matrix")),
+            Param("links", False, bool, "a member-by-member matrix"),
+            Param("oob", False, bool, "a transition property that reads outside val")),
     builder=build,
     doc="A leader hands a value over: a test protocol with a declared symmetry.",
     symmetry=symmetry,
