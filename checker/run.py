@@ -54,6 +54,8 @@ class Report:
             "protocol": self.spec.source or self.spec.name,
             "params": self.params,
             "distinct": ex.distinct,
+            "symmetry": ex.symmetry,
+            "counts": "orbits" if ex.symmetry else "states",
             "generated": ex.generated,
             "depth": ex.depth,
             "seconds": round(ex.seconds, 3),
@@ -112,11 +114,17 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     incomplete run; one while traces are built keeps the hits whose traces are not yet built,
     without a trace."""
     run_name = run_name or run_name_of(spec)
+    if opts.symmetry:  # a protocol without a (sound) declaration is refused before anything
+        from hwcheck.checker.semantics.symmetry import declared
+
+        declared(spec)
     folder, identity = None, run_identity(spec, "check")
     if out is not None:  # before exploring: an unusable folder is said at once
         folder = prepare_run_folder(Path(out), run_name, identity)
+    canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     try:
-        kernel = Kernel(spec)
+        kernel = Kernel(spec, symmetry=opts.symmetry)
+        canon = kernel.canonical if kernel.symmetric else None
         ex = make_engine(engine, kernel, opts, **engine_opts).run()
     except (KeyboardInterrupt, MemoryError) as e:
         ex = Exploration(engine, checked=checked_properties(spec, opts),
@@ -134,7 +142,7 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
             if hit.path is None:
                 o.note = "its trace was not rebuilt (the run was stopped first)"
                 continue
-            o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path)
+            o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path, canon)
             if out is not None and (kind != "reachable" or write_witnesses):
                 try:
                     o.files = write_trace(spec, o.trace, folder, identity=identity)

@@ -83,6 +83,10 @@ def main() -> None:
 @click.option("--exact", is_flag=True,
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
                    "state (local engine; the state's row per state more memory)")
+@click.option("--symmetry/--no-symmetry", default=False, show_default=True,
+              help="Keep one state per orbit of the protocol's declared symmetry (Kafka: "
+                   "renaming the replicas): distinct states then count orbits; verdicts and "
+                   "shortest violations are the same")
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -101,8 +105,8 @@ def main() -> None:
                    "to one (<out>/<run-name>/Recoverable.*)")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, exact, out, run_name, scenario, engine, spark_master, partitions,
-          as_json, quiet, **kwargs) -> None:
+          checkpoint_every, resume, exact, symmetry, out, run_name, scenario, engine, spark_master,
+          partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
@@ -135,11 +139,19 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
         from hwcheck.checker.cli import graph as recover_cli
 
         recover_cli.require_recovery(spec)
+    members = 0
+    if symmetry:  # a protocol without a symmetry, or with one that misses a variable: refused
+        from hwcheck.checker.semantics.symmetry import declared
+
+        try:
+            members = declared(spec)["size"]
+        except SpecError as e:
+            raise InputError(str(e)) from None
     opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                   exact=exact, report=o.progress_fn())
+                   exact=exact, symmetry=symmetry, report=o.progress_fn())
     if exact and (engine != "local" or checkpoint is not None or resume is not None):
         raise InputError("--exact is for the local engine, without --checkpoint or --resume")
     if engine != "local" and (checkpoint is not None or resume is not None):
@@ -151,7 +163,8 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     engine_opts = {}
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
-    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine})")
+    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine}"
+          + (", symmetry)" if symmetry else ")"))
     sigterm_stops_like_ctrl_c()
     report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
     ex = report.exploration
@@ -171,6 +184,9 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
                   "vacuous)")
     if not ex.complete:
         o.say(f"note: exploration incomplete: {ex.stop_reason}")
+    if symmetry:
+        o.say(f"note: symmetry: one state kept per orbit of {proto.name}'s symmetry "
+              f"(any permutation of its {members} members); distinct states are orbits")
     if exact:
         o.say("note: exact: every state kept, no fingerprint collision can hide one")
     elif ex.distinct > 1:
@@ -178,7 +194,8 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
               f"{ex.collision_probability:.1e}")
     parts = [f"{v.name} in {v.length} steps" for v in report.violations()]
     detail = f" ({', '.join(parts)})" if parts else ""
-    o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states, "
+    orbits = " (orbits)" if ex.symmetry else ""
+    o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states{orbits}, "
           f"{ex.generated:,} generated, depth {ex.depth}, {ex.seconds:.2f} s")
     rec = None
     if recoverable:  # after the check's verdict line: its own line, its own trace

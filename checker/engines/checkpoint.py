@@ -51,7 +51,7 @@ class CheckpointError(ValueError):
 def identity(kernel) -> dict:
     spec = kernel.spec
     return {"format": FORMAT, "protocol": spec.source or spec.name,
-            "params": dict(spec.params), "kernel": kernel.key}
+            "params": dict(spec.params), "symmetry": kernel.symmetric, "kernel": kernel.key}
 
 
 @dataclass
@@ -159,8 +159,9 @@ def load(folder: Path, ident: dict, act_dtype) -> tuple[Snapshot, Checkpointer]:
     except (OSError, ValueError):
         raise CheckpointError(f"--resume {folder}: no complete checkpoint there") from None
     for key, what in (("format", "format version"), ("protocol", "spec"),
-                      ("params", "parameters"), ("kernel", "kernel")):
-        if meta.get(key) != ident[key]:
+                      ("params", "parameters"), ("symmetry", "symmetry setting (--symmetry)"),
+                      ("kernel", "kernel")):
+        if meta.get(key, False if key == "symmetry" else None) != ident[key]:
             raise CheckpointError(f"--resume {folder}: the checkpoint is of another {what} "
                                   f"({meta.get(key)!r}, this run: {ident[key]!r})")
     try:

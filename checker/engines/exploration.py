@@ -57,6 +57,7 @@ class Exploration:
         return HOLDS if self.complete else UNKNOWN
 
     exact: bool = False  # every state kept (--exact): no collision can hide one
+    symmetry: bool = False  # one state per orbit kept: distinct counts orbits
 
     @property
     def collision_probability(self) -> float:

@@ -33,7 +33,8 @@ class LocalEngine:
         k, mod, opts, props = self.kernel, self.kernel.mod, self.opts, self.props
         k.warm("exact" if opts.exact else "local")
         progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked, exact=opts.exact)
+        ex = Exploration(self.name, checked=props.checked, exact=opts.exact,
+                         symmetry=k.symmetric)
         base_rss = current_rss_bytes()
 
         ckpt, ident = None, checkpoint.identity(k)
@@ -50,7 +51,7 @@ class LocalEngine:
         else:
             if opts.checkpoint is not None:
                 ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
-            init = k.initial.reshape(1, -1).copy()
+            init = k.start.reshape(1, -1).copy()  # canonical under symmetry
             fp0 = k.fingerprint(init[0])
             if opts.exact:
                 table = ExactTable(k.stride, k.dtype)
@@ -164,6 +165,6 @@ class LocalEngine:
             name, _, kind = props.transition[j]
             inst, row = int(tp_inst[j]), int(tp_row[j])
             succ = self.kernel.step(inst, front[row])
-            path = path_to(levels, depth, row) + [(inst, self.kernel.fingerprint(succ))]
+            path = path_to(levels, depth, row) + [(inst, self.kernel.state_fingerprint(succ))]
             ex.hits[name] = Hit(name, kind, depth + 1, path)
             props.trans_active[j] = False

@@ -136,17 +136,18 @@ class KernelMismatch(RuntimeError):
     """An executor rebuilt a different kernel than the driver's: it would explore another model."""
 
 
-def kernel_for(spec, key: str):
+def kernel_for(spec, key: str, symmetry: bool = False):
     """The compiled kernel of ``spec`` (a ``SpecRef``, rebuilt here, or a pickled ``Spec``),
     built (or loaded from the disk cache) once per process, so executors need no shared
-    filesystem. ``key`` is the driver's kernel hash: a kernel that hashes otherwise (another
-    hwcheck version, an edited spec file) stops the run rather than explore another model."""
+    filesystem; with ``symmetry``, the kernel that keeps one state per orbit. ``key`` is the
+    driver's kernel hash: a kernel that hashes otherwise (another hwcheck version, an edited
+    spec file, the other symmetry setting) stops the run rather than explore another model."""
     k = _kernels.get(key)
     if k is None:
         from hwcheck.checker.protocols import SpecRef
         from hwcheck.checker.semantics.kernel import Kernel
 
-        k = Kernel(spec.build() if isinstance(spec, SpecRef) else spec)
+        k = Kernel(spec.build() if isinstance(spec, SpecRef) else spec, symmetry=symmetry)
         if k.key != key:
             what = spec.source if isinstance(spec, SpecRef) else spec.name
             raise KernelMismatch(f"this process built kernel {k.key} for {what}, but the driver "
@@ -185,7 +186,7 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
     for j in np.flatnonzero(tp_row >= 0):
         parent = rows[tp_row[j]]
         nxt = kernel.step(int(tp_inst[j]), parent)
-        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.fingerprint(nxt))
+        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.state_fingerprint(nxt))
     batch = Batch(succ.rows, succ.fps, fps[succ.parents], succ.acts)  # split_by_owner gathers
     return Expanded(batch, succ.generated, hits, dom)
 
@@ -289,9 +290,10 @@ class LevelTask:
     parts: int
     sp_active: tuple  # state predicates still checked
     tp_active: tuple  # transition predicates still checked
+    symmetry: bool = False  # one state per orbit of the protocol's symmetry (--symmetry)
 
     def kernel(self):
-        return kernel_for(self.spec, self.kernel_key)
+        return kernel_for(self.spec, self.kernel_key, self.symmetry)
 
 
 def peak_rss() -> int:
@@ -305,7 +307,7 @@ def initial_part(task: LevelTask, index: int) -> tuple[list, list]:
     k = task.kernel()
     adt = act_dtype(k.ninst)
     items = [("pending", 0, Store.empty(adt))]
-    init = k.initial.reshape(1, -1).copy()
+    init = k.start.reshape(1, -1).copy()  # canonical under symmetry
     fp0 = np.array([k.fingerprint(init[0])], np.uint64)
     if owner(int(fp0[0]), task.parts) == index:
         items.append(("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),

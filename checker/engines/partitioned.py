@@ -140,7 +140,8 @@ class LevelEngine:
     def _task(self) -> LevelTask:
         return LevelTask(self.spec_id, self.kernel.key, self.backend.parts,
                          tuple(bool(x) for x in self.props.state_active),
-                         tuple(bool(x) for x in self.props.trans_active))
+                         tuple(bool(x) for x in self.props.trans_active),
+                         self.kernel.symmetric)
 
     def run(self) -> Exploration:
         """The local engine's level loop. A backend step merges a level and already expands it,
@@ -149,11 +150,11 @@ class LevelEngine:
         k, opts, props = self.kernel, self.opts, self.props
         k.warm("step")
         base_rss = current_rss_bytes()
-        self.fp0 = k.fingerprint(k.initial)
+        self.fp0 = k.fingerprint(k.start)
         # the partitions' initial items; their workers build their kernels before the clock starts
         self.backend.start(self._task())
         progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked)
+        ex = Exploration(self.name, checked=props.checked, symmetry=k.symmetric)
         targets: dict[str, _Target] = {}
         traced = False
         level_seconds: list[float] = []

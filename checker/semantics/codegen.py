@@ -554,9 +554,11 @@ def _copy(src, dst):
 
 
 def generate(spec: Spec, layout: Layout | None = None,
-             errors: DomainErrors | None = None) -> str:
+             errors: DomainErrors | None = None, canon=None) -> str:
     """The kernel module's source for ``spec``; ``errors`` collects the numbered domain
-    errors the generated checks report."""
+    errors the generated checks report. With ``canon`` (a ``symmetry.Plan``) the expansion
+    turns every successor into its canonical form before fingerprinting it, and the module
+    also defines ``canon`` and ``canonical``; without it the source is what it always was."""
     layout = layout or Layout.of(spec)
     errors = errors if errors is not None else DomainErrors()
     props = Properties.of(spec)
@@ -609,8 +611,12 @@ def generate(spec: Spec, layout: Layout | None = None,
     lines.append(_init_fn(spec, layout, body))
     lines.append(_check_states(props, fails))
     lines.append(_step_fn(spec))
-    lines.append(_expand(spec, props, fails))
-    lines.append(_expand(spec, props, fails, exact=True))
+    if canon is not None:
+        from hwcheck.checker.semantics.symmetry import canon_source
+
+        lines.append(canon_source(canon))
+    lines.append(_expand(spec, props, fails, sym=canon is not None))
+    lines.append(_expand(spec, props, fails, exact=True, sym=canon is not None))
     lines.append(f"\nNERRORS = {len(errors.entries)}  # domain error codes 1..NERRORS-1\n")
     return "\n".join(lines)
 
@@ -690,10 +696,14 @@ def _step_fn(spec: Spec) -> str:
     return "\n".join(lines)
 
 
-def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False) -> str:
+def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
+            sym: bool = False) -> str:
     """``expand_dedup``, or with ``exact`` ``expand_exact``: the same, against a table that also
     keeps every visited state (``store``, ``slots``), so a fingerprint shared by two different
-    states never hides one of them (numba compiles it only when a run asks for it)."""
+    states never hides one of them (numba compiles it only when a run asks for it). With
+    ``sym``, each successor becomes its canonical form (``canon``) after the transition
+    predicates have seen it and before it is fingerprinted: the table, the successors and the
+    fingerprints are of representatives."""
     sig = ("front, lo, hi, table, max_fill, filled, out, par, act, fps, tp_active, tp_row, "
            "tp_inst, err, dom_row, dom_inst")
     if exact:
@@ -707,16 +717,18 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False) -> 
            '    transitions generated)."""')
     name = "expand_exact" if exact else "expand_dedup"
     lines = [f"\n@njit(cache=True)\ndef {name}({sig}):", doc,
-             "    t = np.empty(STRIDE, DTYPE)",
-             "    cap = out.shape[0]",
-             "    gen = 0",
-             "    w = 0",
-             "    mask = table.size - 1",
-             "    for i in range(lo, hi):",
-             "        if w + NINST > cap or filled + NINST > max_fill"
-             + (" or nstored + NINST > store.shape[0]:" if exact else ":"),
-             f"            return i, {ret}",
-             "        s = front[i]"]
+             "    t = np.empty(STRIDE, DTYPE)"]
+    if sym:
+        lines += ["    cb = np.empty(STRIDE, DTYPE)", "    cw = np.empty(SYM_WORK, np.int64)"]
+    lines += ["    cap = out.shape[0]",
+              "    gen = 0",
+              "    w = 0",
+              "    mask = table.size - 1",
+              "    for i in range(lo, hi):",
+              "        if w + NINST > cap or filled + NINST > max_fill"
+              + (" or nstored + NINST > store.shape[0]:" if exact else ":"),
+              f"            return i, {ret}",
+              "        s = front[i]"]
     for ai, a, base in _instances(spec):
         sizes = [p.size for p in a.params]
         pad = "        "
@@ -753,6 +765,8 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False) -> 
             inner += "    "
         insert = ("table_insert_exact(table, slots, mask, fp, t, store, nstored)" if exact
                   else "table_insert(table, mask, fp)")
+        if sym:
+            lines.append(f"{inner}canon(t, cb, cw)")
         lines += [f"{inner}fp = fingerprint(t)",
                   f"{inner}if {insert}:",
                   f"{inner}    filled += 1"]

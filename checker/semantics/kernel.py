@@ -63,15 +63,29 @@ def _load(src: str):
 
 
 class Kernel:
-    """The compiled functions of one spec, plus what the engines need to call them."""
+    """The compiled functions of one spec, plus what the engines need to call them.
 
-    def __init__(self, spec: Spec):
+    With ``symmetry`` the kernel keeps one state per orbit of the protocol's declared symmetry
+    (``checker.semantics.symmetry``): every successor the expansion emits, and ``start``, are
+    canonical representatives. ``step`` stays concrete (traces replay real states). A protocol
+    that declares no symmetry, or one that does not cover the spec, is a SpecError.
+    ``canon_method``: "auto" (sorting where that is exact, else every permutation), "sort",
+    "compare" (sorting without packed keys) or "perms" (tests compare them)."""
+
+    def __init__(self, spec: Spec, symmetry: bool = False, canon_method: str = "auto"):
         self.spec = spec
         self.layout = Layout.of(spec)
         self.props = Properties.of(spec)
         self.instances = spec.instances()
+        self.symmetry = None  # the declared symmetry (a dict) when the kernel reduces by it
+        self.canon_plan = None
+        if symmetry:
+            from hwcheck.checker.semantics import symmetry as sym
+
+            self.symmetry = sym.declared(spec)
+            self.canon_plan = sym.plan(spec, self.layout, self.symmetry, canon_method)
         errors = DomainErrors()
-        self.source = generate(spec, self.layout, errors)
+        self.source = generate(spec, self.layout, errors, self.canon_plan)
         self.domain_errors = errors  # code -> DomainError(variable, action or property)
         self.key = source_key(self.source)
         self.mod = _load(self.source)
@@ -112,6 +126,26 @@ class Kernel:
                             f"{self.domain_errors.name(int(err[0]))}")
         return row
 
+    @property
+    def symmetric(self) -> bool:
+        """Whether the search keeps one representative per orbit (counts are orbits)."""
+        return self.symmetry is not None
+
+    @cached_property
+    def start(self) -> np.ndarray:
+        """The row the search starts from: the initial state, canonical under symmetry."""
+        return self.canonical(self.initial)
+
+    def canonical(self, row: np.ndarray) -> np.ndarray:
+        """The representative of ``row``'s orbit (a copy of ``row`` without symmetry)."""
+        row = np.ascontiguousarray(row, dtype=self.dtype)
+        return self.mod.canonical(row) if self.symmetric else row.copy()
+
+    def state_fingerprint(self, row: np.ndarray) -> int:
+        """The fingerprint the engines record for the state ``row``: of its representative
+        under symmetry, of the row itself otherwise."""
+        return self.fingerprint(self.canonical(row) if self.symmetric else row)
+
     def fingerprint(self, row: np.ndarray) -> int:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
@@ -135,6 +169,8 @@ class Kernel:
 
         parts = parts or ("local", "step")
         fingerprint(self.initial)
+        if self.symmetric:
+            self.mod.canonical(self.initial)
         one = self.initial.reshape(1, -1).copy()
         ns, nt = len(self.props.state), len(self.props.transition)
         err, dom_row, dom_inst = self.error_arrays()

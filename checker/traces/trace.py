@@ -60,11 +60,27 @@ def _fp(row: np.ndarray) -> int:
 
 
 def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-              path: list[tuple[int, int | None]]) -> Trace:
-    """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace."""
+              path: list[tuple[int, int | None]], canon=None) -> Trace:
+    """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace.
+
+    ``canon`` (a kernel's ``canonical``) says the engine kept one representative per orbit of
+    a symmetry: its path is a chain of representatives, each fingerprint that of the
+    representative reached, and each instance one taken from a representative. The trace is
+    then rebuilt concretely from the real initial state (``_concrete_step``), so it is a real
+    path of the same length that ``replay`` confirms."""
     row = interp.initial()
     rows, labels, failing = [row], [], None
     for step, (inst_index, want) in enumerate(path, start=1):
+        if canon is not None:
+            inst, nxt, err = _concrete_step(spec, interp, canon, row, int(inst_index), want,
+                                            prop, kind, step, step == len(path))
+            if err is not None:
+                failing = (inst, err)
+                break
+            rows.append(nxt)
+            labels.append(inst.label)
+            row = nxt
+            continue
         inst = interp.instance(int(inst_index))
         try:
             nxt = interp.step(inst, row)
@@ -97,6 +113,73 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
 
 
 DOMAIN_ERROR = re.compile(r"^DomainError\((?P<var>[^,()]+), (?P<where>[^()]+)\)$")
+
+
+def _concrete_step(spec: Spec, interp: Interpreter, canon, row, taken: int, want: int | None,
+                   prop: str, kind: str, step: int, final: bool):
+    """One step of a symmetry-reduced path, on the concrete state ``row``: (instance, successor,
+    None), or (instance, None, the ModelError) for the step that leaves the declared domains.
+
+    The engine took instance ``taken`` from the representative of ``row``'s orbit, to a state
+    whose representative has fingerprint ``want``. Since the symmetry maps transitions to
+    transitions, some instance takes ``row`` to a state of that orbit: the first in instance
+    order is chosen. On the last step of a transition property's path it must also be a hit of
+    the property (another instance may reach the same orbit without one); a step that leaves
+    the domains (``want`` None) is the first instance of the same action that the
+    interpreter refuses on the same variable."""
+    insts = interp.instances
+    if want is None:
+        m = DOMAIN_ERROR.match(prop or "")
+        var = m["var"] if m else None
+        action = insts[taken].action
+        for inst in insts:
+            if inst.action is not action:
+                continue
+            try:
+                nxt = interp.step(inst, row)
+            except ModelError as e:
+                if var is None or e.variable == var:
+                    return inst, None, e
+                continue
+            if nxt is not None and m is not None and _refuses(spec, interp, m["where"], var,
+                                                               row, nxt):
+                return inst, nxt, None  # a transition property reads outside the domains
+        raise TraceError(f"step {step}: no instance of {action.name} leaves the declared "
+                         f"domains from the rebuilt state; the declared symmetry is not one of "
+                         "the spec")
+    goal = None
+    if final and prop is not None and kind in KINDS:
+        p = _property(spec, prop, kind)
+        goal = p.expr if reads_next(p.expr) else None
+    for inst in insts:
+        try:
+            nxt = interp.step(inst, row)
+        except ModelError:  # another instance: not the step the path took
+            continue
+        if nxt is None or _fp(canon(nxt)) != want:
+            continue
+        if goal is not None:
+            try:
+                hit = interp.holds(goal, row, nxt) == (kind == "reachable")
+            except ModelError:
+                hit = False
+            if not hit:
+                continue
+        return inst, nxt, None
+    raise TraceError(f"step {step}: no action takes the rebuilt state to the orbit the engine "
+                     "recorded; the declared symmetry is not one of the spec, or the kernel and "
+                     "the interpreter disagree")
+
+
+def _refuses(spec: Spec, interp: Interpreter, where: str, var: str, row, nxt) -> bool:
+    """Whether the transition property ``where`` reads ``var`` outside its shape on (row, nxt)."""
+    for p in spec.action_properties + spec.reachables:
+        if p.name == where and reads_next(p.expr):
+            try:
+                interp.holds(p.expr, row, nxt)
+            except ModelError as e:
+                return e.variable == var
+    return False
 
 
 def _confirm_domain(spec: Spec, interp: Interpreter, name: str, rows: list,

@@ -36,6 +36,8 @@ from hwcheck.spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, Spec
 
 from hwcheck.checker.semantics.codegen import domain_error_name
 from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.semantics.symmetry import check_symmetry as _check_symmetry
+from hwcheck.checker.semantics.symmetry import permute_row, symmetry_of  # noqa: F401 (re-exported)
 from hwcheck.spec.protocol import lemmas_of
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
@@ -108,20 +110,9 @@ class Case:
 
 def check_symmetry(spec: Spec, symmetry: dict) -> None:
     """The symmetry description covers every variable exactly once and every action parameter
-    ranges over the replicas; otherwise the reduction would not be sound."""
-    groups = [set(symmetry["dims"]), set(symmetry["ids"]), set(symmetry["other"])]
-    for v in spec.variables:
-        n = sum(v.name in g for g in groups)
-        if n != 1:
-            raise SpecError(f"replica symmetry: variable {v.name} is listed {n} times "
-                            "(dims, ids, other)")
-        if v.name in symmetry["dims"] and any(v.shape[d] != symmetry["size"]
-                                              for d in symmetry["dims"][v.name]):
-            raise SpecError(f"replica symmetry: {v.name} has no replica dimension there")
-    for a in spec.actions:
-        for p in a.params:
-            if p.size != symmetry["size"]:
-                raise SpecError(f"replica symmetry: a parameter of {a.name} is not a replica")
+    ranges over the replicas; otherwise the reduction would not be sound (the case split
+    renames action parameters as members)."""
+    _check_symmetry(spec, symmetry, member_params=True)
 
 
 def cases(spec: Spec, split: list[str], symmetry: dict | None) -> dict[str, list[Case]]:
@@ -433,24 +424,6 @@ class Unrolling:
         return out
 
 
-def permute_row(spec: Spec, layout: Layout, row, perm, symmetry: dict):
-    """The state ``row`` with replica r renamed to perm[r]."""
-    out = row.copy()
-    for v in spec.variables:
-        off = layout.offsets[v.name]
-        if v.name in symmetry["dims"]:
-            if symmetry["dims"][v.name] != (0,):
-                raise ValueError(f"{v.name}: only the first dimension may be a replica")
-            inner = v.size // v.shape[0]
-            for r in range(v.shape[0]):
-                out[off + perm[r] * inner: off + (perm[r] + 1) * inner] = \
-                    row[off + r * inner: off + (r + 1) * inner]
-        elif v.name in symmetry["ids"]:
-            x = int(row[off])
-            out[off] = perm[x] if x >= 0 else x
-    return out
-
-
 def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> list[list[int]]:
     """Classes of replicas whose swaps leave the initial state unchanged (swapping is an
     equivalence: (a c) = (a b)(b c)(a b))."""
@@ -498,14 +471,6 @@ def shipped_lemmas(spec: Spec, inv: str) -> list[str]:
     """The names of the lemmas the protocol proves ``inv`` with by default."""
     fn = getattr(spec.protocol, "shipped_lemmas", None)
     return list(fn(inv)) if fn is not None else []
-
-
-def symmetry_of(spec: Spec) -> dict | None:
-    """The protocol's declared symmetry for ``spec``, as the dict the checks read; None if the
-    protocol declares none."""
-    fn = getattr(spec.protocol, "symmetry", None)
-    sym = fn(spec) if fn is not None else None  # a protocol may declare none for a configuration
-    return sym.as_dict() if sym is not None else None
 
 
 def proven_facts(spec: Spec, timeout: float | None = None,
