@@ -129,8 +129,8 @@ class Kernel:
     def warm(self, *parts: str) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
-        expand-and-dedup), "exact" (the same, keeping every state), "step"; default: "local"
-        and "step"."""
+        expand-and-dedup), "exact" (the same, keeping every state), "parallel" (every
+        successor, for several workers), "step"; default: "local" and "step"."""
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
         parts = parts or ("local", "step")
@@ -154,5 +154,7 @@ class Kernel:
             table = np.zeros(16, np.uint64)
             self.mod.expand_exact(one, 0, 0, table, 8, 0, out, par, act, fps, *tp, err, dom_row,
                                   dom_inst, np.zeros(16, np.int64), out, 0)
+        if "parallel" in parts:
+            self.mod.expand_all(one, 0, 0, out, par, act, fps, *tp, err, dom_row, dom_inst)
         if "step" in parts:
             self.step(0, self.initial)
