@@ -81,7 +81,11 @@ def main() -> None:
                    "there); the same spec and parameters only")
 @click.option("--exact", is_flag=True,
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
-                   "state (local engine; the state's row per state more memory)")
+                   "state (local engine, one worker; the state's row per state more memory)")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Threads of the local engine, each expanding part of every level and owning "
+                   "a slice of the visited set; the same counts and traces for any N "
+                   "[default: the cores this process may use]")
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -96,8 +100,8 @@ def main() -> None:
               help="Spark partitions of the state space [default: one per executor core]")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, exact, out, run_name, scenario, engine, spark_master, partitions,
-          as_json, quiet, **kwargs) -> None:
+          checkpoint_every, resume, exact, workers, out, run_name, scenario, engine, spark_master,
+          partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
@@ -138,10 +142,20 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
         raise InputError("--resume goes on writing checkpoints to its own folder; give "
                          "--checkpoint the same folder, or leave it out")
+    if engine != "local" and workers is not None:
+        raise InputError("--workers is for the local engine (the Spark engine has --partitions)")
     engine_opts = {}
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
-    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine})")
+    else:
+        from hwcheck.checker.engines.parallel import default_workers
+
+        engine_opts = {"workers": 1 if exact else workers or default_workers()}
+        if exact and (workers or 1) > 1:
+            o.say("note: --exact runs on one worker")
+    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine}"
+          + (f", {engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)})"
+             if engine == "local" else ")"))
     sigterm_stops_like_ctrl_c()
     report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
     ex = report.exploration
