@@ -4,28 +4,33 @@ kernel without the GIL, each owning a slice of the visited set.
 The visited set is split into N partitions by the high bits of the fingerprint, the split of
 ``partition.owners`` (monotone: partition o holds a contiguous range of fingerprints). Each
 chunk of the frontier (at most ``expand.CHUNK`` rows, so Ctrl-C and the limits are looked at as
-often as with one worker) goes through two phases with a barrier between them:
+often as with one worker) goes through two phases:
 
 1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_all``
    (every successor and its fingerprint; transition predicates and domain errors into the
-   worker's own arrays) and counts how many of its successors each partition owns;
-2. insert: worker o takes, from every worker's buffer in worker order, the successors that
+   slice's own arrays) and counts how many of its successors each partition owns;
+2. insert: worker o takes, from every slice's buffer in slice order, the successors that
    partition o owns, and inserts them into its table; the new ones are appended to o's share
    of the level.
 
-Every occurrence of a fingerprint goes to one owner, which sees them in frontier order (slices
-in order, rows in order, actions in instance order): the occurrence it keeps is the first one,
-the one a single worker keeps, so each state gets the same canonical parent, the least
-(parent fingerprint, action). At the end of the level each owner sorts its share by
+Generation does not read the tables, so the next chunk is generated (into a second set of
+buffers) while this one is inserted: a thread that is done with its part of one phase goes on
+with the other.
+
+Every occurrence of a fingerprint goes to one owner, which sees them in frontier order (chunks
+in order, slices in order, rows in order, actions in instance order): the occurrence it keeps
+is the first one, the one a single worker keeps, so each state gets the same canonical parent,
+the least (parent fingerprint, action). At the end of the level each owner sorts its share by
 fingerprint; owners are fingerprint ranges, so their shares laid end to end are the level in
 fingerprint order, exactly as one worker would have it. Predicate hits and domain errors are
-merged by taking the first worker, in slice order, that has one.
+merged chunk by chunk, taking the first slice that has one.
 
-A chunk is done in full or not at all: Ctrl-C and SIGTERM are held back (blocked, so the
+A chunk is inserted in full or not at all: Ctrl-C and SIGTERM are held back (blocked, so the
 operating system keeps them pending) while a chunk is under way and taken at its end, and
 every allocation (buffers, table growth) comes before the first insert of a chunk, so running
 out of memory leaves the tables as they were. Either way the search stops consistent at a chunk
-boundary: everything up to ``next_row`` is in the tables and in the level.
+boundary: everything up to ``next_row`` is in the tables and in the level; a chunk generated
+but not inserted is dropped.
 """
 
 from __future__ import annotations
@@ -90,12 +95,10 @@ def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, ou
 
 
 @njit(cache=True, nogil=True)
-def _sort_into(fps, rows, par, act, n, out_fps, out_rows, out_par, out_act, off):
-    """The first n entries in fingerprint order (fingerprints are unique), written to
-    ``out_*`` from position ``off``."""
-    order = np.argsort(fps[:n])
+def _gather(order, fps, rows, par, act, out_fps, out_rows, out_par, out_act, off):
+    """Entries ``order`` written to ``out_*`` from position ``off``."""
     stride = rows.shape[1]
-    for k in range(n):
+    for k in range(order.size):
         j = order[k]
         out_fps[off + k] = fps[j]
         out_par[off + k] = par[j]
@@ -185,59 +188,66 @@ class Expanded:
     interrupted: BaseException | None = None
 
 
+class _Round:
+    """The generation of one chunk: a buffer, hits and owner counts per slice."""
+
+    def __init__(self, kernel: Kernel, slices: int, owners_: int, per: int):
+        k = kernel
+        self.bufs = [_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(slices)]
+        self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
+        self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
+        self.futures: list = []
+        self.lo = self.hi = 0
+
+
 class Workers:
-    """N threads that expand levels together; close() when done."""
+    """N threads that expand levels together; close() when done. Two rounds of buffers: one
+    chunk is inserted from one while the next is generated into the other."""
 
     def __init__(self, kernel: Kernel, workers: int):
         self.kernel = kernel
         self.n = workers
+        self.slices = workers  # more slices than workers measured no faster
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
                                        initializer=_block_signals)
         k = kernel
-        per = max(k.ninst, (_expand.CHUNK // workers + 1) * min(k.ninst, 8))
-        self.gen = [_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(workers)]
-        self.counts = np.zeros((workers, workers), np.int64)  # [worker, owner]
+        per = max(k.ninst, (_expand.CHUNK // self.slices + 1) * min(k.ninst, 8))
+        self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
         self._warm()
 
     def _warm(self) -> None:
         """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
-        b, t = self.gen[0], VisitedTable(16)
-        _count_owned(b.fps, 0, self.n, self.counts[0])
+        b, t = self.rounds[0].bufs[0], VisitedTable(16)
+        _count_owned(b.fps, 0, self.n, self.rounds[0].counts[0])
         _insert_owned(b.fps, b.rows, b.par, b.act, 0, self.n, 0, t.table, 0, b.rows, b.par,
                       b.act, b.fps, 0)
-        _sort_into(b.fps, b.rows, b.par, b.act, 0, b.fps, b.rows, b.par, b.act, 0)
+        _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
+                0)
         table_rehash(t.table, np.zeros(32, np.uint64))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
 
     def _all(self, fn, args) -> list:
-        """Run fn(*a) for every a of args on the pool and wait for all of them; then raise
-        the first exception of a task, if any."""
-        futures = [self.pool.submit(fn, *a) for a in args]
-        wait(futures)
-        for f in futures:
-            if f.exception() is not None:
-                raise f.exception()
-        return [f.result() for f in futures]
+        return _results([self.pool.submit(fn, *a) for a in args])
 
     def expand(self, front: np.ndarray, table: PartitionedTable, tp_active, tp_row, tp_inst,
                dom_row, dom_inst, on_chunk=None, chunk: int | None = None) -> Expanded:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
-        k, mod, nw = self.kernel, self.kernel.mod, self.n
+        k, mod, nw, ns = self.kernel, self.kernel.mod, self.n, self.slices
         chunk = chunk or _expand.CHUNK
         n = front.shape[0]
         shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
                   for _ in range(nw)]
-        tps = [(tp_row.copy(), tp_inst.copy()) for _ in range(nw)]
-        doms = [(dom_row.copy(), dom_inst.copy(), np.zeros(1, np.int64)) for _ in range(nw)]
+        for r in self.rounds:
+            r.hits = [(tp_row.copy(), tp_inst.copy(), dom_row.copy(), dom_inst.copy(),
+                       np.zeros(1, np.int64)) for _ in range(ns)]
         generated, lo, interrupted = 0, 0, None
 
-        def generate(w: int, a: int, b: int) -> int:
-            buf, (tr, ti), (dr, di, err) = self.gen[w], tps[w], doms[w]
-            tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
+        def generate(r: _Round, s: int, a: int, b: int) -> int:
+            buf, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
             buf.n, gen, i = 0, 0, a
             while i < b:
                 i, wrote, g = mod.expand_all(front, i, b, buf.rows[buf.n:], buf.par[buf.n:],
@@ -247,9 +257,19 @@ class Workers:
                 gen += g
                 if i < b:
                     buf.reserve(max(k.ninst, buf.cap))  # doubles
-            self.counts[w] = 0
-            _count_owned(buf.fps, buf.n, nw, self.counts[w])
+            r.counts[s] = 0
+            _count_owned(buf.fps, buf.n, nw, r.counts[s])
             return gen
+
+        def start(r: _Round, a: int) -> _Round:
+            """Start generating the chunk from row a into round r."""
+            r.lo, r.hi = a, min(n, a + chunk)
+            for tr, ti, dr, di, _ in r.hits:  # what is known: predicates already hit are skipped
+                tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
+            cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
+            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1])
+                         for s in range(ns)]
+            return r
 
         def reserve(o: int, more: int) -> None:
             t = table.parts[o]
@@ -257,33 +277,41 @@ class Workers:
                 t.grow()
             shares[o].reserve(more)
 
-        def insert(o: int) -> None:
+        def insert(r: _Round, o: int) -> None:
             t, sh = table.parts[o], shares[o]
-            for b in self.gen:
+            for b in r.bufs:
                 sh.n, t.filled = _insert_owned(b.fps, b.rows, b.par, b.act, b.n, nw, o, t.table,
                                                t.filled, sh.rows, sh.par, sh.act, sh.fps, sh.n)
 
+        cur = None
         try:
-            while lo < n:
+            with _signals_held():
+                cur = start(self.rounds[0], 0) if n else None
+            while cur is not None:
                 with _signals_held():  # Ctrl-C waits for the end of the chunk
-                    hi = min(n, lo + chunk)
-                    cuts = [lo + (hi - lo) * w // nw for w in range(nw + 1)]
-                    gen_now = self._all(generate, [(w, cuts[w], cuts[w + 1]) for w in range(nw)])
-                    more = self.counts.sum(axis=0)
+                    gen_now = _results(cur.futures)
+                    more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
                         self._all(reserve, grow)
-                    self._all(insert, [(o,) for o in range(nw)])  # nothing allocates here
-                    lo, generated = hi, generated + sum(gen_now)
-                    _first_hits(tp_row, tp_inst, tps)
-                    _first_hits(dom_row, dom_inst, [(d[0], d[1]) for d in doms])
+                    inserting = [self.pool.submit(insert, cur, o) for o in range(nw)]
+                    nxt = None
+                    if cur.hi < n:  # the next chunk, while this one is inserted
+                        nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
+                    _results(inserting)  # nothing allocates there
+                    lo, generated = cur.hi, generated + sum(gen_now)
+                    _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
+                    _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
+                    cur = nxt
                 if on_chunk is not None and lo < n and on_chunk(lo, sum(s.n for s in shares)):
                     break
         except (KeyboardInterrupt, MemoryError) as e:  # everything up to row lo is consistent
             interrupted = e
         with _signals_held():
+            if cur is not None:  # a chunk generated but not inserted: dropped
+                wait(cur.futures)
             return self._sorted(shares, generated, lo, interrupted)
 
     def _sorted(self, shares, generated, lo, interrupted) -> Expanded:
@@ -294,11 +322,22 @@ class Workers:
 
         def sort(o: int) -> None:
             s = shares[o]
-            _sort_into(s.fps, s.rows, s.par, s.act, s.n, out.fps, out.rows, out.par, out.act,
-                       int(offs[o]))
+            order = np.argsort(s.fps[:s.n])  # numpy's sort runs without the GIL; keys are unique
+            _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
+                    int(offs[o]))
 
         self._all(sort, [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
+
+
+def _results(futures: list) -> list:
+    """Wait for every future; then raise the first exception of one, if any, or return their
+    results."""
+    wait(futures)
+    for f in futures:
+        if f.exception() is not None:
+            raise f.exception()
+    return [f.result() for f in futures]
 
 
 def _first_hits(row: np.ndarray, inst: np.ndarray, per_worker: list) -> None:
