@@ -39,7 +39,7 @@ class LocalEngine:
 
     def run(self) -> Exploration:
         part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
-        self.kernel.warm(part)  # before the clock starts
+        self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
             self.pool = Workers(self.kernel, self.workers)
         try:
