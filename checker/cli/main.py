@@ -11,8 +11,9 @@ import click
 from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_USAGE,
                                         VERDICT_EXIT, InputError, Output, check_properties,
                                         json_option, output_options, params_from, params_line,
-                                        parse_size, protocol_from, say,
-                                        sigterm_stops_like_ctrl_c, spec_options)
+                                        local_workers, parse_size, protocol_from, say,
+                                        sigterm_stops_like_ctrl_c, spec_options,
+                                        workers_option)
 from hwcheck.checker.engines.checkpoint import CheckpointError
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.traces.output import OutputError
@@ -82,10 +83,7 @@ def main() -> None:
 @click.option("--exact", is_flag=True,
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
                    "state (local engine, one worker; the state's row per state more memory)")
-@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Threads of the local engine, each expanding part of every level and owning "
-                   "a slice of the visited set; the same counts and traces for any N "
-                   "[default: the cores this process may use]")
+@workers_option
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -142,17 +140,11 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
         raise InputError("--resume goes on writing checkpoints to its own folder; give "
                          "--checkpoint the same folder, or leave it out")
-    if engine != "local" and workers is not None:
-        raise InputError("--workers is for the local engine (the Spark engine has --partitions)")
-    engine_opts = {}
+    engine_opts = local_workers(engine, 1 if exact else workers)
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
-    else:
-        from hwcheck.checker.engines.parallel import default_workers
-
-        engine_opts = {"workers": 1 if exact else workers or default_workers()}
-        if exact and (workers or 1) > 1:
-            o.say("note: --exact runs on one worker")
+    if exact and (workers or 1) > 1:
+        o.say("note: --exact runs on one worker")
     o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine}"
           + (f", {engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)})"
              if engine == "local" else ")"))
