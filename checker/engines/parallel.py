@@ -51,6 +51,9 @@ from hwcheck.checker.semantics.fingerprint import table_insert, table_rehash
 from hwcheck.checker.semantics.kernel import Kernel
 
 
+BUFFER_BYTES = 16 << 20
+
+
 def default_workers() -> int:
     """The cores this process may run on."""
     try:
@@ -211,7 +214,11 @@ class Workers:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
                                        initializer=_block_signals)
         k = kernel
-        per = max(k.ninst, (_expand.CHUNK // self.slices + 1) * min(k.ninst, 8))
+        # room for 8 successors a row (Kafka makes 4.7), at most 16 MiB a buffer to start with;
+        # a slice that needs more grows its buffer
+        row_bytes = k.stride * np.dtype(k.dtype).itemsize + 13
+        per = max(k.ninst, min((_expand.CHUNK // self.slices + 1) * min(k.ninst, 8),
+                               BUFFER_BYTES // row_bytes))
         self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
         self._warm()
 
