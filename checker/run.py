@@ -66,6 +66,7 @@ class Report:
             "complete": ex.complete,
             "stop_reason": ex.stop_reason,
             "engine": ex.engine,
+            "workers": ex.stats.get("workers"),
         }
 
 
@@ -84,7 +85,7 @@ def known_properties(spec: Spec) -> list[str]:
 
 def make_engine(name: str, kernel: Kernel, opts: Options, **engine_opts):
     if name == "local":
-        return LocalEngine(kernel, opts)
+        return LocalEngine(kernel, opts, **engine_opts)
     if name == "spark":
         from hwcheck.checker.spark.engine import SparkEngine
 

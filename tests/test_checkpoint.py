@@ -82,6 +82,22 @@ def test_killed_in_the_middle_of_a_checkpoint_write(uninterrupted, tmp_path):
     assert traces(out) == want_traces
 
 
+@pytest.mark.parametrize("before, after", [("1", "3"), ("2", "1")])
+def test_resumed_with_another_number_of_workers(before, after, uninterrupted, tmp_path):
+    """The visited set is split between the workers: a checkpoint of N workers, resumed with
+    M, ends like a run never stopped."""
+    want, want_traces = uninterrupted
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    res = hwcheck(*ARGS, "--workers", before, "--checkpoint", str(ckpt), "--checkpoint-every",
+                  "0", "--out", str(out), "--run-name", "r", fault="after-checkpoint:13")
+    assert res.returncode == -signal.SIGKILL
+    res = hwcheck(*ARGS, "--workers", after, "--resume", str(ckpt), "--out", str(out),
+                  "--run-name", "r")
+    assert res.returncode == 12, res.stderr
+    same_run(last_json(res.stdout), want)
+    assert traces(out) == want_traces
+
+
 def test_a_checkpoint_of_other_parameters_or_format_is_refused(tmp_path):
     ckpt = tmp_path / "ckpt"
     res = hwcheck("check", "-R", "2", "--checkpoint", str(ckpt), "--checkpoint-every", "0",

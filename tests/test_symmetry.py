@@ -417,6 +417,40 @@ def test_partitioned_engine_agrees(params, tmp_path):
         assert f.read_text().replace('"local"', '"partitioned"') == other.read_text()
 
 
+@pytest.mark.parametrize("params, orbits", [
+    (Params(2, 2, 3, "hw", "hw"), 6639),
+    (Params(2, 2, 3, "kip-279", "epoch-start", unclean=True), None),
+], ids=["R2M2E3-hw", "unclean"])
+def test_workers_with_symmetry_agree_with_one_worker(params, orbits, tmp_path):
+    """--symmetry --workers 2: expand_all canonicalises every successor as expand_dedup does,
+    so the orbits, levels, findings and trace files (byte for byte) are one worker's."""
+    reports, written = [], []
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        report = check(kafka(params), Options(stop_at_violation=False, symmetry=True), out=out,
+                       run_name="run", workers=workers)
+        assert report.exploration.stats["workers"] == workers
+        assert report.exploration.symmetry
+        assert report.violations()
+        reports.append(report)
+        written.append({p.relative_to(out).as_posix(): p.read_bytes()
+                        for p in sorted(out.rglob("*")) if p.is_file()})
+    one, two = reports
+    assert engine_figures(one) == engine_figures(two)
+    if orbits is not None:
+        assert one.exploration.distinct == two.exploration.distinct == orbits
+    assert any(name.endswith(".itf.json") for name in written[0])
+    assert written[0] == written[1]
+
+
+def test_expand_all_canonicalises_only_in_a_symmetric_kernel():
+    spec = kafka(Params(2, 2, 3, "hw", "hw"))
+    plain, sym = Kernel(spec).source, Kernel(spec, symmetry=True).source
+    assert "canon(" not in plain
+    body = sym[sym.index("def expand_all("):]
+    assert "cw = np.empty(SYM_WORK, np.int64)" in body and "canon(t, cb, cw)" in body
+
+
 def test_exact_and_symmetry_together():
     spec = kafka(Params(2, 2, 3, "hw", "hw"))
     assert run(spec, symmetry=True, exact=True).exploration.distinct == 6639

@@ -215,6 +215,26 @@ def json_option(fn):
                              "then goes to stderr)")(fn)
 
 
+def workers_option(fn):
+    return click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+                        help="Threads of the local engine, each expanding part of every level "
+                             "and owning a slice of the visited set; the same counts and traces "
+                             "for any N [default: the cores this process may use]")(fn)
+
+
+def local_workers(engine: str, workers: int | None) -> dict:
+    """The engine options that --workers gives: the local engine's thread count (default: the
+    cores this process may use); refused with another engine."""
+    if engine != "local":
+        if workers is not None:
+            raise InputError("--workers is for the local engine (the Spark engine has "
+                             "--partitions)")
+        return {}
+    from hwcheck.checker.engines.parallel import default_workers
+
+    return {"workers": workers or default_workers()}
+
+
 def check_properties(spec: Spec, names, kinds=("invariant", "action")) -> None:
     known = []
     if "invariant" in kinds:

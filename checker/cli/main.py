@@ -11,8 +11,9 @@ import click
 from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_USAGE,
                                         VERDICT_EXIT, InputError, Output, check_properties,
                                         json_option, output_options, params_from, params_line,
-                                        parse_size, protocol_from, say,
-                                        sigterm_stops_like_ctrl_c, spec_options)
+                                        local_workers, parse_size, protocol_from, say,
+                                        sigterm_stops_like_ctrl_c, spec_options,
+                                        workers_option)
 from hwcheck.checker.engines.checkpoint import CheckpointError
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.traces.output import OutputError
@@ -82,11 +83,12 @@ def main() -> None:
                    "there); the same spec and parameters only")
 @click.option("--exact", is_flag=True,
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
-                   "state (local engine; the state's row per state more memory)")
+                   "state (local engine, one worker; the state's row per state more memory)")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True,
               help="Keep one state per orbit of the protocol's declared symmetry (Kafka: "
                    "renaming the replicas): distinct states then count orbits; verdicts and "
                    "shortest violations are the same")
+@workers_option
 @output_options(run_name_default="the scenario name, or the parameters")
 @click.option("--scenario", default=None, metavar="NAME",
               help="Start from a named scenario's parameters (`hwcheck scenarios` lists them); "
@@ -105,7 +107,8 @@ def main() -> None:
                    "to one (<out>/<run-name>/Recoverable.*)")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, exact, symmetry, out, run_name, scenario, engine, spark_master,
+          checkpoint_every, resume, exact, symmetry, workers, out, run_name, scenario, engine,
+          spark_master,
           partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
@@ -160,11 +163,17 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
         raise InputError("--resume goes on writing checkpoints to its own folder; give "
                          "--checkpoint the same folder, or leave it out")
-    engine_opts = {}
+    engine_opts = local_workers(engine, 1 if exact else workers)
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
-    o.say(f"hwcheck check: {params_line(proto, params)} (engine {engine}"
-          + (", symmetry)" if symmetry else ")"))
+    if exact and (workers or 1) > 1:
+        o.say("note: --exact runs on one worker")
+    how = [f"engine {engine}"]
+    if engine == "local":
+        how.append(f"{engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)}")
+    if symmetry:
+        how.append("symmetry")
+    o.say(f"hwcheck check: {params_line(proto, params)} ({', '.join(how)})")
     sigterm_stops_like_ctrl_c()
     report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
     ex = report.exploration

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, InputError, Output, json_option,
-                                        params_line, protocol_from)
+                                        local_workers, params_line, protocol_from,
+                                        workers_option)
 from hwcheck.spec.lang import SpecError
 
 SPEC_OPTION = click.option("--spec", "spec_source", default=None, metavar="SOURCE",
@@ -61,10 +62,11 @@ def scenarios(spec_source, verbose: bool) -> None:
               show_default=True, help="The engine that explores each scenario")
 @click.option("--spark-master", default="local[*]", show_default=True,
               help="Spark master URL, with --engine spark")
+@workers_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
 @json_option
-def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, quiet: bool,
-          as_json: bool) -> None:
+def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, workers,
+          quiet: bool, as_json: bool) -> None:
     """Run the named scenarios in full and compare every verdict with its expectation.
 
     Prints one row per scenario and property, writes every counterexample under
@@ -77,7 +79,8 @@ def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, 
     chosen = _selected(proto, names)
     if not chosen:
         raise InputError(f"{proto.name} has no named scenarios to run")
-    engine_opts = {"master": spark_master} if engine == "spark" else {}
+    engine_opts = {"master": spark_master} if engine == "spark" else local_workers(engine,
+                                                                                   workers)
     o.say(runner.header())
     results = []
     for sc in chosen:

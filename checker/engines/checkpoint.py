@@ -7,8 +7,9 @@ A checkpoint folder holds:
   renamed.
 - ``state-<n>/``: what changes between levels: ``meta.json`` (format version, the spec's
   identity, counters, hits with their paths, which properties are still checked, elapsed
-  time), ``table.npy`` (the visited fingerprints) and ``front.npy`` (the frontier's rows). It is
-  written as ``state-<n>.tmp/``, flushed, and renamed.
+  time), ``table.npy`` (the visited fingerprints; ``table-<o>.npy`` per partition o when
+  several workers split them, ``table_parts`` in ``meta.json`` says how many) and ``front.npy``
+  (the frontier's rows). It is written as ``state-<n>.tmp/``, flushed, and renamed.
 - ``CURRENT``: the name of the last complete ``state-<n>``, replaced atomically after the rename.
 
 A run killed at any moment, in the middle of a write included, leaves ``CURRENT`` naming a
@@ -58,7 +59,7 @@ def identity(kernel) -> dict:
 class Snapshot:
     """The local engine at a level boundary."""
 
-    table: np.ndarray
+    tables: list  # the visited set's fingerprint tables: one, or one per worker
     filled: int
     levels: list
     front: np.ndarray
@@ -123,10 +124,15 @@ class Checkpointer:
         tmp = self.folder / f"{name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        _save_npy(tmp / "table.npy", snap.table)
+        if len(snap.tables) == 1:
+            _save_npy(tmp / "table.npy", snap.tables[0])
+        else:
+            for o, t in enumerate(snap.tables):
+                _save_npy(tmp / f"table-{o}.npy", t)
         _fault("checkpoint-write", snap.depth)  # as if killed halfway through the write
         _save_npy(tmp / "front.npy", snap.front)
         meta = {**self.ident, "levels": len(snap.levels), "filled": snap.filled,
+                "table_parts": len(snap.tables),
                 "distinct": snap.distinct, "generated": snap.generated, "depth": snap.depth,
                 "seconds": snap.seconds, "checked": snap.checked,
                 "state_active": snap.state_active.tolist(),
@@ -169,13 +175,15 @@ def load(folder: Path, ident: dict, act_dtype) -> tuple[Snapshot, Checkpointer]:
         for d in range(meta["levels"]):
             with np.load(folder / "levels" / f"level-{d}.npz") as z:
                 levels.append(Level(z["fps"], z["parents"], z["actions"].astype(act_dtype)))
-        table = np.load(folder / name / "table.npy")
+        parts = meta.get("table_parts", 1)
+        tables = [np.load(folder / name / "table.npy")] if parts == 1 else \
+            [np.load(folder / name / f"table-{o}.npy") for o in range(parts)]
         front = np.load(folder / name / "front.npy")
     except (OSError, ValueError, KeyError) as e:
         raise CheckpointError(f"--resume {folder}: the checkpoint is damaged ({e})") from None
     hits = {n: Hit(n, k, length, [tuple(step) for step in path] if path is not None else None)
             for n, k, length, path in meta["hits"]}
-    snap = Snapshot(table, meta["filled"], levels, front, meta["distinct"], meta["generated"],
+    snap = Snapshot(tables, meta["filled"], levels, front, meta["distinct"], meta["generated"],
                     meta["depth"], hits, [tuple(c) for c in meta["checked"]],
                     np.array(meta["state_active"], np.bool_),
                     np.array(meta["trans_active"], np.bool_), meta["seconds"])

@@ -5,6 +5,9 @@ fingerprints every successor and inserts it into the visited table; the new stat
 by fingerprint, checked against the state predicates, and become the next frontier. Processing
 parents in fingerprint order and actions in instance order makes the first parent found for a
 state the least (parent fingerprint, action) pair: the canonical parent every engine reports.
+With several workers (``parallel.py``) each chunk is expanded by all of them and the visited
+table is split between them by fingerprint; the first occurrence of each state, hence every
+count, level and trace, is the same as with one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, cur
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.engines.parallel import PartitionedTable, Workers
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
 from hwcheck.checker.semantics.kernel import Kernel
 
@@ -23,15 +27,43 @@ from hwcheck.checker.semantics.kernel import Kernel
 class LocalEngine:
     name = "local"
 
-    def __init__(self, kernel: Kernel, opts: Options):
+    def __init__(self, kernel: Kernel, opts: Options, workers: int = 1):
         self.kernel = kernel
         self.opts = opts
         self.props = PropertySet(kernel, opts)
         self.act_dtype = kernel.act_dtype
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+        self.workers = 1 if opts.exact else workers  # --exact runs on one worker
+        self.pool: Workers | None = None
 
     def run(self) -> Exploration:
-        k, mod, opts, props = self.kernel, self.kernel.mod, self.opts, self.props
-        k.warm("exact" if opts.exact else "local")
+        part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
+        self.kernel.warm(part, say=self.opts.report)  # before the clock starts
+        if self.workers > 1:
+            self.pool = Workers(self.kernel, self.workers)
+        try:
+            return self._run()
+        finally:
+            if self.pool is not None:
+                self.pool.close()
+                self.pool = None
+
+    def _new_table(self, tables: list[np.ndarray] | None = None, filled: int = 0):
+        """The visited set: one table, or one per worker; from a checkpoint's ``tables``
+        (``filled`` fingerprints), which may have been written with another number of
+        workers."""
+        if tables is None:
+            return PartitionedTable(self.workers) if self.workers > 1 else VisitedTable()
+        if self.workers == 1 and len(tables) == 1:  # as one worker wrote it
+            table = VisitedTable(16)
+            table.table, table.filled = tables[0], filled
+            return table
+        table = PartitionedTable.of(self.workers, tables)
+        return table if self.workers > 1 else table.parts[0]
+
+    def _run(self) -> Exploration:
+        k, opts, props = self.kernel, self.opts, self.props
         progress = Progress(opts.report)
         ex = Exploration(self.name, checked=props.checked, exact=opts.exact,
                          symmetry=k.symmetric)
@@ -41,8 +73,7 @@ class LocalEngine:
         if opts.resume is not None:
             snap, ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
             ckpt.every = opts.checkpoint_every
-            table = VisitedTable(16)
-            table.table, table.filled = snap.table, snap.filled
+            table = self._new_table(snap.tables, snap.filled)
             levels, front = snap.levels, snap.front
             ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
             ex.hits, ex.checked = snap.hits, snap.checked
@@ -57,7 +88,7 @@ class LocalEngine:
                 table = ExactTable(k.stride, k.dtype)
                 table.add_row(fp0, init[0])
             else:
-                table = VisitedTable()
+                table = self._new_table()
                 table.add(fp0)
             levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
                             np.zeros(1, self.act_dtype))]
@@ -74,7 +105,7 @@ class LocalEngine:
                     break
                 if ckpt is not None and ckpt.due():  # a level boundary: a consistent point
                     ckpt.write(checkpoint.Snapshot(
-                        table.table, table.filled, levels, front, ex.distinct, ex.generated,
+                        _tables(table), table.filled, levels, front, ex.distinct, ex.generated,
                         ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
                         ex.seconds))
                 depth = len(levels) - 1
@@ -100,7 +131,7 @@ class LocalEngine:
         ex.seconds = progress.elapsed()
         peak = peak_rss_bytes()
         ex.stats.update(
-            peak_rss=peak, base_rss=base_rss, table_bytes=table.nbytes,
+            workers=self.workers, peak_rss=peak, base_rss=base_rss, table_bytes=table.nbytes,
             level_bytes=sum(lv.nbytes for lv in levels),
             bytes_per_state=peak / max(ex.distinct, 1),
             explore_bytes_per_state=max(peak - base_rss, 0) / max(ex.distinct, 1))
@@ -119,15 +150,21 @@ class LocalEngine:
             return bool(stopped)
 
         _, dom_row, dom_inst = self.kernel.error_arrays()
-        succ = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
-                      dom_row, dom_inst, on_chunk)
+        if self.pool is not None:  # several workers: the new states come sorted
+            new = self.pool.expand(front, table, self.props.trans_active, tp_row, tp_inst,
+                                   dom_row, dom_inst, on_chunk)
+            rows, level = new.rows, Level(new.fps, new.parents, new.acts)
+        else:
+            new = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
+                         dom_row, dom_inst, on_chunk)
+            order = np.argsort(new.fps, kind="stable")
+            rows, level = new.rows[order], Level(new.fps[order], new.parents[order],
+                                                 new.acts[order])
         self._domain_hits(dom_row, dom_inst, depth, levels, ex)
-        if succ.interrupted is not None:
-            stopped = interrupt_reason(succ.interrupted)
-        ex.generated += succ.generated
-        order = np.argsort(succ.fps, kind="stable")
-        level = Level(succ.fps[order], succ.parents[order], succ.acts[order])
-        return succ.rows[order], level, stopped
+        if new.interrupted is not None:
+            stopped = interrupt_reason(new.interrupted)
+        ex.generated += new.generated
+        return rows, level, stopped
 
     def _check_states(self, rows, depth: int, levels: list[Level], ex: Exploration) -> None:
         props = self.props
@@ -168,3 +205,8 @@ class LocalEngine:
             path = path_to(levels, depth, row) + [(inst, self.kernel.state_fingerprint(succ))]
             ex.hits[name] = Hit(name, kind, depth + 1, path)
             props.trans_active[j] = False
+
+
+def _tables(table) -> list[np.ndarray]:
+    """The arrays of a visited set, for a checkpoint."""
+    return table.tables if isinstance(table, PartitionedTable) else [table.table]

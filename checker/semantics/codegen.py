@@ -615,8 +615,10 @@ def generate(spec: Spec, layout: Layout | None = None,
         from hwcheck.checker.semantics.symmetry import canon_source
 
         lines.append(canon_source(canon))
-    lines.append(_expand(spec, props, fails, sym=canon is not None))
-    lines.append(_expand(spec, props, fails, exact=True, sym=canon is not None))
+    sym = canon is not None
+    lines.append(_expand(spec, props, fails, sym=sym))
+    lines.append(_expand(spec, props, fails, exact=True, sym=sym))
+    lines.append(_expand(spec, props, fails, keep_all=True, sym=sym))
     lines.append(f"\nNERRORS = {len(errors.entries)}  # domain error codes 1..NERRORS-1\n")
     return "\n".join(lines)
 
@@ -697,36 +699,48 @@ def _step_fn(spec: Spec) -> str:
 
 
 def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
-            sym: bool = False) -> str:
+            keep_all: bool = False, sym: bool = False) -> str:
     """``expand_dedup``, or with ``exact`` ``expand_exact``: the same, against a table that also
     keeps every visited state (``store``, ``slots``), so a fingerprint shared by two different
-    states never hides one of them (numba compiles it only when a run asks for it). With
-    ``sym``, each successor becomes its canonical form (``canon``) after the transition
-    predicates have seen it and before it is fingerprinted: the table, the successors and the
-    fingerprints are of representatives."""
+    states never hides one of them; or with ``keep_all`` ``expand_all``: every successor with
+    its fingerprint and no table, releasing the GIL, for workers that expand slices of a level
+    in parallel and deduplicate afterwards (numba compiles each only when a run asks for it).
+    With ``sym`` (any of the three), each successor becomes its canonical form (``canon``)
+    after the transition predicates have seen it and before it is fingerprinted: the table,
+    the successors and the fingerprints are of representatives."""
     sig = ("front, lo, hi, table, max_fill, filled, out, par, act, fps, tp_active, tp_row, "
            "tp_inst, err, dom_row, dom_inst")
     if exact:
         sig += ", slots, store, nstored"
     ret = "w, filled, gen, nstored" if exact else "w, filled, gen"
+    if keep_all:
+        sig = sig.replace("table, max_fill, filled, ", "")
+        ret = "w, gen"
     doc = ('    """Expand rows lo..hi-1 of ``front``; append each successor the visited table has\n'
            '    not seen to out/par/act/fps. Stops before a row whose successors might overflow\n'
            '    ``out`` or push the table past ``max_fill`` entries. A step that leaves the\n'
            '    declared domains has no successor: its error code\'s first (row, instance) goes\n'
            '    to dom_row/dom_inst. Returns (next row, entries written, table fill,\n'
            '    transitions generated)."""')
-    name = "expand_exact" if exact else "expand_dedup"
-    lines = [f"\n@njit(cache=True)\ndef {name}({sig}):", doc,
+    name = "expand_all" if keep_all else "expand_exact" if exact else "expand_dedup"
+    if keep_all:
+        doc = ('    """Expand rows lo..hi-1 of ``front``; append every successor to out/par/act/fps\n'
+               '    (no visited table). Stops before a row whose successors might overflow\n'
+               '    ``out``. Domain errors and transition predicates as ``expand_dedup``.\n'
+               '    Returns (next row, entries written, transitions generated)."""')
+    room = ("w + NINST > cap" if keep_all else "w + NINST > cap or filled + NINST > max_fill"
+            + (" or nstored + NINST > store.shape[0]" if exact else ""))
+    lines = [f"\n@njit(cache=True{', nogil=True' if keep_all else ''})\ndef {name}({sig}):",
+             doc,
              "    t = np.empty(STRIDE, DTYPE)"]
     if sym:
         lines += ["    cb = np.empty(STRIDE, DTYPE)", "    cw = np.empty(SYM_WORK, np.int64)"]
     lines += ["    cap = out.shape[0]",
               "    gen = 0",
               "    w = 0",
-              "    mask = table.size - 1",
+              *([] if keep_all else ["    mask = table.size - 1"]),
               "    for i in range(lo, hi):",
-              "        if w + NINST > cap or filled + NINST > max_fill"
-              + (" or nstored + NINST > store.shape[0]:" if exact else ":"),
+              f"        if {room}:",
               f"            return i, {ret}",
               "        s = front[i]"]
     for ai, a, base in _instances(spec):
@@ -767,18 +781,19 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
                   else "table_insert(table, mask, fp)")
         if sym:
             lines.append(f"{inner}canon(t, cb, cw)")
-        lines += [f"{inner}fp = fingerprint(t)",
-                  f"{inner}if {insert}:",
-                  f"{inner}    filled += 1"]
+        lines.append(f"{inner}fp = fingerprint(t)")
+        if not keep_all:
+            lines += [f"{inner}if {insert}:",
+                      f"{inner}    filled += 1"]
+            inner += "    "
         if exact:
-            lines += [f"{inner}    _copy(t, store[nstored])",
-                      f"{inner}    nstored += 1"]
-        lines += [
-                  f"{inner}    _copy(t, out[w])",
-                  f"{inner}    par[w] = i",
-                  f"{inner}    act[w] = {inst}",
-                  f"{inner}    fps[w] = fp",
-                  f"{inner}    w += 1"]
+            lines += [f"{inner}_copy(t, store[nstored])",
+                      f"{inner}nstored += 1"]
+        lines += [f"{inner}_copy(t, out[w])",
+                  f"{inner}par[w] = i",
+                  f"{inner}act[w] = {inst}",
+                  f"{inner}fps[w] = fp",
+                  f"{inner}w += 1"]
         if g_fails or e_fails or tp_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]

@@ -71,9 +71,10 @@ def table_insert(table, mask, fp):
         i = (i + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_rehash(old, new):
-    """Insert every fingerprint of ``old`` into the empty table ``new``."""
+    """Insert every fingerprint of ``old`` into the empty table ``new`` (without the GIL: the
+    workers of a parallel run grow their tables at the same time)."""
     mask = new.size - 1
     for i in range(old.size):
         v = old[i]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
+import time
 from functools import cached_property
 from pathlib import Path
 
@@ -53,12 +55,21 @@ def _load(src: str):
             raise EnvironmentFault(f"the kernel cache {folder} cannot be written "
                                    f"({e.strerror or e}); set HWCHECK_CACHE to a writable "
                                    "folder") from None
+    mod = _import(path, key)
+    _loaded[key] = mod
+    return mod
+
+
+def _import(path: Path, key: str):
+    """The generated module at ``path``, under the one name every process gives it (numba's
+    cached code refers to its module by name)."""
     name = f"hwcheck_kernel_{key}"
+    if name in sys.modules:
+        return sys.modules[name]
     mspec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[name] = mod
     mspec.loader.exec_module(mod)
-    _loaded[key] = mod
     return mod
 
 
@@ -110,7 +121,7 @@ class Kernel:
     @property
     def act_dtype(self):
         """The dtype of an action instance index: one byte while there are fewer than 256."""
-        return np.uint8 if self.ninst < 256 else np.uint16
+        return act_dtype_of(self.ninst)
 
     def error_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(err, dom_row, dom_inst) for a kernel call: no error yet."""
@@ -160,35 +171,156 @@ class Kernel:
         self.last_error = int(err[0])
         return t if ok else None
 
-    def warm(self, *parts: str) -> None:
+    def warm(self, *parts: str, say=None) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
-        expand-and-dedup), "exact" (the same, keeping every state), "step"; default: "local"
-        and "step"."""
+        expand-and-dedup), "exact" (the same, keeping every state), "parallel" (every
+        successor, for several workers), "step"; default: "local" and "step".
+
+        When a part has never been compiled for this kernel, ``say`` (a line of text) is told
+        so first, and on a machine with more than one core a helper process compiles the
+        other entry points (initial state, state predicates, step, half of the actions, and
+        ``canonical`` for a symmetric kernel) while this one compiles the expand kernel (with
+        ``canon`` inside it when symmetric); the two meet in numba's disk cache. The helper
+        imports this kernel's own module file, so it compiles the same symmetric or
+        non-symmetric source."""
+        parts = parts or ("local", "step")
+        missing = [p for p in parts if not self._marker(p).exists()]
+        if missing and say is not None:
+            guess = _estimate(missing)
+            say("compiling the kernel for this configuration (first run: "
+                + (f"about {guess:.0f} s" if guess else "some seconds")
+                + "; cached after that)...")
+        t0 = time.perf_counter()
+        helper = self._start_helper() if set(missing) & set(EXPAND) else None
+        try:
+            self._warm(parts, helper)
+        finally:
+            if helper is not None and helper.poll() is None:
+                helper.kill()
+                helper.wait()
+        seconds = time.perf_counter() - t0
+        for p in missing:
+            try:
+                self._marker(p).write_text(f"{seconds:.2f}\n")
+            except OSError:  # a read-only cache still runs; it only says this again
+                pass
+
+    def _marker(self, part: str) -> Path:
+        """Exists once ``part`` of this kernel has been compiled into the cache; holds the
+        seconds it took."""
+        return cache_dir() / "kernels" / f"k_{self.key}.{part}.compiled"
+
+    def _start_helper(self):
+        if len(_cores()) < 2 or not sys.executable:
+            return None
+        path = cache_dir() / "kernels" / f"k_{self.key}.py"
+        try:
+            return subprocess.Popen(
+                [sys.executable, "-c", "import sys; from hwcheck.checker.semantics.kernel "
+                 "import precompile; precompile(sys.argv[1], sys.argv[2])", str(path), self.key],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:  # no helper: this process compiles everything
+            return None
+
+    def _warm(self, parts, helper=None) -> None:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
-        parts = parts or ("local", "step")
+        args = _samples(self.mod)
+        for part, name in EXPAND.items():  # the long one first: the helper does the rest
+            if part in parts:
+                getattr(self.mod, name)(*args[name])
+        if helper is not None:
+            try:
+                helper.wait(timeout=HELPER_WAIT)
+            except subprocess.TimeoutExpired:  # compile here whatever it has not
+                pass
         fingerprint(self.initial)
         if self.symmetric:
             self.mod.canonical(self.initial)
-        one = self.initial.reshape(1, -1).copy()
-        ns, nt = len(self.props.state), len(self.props.transition)
-        err, dom_row, dom_inst = self.error_arrays()
-        self.mod.check_states(one, 1, np.zeros(max(ns, 1), np.bool_),
-                              np.full(max(ns, 1), -1, np.int64), err, dom_row)
-        out = np.empty((self.ninst, self.stride), self.dtype)
-        par = np.empty(self.ninst, np.int32)
-        act = np.empty(self.ninst, self.act_dtype)
-        fps = np.empty(self.ninst, np.uint64)
-        tp = (np.zeros(max(nt, 1), np.bool_), np.full(max(nt, 1), -1, np.int64),
-              np.full(max(nt, 1), -1, np.int64))
-        if "local" in parts:
-            table = np.zeros(16, np.uint64)
-            self.mod.expand_dedup(one, 0, 0, table, 8, 0, out, par, act, fps, *tp, err, dom_row,
-                                  dom_inst)
-        if "exact" in parts:
-            table = np.zeros(16, np.uint64)
-            self.mod.expand_exact(one, 0, 0, table, 8, 0, out, par, act, fps, *tp, err, dom_row,
-                                  dom_inst, np.zeros(16, np.int64), out, 0)
+        self.mod.check_states(*args["check_states"])
         if "step" in parts:
             self.step(0, self.initial)
+
+
+# The expand kernel of each part of ``Kernel.warm``.
+EXPAND = {"local": "expand_dedup", "exact": "expand_exact", "parallel": "expand_all"}
+HELPER_WAIT = 120.0  # seconds the engine's process waits for the compile helper at most
+
+
+def _cores() -> set:
+    try:
+        return os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        return set(range(os.cpu_count() or 1))
+
+
+def _samples(mod) -> dict:
+    """For each entry point of a kernel module, arguments of the types the engines pass (no
+    row is read: lo = hi = 0, n = 0)."""
+    stride, dtype, ninst, nerr = mod.STRIDE, mod.DTYPE, mod.NINST, mod.NERRORS
+    ns = max(sum(name.startswith("sp_") for name in vars(mod)), 1)
+    nt = max(sum(name.startswith("tp_") for name in vars(mod)), 1)
+    row = np.zeros(stride, dtype)
+    one = np.zeros((1, stride), dtype)
+    err, dom_row, dom_inst = (np.zeros(1, np.int64), np.full(nerr, -1, np.int64),
+                              np.full(nerr, -1, np.int64))
+    out = np.empty((ninst, stride), dtype)
+    succ = (out, np.empty(ninst, np.int32), np.empty(ninst, act_dtype_of(ninst)),
+            np.empty(ninst, np.uint64))
+    tp = (np.zeros(nt, np.bool_), np.full(nt, -1, np.int64), np.full(nt, -1, np.int64))
+    table = (np.zeros(16, np.uint64), 8, 0)
+    return {
+        "initial": (err,),
+        "check_states": (one, 0, np.zeros(ns, np.bool_), np.full(ns, -1, np.int64), err,
+                         dom_row),
+        "step": (0, row, row.copy(), err),
+        "expand_dedup": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst),
+        "expand_exact": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst,
+                         np.zeros(16, np.int64), out, 0),
+        "expand_all": (one, 0, 0, *succ, *tp, err, dom_row, dom_inst),
+    }
+
+
+def precompile(path: str, key: str) -> None:
+    """What the compile helper of ``Kernel.warm`` runs: compile, into numba's disk cache and
+    without running any of them, the guards and effects from the last action back (the
+    engine's process compiles them from the first, inside its expand kernel), then the
+    initial state, the state predicates and ``step`` (and ``canonical`` when the module is a
+    symmetric kernel's)."""
+    import inspect
+
+    from numba import typeof
+
+    mod = _import(Path(path), key)
+    args = _samples(mod)
+    row, err = np.zeros(mod.STRIDE, mod.DTYPE), np.zeros(1, np.int64)
+    actions = sorted(int(name[2:]) for name in vars(mod) if name.startswith("g_"))
+    for ai in reversed(actions):
+        for name in (f"e_{ai}", f"g_{ai}"):
+            f = getattr(mod, name)
+            params = len(inspect.signature(f.py_func).parameters) - 2  # (s or t, p..., err)
+            f.compile(tuple(typeof(x) for x in (row, *[0] * params, err)))
+    for name in ("initial", "check_states", "step"):
+        getattr(mod, name).compile(tuple(typeof(x) for x in args[name]))
+    if hasattr(mod, "canonical"):  # a symmetric kernel (its module is the one with canon)
+        mod.canonical.compile((typeof(row),))
+
+
+def act_dtype_of(ninst: int):
+    """The dtype of an action instance index: one byte while there are fewer than 256."""
+    return np.uint8 if ninst < 256 else np.uint16
+
+
+def _estimate(parts) -> float | None:
+    """Seconds the last compile of these parts took on this machine (another kernel's); None
+    if none is known."""
+    folder = cache_dir() / "kernels"
+    seconds = []
+    for p in parts:
+        try:
+            last = max(folder.glob(f"k_*.{p}.compiled"), key=lambda f: f.stat().st_mtime)
+            seconds.append(float(last.read_text()))
+        except (ValueError, OSError):
+            pass
+    return max(seconds, default=None)

@@ -1,0 +1,380 @@
+"""One BFS level expanded by several workers (``--workers N``): threads that run the compiled
+kernel without the GIL, each owning a slice of the visited set.
+
+The visited set is split into N partitions by the high bits of the fingerprint, the split of
+``partition.owners`` (monotone: partition o holds a contiguous range of fingerprints). Each
+chunk of the frontier (at most ``expand.CHUNK`` rows, so Ctrl-C and the limits are looked at as
+often as with one worker) goes through two phases:
+
+1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_all``
+   (every successor and its fingerprint; transition predicates and domain errors into the
+   slice's own arrays) and counts how many of its successors each partition owns;
+2. insert: worker o takes, from every slice's buffer in slice order, the successors that
+   partition o owns, and inserts them into its table; the new ones are appended to o's share
+   of the level.
+
+Generation does not read the tables, so the next chunk is generated (into a second set of
+buffers) while this one is inserted: a thread that is done with its part of one phase goes on
+with the other.
+
+Every occurrence of a fingerprint goes to one owner, which sees them in frontier order (chunks
+in order, slices in order, rows in order, actions in instance order): the occurrence it keeps
+is the first one, the one a single worker keeps, so each state gets the same canonical parent,
+the least (parent fingerprint, action). At the end of the level each owner sorts its share by
+fingerprint; owners are fingerprint ranges, so their shares laid end to end are the level in
+fingerprint order, exactly as one worker would have it. Predicate hits and domain errors are
+merged chunk by chunk, taking the first slice that has one.
+
+A chunk is inserted in full or not at all: Ctrl-C and SIGTERM are held back (blocked, so the
+operating system keeps them pending) while a chunk is under way and taken at its end, and
+every allocation (buffers, table growth) comes before the first insert of a chunk, so running
+out of memory leaves the tables as they were. Either way the search stops consistent at a chunk
+boundary: everything up to ``next_row`` is in the tables and in the level; a chunk generated
+but not inserted is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from hwcheck.checker.engines import expand as _expand
+from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
+from hwcheck.checker.semantics.fingerprint import table_insert, table_rehash
+from hwcheck.checker.semantics.kernel import Kernel
+
+
+BUFFER_BYTES = 16 << 20
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@njit(cache=True, inline="always")
+def _owner(fp, parts):
+    # partition.owners, for one fingerprint inside the kernel
+    return np.int64(((fp >> np.uint64(32)) * np.uint64(parts)) >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def _count_owned(fps, n, parts, counts):
+    for k in range(n):
+        counts[_owner(fps[k], parts)] += 1
+
+
+@njit(cache=True, nogil=True)
+def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, out_par, out_act,
+                  out_fps, w):
+    """Insert the successors 0..n-1 that partition ``me`` owns into its ``table``; append the
+    new ones to ``out_*`` from position ``w``. The caller made room for all of them.
+    Returns (entries written, table fill)."""
+    mask = table.size - 1
+    stride = rows.shape[1]
+    for k in range(n):
+        fp = fps[k]
+        if _owner(fp, parts) != me:
+            continue
+        if table_insert(table, mask, fp):
+            filled += 1
+            for q in range(stride):
+                out_rows[w, q] = rows[k, q]
+            out_par[w] = par[k]
+            out_act[w] = act[k]
+            out_fps[w] = fp
+            w += 1
+    return w, filled
+
+
+@njit(cache=True, nogil=True)
+def _gather(order, fps, rows, par, act, out_fps, out_rows, out_par, out_act, off):
+    """Entries ``order`` written to ``out_*`` from position ``off``."""
+    stride = rows.shape[1]
+    for k in range(order.size):
+        j = order[k]
+        out_fps[off + k] = fps[j]
+        out_par[off + k] = par[j]
+        out_act[off + k] = act[j]
+        for q in range(stride):
+            out_rows[off + k, q] = rows[j, q]
+
+
+class PartitionedTable:
+    """The visited fingerprints split into ``parts`` tables by ``partition.owners``; partition o
+    is filled and grown by worker o alone."""
+
+    def __init__(self, parts: int, capacity: int = 1 << 16):
+        self.parts = [VisitedTable(max(16, capacity // parts)) for _ in range(parts)]
+
+    @classmethod
+    def of(cls, parts: int, tables: list[np.ndarray]) -> "PartitionedTable":
+        """A table of ``parts`` partitions holding every fingerprint of ``tables`` (tables of
+        any partitioning: a checkpoint written with another number of workers)."""
+        fps = np.concatenate([t[t != 0] for t in tables]) if tables else np.zeros(0, np.uint64)
+        own = owners(fps, parts)
+        self = cls.__new__(cls)
+        self.parts = []
+        for o in range(parts):
+            mine = fps[own == o]
+            t = VisitedTable(max(16, int(mine.size / MAX_LOAD) + 1))
+            table_rehash(mine, t.table)
+            t.filled = mine.size
+            self.parts.append(t)
+        return self
+
+    @property
+    def tables(self) -> list[np.ndarray]:
+        return [t.table for t in self.parts]
+
+    @property
+    def filled(self) -> int:
+        return sum(t.filled for t in self.parts)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes for t in self.parts)
+
+    def add(self, fp: int) -> bool:
+        return self.parts[int(owners(np.array([fp], np.uint64), len(self.parts))[0])].add(fp)
+
+    def __len__(self) -> int:
+        return self.filled
+
+
+class _Buffers:
+    """Rows with their parent position, action and fingerprint; grown by doubling."""
+
+    def __init__(self, cap: int, stride: int, dtype, act_dtype):
+        self.rows = np.empty((cap, stride), dtype)
+        self.par = np.empty(cap, np.int32)
+        self.act = np.empty(cap, act_dtype)
+        self.fps = np.empty(cap, np.uint64)
+        self.n = 0
+
+    @property
+    def cap(self) -> int:
+        return self.fps.size
+
+    def reserve(self, more: int) -> None:
+        need = self.n + more
+        if need <= self.cap:
+            return
+        cap = max(need, 2 * self.cap)
+        for name in ("rows", "par", "act", "fps"):
+            old = getattr(self, name)
+            new = np.empty((cap,) + old.shape[1:], old.dtype)
+            new[:self.n] = old[:self.n]
+            setattr(self, name, new)
+
+
+@dataclass
+class Expanded:
+    """What a level's expansion found: the new states in fingerprint order."""
+
+    rows: np.ndarray
+    fps: np.ndarray
+    parents: np.ndarray  # int32: the frontier row of each
+    acts: np.ndarray
+    generated: int
+    next_row: int  # the first frontier row not expanded (the end unless stopped early)
+    interrupted: BaseException | None = None
+
+
+class _Round:
+    """The generation of one chunk: a buffer, hits and owner counts per slice."""
+
+    def __init__(self, kernel: Kernel, slices: int, owners_: int, per: int):
+        k = kernel
+        self.bufs = [_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(slices)]
+        self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
+        self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
+        self.futures: list = []
+        self.lo = self.hi = 0
+
+
+class Workers:
+    """N threads that expand levels together; close() when done. Two rounds of buffers: one
+    chunk is inserted from one while the next is generated into the other."""
+
+    def __init__(self, kernel: Kernel, workers: int):
+        self.kernel = kernel
+        self.n = workers
+        self.slices = workers  # more slices than workers measured no faster
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
+                                       initializer=_block_signals)
+        k = kernel
+        # room for 8 successors a row (Kafka makes 4.7), at most 16 MiB a buffer to start with;
+        # a slice that needs more grows its buffer
+        row_bytes = k.stride * np.dtype(k.dtype).itemsize + 13
+        per = max(k.ninst, min((_expand.CHUNK // self.slices + 1) * min(k.ninst, 8),
+                               BUFFER_BYTES // row_bytes))
+        self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
+        self._warm()
+
+    def _warm(self) -> None:
+        """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
+        b, t = self.rounds[0].bufs[0], VisitedTable(16)
+        _count_owned(b.fps, 0, self.n, self.rounds[0].counts[0])
+        _insert_owned(b.fps, b.rows, b.par, b.act, 0, self.n, 0, t.table, 0, b.rows, b.par,
+                      b.act, b.fps, 0)
+        _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
+                0)
+        table_rehash(t.table, np.zeros(32, np.uint64))
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    def _all(self, fn, args) -> list:
+        return _results([self.pool.submit(fn, *a) for a in args])
+
+    def expand(self, front: np.ndarray, table: PartitionedTable, tp_active, tp_row, tp_inst,
+               dom_row, dom_inst, on_chunk=None, chunk: int | None = None) -> Expanded:
+        """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
+        True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
+        the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
+        k, mod, nw, ns = self.kernel, self.kernel.mod, self.n, self.slices
+        chunk = chunk or _expand.CHUNK
+        n = front.shape[0]
+        shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
+                  for _ in range(nw)]
+        for r in self.rounds:
+            r.hits = [(tp_row.copy(), tp_inst.copy(), dom_row.copy(), dom_inst.copy(),
+                       np.zeros(1, np.int64)) for _ in range(ns)]
+        generated, lo, interrupted = 0, 0, None
+
+        def generate(r: _Round, s: int, a: int, b: int) -> int:
+            buf, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
+            buf.n, gen, i = 0, 0, a
+            while i < b:
+                i, wrote, g = mod.expand_all(front, i, b, buf.rows[buf.n:], buf.par[buf.n:],
+                                             buf.act[buf.n:], buf.fps[buf.n:], tp_active, tr, ti,
+                                             err, dr, di)
+                buf.n += wrote
+                gen += g
+                if i < b:
+                    buf.reserve(max(k.ninst, buf.cap))  # doubles
+            r.counts[s] = 0
+            _count_owned(buf.fps, buf.n, nw, r.counts[s])
+            return gen
+
+        def start(r: _Round, a: int) -> _Round:
+            """Start generating the chunk from row a into round r."""
+            r.lo, r.hi = a, min(n, a + chunk)
+            for tr, ti, dr, di, _ in r.hits:  # what is known: predicates already hit are skipped
+                tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
+            cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
+            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1])
+                         for s in range(ns)]
+            return r
+
+        def reserve(o: int, more: int) -> None:
+            t = table.parts[o]
+            while t.filled + more > t.max_fill:
+                t.grow()
+            shares[o].reserve(more)
+
+        def insert(r: _Round, o: int) -> None:
+            t, sh = table.parts[o], shares[o]
+            for b in r.bufs:
+                sh.n, t.filled = _insert_owned(b.fps, b.rows, b.par, b.act, b.n, nw, o, t.table,
+                                               t.filled, sh.rows, sh.par, sh.act, sh.fps, sh.n)
+
+        cur = None
+        try:
+            with _signals_held():
+                cur = start(self.rounds[0], 0) if n else None
+            while cur is not None:
+                with _signals_held():  # Ctrl-C waits for the end of the chunk
+                    gen_now = _results(cur.futures)
+                    more = cur.counts.sum(axis=0)
+                    grow = [(o, int(more[o])) for o in range(nw)
+                            if table.parts[o].filled + more[o] > table.parts[o].max_fill
+                            or shares[o].n + more[o] > shares[o].cap]
+                    if grow:
+                        self._all(reserve, grow)
+                    inserting = [self.pool.submit(insert, cur, o) for o in range(nw)]
+                    nxt = None
+                    if cur.hi < n:  # the next chunk, while this one is inserted
+                        nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
+                    _results(inserting)  # nothing allocates there
+                    lo, generated = cur.hi, generated + sum(gen_now)
+                    _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
+                    _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
+                    cur = nxt
+                if on_chunk is not None and lo < n and on_chunk(lo, sum(s.n for s in shares)):
+                    break
+        except (KeyboardInterrupt, MemoryError) as e:  # everything up to row lo is consistent
+            interrupted = e
+        with _signals_held():
+            if cur is not None:  # a chunk generated but not inserted: dropped
+                wait(cur.futures)
+            return self._sorted(shares, generated, lo, interrupted)
+
+    def _sorted(self, shares, generated, lo, interrupted) -> Expanded:
+        k = self.kernel
+        total = sum(s.n for s in shares)
+        out = _Buffers(total, k.stride, k.dtype, k.act_dtype)
+        offs = np.cumsum([0] + [s.n for s in shares])
+
+        def sort(o: int) -> None:
+            s = shares[o]
+            order = np.argsort(s.fps[:s.n])  # numpy's sort runs without the GIL; keys are unique
+            _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
+                    int(offs[o]))
+
+        self._all(sort, [(o,) for o in range(self.n)])
+        return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
+
+
+def _results(futures: list) -> list:
+    """Wait for every future; then raise the first exception of one, if any, or return their
+    results."""
+    wait(futures)
+    for f in futures:
+        if f.exception() is not None:
+            raise f.exception()
+    return [f.result() for f in futures]
+
+
+def _first_hits(row: np.ndarray, inst: np.ndarray, per_worker: list) -> None:
+    """Merge the workers' first hits (row, instance) into ``row``/``inst``: where none was
+    known, the first worker in slice order that has one."""
+    for j in np.flatnonzero(row < 0):
+        for wr, wi in per_worker:
+            if wr[j] >= 0:
+                row[j], inst[j] = wr[j], wi[j]
+                break
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+def _block_signals() -> None:
+    """A worker thread never takes Ctrl-C or SIGTERM: they go to the main thread."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+
+@contextmanager
+def _signals_held():
+    """Ctrl-C and SIGTERM stay pending until the block ends, then are taken as usual (the
+    KeyboardInterrupt is raised as the block is left)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -1,0 +1,50 @@
+"""Start-up: a configuration whose kernel is not in the cache is compiled once, and hwcheck says
+so on stderr (not with --quiet; with --json stdout keeps only the JSON object); what the
+compile helper process put in the cache is what a later run loads, so that run compiles
+nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from engine_contract import SPECS
+
+SPEC = ["--spec", str(SPECS / "two_phase.py"), "--param", "rms=2"]
+SAYS = "compiling the kernel for this configuration"
+
+
+def hwcheck(cache, *args, **env):
+    env = dict(os.environ, HWCHECK_CACHE=str(cache), **env)
+    env.pop("NUMBA_CACHE_DIR", None)  # the fresh cache's own
+    return subprocess.run([sys.executable, "-m", "hwcheck.checker", *args], capture_output=True,
+                          text=True, env=env)
+
+
+def test_a_first_run_says_it_compiles_and_a_second_compiles_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    first = hwcheck(cache, "check", *SPEC, "--json", "--out", str(tmp_path / "out"))
+    assert first.returncode == 0, first.stderr
+    assert [line for line in first.stderr.splitlines() if SAYS in line] == [
+        f"  {SAYS} (first run: some seconds; cached after that)..."]
+    assert json.loads(first.stdout)["distinct"] == 56  # stdout: the JSON object alone
+    assert list((cache / "kernels").glob("k_*.parallel.compiled"))
+
+    second = hwcheck(cache, "check", *SPEC, "--out", str(tmp_path / "out"),
+                     NUMBA_DEBUG_CACHE="1")
+    assert second.returncode == 0, second.stderr
+    assert SAYS not in second.stderr
+    saved = [line for line in second.stdout.splitlines() if line.startswith("[cache] data saved")]
+    assert saved == [], saved  # every function the run calls came from the cache
+
+
+def test_quiet_says_nothing_of_it(tmp_path):
+    """With one worker (the fused expand kernel) and --quiet; the cache is complete as well."""
+    args = ["check", *SPEC, "-q", "--workers", "1", "--out", str(tmp_path / "out")]
+    res = hwcheck(tmp_path / "cache", *args)
+    assert res.returncode == 0, res.stderr
+    assert SAYS not in res.stderr
+    res = hwcheck(tmp_path / "cache", *args, NUMBA_DEBUG_CACHE="1")
+    assert not [line for line in res.stdout.splitlines() if line.startswith("[cache] data saved")]
