@@ -67,6 +67,10 @@ class Report:
             "stop_reason": ex.stop_reason,
             "engine": ex.engine,
             "workers": ex.stats.get("workers"),
+            **({"memory": {"peak_rss": ex.stats["peak_rss"],
+                           "bytes_per_state": round(ex.stats["explore_bytes_per_state"], 2),
+                           "disk_bytes": ex.stats["disk_bytes"]}}
+               if "disk_bytes" in ex.stats else {}),
         }
 
 

@@ -76,7 +76,7 @@ def test_spark_and_local_write_identical_traces(tmp_path, params):
         assert sf.with_suffix("").with_suffix(".txt").read_text().replace("spark", "local") == \
             lf.with_suffix("").with_suffix(".txt").read_text()
     lj, sj = local.as_json(), spark.as_json()
-    for key in ("seconds", "engine", "workers"):  # how it ran, not what it found
+    for key in ("seconds", "engine", "workers", "memory"):  # how it ran, not what it found
         lj.pop(key), sj.pop(key)
     assert json.dumps(sj).replace("/spark/", "/local/") == json.dumps(lj)
 

@@ -77,11 +77,11 @@ def test_out_of_memory_while_expanding_stops_cleanly(monkeypatch):
     real = VisitedTable.grow
     calls = {"n": 0}
 
-    def failing(self):
+    def failing(self, cap=None):
         calls["n"] += 1
         if calls["n"] > 3:
             raise MemoryError()
-        return real(self)
+        return real(self, cap)
 
     monkeypatch.setattr(VisitedTable, "grow", failing)
     report = check(kafka(replicas=3, max_offset=2, max_epoch=3, **FIXED),

@@ -84,6 +84,9 @@ def main() -> None:
 @click.option("--exact", is_flag=True,
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
                    "state (local engine, one worker; the state's row per state more memory)")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the levels' parent records and large frontiers in a new folder in "
+                   "this one (local engine; removed at the end) [default: a temporary folder]")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True,
               help="Keep one state per orbit of the protocol's declared symmetry (Kafka: "
                    "renaming the replicas): distinct states then count orbits; verdicts and "
@@ -107,7 +110,8 @@ def main() -> None:
                    "to one (<out>/<run-name>/Recoverable.*)")
 @json_option
 def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, exact, symmetry, workers, out, run_name, scenario, engine,
+          checkpoint_every, resume, exact, workdir, symmetry, workers, out, run_name, scenario,
+          engine,
           spark_master,
           partitions, as_json, quiet, **kwargs) -> None:
     """Explore every reachable state breadth-first and check the invariants.
@@ -154,7 +158,7 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                   exact=exact, symmetry=symmetry, report=o.progress_fn())
+                   exact=exact, workdir=workdir, symmetry=symmetry, report=o.progress_fn())
     if exact and (engine != "local" or checkpoint is not None or resume is not None):
         raise InputError("--exact is for the local engine, without --checkpoint or --resume")
     if engine != "local" and (checkpoint is not None or resume is not None):
@@ -201,6 +205,11 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     elif ex.distinct > 1:
         o.say(f"note: 64-bit fingerprints: the chance that a collision hid a state is at most "
               f"{ex.collision_probability:.1e}")
+    if "disk_bytes" in ex.stats:
+        st = ex.stats
+        o.say(f"memory: peak {st['peak_rss'] / 2**20:,.0f} MiB, "
+              f"{st['explore_bytes_per_state']:.1f} bytes a state above the start; disk: "
+              f"{st['disk_bytes'] / 2**20:,.0f} MiB at most in the work folder")
     parts = [f"{v.name} in {v.length} steps" for v in report.violations()]
     detail = f" ({', '.join(parts)})" if parts else ""
     orbits = " (orbits)" if ex.symmetry else ""

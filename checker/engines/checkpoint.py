@@ -7,8 +7,8 @@ A checkpoint folder holds:
   renamed.
 - ``state-<n>/``: what changes between levels: ``meta.json`` (format version, the spec's
   identity, counters, hits with their paths, which properties are still checked, elapsed
-  time), ``table.npy`` (the visited fingerprints; ``table-<o>.npy`` per partition o when
-  several workers split them, ``table_parts`` in ``meta.json`` says how many) and ``front.npy``
+  time), ``visited.npy`` (the visited fingerprints, in no particular order: a run resumes
+  with any number of workers and lays them into its own tables) and ``front.npy``
   (the frontier's rows). It is written as ``state-<n>.tmp/``, flushed, and renamed.
 - ``CURRENT``: the name of the last complete ``state-<n>``, replaced atomically after the rename.
 
@@ -34,7 +34,7 @@ import numpy as np
 from hwcheck.checker.engines.exploration import Hit
 from hwcheck.checker.engines.visited import Level
 
-FORMAT = 1
+FORMAT = 2  # 2: the visited set as a fingerprint array (1: the tables as they were)
 # Fault injection for tests: HWCHECK_FAULT="checkpoint-write:D" kills the process (SIGKILL) in
 # the middle of writing the checkpoint at depth D, "after-checkpoint:D" right after it.
 FAULT = "HWCHECK_FAULT"
@@ -59,8 +59,7 @@ def identity(kernel) -> dict:
 class Snapshot:
     """The local engine at a level boundary."""
 
-    tables: list  # the visited set's fingerprint tables: one, or one per worker
-    filled: int
+    fingerprints: np.ndarray  # the visited set
     levels: list
     front: np.ndarray
     distinct: int
@@ -124,15 +123,10 @@ class Checkpointer:
         tmp = self.folder / f"{name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        if len(snap.tables) == 1:
-            _save_npy(tmp / "table.npy", snap.tables[0])
-        else:
-            for o, t in enumerate(snap.tables):
-                _save_npy(tmp / f"table-{o}.npy", t)
+        _save_npy(tmp / "visited.npy", snap.fingerprints)
         _fault("checkpoint-write", snap.depth)  # as if killed halfway through the write
         _save_npy(tmp / "front.npy", snap.front)
-        meta = {**self.ident, "levels": len(snap.levels), "filled": snap.filled,
-                "table_parts": len(snap.tables),
+        meta = {**self.ident, "levels": len(snap.levels), "filled": int(snap.fingerprints.size),
                 "distinct": snap.distinct, "generated": snap.generated, "depth": snap.depth,
                 "seconds": snap.seconds, "checked": snap.checked,
                 "state_active": snap.state_active.tolist(),
@@ -175,15 +169,15 @@ def load(folder: Path, ident: dict, act_dtype) -> tuple[Snapshot, Checkpointer]:
         for d in range(meta["levels"]):
             with np.load(folder / "levels" / f"level-{d}.npz") as z:
                 levels.append(Level(z["fps"], z["parents"], z["actions"].astype(act_dtype)))
-        parts = meta.get("table_parts", 1)
-        tables = [np.load(folder / name / "table.npy")] if parts == 1 else \
-            [np.load(folder / name / f"table-{o}.npy") for o in range(parts)]
+        fps = np.load(folder / name / "visited.npy")
+        if fps.dtype != np.uint64 or fps.ndim != 1 or fps.size != meta["filled"]:
+            raise ValueError("visited.npy is not the visited set meta.json counts")
         front = np.load(folder / name / "front.npy")
     except (OSError, ValueError, KeyError) as e:
         raise CheckpointError(f"--resume {folder}: the checkpoint is damaged ({e})") from None
     hits = {n: Hit(n, k, length, [tuple(step) for step in path] if path is not None else None)
             for n, k, length, path in meta["hits"]}
-    snap = Snapshot(tables, meta["filled"], levels, front, meta["distinct"], meta["generated"],
+    snap = Snapshot(fps, levels, front, meta["distinct"], meta["generated"],
                     meta["depth"], hits, [tuple(c) for c in meta["checked"]],
                     np.array(meta["state_active"], np.bool_),
                     np.array(meta["trans_active"], np.bool_), meta["seconds"])

@@ -64,10 +64,13 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
             table.filled = filled
             generated += gen
             if i < hi:  # the kernel stopped for room: make some and go on from row i
-                if filled + ninst > table.max_fill:
-                    table.grow()
-                if exact and table.nstored + ninst > table.store.shape[0]:
-                    table.grow_store()
+                if exact:
+                    if filled + ninst > table.max_fill:
+                        table.grow()
+                    if table.nstored + ninst > table.store.shape[0]:
+                        table.grow_store()
+                else:
+                    table.make_room(ninst)
                 if w + ninst > cap:
                     cap *= 2
                     out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))

@@ -1,14 +1,18 @@
 """The local engine: breadth-first search over the compiled kernel, one level at a time.
 
-Per level: the frontier (rows sorted by fingerprint) is expanded in chunks by the kernel, which
-fingerprints every successor and inserts it into the visited table; the new states are sorted
-by fingerprint, checked against the state predicates, and become the next frontier. Processing
-parents in fingerprint order and actions in instance order makes the first parent found for a
-state the least (parent fingerprint, action) pair: the canonical parent every engine reports.
-With several workers (``parallel.py``) each chunk is expanded by all of them and the visited
-table is split between them by fingerprint; the first occurrence of each state, hence every
-count, level and trace, is the same as with one.
-"""
+Per level: the frontier (rows in fingerprint order, in buckets: ``spill.py``) is expanded
+bucket by bucket, in chunks, by the kernel, which fingerprints every successor and inserts it
+into the visited table; the new states go to the next level's buckets, which are then sorted
+by fingerprint and checked against the state predicates, and become the next frontier. The
+level's parent records go to a file in the run's work folder. Processing parents in
+fingerprint order and actions in instance order makes the first parent found for a state the
+least (parent fingerprint, action) pair: the canonical parent every engine reports. With
+several workers (``parallel.py``) each chunk is expanded by all of them and the visited table
+is split between them by fingerprint; the first occurrence of each state, hence every count,
+level and trace, is the same as with one.
+
+What stays in memory is the visited table (8 bytes a slot, 70% to 87.5% full) and one bucket
+of the frontier and of the next level at a time (once a level outgrows ``spill.SPILL_BYTES``)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,8 @@ from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
+from hwcheck.checker.engines.spill import (Frontier, NextLevel, WorkDir, bucket_count,
+                                           record_dtype)
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
 from hwcheck.checker.semantics.kernel import Kernel
 
@@ -49,18 +55,12 @@ class LocalEngine:
                 self.pool.close()
                 self.pool = None
 
-    def _new_table(self, tables: list[np.ndarray] | None = None, filled: int = 0):
-        """The visited set: one table, or one per worker; from a checkpoint's ``tables``
-        (``filled`` fingerprints), which may have been written with another number of
-        workers."""
-        if tables is None:
+    def _new_table(self, fps: np.ndarray | None = None):
+        """The visited set: one table, or one per worker; holding ``fps`` (a checkpoint's)."""
+        if fps is None:
             return PartitionedTable(self.workers) if self.workers > 1 else VisitedTable()
-        if self.workers == 1 and len(tables) == 1:  # as one worker wrote it
-            table = VisitedTable(16)
-            table.table, table.filled = tables[0], filled
-            return table
-        table = PartitionedTable.of(self.workers, tables)
-        return table if self.workers > 1 else table.parts[0]
+        return PartitionedTable.of(self.workers, fps) if self.workers > 1 else \
+            VisitedTable.of(fps)
 
     def _run(self) -> Exploration:
         k, opts, props = self.kernel, self.opts, self.props
@@ -68,17 +68,20 @@ class LocalEngine:
         ex = Exploration(self.name, checked=props.checked, exact=opts.exact,
                          symmetry=k.symmetric)
         base_rss = current_rss_bytes()
+        work = WorkDir(opts.workdir)
+        rec = record_dtype(k.stride, k.dtype, self.act_dtype)
 
         ckpt, ident = None, checkpoint.identity(k)
         if opts.resume is not None:
             snap, ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
             ckpt.every = opts.checkpoint_every
-            table = self._new_table(snap.tables, snap.filled)
-            levels, front = snap.levels, snap.front
+            table = self._new_table(snap.fingerprints)
+            levels, front = snap.levels, Frontier.of(work, snap.front)
             ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
             ex.hits, ex.checked = snap.hits, snap.checked
             props.state_active[:], props.trans_active[:] = snap.state_active, snap.trans_active
             progress.offset = snap.seconds
+            snap = None
         else:
             if opts.checkpoint is not None:
                 ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
@@ -93,32 +96,37 @@ class LocalEngine:
             levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
                             np.zeros(1, self.act_dtype))]
             ex.distinct = 1
-            self._check_states(init, 0, levels, ex)
-            front = init
+            self._record_state_hits(self._state_hits(init, 0), 0, levels, ex)
+            front = Frontier.of(work, init)
         nt = max(len(props.transition), 1)
         tp_row = np.full(nt, -1, np.int64)
         tp_inst = np.full(nt, -1, np.int64)
+        front_peak = 0
         try:
-            while front.shape[0]:
+            while len(front):
                 ex.seconds = progress.elapsed()
                 if opts.should_stop(ex):
                     break
                 if ckpt is not None and ckpt.due():  # a level boundary: a consistent point
                     ckpt.write(checkpoint.Snapshot(
-                        _tables(table), table.filled, levels, front, ex.distinct, ex.generated,
+                        table.fingerprints(), levels, front.rows(), ex.distinct, ex.generated,
                         ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
                         ex.seconds))
                 depth = len(levels) - 1
-                rows, level, stopped = self._expand(front, table, tp_row, tp_inst, ex, progress,
-                                                    depth, levels)
-                self._transition_hits(front, depth, levels, tp_row, tp_inst, ex)
+                nxt = NextLevel(work, bucket_count(2 * len(front), rec.itemsize), rec)
+                stopped = self._expand(front, nxt, table, tp_row, tp_inst, ex, progress,
+                                       depth, levels)
+                front.drop()
+                hits: list = []
+                level, front = nxt.finish(
+                    work, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+                front_peak = max(front_peak, nxt.buckets.nbytes)
                 if len(level):
                     levels.append(level)
                     ex.distinct += len(level)
                     ex.depth = depth + 1
-                    self._check_states(rows, depth + 1, levels, ex)
+                    self._record_state_hits(hits, depth + 1, levels, ex)
                 progress.tick(depth + 1, ex.distinct, len(level))
-                front = rows
                 if stopped:
                     ex.stop_reason = stopped
                     break
@@ -127,86 +135,107 @@ class LocalEngine:
         except (KeyboardInterrupt, MemoryError) as e:
             ex.complete = False
             ex.stop_reason = interrupt_reason(e)
-        front = rows = None  # free the frontier before traces are built (out of memory)
+        finally:
+            # the level files stay readable through their mappings (traces read them); the
+            # disk they take is given back when the levels are let go of
+            work.close()
+        front = None  # free the frontier before traces are built (out of memory)
         ex.seconds = progress.elapsed()
         peak = peak_rss_bytes()
         ex.stats.update(
             workers=self.workers, peak_rss=peak, base_rss=base_rss, table_bytes=table.nbytes,
-            level_bytes=sum(lv.nbytes for lv in levels),
+            level_bytes=sum(lv.nbytes for lv in levels), disk_bytes=work.peak_bytes,
+            frontier_bytes=front_peak,
             bytes_per_state=peak / max(ex.distinct, 1),
             explore_bytes_per_state=max(peak - base_rss, 0) / max(ex.distinct, 1))
         self.levels = levels
         return ex
 
-    def _expand(self, front, table: VisitedTable, tp_row, tp_inst, ex: Exploration,
-                progress: Progress, depth: int, levels: list[Level]):
-        """Expand one level; returns (new rows sorted by fingerprint, their Level, stop reason)."""
+    def _expand(self, front: Frontier, nxt: NextLevel, table, tp_row, tp_inst,
+                ex: Exploration, progress: Progress, depth: int, levels: list[Level]) -> str:
+        """Expand one level, bucket by bucket, into ``nxt``; returns why it stopped early
+        ('' if it did not)."""
         stopped = ""
-
-        def on_chunk(next_row: int, written: int) -> bool:
-            nonlocal stopped
-            progress.tick(depth, ex.distinct + written, front.shape[0] - next_row)
-            stopped = self.opts.limit_reached(ex.distinct + written, progress.elapsed())
-            return bool(stopped)
-
+        total = len(front)
         _, dom_row, dom_inst = self.kernel.error_arrays()
-        if self.pool is not None:  # several workers: the new states come sorted
-            new = self.pool.expand(front, table, self.props.trans_active, tp_row, tp_inst,
-                                   dom_row, dom_inst, on_chunk)
-            rows, level = new.rows, Level(new.fps, new.parents, new.acts)
-        else:
-            new = expand(self.kernel, front, table, self.props.trans_active, tp_row, tp_inst,
-                         dom_row, dom_inst, on_chunk)
-            order = np.argsort(new.fps, kind="stable")
-            rows, level = new.rows[order], Level(new.fps[order], new.parents[order],
-                                                 new.acts[order])
-        self._domain_hits(dom_row, dom_inst, depth, levels, ex)
-        if new.interrupted is not None:
-            stopped = interrupt_reason(new.interrupted)
-        ex.generated += new.generated
-        return rows, level, stopped
+        for off, rows in front.take():
+            if not rows.shape[0]:
+                continue
 
-    def _check_states(self, rows, depth: int, levels: list[Level], ex: Exploration) -> None:
-        props = self.props
+            def on_chunk(next_row: int, written: int) -> bool:
+                nonlocal stopped
+                found = ex.distinct + nxt.count + written
+                progress.tick(depth, found, total - off - next_row)
+                stopped = self.opts.limit_reached(found, progress.elapsed())
+                return bool(stopped)
+
+            if self.pool is not None:
+                new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
+                                       dom_row, dom_inst, on_chunk)
+                nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
+            else:
+                new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
+                             dom_row, dom_inst, on_chunk)
+                nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
+            ex.generated += new.generated
+            self._domain_hits(dom_row, dom_inst, depth, levels, ex, off)
+            self._transition_hits(rows, off, depth, levels, tp_row, tp_inst, ex)
+            if new.interrupted is not None:
+                stopped = interrupt_reason(new.interrupted)
+            if stopped:
+                break
+        return stopped
+
+    def _state_hits(self, rows, off: int) -> list[tuple[str, str, int]]:
+        """The state properties ``rows`` (at ``off`` in their level) are the first to hit:
+        (name, kind, position in the level); each is then no longer checked. A property that
+        reads outside a variable's shape is a domain hit."""
+        props, found = self.props, []
         if not props.state or not props.state_active.any():
-            return
+            return found
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = self.kernel.error_arrays()
+        dom_row[:] = -1
         self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits, err, dom_row)
-        for c in np.flatnonzero(dom_row >= 0):  # a property read outside a variable's shape
-            name = self.kernel.domain_errors.name(int(c))
-            if name not in ex.hits:
-                ex.hits[name] = Hit(name, "domain", depth, path_to(levels, depth,
-                                                                   int(dom_row[c])))
-                ex.checked.append((name, "domain"))
+        for c in np.flatnonzero(dom_row >= 0):
+            found.append((self.kernel.domain_errors.name(int(c)), "domain",
+                          off + int(dom_row[c])))
         for j in np.flatnonzero(hits >= 0):
             name, _, kind = props.state[j]
-            ex.hits[name] = Hit(name, kind, depth, path_to(levels, depth, int(hits[j])))
+            found.append((name, kind, off + int(hits[j])))
             props.state_active[j] = False
+        return found
 
-    def _domain_hits(self, dom_row, dom_inst, depth: int, levels, ex: Exploration) -> None:
+    def _record_state_hits(self, found, depth: int, levels: list[Level],
+                           ex: Exploration) -> None:
+        for name, kind, index in found:
+            if kind == "domain":
+                if name in ex.hits:
+                    continue
+                ex.checked.append((name, "domain"))
+            ex.hits[name] = Hit(name, kind, depth, path_to(levels, depth, index))
+
+    def _domain_hits(self, dom_row, dom_inst, depth: int, levels, ex: Exploration,
+                     off: int) -> None:
         """Steps that left the declared domains: a hit each, whose path ends with the step
         (it has no successor, hence no fingerprint)."""
         for c in np.flatnonzero(dom_row >= 0):
             name = self.kernel.domain_errors.name(int(c))
             if name not in ex.hits:
-                path = path_to(levels, depth, int(dom_row[c])) + [(int(dom_inst[c]), None)]
+                path = path_to(levels, depth, off + int(dom_row[c])) + [(int(dom_inst[c]), None)]
                 ex.hits[name] = Hit(name, "domain", depth + 1, path)
                 ex.checked.append((name, "domain"))
 
-    def _transition_hits(self, front, depth: int, levels, tp_row, tp_inst, ex) -> None:
+    def _transition_hits(self, rows, off: int, depth: int, levels, tp_row, tp_inst, ex) -> None:
+        """Transition properties first hit in ``rows`` (at ``off`` in the level)."""
         props = self.props
         for j in np.flatnonzero(tp_row >= 0):
             if not props.trans_active[j]:
                 continue
             name, _, kind = props.transition[j]
             inst, row = int(tp_inst[j]), int(tp_row[j])
-            succ = self.kernel.step(inst, front[row])
-            path = path_to(levels, depth, row) + [(inst, self.kernel.state_fingerprint(succ))]
+            succ = self.kernel.step(inst, rows[row])
+            path = path_to(levels, depth, off + row) + [(inst, self.kernel.state_fingerprint(succ))]
             ex.hits[name] = Hit(name, kind, depth + 1, path)
             props.trans_active[j] = False
 
-
-def _tables(table) -> list[np.ndarray]:
-    """The arrays of a visited set, for a checkpoint."""
-    return table.tables if isinstance(table, PartitionedTable) else [table.table]

@@ -24,6 +24,8 @@ class Options:
     checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
     resume: object = None  # a checkpoint folder to go on from (and to go on writing to)
     exact: bool = False  # keep every state, not only its fingerprint (local engine)
+    workdir: object = None  # where the local engine keeps levels and large frontiers
+    # (None: a temporary folder); either way its files are removed at the end of the run
     symmetry: bool = False  # one state per orbit of the protocol's declared symmetry
     report: object = None  # progress callback (a line of text)
 

@@ -46,8 +46,8 @@ from numba import njit
 
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
-from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
-from hwcheck.checker.semantics.fingerprint import table_insert, table_rehash
+from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.semantics.fingerprint import TAIL, table_insert, table_room
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -80,13 +80,13 @@ def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, ou
     """Insert the successors 0..n-1 that partition ``me`` owns into its ``table``; append the
     new ones to ``out_*`` from position ``w``. The caller made room for all of them.
     Returns (entries written, table fill)."""
-    mask = table.size - 1
+    cap = table.size - TAIL
     stride = rows.shape[1]
     for k in range(n):
         fp = fps[k]
         if _owner(fp, parts) != me:
             continue
-        if table_insert(table, mask, fp):
+        if table_insert(table, cap, fp):
             filled += 1
             for q in range(stride):
                 out_rows[w, q] = rows[k, q]
@@ -118,24 +118,15 @@ class PartitionedTable:
         self.parts = [VisitedTable(max(16, capacity // parts)) for _ in range(parts)]
 
     @classmethod
-    def of(cls, parts: int, tables: list[np.ndarray]) -> "PartitionedTable":
-        """A table of ``parts`` partitions holding every fingerprint of ``tables`` (tables of
-        any partitioning: a checkpoint written with another number of workers)."""
-        fps = np.concatenate([t[t != 0] for t in tables]) if tables else np.zeros(0, np.uint64)
+    def of(cls, parts: int, fps: np.ndarray) -> "PartitionedTable":
+        """A table of ``parts`` partitions holding the distinct fingerprints ``fps``."""
         own = owners(fps, parts)
         self = cls.__new__(cls)
-        self.parts = []
-        for o in range(parts):
-            mine = fps[own == o]
-            t = VisitedTable(max(16, int(mine.size / MAX_LOAD) + 1))
-            table_rehash(mine, t.table)
-            t.filled = mine.size
-            self.parts.append(t)
+        self.parts = [VisitedTable.of(fps[own == o]) for o in range(parts)]
         return self
 
-    @property
-    def tables(self) -> list[np.ndarray]:
-        return [t.table for t in self.parts]
+    def fingerprints(self) -> np.ndarray:
+        return np.concatenate([t.fingerprints() for t in self.parts])
 
     @property
     def filled(self) -> int:
@@ -228,9 +219,9 @@ class Workers:
         _count_owned(b.fps, 0, self.n, self.rounds[0].counts[0])
         _insert_owned(b.fps, b.rows, b.par, b.act, 0, self.n, 0, t.table, 0, b.rows, b.par,
                       b.act, b.fps, 0)
+        t.make_room(1)
         _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
                 0)
-        table_rehash(t.table, np.zeros(32, np.uint64))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -279,9 +270,7 @@ class Workers:
             return r
 
         def reserve(o: int, more: int) -> None:
-            t = table.parts[o]
-            while t.filled + more > t.max_fill:
-                t.grow()
+            table.parts[o].make_room(more)
             shares[o].reserve(more)
 
         def insert(r: _Round, o: int) -> None:
@@ -300,6 +289,7 @@ class Workers:
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
+                            or not table_room(table.parts[o].table, int(more[o]))
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
                         self._all(reserve, grow)

@@ -1,6 +1,6 @@
 """The visited set: fingerprints in an open-addressing table, and per-level parent records.
 
-The table holds only 64-bit fingerprints (8 bytes a slot, at most 75% full). Parent pointers
+The table holds only 64-bit fingerprints (8 bytes a slot, 70% to 87.5% full). Parent pointers
 are not in the table: each BFS level keeps, in fingerprint order, arrays of its states'
 fingerprints, parent positions in the previous level and action instances (13 bytes a state), so
 a trace is a walk back through the levels. Levels are separate arrays, so growing never copies
@@ -9,39 +9,99 @@ what earlier levels stored.
 
 from __future__ import annotations
 
+import mmap
+import os
+
 import numpy as np
 
-from hwcheck.checker.semantics.fingerprint import (table_insert, table_insert_exact, table_rehash,
-                                                   table_rehash_exact)
+from hwcheck.checker.semantics.fingerprint import (TAIL, table_fill, table_fingerprints,
+                                                   table_grow, table_insert, table_insert_exact,
+                                                   table_rehash_exact, table_room)
 
-MAX_LOAD = 0.75
+MAX_LOAD = 0.875  # fingerprints per slot at most; after growing, at least MAX_LOAD / GROWTH
+GROWTH = 1.25
+RESERVE_FROM = 1 << 20  # slots: a table this large grows inside a reserved address range
+MAP_NORESERVE = 0x4000  # Linux: address space only, no memory committed until pages are used
+
+
+def _reserve(slots: int) -> np.ndarray | None:
+    """A zeroed uint64 array of ``slots`` slots over address space reserved but not committed:
+    only the pages written count against memory. None where that is not possible."""
+    try:
+        mem = mmap.mmap(-1, slots * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+                        | MAP_NORESERVE)
+    except (OSError, ValueError, OverflowError):
+        return None
+    return np.frombuffer(mem, np.uint64)
+
+
+def _physical_slots() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
+    except (ValueError, OSError, AttributeError):
+        return 1 << 32
 
 
 class VisitedTable:
+    """The visited fingerprints: ordered linear probing (``fingerprint.table_insert``) in an
+    array of ``cap + TAIL`` slots of 8 bytes, at most ``MAX_LOAD`` full. It grows by ``GROWTH``
+    in place: a large table lives at the start of an address range reserved for the machine's
+    whole memory, so growing writes the new slots and moves keys up, and never holds two
+    copies (the memory a run needs is the final table's, not 1.5 to 3 times it)."""
+
     def __init__(self, capacity: int = 1 << 16):
-        cap = 1 << max(4, (capacity - 1).bit_length())
-        self.table = np.zeros(cap, dtype=np.uint64)
+        self.cap = max(16, int(capacity))
+        self.mem: np.ndarray | None = None  # the reserved range, once the table is large
+        self.table = np.zeros(self.cap + TAIL, dtype=np.uint64)
         self.filled = 0
 
     @property
     def max_fill(self) -> int:
-        return int(self.table.size * MAX_LOAD)
+        return int(self.cap * MAX_LOAD)
 
     @property
     def nbytes(self) -> int:
         return self.table.nbytes
 
-    def grow(self) -> None:
-        new = np.zeros(self.table.size * 2, dtype=np.uint64)
-        table_rehash(self.table, new)
-        self.table = new
+    def grow(self, cap: int | None = None) -> None:
+        new_cap = max(int(cap or 0), int(self.cap * GROWTH) + 1)
+        while True:
+            slots = new_cap + TAIL
+            if self.mem is not None and slots <= self.mem.size:
+                table = self.mem[:slots]  # zeros past the old table
+            else:
+                mem = _reserve(max(slots, _physical_slots())) if slots >= RESERVE_FROM else None
+                table = (mem if mem is not None else np.zeros(slots, np.uint64))[:slots]
+                table[:self.table.size] = self.table
+                self.mem = mem
+            if table_grow(table, self.cap, new_cap):
+                self.table, self.cap = table, new_cap
+                return
+            new_cap = int(new_cap * GROWTH) + 1  # a run reached the end: more room
+
+    def make_room(self, more: int) -> None:
+        """Grow until ``more`` inserts fit: under the fill limit, and short of the last slot."""
+        while self.filled + more > self.max_fill or not table_room(self.table, more):
+            self.grow(int((self.filled + more) / MAX_LOAD) + 1)
 
     def add(self, fp: int) -> bool:
-        if self.filled + 1 > self.max_fill:
-            self.grow()
-        new = bool(table_insert(self.table, self.table.size - 1, np.uint64(fp)))
+        self.make_room(1)
+        new = bool(table_insert(self.table, self.cap, np.uint64(fp)))
         self.filled += new
         return new
+
+    def fingerprints(self) -> np.ndarray:
+        """Every fingerprint in the table (in table order)."""
+        return table_fingerprints(self.table, self.filled)
+
+    @classmethod
+    def of(cls, fps: np.ndarray) -> "VisitedTable":
+        """A table holding the distinct fingerprints ``fps``."""
+        t = cls(max(16, int(fps.size / MAX_LOAD * (1 + GROWTH) / 2) + 1))
+        while not table_fill(t.table, t.cap, fps):  # (never, short of a broken hash)
+            t = cls(int(t.cap * GROWTH) + 1)
+        t.filled = int(fps.size)
+        return t
 
     def __len__(self) -> int:
         return self.filled
@@ -78,13 +138,15 @@ def path_to(levels: list[Level], level: int, index: int) -> list[tuple[int, int]
     return steps
 
 
-class ExactTable(VisitedTable):
+class ExactTable:
     """A visited set that keeps every state (``--exact``): the fingerprint table as before, plus
     the position of each slot's state in ``store``, so two states that share a fingerprint are
     both kept. Costs the state's row (the layout's stride) per state, on top of the table."""
 
     def __init__(self, stride: int, dtype, capacity: int = 1 << 16):
-        super().__init__(capacity)
+        cap = 1 << max(4, (capacity - 1).bit_length())
+        self.table = np.zeros(cap, dtype=np.uint64)
+        self.filled = 0
         self.slots = np.zeros(self.table.size, np.int64)
         self.store = np.empty((max(1024, capacity), stride), dtype)
         self.nstored = 0
@@ -98,6 +160,13 @@ class ExactTable(VisitedTable):
         new_slots = np.zeros(new.size, np.int64)
         table_rehash_exact(self.table, self.slots, new, new_slots)
         self.table, self.slots = new, new_slots
+
+    @property
+    def max_fill(self) -> int:
+        return int(self.table.size * 0.75)
+
+    def __len__(self) -> int:
+        return self.filled
 
     def grow_store(self) -> None:
         bigger = np.empty((self.store.shape[0] * 2, self.store.shape[1]), self.store.dtype)

@@ -503,7 +503,8 @@ HEADER = '''\
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.semantics.fingerprint import fingerprint, table_insert, table_insert_exact
+from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, table_insert,
+                                                   table_insert_exact)
 
 STRIDE = {stride}
 NINST = {ninst}
@@ -729,7 +730,9 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
                '    ``out``. Domain errors and transition predicates as ``expand_dedup``.\n'
                '    Returns (next row, entries written, transitions generated)."""')
     room = ("w + NINST > cap" if keep_all else "w + NINST > cap or filled + NINST > max_fill"
-            + (" or nstored + NINST > store.shape[0]" if exact else ""))
+            + (" or nstored + NINST > store.shape[0]" if exact else
+               # the row's inserts must not run into the table's last slot
+               " or table[table.size - NINST - 1] != 0"))
     lines = [f"\n@njit(cache=True{', nogil=True' if keep_all else ''})\ndef {name}({sig}):",
              doc,
              "    t = np.empty(STRIDE, DTYPE)"]
@@ -738,7 +741,8 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
     lines += ["    cap = out.shape[0]",
               "    gen = 0",
               "    w = 0",
-              *([] if keep_all else ["    mask = table.size - 1"]),
+              *([] if keep_all else ["    mask = table.size - 1" if exact
+                                     else "    tcap = table.size - TAIL"]),
               "    for i in range(lo, hi):",
               f"        if {room}:",
               f"            return i, {ret}",
@@ -778,7 +782,7 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
             lines.append(f"{inner}if err[0] == 0:")
             inner += "    "
         insert = ("table_insert_exact(table, slots, mask, fp, t, store, nstored)" if exact
-                  else "table_insert(table, mask, fp)")
+                  else "table_insert(table, tcap, fp)")
         if sym:
             lines.append(f"{inner}canon(t, cb, cw)")
         lines.append(f"{inner}fp = fingerprint(t)")

@@ -7,8 +7,9 @@ Fingerprint: the state row (int8, padded to a multiple of 8 bytes) read as littl
 words, mixed word by word (murmur3's 64-bit block step) and finished with murmur3's fmix64.
 0 is reserved for "empty slot", so a digest of 0 becomes 1.
 
-Visited table: open addressing with linear probing over a power-of-two uint64 array of
-fingerprints; 0 marks a free slot.
+Visited table (``table_*``): ordered linear probing over a uint64 array of any capacity, see
+``table_insert``; 0 marks a free slot. The exact table (``--exact``) keeps plain linear probing
+over a power-of-two array, with the position of each slot's state beside it.
 """
 
 from __future__ import annotations
@@ -57,29 +58,130 @@ def fingerprint(row):
     return h
 
 
+U32 = np.uint64(32)
+# Slots after the last home slot: a run of occupied slots may go on into them (the table never
+# wraps around), so a table of capacity ``cap`` is an array of ``cap + TAIL`` slots.
+TAIL = 1 << 17  # more than any spec's action instances (at most 2^16)
+GROW_BLOCK = 1 << 12  # slots a block in ``table_grow``
+
+
+@njit(cache=True, inline="always")
+def _key(fp):
+    # what a slot holds: the fingerprint with its halves swapped, so that the order of keys
+    # follows their home slots (taken from the low half; the high half picks the partition)
+    return (fp << U32) | (fp >> U32)
+
+
+@njit(cache=True, inline="always")
+def _home(key, cap):
+    return np.int64(((key >> U32) * np.uint64(cap)) >> U32)
+
+
 @njit(cache=True)
-def table_insert(table, mask, fp):
-    """Insert ``fp``; True if it was not there yet."""
-    i = np.int64(fp & np.uint64(mask))
+def table_insert(table, cap, fp):
+    """Insert ``fp`` into a table of capacity ``cap``; True if it was not there yet.
+
+    Ordered linear probing: the keys are in increasing order through the whole table, each at
+    or after its home slot with no free slot in between. A lookup stops at the first key not
+    below its own (so a miss costs as few probes as a hit); an insert shifts the rest of the
+    run up by one slot. The caller keeps the last ``NINST + 1`` slots free (see ``codegen``)."""
+    key = _key(fp)
+    i = _home(key, cap)
     while True:
         v = table[i]
-        if v == fp:
+        if v == key:
             return False
         if v == np.uint64(0):
-            table[i] = fp
+            table[i] = key
             return True
-        i = (i + 1) & mask
+        if v > key:
+            j = i + 1
+            while table[j] != np.uint64(0):
+                j += 1
+            while j > i:
+                table[j] = table[j - 1]
+                j -= 1
+            table[i] = key
+            return True
+        i += 1
 
 
 @njit(cache=True, nogil=True)
-def table_rehash(old, new):
-    """Insert every fingerprint of ``old`` into the empty table ``new`` (without the GIL: the
-    workers of a parallel run grow their tables at the same time)."""
-    mask = new.size - 1
-    for i in range(old.size):
-        v = old[i]
+def table_grow(table, old_cap, new_cap):
+    """Re-lay a table of capacity ``old_cap`` as one of capacity ``new_cap`` (larger) in place:
+    ``table`` is the larger array, the old layout in its first ``old_cap + TAIL`` slots and
+    zeros after. Every key moves up (its new home is not below its old one): a forward pass
+    finds, block by block, where the first key of each block goes; then the blocks are moved
+    from the last to the first, each key from its last to its first. Returns False if the keys
+    do not fit (then nothing was moved)."""
+    old_end = old_cap + TAIL
+    nb = (old_end + GROW_BLOCK - 1) // GROW_BLOCK
+    carry = np.empty(nb, np.int64)
+    last = np.int64(-1)
+    for b in range(nb):
+        carry[b] = last
+        for i in range(b * GROW_BLOCK, min(old_end, (b + 1) * GROW_BLOCK)):
+            v = table[i]
+            if v != np.uint64(0):
+                last = max(_home(v, new_cap), last + 1)
+    if last >= table.size - 1:
+        return False
+    pos = np.empty(GROW_BLOCK, np.int64)
+    for b in range(nb - 1, -1, -1):
+        lo = b * GROW_BLOCK
+        hi = min(old_end, lo + GROW_BLOCK)
+        last = carry[b]
+        for i in range(lo, hi):
+            v = table[i]
+            if v != np.uint64(0):
+                last = max(_home(v, new_cap), last + 1)
+                pos[i - lo] = last
+        for i in range(hi - 1, lo - 1, -1):
+            v = table[i]
+            if v != np.uint64(0):
+                table[i] = np.uint64(0)
+                table[pos[i - lo]] = v
+    return True
+
+
+@njit(cache=True, nogil=True)
+def table_fill(table, cap, fps):
+    """Lay the distinct fingerprints ``fps`` (any order, no zero) into the empty ``table`` of
+    capacity ``cap``. Returns False if they do not fit."""
+    keys = np.empty(fps.size, np.uint64)
+    for k in range(fps.size):
+        keys[k] = _key(fps[k])
+    keys.sort()
+    last = np.int64(-1)
+    for k in range(keys.size):
+        last = max(_home(keys[k], cap), last + 1)
+        if last >= table.size - 1:
+            return False
+        table[last] = keys[k]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def table_room(table, more):
+    """True if ``more`` inserts cannot reach the table's last slot: the runs end before the
+    last ``more + 1`` slots (a run is contiguous, so these are all free)."""
+    for i in range(max(0, table.size - 1 - more), table.size):
+        if table[i] != np.uint64(0):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def table_fingerprints(table, n):
+    """The ``n`` fingerprints a table holds, in table order."""
+    out = np.empty(n, np.uint64)
+    w = 0
+    for i in range(table.size):
+        v = table[i]
         if v != np.uint64(0):
-            table_insert(new, mask, v)
+            out[w] = _key(v)  # swapping the halves back
+            w += 1
+    return out[:w]
 
 
 @njit(cache=True)

@@ -1,0 +1,261 @@
+"""What the local engine keeps on disk: the parent records of finished levels, and the frontier.
+
+A run's work folder (``--workdir``; by default a temporary folder) holds, per BFS level, the
+level's parent records (fingerprints, parent positions, action instances: 13 bytes a state,
+written once and mapped back read-only, so a trace reads only the pages it walks through) and,
+while the level is the frontier or the next level, its states in buckets.
+
+A level's states are split into buckets by the high bits of their fingerprints
+(``partition.owners``), so bucket b holds a range of fingerprints below bucket b+1's: a level
+read bucket by bucket, each sorted, is the level in fingerprint order, and only one bucket has
+to be in memory at a time. While a level is expanded, its successors are appended to the next
+level's buckets as they are found (``NextLevel``); when it is done, each bucket is sorted, its
+states checked, its records appended to the level file and its rows kept for expansion
+(``Frontier``). Buckets stay in memory until a level's buckets pass ``SPILL_BYTES``; then they
+go to files, so the memory the frontier takes is one bucket's, however large the level.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.visited import Level
+
+SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
+BUCKET_BYTES = 16 << 20  # what a bucket is sized for
+MAX_BUCKETS = 256
+
+
+class WorkDir:
+    """A run's work folder: a new folder inside ``parent`` (``--workdir``), or a temporary
+    folder; removed, with everything in it, by ``close``. Keeps the most it held at once."""
+
+    def __init__(self, parent: str | os.PathLike | None = None):
+        if parent is not None:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix="hwcheck-work-",
+                                          dir=None if parent is None else str(parent)))
+        self.bytes = 0  # what the files hold now
+        self.peak_bytes = 0
+        self._n = 0
+
+    def new_file(self, stem: str) -> Path:
+        self._n += 1
+        return self.path / f"{stem}-{self._n}.bin"
+
+    def wrote(self, nbytes: int) -> None:
+        self.bytes += nbytes
+        self.peak_bytes = max(self.peak_bytes, self.bytes)
+
+    def remove(self, path: Path) -> None:
+        try:
+            size = path.stat().st_size
+            path.unlink()
+        except OSError:
+            return
+        self.bytes -= size
+
+    def close(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def record_dtype(stride: int, dtype, act_dtype) -> np.dtype:
+    """One successor as it waits in a bucket: fingerprint, parent position, action, row."""
+    return np.dtype([("fp", np.uint64), ("par", np.int32), ("act", act_dtype),
+                     ("row", dtype, (stride,))])
+
+
+class _Buckets:
+    """Arrays appended to numbered buckets: in memory, or in files once they hold more than
+    ``SPILL_BYTES`` (then every bucket is in a file)."""
+
+    def __init__(self, work: WorkDir, count: int, stem: str):
+        self.work, self.stem = work, stem
+        self.mem: list[list[np.ndarray]] = [[] for _ in range(count)]
+        self.files: list[Path] | None = None
+        self.nbytes = 0
+
+    def __len__(self) -> int:
+        return len(self.mem)
+
+    def append(self, b: int, a: np.ndarray) -> None:
+        if not a.size:
+            return
+        self.nbytes += a.nbytes
+        if self.files is None and self.nbytes > SPILL_BYTES:
+            self._spill()
+        if self.files is None:
+            self.mem[b].append(a)
+        else:
+            self._write(b, a)
+
+    def _spill(self) -> None:
+        self.files = [self.work.new_file(f"{self.stem}-{b}") for b in range(len(self.mem))]
+        for b, parts in enumerate(self.mem):
+            for a in parts:
+                self._write(b, a)
+            parts.clear()
+
+    def _write(self, b: int, a: np.ndarray) -> None:
+        with open(self.files[b], "ab") as f:
+            a.tofile(f)
+        self.work.wrote(a.nbytes)
+
+    def take(self, b: int, dtype, shape=()) -> np.ndarray:
+        """Bucket b's arrays, end to end; the bucket is emptied."""
+        if self.files is None:
+            parts, self.mem[b] = self.mem[b], []
+            if not parts:
+                return np.empty((0,) + shape, dtype)
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        path = self.files[b]
+        if not path.exists():
+            return np.empty((0,) + shape, dtype)
+        a = np.fromfile(path, dtype).reshape((-1,) + shape)
+        self.work.remove(path)
+        return a
+
+    def drop(self) -> None:
+        if self.files is not None:
+            for path in self.files:
+                self.work.remove(path)
+        self.mem = [[] for _ in self.mem]
+
+
+def bucket_count(states: int, row_bytes: int) -> int:
+    """Buckets for a level of about ``states`` states: about ``BUCKET_BYTES`` a bucket."""
+    want = states * row_bytes // BUCKET_BYTES + 1
+    return min(MAX_BUCKETS, 1 << max(0, int(want - 1).bit_length()))
+
+
+class NextLevel:
+    """The successors of a level as its expansion finds them, in buckets by fingerprint."""
+
+    def __init__(self, work: WorkDir, buckets: int, rec: np.dtype):
+        self.rec = rec
+        self.buckets = _Buckets(work, buckets, "next")
+        self.count = 0
+
+    def add(self, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray,
+            acts: np.ndarray) -> None:
+        n = fps.size
+        if not n:
+            return
+        recs = np.empty(n, self.rec)
+        recs["fp"], recs["par"], recs["act"], recs["row"] = fps, parents, acts, rows
+        nb = len(self.buckets)
+        if nb == 1:
+            self.buckets.append(0, recs)
+        else:
+            own = owners(fps, nb)
+            order = np.argsort(own, kind="stable")
+            cuts = np.searchsorted(own[order], np.arange(nb + 1))
+            recs = recs[order]
+            for b in range(nb):
+                if cuts[b + 1] > cuts[b]:
+                    self.buckets.append(b, recs[cuts[b]:cuts[b + 1]])
+        self.count += n
+
+    def finish(self, work: WorkDir, check) -> tuple[Level, "Frontier"]:
+        """The level in fingerprint order: its parent records (in a file) and its states as the
+        next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted, at its offset
+        in the level."""
+        level = LevelWriter(work, self.rec)
+        front = Frontier(work, len(self.buckets), self.rec["row"].base, self.rec["row"].shape)
+        for b in range(len(self.buckets)):
+            recs = self.buckets.take(b, self.rec)
+            if not recs.size:
+                front.add(b, np.empty((0,) + self.rec["row"].shape, self.rec["row"].base))
+                continue
+            recs = recs[np.argsort(recs["fp"])]
+            rows = np.ascontiguousarray(recs["row"])
+            check(rows, level.count)
+            level.add(recs)
+            front.add(b, rows)
+        self.buckets.drop()
+        return level.close(), front
+
+
+class Frontier:
+    """A level's states, in fingerprint order, bucket after bucket."""
+
+    def __init__(self, work: WorkDir, buckets: int, dtype, shape):
+        self.dtype, self.shape = dtype, shape
+        self.buckets = _Buckets(work, buckets, "front")
+        self.sizes = np.zeros(buckets, np.int64)
+
+    @classmethod
+    def of(cls, work: WorkDir, rows: np.ndarray) -> "Frontier":
+        """A frontier of ``rows`` (in fingerprint order), in one bucket."""
+        self = cls(work, 1, rows.dtype, rows.shape[1:])
+        self.add(0, rows)
+        return self
+
+    def add(self, b: int, rows: np.ndarray) -> None:
+        self.buckets.append(b, rows)
+        self.sizes[b] += rows.shape[0]
+
+    def __len__(self) -> int:
+        return int(self.sizes.sum())
+
+    @property
+    def nbytes(self) -> int:
+        return self.buckets.nbytes
+
+    def take(self):
+        """(offset in the level, rows) of each bucket in turn; each bucket is let go of as the
+        next is read."""
+        off = 0
+        for b in range(len(self.buckets)):
+            rows = self.buckets.take(b, self.dtype, self.shape)
+            yield off, rows
+            off += rows.shape[0]
+
+    def rows(self) -> np.ndarray:
+        """Every row, end to end, without taking them (for a checkpoint)."""
+        if self.buckets.files is None:
+            parts = [a for bucket in self.buckets.mem for a in bucket]
+        else:
+            parts = [np.fromfile(p, self.dtype).reshape((-1,) + self.shape)
+                     for p in self.buckets.files if p.exists()]
+        if not parts:
+            return np.empty((0,) + self.shape, self.dtype)
+        return np.concatenate(parts)
+
+    def drop(self) -> None:
+        self.buckets.drop()
+
+
+class LevelWriter:
+    """A level's parent records, appended bucket by bucket in fingerprint order to three files,
+    then mapped back read-only as a ``Level``."""
+
+    def __init__(self, work: WorkDir, rec: np.dtype):
+        self.work = work
+        self.paths = {name: work.new_file(f"level-{name}") for name in ("fp", "par", "act")}
+        self.dtypes = {name: rec[name] for name in ("fp", "par", "act")}
+        self.files = {name: open(p, "wb") for name, p in self.paths.items()}
+        self.count = 0
+
+    def add(self, recs: np.ndarray) -> None:
+        for name, f in self.files.items():
+            a = np.ascontiguousarray(recs[name])
+            a.tofile(f)
+            self.work.wrote(a.nbytes)
+        self.count += recs.size
+
+    def close(self) -> Level:
+        for f in self.files.values():
+            f.close()
+        arrays = {}
+        for name, path in self.paths.items():
+            dt = self.dtypes[name]
+            arrays[name] = (np.memmap(path, dt, mode="r", shape=(self.count,)) if self.count
+                            else np.empty(0, dt))
+        return Level(arrays["fp"], arrays["par"], arrays["act"])

@@ -1,0 +1,151 @@
+"""The visited table (ordered linear probing, grown in place) and the work folder's levels and
+buckets (``spill.py``): exact sets, the same layout however they were built, and the same
+exploration whether levels stay in memory or go to files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hwcheck.checker.engines import spill
+from hwcheck.checker.engines.local import LocalEngine
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
+from hwcheck.checker.semantics.fingerprint import TAIL, table_grow
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.spec.kafka.model import build
+from hwcheck.spec.kafka.params import Params
+
+
+def _fps(n: int, seed: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    fps = np.unique(rng.integers(1, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+                    + np.uint64(1))
+    rng.shuffle(fps)
+    return fps
+
+
+def _check_layout(t: VisitedTable) -> None:
+    """Keys increase through the table; each sits at or after its home slot with no free slot
+    in between; the last slot is free."""
+    table = t.table
+    pos = np.flatnonzero(table)
+    keys = table[pos]
+    assert np.all(keys[1:] > keys[:-1])
+    homes = ((keys >> np.uint64(32)) * np.uint64(t.cap)) >> np.uint64(32)
+    assert np.all(pos >= homes.astype(np.int64))
+    occupied = np.cumsum(table != 0)
+    for p, h in zip(pos[:: max(1, pos.size // 500)], homes[:: max(1, pos.size // 500)]):
+        h = int(h)
+        assert occupied[p] - (occupied[h - 1] if h else 0) == p - h + 1  # no gap
+    assert table[-1] == 0
+
+
+def test_the_table_holds_exactly_what_was_added_through_many_growths():
+    fps = _fps(60_000)
+    t = VisitedTable(16)
+    assert all(t.add(int(fp)) for fp in fps[:40_000])
+    assert not any(t.add(int(fp)) for fp in fps[:40_000])  # every one is found again
+    assert all(t.add(int(fp)) for fp in fps[40_000:])
+    assert t.filled == fps.size
+    assert np.array_equal(np.sort(t.fingerprints()), np.sort(fps))
+    assert MAX_LOAD / 1.3 < t.filled / t.cap <= MAX_LOAD
+    _check_layout(t)
+
+
+def test_the_layout_does_not_depend_on_the_order_of_inserts_or_on_growing():
+    """Ordered linear probing has one layout per set and capacity: built at once, inserted in
+    another order, or grown in place from a smaller table, the arrays are equal."""
+    fps = _fps(5_000, seed=11)
+    built = VisitedTable.of(fps)
+    one = VisitedTable(built.cap)
+    for fp in fps[::-1]:
+        one.add(int(fp))
+    assert one.cap == built.cap and np.array_equal(one.table, built.table)
+    small = VisitedTable.of(fps)  # the same set grown in place to a larger capacity
+    bigger = int(small.cap * 1.7)
+    table = np.zeros(bigger + TAIL, np.uint64)
+    table[:small.table.size] = small.table
+    assert table_grow(table, small.cap, bigger)
+    again = VisitedTable(bigger)
+    for fp in fps:
+        again.add(int(fp))
+    assert np.array_equal(table, again.table)
+
+
+def test_room_for_a_large_batch_of_inserts():
+    """``make_room(n)``: n inserts stay under the fill limit and short of the last slot."""
+    t = VisitedTable(16)
+    t.make_room(3 * TAIL)
+    fps = _fps(3 * TAIL, seed=5)
+    for fp in fps:
+        t.add(int(fp))
+    assert t.filled == fps.size
+    _check_layout(t)
+
+
+def test_a_large_table_grows_inside_reserved_address_space():
+    t = VisitedTable(16)
+    t.make_room(3 << 20)
+    assert t.mem is not None and t.mem.size > t.table.size  # room to grow into
+    before = t.mem
+    t.grow()
+    assert t.mem is before  # grown where it was: no second copy
+
+
+def _engine(workdir=None, workers=1, **opts) -> LocalEngine:
+    k = Kernel(build(Params(replicas=3, max_offset=1, max_epoch=3, truncation="hw",
+                            isr_expansion="hw")))
+    return LocalEngine(k, Options(stop_at_violation=False, workdir=workdir, **opts),
+                       workers=workers)
+
+
+def _levels(engine: LocalEngine) -> list:
+    return [(np.array(lv.fps), np.array(lv.parents), np.array(lv.actions))
+            for lv in engine.levels]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_levels_and_frontiers_on_disk_explore_exactly_as_in_memory(monkeypatch, tmp_path,
+                                                                  workers):
+    """Small buckets spilled to files from the first byte: the same counts, the same levels
+    (fingerprints, parents, actions) and the same hits as with everything in memory."""
+    mem = _engine(workers=workers)
+    ex_mem = mem.run()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    monkeypatch.setattr(spill, "BUCKET_BYTES", 4096)
+    disk = _engine(workdir=tmp_path / "work", workers=workers)
+    ex_disk = disk.run()
+    assert (ex_disk.distinct, ex_disk.generated, ex_disk.depth) == \
+        (ex_mem.distinct, ex_mem.generated, ex_mem.depth)
+    assert ex_disk.hits == ex_mem.hits and ex_disk.hits
+    for a, b in zip(_levels(disk), _levels(mem), strict=True):
+        for x, y in zip(a, b):
+            assert np.array_equal(x, y)
+    assert ex_disk.stats["disk_bytes"] >= 13 * (ex_disk.distinct - 1)  # every level's records
+    assert list((tmp_path / "work").iterdir()) == []  # the run's folder is gone
+
+
+def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(spill, "SPILL_BYTES", 1000)
+    work = spill.WorkDir(tmp_path)
+    rec = spill.record_dtype(8, np.int8, np.uint8)
+    nxt = spill.NextLevel(work, 8, rec)
+    fps = _fps(3000, seed=9)
+    rows = np.arange(fps.size * 8, dtype=np.int64).astype(np.int8).reshape(-1, 8)
+    for lo in range(0, fps.size, 700):
+        hi = min(fps.size, lo + 700)
+        nxt.add(rows[lo:hi], fps[lo:hi], np.arange(lo, hi, dtype=np.int32),
+                np.full(hi - lo, 3, np.uint8))
+    seen = []
+    level, front = nxt.finish(work, lambda r, off: seen.append((off, r.shape[0])))
+    order = np.argsort(fps)
+    assert np.array_equal(np.asarray(level.fps), fps[order])
+    assert np.array_equal(np.asarray(level.parents), order.astype(np.int32))
+    assert np.array_equal(front.rows(), rows[order])
+    offs = [off for off, _ in seen]
+    assert offs == sorted(offs) and sum(n for _, n in seen) == fps.size
+    got = np.concatenate([r for _, r in front.take()])
+    assert np.array_equal(got, rows[order])
+    work.close()
+    assert not work.path.exists()
