@@ -1,14 +1,20 @@
-"""`make bench`: the local engine on R=3, M=2, E=3, truncation=hw, full exploration (--continue),
-with one worker and with every core (``--workers``, default: the cores this process may use).
+"""`make bench`: the local engine in one table: R=3, M=2, E=3 (6,168,544 states) and R=3, M=3,
+E=3 (67,917,067 states), truncation=hw, explored to the end (--continue), with one worker and
+with every core (``--workers``, default: the cores this process may use), without and with
+replica symmetry (``--symmetry``: distinct counts orbits).
 
-Each repetition runs in a fresh process (so peak RSS is that run's own) after one warm-up run
-that compiles the kernel into the disk cache; runs alternate between the two worker counts, so
-that a busy spell of the machine is shared between them. Prints each run and the medians side
-by side, then the kernel's compile time: cold (a fresh, empty cache) and warm (the cache
-filled). The counts double as a correctness check: the run fails unless they are 6,168,544
-distinct, 29,257,761 generated, depth 58 with every worker count (with --symmetry, one state
-per orbit of the replica symmetry: 1,223,366 orbits, 5,810,893 generated, depth 53, the figure
-every canonical-form method gives, with every worker count).
+Each cell is the median of ``--runs`` runs, each in a fresh process (so peak RSS is that run's
+own), after one warm-up run that puts the kernel in the disk cache; the runs of a row's cells
+alternate, so that a busy spell of the machine is shared between them. Columns: distinct states
+(or orbits) a second of exploration; seconds of exploration; the whole process (start to exit,
+kernel from a warm cache) of the same run as ``hwcheck check``; bytes a state held above the
+process's memory before exploring (peak RSS minus the starting RSS, over distinct states); peak
+RSS; the most the work folder held on disk; and the kernel's compile time from a fresh process,
+cold (empty cache) and warm. The counts double as a correctness check: the run fails unless
+every cell gives the published counts.
+
+``--tlc SECONDS``: TLC's measured time on the R=3, M=2, E=3 model (default 106 s, 2 workers, a
+quiet machine), for the ratio to the whole-process time with every core.
 """
 
 from __future__ import annotations
@@ -20,25 +26,27 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
-EXPECTED = (6_168_544, 29_257_761, 58)
-EXPECTED_ORBITS = (1_223_366, 5_810_893, 53)
-DEFAULT = dict(replicas=3, max_offset=2, max_epoch=3, truncation="hw", isr_expansion="hw")
+BASE = dict(max_epoch=3, truncation="hw", isr_expansion="hw")
+SIZES = {  # name: (parameters, counts without symmetry, counts with it)
+    "6.2M": (dict(replicas=3, max_offset=2, **BASE), (6_168_544, 29_257_761, 58),
+             (1_223_366, 5_810_893, 53)),
+    "68M": (dict(replicas=3, max_offset=3, **BASE), (67_917_067, 324_780_456, 71), None),
+}
 
 ONE_RUN = """
 import json, time
+t0 = time.perf_counter()
 from hwcheck.checker import protocols
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.kernel import Kernel
 spec = protocols.build(protocols.load("kafka"), json.loads({params!r}))
-t0 = time.perf_counter()
 k = Kernel(spec, symmetry={symmetry!r}); k.warm("local" if {workers} == 1 else "parallel")
-load = time.perf_counter() - t0
 ex = LocalEngine(k, Options(stop_at_violation=False), workers={workers}).run()
 print(json.dumps(dict(distinct=ex.distinct, generated=ex.generated, depth=ex.depth,
-                      seconds=ex.seconds, load=load, **ex.stats,
-                      shortest={{n: h.length for n, h in ex.hits.items() if h.kind != "reachable"}})))
+                      seconds=ex.seconds, **ex.stats)))
 """
 
 # What a first run of a configuration pays before exploring: the kernel compiled (or loaded)
@@ -56,12 +64,28 @@ print(json.dumps(dict(seconds=time.perf_counter() - t0)))
 
 
 def run_once(script: str, env: dict | None = None) -> dict:
+    t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["process"] = time.perf_counter() - t0
+    return res
 
 
-def compile_seconds(params: dict, symmetry: bool = False) -> tuple[float, float]:
+def cli_seconds(params: dict, workers: int, symmetry: bool) -> float:
+    """Start to exit of ``hwcheck check ... --continue`` (traces written), warm cache."""
+    with tempfile.TemporaryDirectory(prefix="hwcheck-bench-out-") as out:
+        args = [sys.executable, "-m", "hwcheck.checker", "check", "-R", str(params["replicas"]),
+                "-M", str(params["max_offset"]), "-E", str(params["max_epoch"]),
+                "--truncation", params["truncation"], "--isr-expansion",
+                params["isr_expansion"], "--continue", "-q", "--workers", str(workers),
+                "--out", out, "--symmetry" if symmetry else "--no-symmetry"]
+        t0 = time.perf_counter()
+        subprocess.run(args, capture_output=True, text=True)  # exit code 12: violations
+        return time.perf_counter() - t0
+
+
+def compile_seconds(params: dict, symmetry: bool) -> tuple[float, float]:
     """(cold, warm) seconds from a fresh process to a kernel ready to explore."""
     with tempfile.TemporaryDirectory(prefix="hwcheck-bench-cache-") as cache:
         env = dict(os.environ, HWCHECK_CACHE=cache)
@@ -75,76 +99,75 @@ def compile_seconds(params: dict, symmetry: bool = False) -> tuple[float, float]
 def main() -> int:
     from hwcheck.checker.engines.parallel import default_workers
 
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", type=int, default=3)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3, help="runs a cell (the median is shown)")
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="the all-workers column [default: the cores this process may use]")
-    ap.add_argument("-R", type=int, default=3)
-    ap.add_argument("-M", type=int, default=2)
-    ap.add_argument("-E", type=int, default=3)
-    ap.add_argument("--truncation", default="hw")
-    ap.add_argument("--isr-expansion", default="hw")
-    ap.add_argument("--symmetry", action="store_true",
-                    help="one state per orbit of the replica symmetry (distinct = orbits)")
+    ap.add_argument("--sizes", default=",".join(SIZES),
+                    help=f"which configurations [default: {','.join(SIZES)}]")
+    ap.add_argument("--tlc", type=float, default=106.0,
+                    help="TLC's seconds on the 6.2M-state model, for the ratio")
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time figures")
     a = ap.parse_args()
-    params = dict(replicas=a.R, max_offset=a.M, max_epoch=a.E, truncation=a.truncation,
-                  isr_expansion=a.isr_expansion)
     counts = sorted({1, a.workers})
-    sym = " with symmetry (distinct = orbits)" if a.symmetry else ""
-    print(f"hwcheck bench (local engine, workers {' and '.join(map(str, counts))}){sym}: "
-          f"{params}", flush=True)
-    script = {w: ONE_RUN.format(params=json.dumps(params), workers=w, symmetry=a.symmetry)
-              for w in counts}
-    for w in counts:
-        run_once(script[w])  # warm-up: compiles the kernel into the disk cache
-    runs = {w: [] for w in counts}
-    for i in range(a.runs):
-        for w in counts:
-            r = run_once(script[w])
-            runs[w].append(r)
-            print(f"  run {i + 1}, {w} worker{'s' * (w > 1)}: {r['distinct']:,} distinct, "
-                  f"{r['generated']:,} generated, depth {r['depth']}, {r['seconds']:.2f} s, "
-                  f"{r['distinct'] / r['seconds']:,.0f} states/s, "
-                  f"peak RSS {r['peak_rss'] / 2**20:.0f} MiB", flush=True)
+    sizes = [s.strip() for s in a.sizes.split(",") if s.strip()]
+    for s in sizes:
+        if s not in SIZES:
+            print(f"bench: unknown size {s!r} (one of {', '.join(SIZES)})", file=sys.stderr)
+            return 2
+    print(f"hwcheck bench, local engine: workers {' and '.join(map(str, counts))}, "
+          f"median of {a.runs}", flush=True)
+    head = ("size", "sym", "workers", "distinct", "states/s", "explore s", "process s",
+            "B/state", "peak MiB", "disk MiB", "compile cold/warm s")
+    widths = (6, 4, 8, 13, 11, 10, 10, 8, 9, 9, 20)
+    table, bad, whole = [], 0, None
+    for size in sizes:
+        params, want, want_sym = SIZES[size]
+        for sym in (False, True):
+            scripts = {w: ONE_RUN.format(params=json.dumps(params), workers=w, symmetry=sym)
+                       for w in counts}
+            for w in counts:
+                run_once(scripts[w])  # warm-up: the kernel into the disk cache
+            runs = {w: [] for w in counts}
+            for i in range(a.runs):
+                for w in counts:
+                    r = run_once(scripts[w])
+                    runs[w].append(r)
+                    print(f"  {size} {'sym' if sym else '   '} {w} worker{'s' * (w > 1)}, "
+                          f"run {i + 1}: {r['distinct']:,} distinct, {r['seconds']:.2f} s, "
+                          f"{r['distinct'] / r['seconds']:,.0f} states/s, "
+                          f"{r['explore_bytes_per_state']:.1f} B/state", flush=True)
+            comp = "" if a.no_compile else "%.1f / %.2f" % compile_seconds(params, sym)
+            for w in counts:
+                rs = runs[w]
 
-    def med(w, fn):
-        return statistics.median(fn(r) for r in runs[w])
+                def med(fn, rs=rs):
+                    return statistics.median(fn(r) for r in rs)
 
-    rows = [
-        ("wall seconds", lambda w: f"{med(w, lambda r: r['seconds']):.2f}"),
-        ("distinct states/s", lambda w: f"{med(w, lambda r: r['distinct'] / r['seconds']):,.0f}"),
-        ("generated/s", lambda w: f"{med(w, lambda r: r['generated'] / r['seconds']):,.0f}"),
-        ("peak RSS MiB", lambda w: f"{med(w, lambda r: r['peak_rss']) / 2**20:.0f}"),
-        ("bytes/state", lambda w: f"{med(w, lambda r: r['bytes_per_state']):.1f}"),
-        ("  above start", lambda w: f"{med(w, lambda r: r['explore_bytes_per_state']):.1f}"),
-        ("visited table MiB", lambda w: f"{runs[w][0]['table_bytes'] / 2**20:.0f}"),
-        ("parent records MiB", lambda w: f"{runs[w][0]['level_bytes'] / 2**20:.0f}"),
-        ("kernel load s", lambda w: f"{med(w, lambda r: r['load']):.2f}"),
-    ]
-    r0 = runs[counts[0]][0]
+                got = {(r["distinct"], r["generated"], r["depth"]) for r in rs}
+                expect = want_sym if sym else want
+                if expect is not None and got != {expect}:
+                    print(f"COUNT MISMATCH {size} symmetry={sym} workers={w}: expected "
+                          f"{expect}, got {sorted(got)}")
+                    bad = 1
+                table.append((size, "yes" if sym else "no", str(w), f"{rs[0]['distinct']:,}",
+                              f"{med(lambda r: r['distinct'] / r['seconds']):,.0f}",
+                              f"{med(lambda r: r['seconds']):.2f}",
+                              f"{med(lambda r: r['process']):.2f}",
+                              f"{med(lambda r: r['explore_bytes_per_state']):.1f}",
+                              f"{med(lambda r: r['peak_rss']) / 2**20:,.0f}",
+                              f"{med(lambda r: r['disk_bytes']) / 2**20:,.0f}", comp))
+        if size == "6.2M":
+            whole = statistics.median(cli_seconds(params, counts[-1], False)
+                                      for _ in range(a.runs))
     print()
-    orbits = " (orbits)" if a.symmetry else ""
-    print(f"distinct {r0['distinct']:,}{orbits}, generated {r0['generated']:,}, "
-          f"depth {r0['depth']}, shortest {r0['shortest']}")
-    head = [f"{w} worker{'s' * (w > 1)}" for w in counts]
-    print(f"{'(median of ' + str(a.runs) + ')':<20}" + "".join(f"{h:>14}" for h in head))
-    for name, cell in rows:
-        print(f"{name:<20}" + "".join(f"{cell(w):>14}" for w in counts))
-    if len(counts) > 1:
-        one, all_ = (med(w, lambda r: r["distinct"] / r["seconds"]) for w in counts)
-        print(f"{'speed-up':<20}{'':>14}{all_ / one:>13.2f}x")
-    if not a.no_compile:
-        cold, warm = compile_seconds(params, a.symmetry)
-        print(f"kernel compile      cold {cold:.1f} s (empty cache), warm {warm:.2f} s "
-              "(process start to a kernel ready to explore)")
-    want = EXPECTED_ORBITS if a.symmetry else EXPECTED
-    bad = 0
-    for w in counts:
-        got = {(r["distinct"], r["generated"], r["depth"]) for r in runs[w]}
-        if params == DEFAULT and got != {want}:
-            print(f"COUNT MISMATCH with {w} workers: expected {want}, got {sorted(got)}")
-            bad = 1
+    print("  ".join(f"{h:>{w}}" for h, w in zip(head, widths)))
+    for row in table:
+        print("  ".join(f"{c:>{w}}" for c, w in zip(row, widths)))
+    if whole is not None:
+        print(f"\nhwcheck check on 6.2M states, {counts[-1]} workers, whole process (warm "
+              f"cache, traces written): {whole:.2f} s; TLC {a.tlc:g} s: {a.tlc / whole:.1f}x")
     return bad
 
 

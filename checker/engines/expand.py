@@ -42,7 +42,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence."""
     mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
     n = front.shape[0]
-    cap = max(1024, 2 * n)
+    cap = max(1024, 2 * n, 2 * mod.ROOM)
     out = np.empty((cap, stride), kernel.dtype)
     err = np.zeros(1, np.int64)
     par = np.empty(cap, np.int32)
@@ -50,6 +50,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     fps = np.empty(cap, np.uint64)
     w, lo, generated, interrupted = 0, 0, 0, None
     exact = isinstance(table, ExactTable)
+    room = ninst if exact else mod.ROOM  # the most successors one kernel step may add
     try:
         while lo < n:
             hi = min(n, lo + chunk)
@@ -70,8 +71,8 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
                     if table.nstored + ninst > table.store.shape[0]:
                         table.grow_store()
                 else:
-                    table.make_room(ninst)
-                if w + ninst > cap:
+                    table.make_room(room)
+                if w + room > cap:
                     cap *= 2
                     out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))
             lo = i

@@ -47,7 +47,8 @@ from numba import njit
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
-from hwcheck.checker.semantics.fingerprint import TAIL, table_insert, table_room
+from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_insert, table_prefetch,
+                                                   table_room)
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -82,7 +83,10 @@ def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, ou
     Returns (entries written, table fill)."""
     cap = table.size - TAIL
     stride = rows.shape[1]
+    ahead = PREFETCH * parts  # about PREFETCH of this owner's successors loading meanwhile
     for k in range(n):
+        if k + ahead < n and _owner(fps[k + ahead], parts) == me:
+            table_prefetch(table, cap, fps[k + ahead])
         fp = fps[k]
         if _owner(fp, parts) != me:
             continue

@@ -72,54 +72,62 @@ def record_dtype(stride: int, dtype, act_dtype) -> np.dtype:
 
 
 class _Buckets:
-    """Arrays appended to numbered buckets: in memory, or in files once they hold more than
-    ``SPILL_BYTES`` (then every bucket is in a file)."""
+    """Columns of records (a dict of arrays, one entry a record) appended to numbered buckets:
+    kept as they come in memory, or packed into records (``rec``) in files once they hold more
+    than ``SPILL_BYTES`` (then every bucket is in a file)."""
 
-    def __init__(self, work: WorkDir, count: int, stem: str):
-        self.work, self.stem = work, stem
-        self.mem: list[list[np.ndarray]] = [[] for _ in range(count)]
+    def __init__(self, work: WorkDir, count: int, stem: str, rec: np.dtype):
+        self.work, self.stem, self.rec = work, stem, rec
+        self.mem: list[list[dict]] = [[] for _ in range(count)]
         self.files: list[Path] | None = None
         self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self.mem)
 
-    def append(self, b: int, a: np.ndarray) -> None:
-        if not a.size:
+    def append(self, b: int, cols: dict) -> None:
+        n = len(next(iter(cols.values())))
+        if not n:
             return
-        self.nbytes += a.nbytes
+        self.nbytes += n * self.rec.itemsize
         if self.files is None and self.nbytes > SPILL_BYTES:
             self._spill()
         if self.files is None:
-            self.mem[b].append(a)
+            self.mem[b].append(cols)
         else:
-            self._write(b, a)
+            self._write(b, cols)
 
     def _spill(self) -> None:
         self.files = [self.work.new_file(f"{self.stem}-{b}") for b in range(len(self.mem))]
         for b, parts in enumerate(self.mem):
-            for a in parts:
-                self._write(b, a)
+            for cols in parts:
+                self._write(b, cols)
             parts.clear()
 
-    def _write(self, b: int, a: np.ndarray) -> None:
+    def _write(self, b: int, cols: dict) -> None:
+        n = len(next(iter(cols.values())))
+        recs = np.empty(n, self.rec)
+        for name, col in cols.items():
+            recs[name] = col
         with open(self.files[b], "ab") as f:
-            a.tofile(f)
-        self.work.wrote(a.nbytes)
+            recs.tofile(f)
+        self.work.wrote(recs.nbytes)
 
-    def take(self, b: int, dtype, shape=()) -> np.ndarray:
-        """Bucket b's arrays, end to end; the bucket is emptied."""
+    def take(self, b: int) -> dict:
+        """Bucket b's columns, end to end (each contiguous); the bucket is emptied."""
+        names = self.rec.names
         if self.files is None:
             parts, self.mem[b] = self.mem[b], []
+            if len(parts) == 1:
+                return parts[0]
             if not parts:
-                return np.empty((0,) + shape, dtype)
-            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+                return {name: np.empty((0,) + self.rec[name].shape, self.rec[name].base)
+                        for name in names}
+            return {name: np.concatenate([p[name] for p in parts]) for name in names}
         path = self.files[b]
-        if not path.exists():
-            return np.empty((0,) + shape, dtype)
-        a = np.fromfile(path, dtype).reshape((-1,) + shape)
+        recs = np.fromfile(path, self.rec) if path.exists() else np.empty(0, self.rec)
         self.work.remove(path)
-        return a
+        return {name: np.ascontiguousarray(recs[name]) for name in names}
 
     def drop(self) -> None:
         if self.files is not None:
@@ -129,7 +137,10 @@ class _Buckets:
 
 
 def bucket_count(states: int, row_bytes: int) -> int:
-    """Buckets for a level of about ``states`` states: about ``BUCKET_BYTES`` a bucket."""
+    """Buckets for a level of about ``states`` states: one while it would stay in memory, else
+    about ``BUCKET_BYTES`` a bucket."""
+    if states * row_bytes <= SPILL_BYTES:
+        return 1
     want = states * row_bytes // BUCKET_BYTES + 1
     return min(MAX_BUCKETS, 1 << max(0, int(want - 1).bit_length()))
 
@@ -139,7 +150,7 @@ class NextLevel:
 
     def __init__(self, work: WorkDir, buckets: int, rec: np.dtype):
         self.rec = rec
-        self.buckets = _Buckets(work, buckets, "next")
+        self.buckets = _Buckets(work, buckets, "next", rec)
         self.count = 0
 
     def add(self, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray,
@@ -147,19 +158,19 @@ class NextLevel:
         n = fps.size
         if not n:
             return
-        recs = np.empty(n, self.rec)
-        recs["fp"], recs["par"], recs["act"], recs["row"] = fps, parents, acts, rows
+        cols = {"fp": fps, "par": parents, "act": acts, "row": rows}
         nb = len(self.buckets)
         if nb == 1:
-            self.buckets.append(0, recs)
+            self.buckets.append(0, cols)
         else:
-            own = owners(fps, nb)
+            own = owners(fps, nb).astype(np.uint16)  # a radix sort: small keys, stable
             order = np.argsort(own, kind="stable")
             cuts = np.searchsorted(own[order], np.arange(nb + 1))
-            recs = recs[order]
+            cols = {name: col[order] for name, col in cols.items()}
             for b in range(nb):
                 if cuts[b + 1] > cuts[b]:
-                    self.buckets.append(b, recs[cuts[b]:cuts[b + 1]])
+                    self.buckets.append(b, {name: col[cuts[b]:cuts[b + 1]]
+                                            for name, col in cols.items()})
         self.count += n
 
     def finish(self, work: WorkDir, check) -> tuple[Level, "Frontier"]:
@@ -167,17 +178,18 @@ class NextLevel:
         next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted, at its offset
         in the level."""
         level = LevelWriter(work, self.rec)
-        front = Frontier(work, len(self.buckets), self.rec["row"].base, self.rec["row"].shape)
+        row = self.rec["row"]
+        front = Frontier(work, len(self.buckets), row.base, row.shape)
         for b in range(len(self.buckets)):
-            recs = self.buckets.take(b, self.rec)
-            if not recs.size:
-                front.add(b, np.empty((0,) + self.rec["row"].shape, self.rec["row"].base))
-                continue
-            recs = recs[np.argsort(recs["fp"])]
-            rows = np.ascontiguousarray(recs["row"])
-            check(rows, level.count)
-            level.add(recs)
-            front.add(b, rows)
+            cols = self.buckets.take(b)
+            fps = cols["fp"]
+            if not np.all(fps[1:] > fps[:-1]):  # (several workers hand it over sorted)
+                order = np.argsort(fps)
+                cols = {name: col[order] for name, col in cols.items()}
+            if cols["fp"].size:
+                check(cols["row"], level.count)
+            level.add(cols)
+            front.add(b, cols["row"])
         self.buckets.drop()
         return level.close(), front
 
@@ -186,8 +198,9 @@ class Frontier:
     """A level's states, in fingerprint order, bucket after bucket."""
 
     def __init__(self, work: WorkDir, buckets: int, dtype, shape):
+        self.rec = np.dtype([("row", dtype, shape)])
         self.dtype, self.shape = dtype, shape
-        self.buckets = _Buckets(work, buckets, "front")
+        self.buckets = _Buckets(work, buckets, "front", self.rec)
         self.sizes = np.zeros(buckets, np.int64)
 
     @classmethod
@@ -198,7 +211,7 @@ class Frontier:
         return self
 
     def add(self, b: int, rows: np.ndarray) -> None:
-        self.buckets.append(b, rows)
+        self.buckets.append(b, {"row": rows})
         self.sizes[b] += rows.shape[0]
 
     def __len__(self) -> int:
@@ -213,17 +226,16 @@ class Frontier:
         next is read."""
         off = 0
         for b in range(len(self.buckets)):
-            rows = self.buckets.take(b, self.dtype, self.shape)
+            rows = self.buckets.take(b)["row"]
             yield off, rows
             off += rows.shape[0]
 
     def rows(self) -> np.ndarray:
         """Every row, end to end, without taking them (for a checkpoint)."""
         if self.buckets.files is None:
-            parts = [a for bucket in self.buckets.mem for a in bucket]
+            parts = [c["row"] for bucket in self.buckets.mem for c in bucket]
         else:
-            parts = [np.fromfile(p, self.dtype).reshape((-1,) + self.shape)
-                     for p in self.buckets.files if p.exists()]
+            parts = [np.fromfile(p, self.rec)["row"] for p in self.buckets.files if p.exists()]
         if not parts:
             return np.empty((0,) + self.shape, self.dtype)
         return np.concatenate(parts)
@@ -243,12 +255,11 @@ class LevelWriter:
         self.files = {name: open(p, "wb") for name, p in self.paths.items()}
         self.count = 0
 
-    def add(self, recs: np.ndarray) -> None:
+    def add(self, cols: dict) -> None:
         for name, f in self.files.items():
-            a = np.ascontiguousarray(recs[name])
-            a.tofile(f)
-            self.work.wrote(a.nbytes)
-        self.count += recs.size
+            cols[name].tofile(f)
+            self.work.wrote(cols[name].nbytes)
+        self.count += cols["fp"].size
 
     def close(self) -> Level:
         for f in self.files.values():

@@ -32,6 +32,11 @@ def _reserve(slots: int) -> np.ndarray | None:
                         | MAP_NORESERVE)
     except (OSError, ValueError, OverflowError):
         return None
+    if hasattr(mmap, "MADV_HUGEPAGE"):  # 2 MiB pages: a probe's page lookup hits the TLB
+        try:
+            mem.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:
+            pass
     return np.frombuffer(mem, np.uint64)
 
 

@@ -503,11 +503,15 @@ HEADER = '''\
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, table_insert,
+from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, table_insert_batch,
                                                    table_insert_exact)
 
 STRIDE = {stride}
 NINST = {ninst}
+# expand_dedup generates the successors of BLOCK rows, then inserts them into the visited table
+# together (table_insert_batch); ROOM: the most successors of a block
+BLOCK = {block}
+ROOM = BLOCK * NINST
 DTYPE = np.{dtype}
 
 
@@ -565,7 +569,8 @@ def generate(spec: Spec, layout: Layout | None = None,
     props = Properties.of(spec)
     instances = spec.instances()
     lines = [HEADER.format(name=spec.name, params=spec.params, stride=layout.stride,
-                           ninst=len(instances), dtype=np.dtype(layout.dtype).name)]
+                           ninst=len(instances), dtype=np.dtype(layout.dtype).name,
+                           block=block_rows(len(instances)))]
     body = BodyGen(layout, errors)
     guards = ExprGen(layout, "s", errors=errors)
     fails: dict[str, bool] = {}  # generated function -> whether it has a run-time check
@@ -729,10 +734,9 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
                '    (no visited table). Stops before a row whose successors might overflow\n'
                '    ``out``. Domain errors and transition predicates as ``expand_dedup``.\n'
                '    Returns (next row, entries written, transitions generated)."""')
+    batch = not keep_all and not exact  # expand_dedup: successors inserted a block at a time
     room = ("w + NINST > cap" if keep_all else "w + NINST > cap or filled + NINST > max_fill"
-            + (" or nstored + NINST > store.shape[0]" if exact else
-               # the row's inserts must not run into the table's last slot
-               " or table[table.size - NINST - 1] != 0"))
+            " or nstored + NINST > store.shape[0]")
     lines = [f"\n@njit(cache=True{', nogil=True' if keep_all else ''})\ndef {name}({sig}):",
              doc,
              "    t = np.empty(STRIDE, DTYPE)"]
@@ -740,13 +744,27 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
         lines += ["    cb = np.empty(STRIDE, DTYPE)", "    cw = np.empty(SYM_WORK, np.int64)"]
     lines += ["    cap = out.shape[0]",
               "    gen = 0",
-              "    w = 0",
-              *([] if keep_all else ["    mask = table.size - 1" if exact
-                                     else "    tcap = table.size - TAIL"]),
-              "    for i in range(lo, hi):",
-              f"        if {room}:",
-              f"            return i, {ret}",
-              "        s = front[i]"]
+              "    w = 0"]
+    if batch:
+        # w: successors inserted and new; w..q-1: the block's, not yet inserted. A block's
+        # inserts must not overflow ``out``, pass ``max_fill`` or run into the table's last slot
+        lines += ["    q = 0",
+                  "    tcap = table.size - TAIL",
+                  "    for i in range(lo, hi):",
+                  "        if (i - lo) % BLOCK == 0:",
+                  "            n = table_insert_batch(table, tcap, out, par, act, fps, w, q)",
+                  "            filled += n - w",
+                  "            w = q = n",
+                  "            if (w + ROOM > cap or filled + ROOM > max_fill",
+                  "                    or table[table.size - ROOM - 1] != 0):",
+                  f"                return i, {ret}",
+                  "        s = front[i]"]
+    else:
+        lines += [*([] if keep_all else ["    mask = table.size - 1"]),
+                  "    for i in range(lo, hi):",
+                  f"        if {room}:",
+                  f"            return i, {ret}",
+                  "        s = front[i]"]
     for ai, a, base in _instances(spec):
         sizes = [p.size for p in a.params]
         pad = "        "
@@ -781,28 +799,43 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
         if tp_fails:
             lines.append(f"{inner}if err[0] == 0:")
             inner += "    "
-        insert = ("table_insert_exact(table, slots, mask, fp, t, store, nstored)" if exact
-                  else "table_insert(table, tcap, fp)")
+        insert = "table_insert_exact(table, slots, mask, fp, t, store, nstored)"
         if sym:
             lines.append(f"{inner}canon(t, cb, cw)")
         lines.append(f"{inner}fp = fingerprint(t)")
-        if not keep_all:
+        if exact:
             lines += [f"{inner}if {insert}:",
                       f"{inner}    filled += 1"]
             inner += "    "
+        w = "q" if batch else "w"
         if exact:
             lines += [f"{inner}_copy(t, store[nstored])",
                       f"{inner}nstored += 1"]
-        lines += [f"{inner}_copy(t, out[w])",
-                  f"{inner}par[w] = i",
-                  f"{inner}act[w] = {inst}",
-                  f"{inner}fps[w] = fp",
-                  f"{inner}w += 1"]
+        lines += [f"{inner}_copy(t, out[{w}])",
+                  f"{inner}par[{w}] = i",
+                  f"{inner}act[{w}] = {inst}",
+                  f"{inner}fps[{w}] = fp",
+                  f"{inner}{w} += 1"]
         if g_fails or e_fails or tp_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
+    if batch:
+        lines += ["    n = table_insert_batch(table, tcap, out, par, act, fps, w, q)",
+                  "    filled += n - w",
+                  "    w = n"]
     lines.append(f"    return hi, {ret}\n")
     return "\n".join(lines)
+
+
+def block_rows(ninst: int) -> int:
+    """Rows a block of ``expand_dedup``: up to 32, as long as a block's successors stay well
+    inside the table's ``TAIL``."""
+    from hwcheck.checker.semantics.fingerprint import TAIL
+
+    block = 32
+    while block > 1 and block * ninst > TAIL // 2:
+        block //= 2
+    return block
 
 
 def source_key(src: str) -> str:

@@ -15,7 +15,10 @@ over a power-of-two array, with the position of each slot's state beside it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 C1 = np.uint64(0x87C37B91114253D5)
 C2 = np.uint64(0x4CF5AD432745937F)
@@ -77,6 +80,32 @@ def _home(key, cap):
     return np.int64(((key >> U32) * np.uint64(cap)) >> U32)
 
 
+@intrinsic
+def _prefetch(typingctx, arr, index):
+    """LLVM's prefetch (for a write, kept in every cache level) of ``arr[index]``."""
+    sig = types.void(arr, index)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 1), ir.Constant(i32, 3),
+                          ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def table_prefetch(table, cap, fp):
+    """Start loading ``fp``'s home slot into the cache (an insert soon after finds it there)."""
+    _prefetch(table, _home(_key(fp), cap))
+
+
 @njit(cache=True)
 def table_insert(table, cap, fp):
     """Insert ``fp`` into a table of capacity ``cap``; True if it was not there yet.
@@ -104,6 +133,33 @@ def table_insert(table, cap, fp):
             table[i] = key
             return True
         i += 1
+
+
+PREFETCH = 16  # inserts ahead whose home slot is being loaded
+
+
+@njit(cache=True)
+def table_insert_batch(table, cap, rows, par, act, fps, w, q):
+    """Insert the candidates ``w..q-1`` (rows with parent, action, fingerprint) in order; the
+    new ones are moved down to ``w``, ``w+1``, ... Returns the end of the new ones. The home
+    slots of the next ``PREFETCH`` candidates are loaded while one is inserted, so a level's
+    inserts wait on memory together rather than one after the other."""
+    for k in range(w, min(q, w + PREFETCH)):
+        table_prefetch(table, cap, fps[k])
+    n = w
+    for k in range(w, q):
+        if k + PREFETCH < q:
+            table_prefetch(table, cap, fps[k + PREFETCH])
+        fp = fps[k]
+        if table_insert(table, cap, fp):
+            if n != k:
+                for c in range(rows.shape[1]):
+                    rows[n, c] = rows[k, c]
+                par[n] = par[k]
+                act[n] = act[k]
+                fps[n] = fp
+            n += 1
+    return n
 
 
 @njit(cache=True, nogil=True)
