@@ -71,6 +71,35 @@ def test_every_level_is_the_same_with_any_number_of_workers(params, chunk, monke
         same_search(one, explore(spec, workers))
 
 
+def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_grows():
+    """More successors than the free slots at the table's end, all homed near the end: the
+    owner's insert stops before an insert could reach the last slot, the table grows and the
+    insert goes on from there; every fingerprint ends up in the table, in order."""
+    from hwcheck.checker.semantics.fingerprint import TAIL
+
+    rng = np.random.default_rng(4)
+    n = TAIL + 5000
+    low = rng.choice(1 << 22, n, replace=False).astype(np.uint64) + np.uint64((1 << 32) - (1 << 22))
+    fps = (rng.integers(1, 1 << 31, n).astype(np.uint64) << np.uint64(32)) | low
+    rows = np.zeros((n, 8), np.int8)
+    par, act = np.arange(n, dtype=np.int32), np.zeros(n, np.uint8)
+    out = (np.zeros((n, 8), np.int8), np.zeros(n, np.int32), np.zeros(n, np.uint8),
+           np.zeros(n, np.uint64))
+    t = VisitedTable(1024)
+    k, w, stops = 0, 0, 0
+    while True:
+        k, w, t.filled = parallel._insert_owned(fps, rows, par, act, k, n, 1, 0, t.table,
+                                                t.filled, *out, w)
+        if k == n:
+            break
+        stops += 1
+        assert t.table[-1] == 0
+        t.grow()
+    assert stops > 0 and w == n == t.filled
+    assert np.array_equal(out[3], fps) and np.array_equal(out[1], par)  # in order
+    assert np.array_equal(np.sort(t.fingerprints()), np.sort(fps))
+
+
 def test_domain_errors_are_found_as_with_one_worker(monkeypatch):
     """A step that leaves the declared domains: the same first (row, instance) from the merge
     of the workers' own records."""

@@ -8,7 +8,9 @@ often as with one worker) goes through two phases:
 
 1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_all``
    (every successor and its fingerprint; transition predicates and domain errors into the
-   slice's own arrays) and counts how many of its successors each partition owns;
+   slice's own arrays), drops those its owner's table already holds (a lookup, while the
+   owners insert the previous chunk: ``_drop_seen`` says why that is safe) and counts how
+   many of the rest each partition owns;
 2. insert: worker o takes, from every slice's buffer in slice order, the successors that
    partition o owns, and inserts them into its table; the new ones are appended to o's share
    of the level.
@@ -30,7 +32,10 @@ operating system keeps them pending) while a chunk is under way and taken at its
 every allocation (buffers, table growth) comes before the first insert of a chunk, so running
 out of memory leaves the tables as they were. Either way the search stops consistent at a chunk
 boundary: everything up to ``next_row`` is in the tables and in the level; a chunk generated
-but not inserted is dropped.
+but not inserted is dropped. (One growth can come during the inserts: when a chunk has more
+successors for an owner than ``END_ROOM`` and they do run into the end of its table. Running
+out of memory there leaves part of that chunk in the table and the level, each state with its
+canonical parent; the run stops as incomplete.)
 """
 
 from __future__ import annotations
@@ -47,12 +52,16 @@ from numba import njit
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
-from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_insert, table_prefetch,
-                                                   table_room)
+from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_contains, table_insert,
+                                                   table_prefetch, table_room)
 from hwcheck.checker.semantics.kernel import Kernel
 
 
 BUFFER_BYTES = 16 << 20
+# Free slots asked for at a table's end before a chunk's inserts: as many as the inserts, up to
+# half the table's TAIL (a chunk may have more; the insert then grows the table if a run
+# really reaches the end, which needs its inserts to land in the last run)
+END_ROOM = TAIL // 2
 
 
 def default_workers() -> int:
@@ -76,20 +85,23 @@ def _count_owned(fps, n, parts, counts):
 
 
 @njit(cache=True, nogil=True)
-def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, out_par, out_act,
-                  out_fps, w):
-    """Insert the successors 0..n-1 that partition ``me`` owns into its ``table``; append the
-    new ones to ``out_*`` from position ``w``. The caller made room for all of them.
-    Returns (entries written, table fill)."""
+def _insert_owned(fps, rows, par, act, start, n, parts, me, table, filled, out_rows, out_par,
+                  out_act, out_fps, w):
+    """Insert the successors start..n-1 that partition ``me`` owns into its ``table``; append
+    the new ones to ``out_*`` from position ``w``. The caller made room under the fill limit
+    and in ``out_*``; the table's end is watched here: it stops before an insert that could
+    reach the last slot. Returns (where it stopped, entries written, table fill)."""
     cap = table.size - TAIL
     stride = rows.shape[1]
     ahead = PREFETCH * parts  # about PREFETCH of this owner's successors loading meanwhile
-    for k in range(n):
+    for k in range(start, n):
         if k + ahead < n and _owner(fps[k + ahead], parts) == me:
             table_prefetch(table, cap, fps[k + ahead])
         fp = fps[k]
         if _owner(fp, parts) != me:
             continue
+        if table[table.size - 2] != np.uint64(0):
+            return k, w, filled
         if table_insert(table, cap, fp):
             filled += 1
             for q in range(stride):
@@ -98,7 +110,36 @@ def _insert_owned(fps, rows, par, act, n, parts, me, table, filled, out_rows, ou
             out_act[w] = act[k]
             out_fps[w] = fp
             w += 1
-    return w, filled
+    return n, w, filled
+
+
+@njit(cache=True, nogil=True)
+def _drop_seen(fps, rows, par, act, n, parts, tables):
+    """Drop the successors 0..n-1 whose fingerprint their owner's table already holds (moving
+    the others down, in order); returns how many are left. It runs while the owners insert
+    the previous chunk: a key is never removed and a slot only ever holds a key of the set, so
+    a key found is a state seen before (in an earlier chunk or level); one missed in a run
+    being shifted is left for its owner's insert, which drops it then."""
+    stride = rows.shape[1]
+    ahead = PREFETCH
+    m = 0
+    for k in range(n):
+        if k + ahead < n:
+            f2 = fps[k + ahead]
+            t2 = tables[_owner(f2, parts)]
+            table_prefetch(t2, t2.size - TAIL, f2)
+        fp = fps[k]
+        t = tables[_owner(fp, parts)]
+        if table_contains(t, t.size - TAIL, fp):
+            continue
+        if m != k:
+            for q in range(stride):
+                rows[m, q] = rows[k, q]
+            par[m] = par[k]
+            act[m] = act[k]
+            fps[m] = fp
+        m += 1
+    return m
 
 
 @njit(cache=True, nogil=True)
@@ -221,9 +262,10 @@ class Workers:
         """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
         b, t = self.rounds[0].bufs[0], VisitedTable(16)
         _count_owned(b.fps, 0, self.n, self.rounds[0].counts[0])
-        _insert_owned(b.fps, b.rows, b.par, b.act, 0, self.n, 0, t.table, 0, b.rows, b.par,
+        _insert_owned(b.fps, b.rows, b.par, b.act, 0, 0, self.n, 0, t.table, 0, b.rows, b.par,
                       b.act, b.fps, 0)
         t.make_room(1)
+        _drop_seen(b.fps, b.rows, b.par, b.act, 0, self.n, (t.table,) * self.n)
         _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
                 0)
 
@@ -248,7 +290,7 @@ class Workers:
                        np.zeros(1, np.int64)) for _ in range(ns)]
         generated, lo, interrupted = 0, 0, None
 
-        def generate(r: _Round, s: int, a: int, b: int) -> int:
+        def generate(r: _Round, s: int, a: int, b: int, tables: tuple) -> int:
             buf, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
             buf.n, gen, i = 0, 0, a
             while i < b:
@@ -259,6 +301,7 @@ class Workers:
                 gen += g
                 if i < b:
                     buf.reserve(max(k.ninst, buf.cap))  # doubles
+            buf.n = _drop_seen(buf.fps, buf.rows, buf.par, buf.act, buf.n, nw, tables)
             r.counts[s] = 0
             _count_owned(buf.fps, buf.n, nw, r.counts[s])
             return gen
@@ -269,19 +312,26 @@ class Workers:
             for tr, ti, dr, di, _ in r.hits:  # what is known: predicates already hit are skipped
                 tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
             cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
-            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1])
+            tables = tuple(t.table for t in table.parts)  # not grown until it is done
+            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1], tables)
                          for s in range(ns)]
             return r
 
         def reserve(o: int, more: int) -> None:
-            table.parts[o].make_room(more)
+            table.parts[o].make_room(more, min(more, END_ROOM))
             shares[o].reserve(more)
 
         def insert(r: _Round, o: int) -> None:
             t, sh = table.parts[o], shares[o]
             for b in r.bufs:
-                sh.n, t.filled = _insert_owned(b.fps, b.rows, b.par, b.act, b.n, nw, o, t.table,
-                                               t.filled, sh.rows, sh.par, sh.act, sh.fps, sh.n)
+                k = 0
+                while True:
+                    k, sh.n, t.filled = _insert_owned(b.fps, b.rows, b.par, b.act, k, b.n, nw, o,
+                                                      t.table, t.filled, sh.rows, sh.par,
+                                                      sh.act, sh.fps, sh.n)
+                    if k == b.n:
+                        break
+                    t.grow()  # the last run reached the table's end (END_ROOM was not enough)
 
         cur = None
         try:
@@ -293,7 +343,7 @@ class Workers:
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
-                            or not table_room(table.parts[o].table, int(more[o]))
+                            or not table_room(table.parts[o].table, min(int(more[o]), END_ROOM))
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
                         self._all(reserve, grow)

@@ -84,9 +84,12 @@ class VisitedTable:
                 return
             new_cap = int(new_cap * GROWTH) + 1  # a run reached the end: more room
 
-    def make_room(self, more: int) -> None:
-        """Grow until ``more`` inserts fit: under the fill limit, and short of the last slot."""
-        while self.filled + more > self.max_fill or not table_room(self.table, more):
+    def make_room(self, more: int, end: int | None = None) -> None:
+        """Grow until ``more`` inserts fit under the fill limit, with ``end`` (default
+        ``more``) free slots at the table's end, so that ``end`` inserts cannot reach its
+        last slot."""
+        end = more if end is None else end
+        while self.filled + more > self.max_fill or not table_room(self.table, end):
             self.grow(int((self.filled + more) / MAX_LOAD) + 1)
 
     def add(self, fp: int) -> bool:

@@ -138,6 +138,18 @@ def table_insert(table, cap, fp):
 PREFETCH = 16  # inserts ahead whose home slot is being loaded
 
 
+@njit(cache=True, inline="always")
+def table_contains(table, cap, fp):
+    """Whether ``fp`` is in the table (a lookup only: it stops at the first key not below)."""
+    key = _key(fp)
+    i = _home(key, cap)
+    while True:
+        v = table[i]
+        if v >= key or v == np.uint64(0):
+            return v == key
+        i += 1
+
+
 @njit(cache=True)
 def table_insert_batch(table, cap, rows, par, act, fps, w, q):
     """Insert the candidates ``w..q-1`` (rows with parent, action, fingerprint) in order; the
