@@ -86,7 +86,7 @@ def test_statistics_stay_per_level(tmp_path):
     report = check(build(Params(2, 2, 3, "kip-279", "hw")), Options(stop_at_violation=False),
                    engine="spark", **SPARK)
     st = report.exploration.stats
-    assert st["partitions"] == 4 and st["checkpoint"] == "local"
+    assert st["partitions"] == 4 and st["exchange"] == "inbox" and st["checkpoint"] == "none"
     assert st["levels"] == report.exploration.depth + 2  # level 0, then one per level and the last
     assert len(st["level_seconds"]) == st["levels"]
     # the visited sets on disk: fingerprints, parents and actions, 17 bytes a state at least

@@ -36,7 +36,10 @@ from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.engines.partitioned import Backend, LevelEngine
 from hwcheck.checker.engines.partition import LevelTask, initial_part, lookup_part, owner, step_part
+from hwcheck.checker.engines import inbox
 from hwcheck.checker.spark import session
+
+EXCHANGES = ("inbox", "shuffle")  # the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
 
 
 def _by_owner(key: int) -> int:
@@ -76,6 +79,17 @@ def _same(iterator):
     return iterator
 
 
+def _warm(task: LevelTask, index: int, iterator):
+    _drain(iterator)
+    task.kernel()  # built (or loaded from the disk cache) once per Python worker
+    return iter([])
+
+
+def _step_inbox(task: LevelTask, index: int, iterator):
+    _drain(iterator)
+    return iter([(index, inbox.step_via_inbox(task, index))])
+
+
 def _lookup(task: LevelTask, fps, index: int, iterator):
     _drain(iterator)
     return iter(lookup_part(task, index, fps).items())
@@ -84,14 +98,20 @@ def _lookup(task: LevelTask, fps, index: int, iterator):
 class SparkBackend(Backend):
     def __init__(self, master: str, parts: int, checkpoint: str | None = None,
                  checkpoint_every: int = 8, checkpoint_dir: str | None = None,
-                 store: str | None = None, merge_ratio: float | None = None):
+                 store: str | None = None, merge_ratio: float | None = None,
+                 exchange: str = "inbox"):
+        if exchange not in EXCHANGES:
+            raise ValueError(f"exchange {exchange!r}: expected one of {', '.join(EXCHANGES)}")
         self.master = master
         self.parts = parts
+        self.exchange = exchange
         if merge_ratio is not None:
             self.merge_ratio = merge_ratio
         self.sc = session.spark_context(master, parts)
         self.open_store(store or os.environ.get("HWCHECK_SPARK_STORE_DIR"))
-        self.mode = checkpoint or ("local" if session.is_local(master) else "reliable")
+        # the inbox exchange keeps no RDD between levels: nothing to checkpoint
+        self.mode = "none" if exchange == "inbox" else \
+            checkpoint or ("local" if session.is_local(master) else "reliable")
         self.every = max(1, checkpoint_every)
         if self.mode == "reliable":
             d = checkpoint_dir or os.environ.get("HWCHECK_SPARK_CHECKPOINT_DIR")
@@ -111,9 +131,17 @@ class SparkBackend(Backend):
         rdd._jrdd.count()  # computes and caches on the JVM side: no Python pass over the data
         self.jobs += 1
 
+    def _tasks(self, fn):
+        """One task per partition over no data: the inbox exchange's job."""
+        return self.sc.parallelize(range(self.parts), self.parts).mapPartitionsWithIndex(fn)
+
     def start(self, task: LevelTask) -> None:
         sc, n = self.sc, self.parts
         self.task = self.level_task(task)
+        if self.exchange == "inbox":
+            self._tasks(partial(_warm, self.task)).collect()
+            self.jobs += 1
+            return
         cur = sc.parallelize(range(n), n).mapPartitionsWithIndex(
             partial(_initial_items, self.task)).partitionBy(n, _by_owner)
         self._materialize(cur)
@@ -122,6 +150,14 @@ class SparkBackend(Backend):
     def step(self, task: LevelTask):
         n, prev = self.parts, self.cur
         self.task = task = self.level_task(task)
+        if self.exchange == "inbox":
+            got = dict(self._tasks(partial(_step_inbox, task)).collect())
+            self.jobs += 1
+            self.next_level += 1
+            missing = [i for i in range(n) if i not in got]
+            if missing:
+                raise RuntimeError(f"no statistics from partition(s) {missing}")
+            return [got[i] for i in range(n)]
         acc = self.sc.accumulator({}, _Keyed())
         cur = prev.mapPartitionsWithIndex(partial(_step, task, acc)).partitionBy(n, _by_owner)
         self.next_level += 1
@@ -138,12 +174,16 @@ class SparkBackend(Backend):
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
-        found = self.cur.mapPartitionsWithIndex(partial(_lookup, self.task, fps))
+        if self.exchange == "inbox":
+            found = self._tasks(partial(_lookup, self.task, fps))
+        else:
+            found = self.cur.mapPartitionsWithIndex(partial(_lookup, self.task, fps))
         return dict(self.sc.runJob(found, _same, owning))
 
     def info(self) -> dict:
         pid = session.jvm_pid(self.sc)
         return {"master": self.master, "jobs": self.jobs, "checkpoint": self.mode,
+                "exchange": self.exchange,
                 "jvm_peak_rss": session.peak_rss_of(pid) if session.is_local(self.master) else 0}
 
     def cancel(self) -> None:
@@ -153,6 +193,7 @@ class SparkBackend(Backend):
         if self.cur is not None:
             self.cur.unpersist()
         self.cur = None
+        inbox.remove_inboxes(self.store)
         super().close()
 
 
