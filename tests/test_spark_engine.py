@@ -94,17 +94,17 @@ def test_statistics_stay_per_level(tmp_path):
 
 
 @pytest.mark.slow
-def test_merging_runs_every_level_changes_nothing():
-    """The visited runs on disk merged after every level, or never: same counts and the same
-    canonical paths."""
+def test_merge_policy_and_exchange_change_nothing():
+    """The visited runs on disk merged after every level, or never, and the candidate blocks
+    through Spark's shuffle instead of the inbox: same counts and the same canonical paths."""
     from hwcheck.checker.semantics.kernel import Kernel
     from hwcheck.checker.engines.local import LocalEngine
     from hwcheck.checker.spark.engine import SparkEngine
 
     k = Kernel(build(Params(2, 2, 3, "hw", "hw")))
     local = LocalEngine(k, Options(stop_at_violation=False)).run()
-    for ratio in (0.0, 1e9):
-        spark = SparkEngine(k, Options(stop_at_violation=False), merge_ratio=ratio, **SPARK).run()
+    for opts in ({"merge_ratio": 0.0}, {"merge_ratio": 1e9}, {"exchange": "shuffle"}):
+        spark = SparkEngine(k, Options(stop_at_violation=False), **opts, **SPARK).run()
         assert (spark.distinct, spark.generated, spark.depth) == \
             (local.distinct, local.generated, local.depth)
         assert {n: h.path for n, h in spark.hits.items()} == \
