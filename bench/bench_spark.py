@@ -167,34 +167,42 @@ def fixed_cost(parts: int, master: str) -> float:
 
 
 PRICE_CORE_HOUR = 0.045  # USD, an on-demand compute-optimised vCPU hour (assumption)
+DISK_BYTES_S = 1e9  # an executor's local-disk sequential read, bytes/s (assumption)
+SHARED_BYTES_S = 5e9  # the shared filesystem's aggregate bandwidth, bytes/s (assumption)
 TARGET = 10 ** 10
 
 
 def project(f2: float, f8: float, big: dict) -> None:
-    """A 10^10-state run on N one-core executors, from the measured figures: per level, the
-    fixed cost (two measured points, linear in the tasks) plus the states over N cores at the
-    measured states per core-second. The depth is assumed twice the large configuration's."""
+    """A 10^10-state run on N one-core executors, from the measured figures. Per level: the
+    fixed cost (two measured points, linear in the tasks); the states over N cores at the
+    measured states per core-second; the visited check's pass over each executor's runs (the
+    probes are sorted, so a level reads its runs once: 8 bytes a visited state, at an assumed
+    disk speed, when the runs outgrow the page cache); the inbox through a shared filesystem
+    (written and read once, at an assumed aggregate bandwidth). The depth is assumed twice the
+    large configuration's; the visited set grows linearly over the levels (half on average)."""
     per_task = max(0.0, (f8 - f2) / 6)
     base = f2 - 2 * per_task
     levels = 2 * big["levels"]
     rate = big["states_per_core_second"]
+    xb = big["exchanged_bytes_per_state"]
     print(f"\n== model inputs: fixed cost {f2:.3f} s a level at 2 partitions, {f8:.3f} s at 8 "
           f"({1000 * per_task:.1f} ms a task more); {rate:,.0f} states per core-second; "
-          f"{big['exchanged_bytes_per_state']:.0f} B exchanged and "
-          f"{big['disk_bytes_per_state']:.1f} B on disk per state; driver "
-          f"{big['driver_bytes_per_level'] / 1024:,.0f} KiB a level")
+          f"{xb:.0f} B exchanged and {big['disk_bytes_per_state']:.1f} B on disk per state; "
+          f"driver {big['driver_bytes_per_level'] / 1024:,.0f} KiB a level")
     print(f"== projection: {TARGET:.0e} states, {levels} levels (assumed), "
-          f"${PRICE_CORE_HOUR}/core-hour (assumed)")
-    print(f"  {'N':>5}{'fixed s':>10}{'work s':>10}{'wall h':>9}{'cost $':>9}"
-          f"{'exchanged/level/exec':>22}{'disk/exec':>11}")
+          f"${PRICE_CORE_HOUR}/core-hour, disk {DISK_BYTES_S / 1e9:.0f} GB/s an executor, "
+          f"shared filesystem {SHARED_BYTES_S / 1e9:.0f} GB/s (assumed)")
+    print(f"  {'N':>5}{'fixed s':>9}{'work s':>9}{'scan s':>9}{'inbox s':>9}{'wall h':>8}"
+          f"{'cost $':>8}{'inbox files/level':>19}{'disk/exec':>11}")
     for n in (8, 64, 256):
         fixed = levels * (base + n * per_task)
         work = TARGET / (rate * n)
-        wall = fixed + work
-        xfer = TARGET * big["exchanged_bytes_per_state"] / levels / n
+        scan = levels * (TARGET / 2 / n * 8) / DISK_BYTES_S
+        inbox_s = 2 * TARGET * xb / SHARED_BYTES_S
+        wall = fixed + work + scan + inbox_s
         disk = TARGET * big["disk_bytes_per_state"] / n
-        print(f"  {n:>5}{fixed:>10,.0f}{work:>10,.0f}{wall / 3600:>9.1f}"
-              f"{wall / 3600 * n * PRICE_CORE_HOUR:>9.0f}{xfer / 2**30:>19.2f} GiB"
+        print(f"  {n:>5}{fixed:>9,.0f}{work:>9,.0f}{scan:>9,.0f}{inbox_s:>9,.0f}"
+              f"{wall / 3600:>8.1f}{wall / 3600 * n * PRICE_CORE_HOUR:>8.2f}{n * n:>19,}"
               f"{disk / 2**30:>8.0f} GiB")
 
 
