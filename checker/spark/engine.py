@@ -1,27 +1,28 @@
 """The Spark engine: level-synchronous BFS with the partitions of the state space in Spark.
 
 Partition i of the state space (fingerprints whose high bits map to i, see
-``checker.engines.partition.owners``) is partition i of ``cur``, a shuffled RDD of the
-candidate blocks the partitions sent it, and keeps its visited set on disk
-(``checker.engines.runs``: sorted runs of fingerprints, with each level's parents), in a folder
-every executor reaches (``store``: local disk on one machine; shared storage on a cluster of
-several machines). One level is one Spark job with one Python stage:
+``checker.engines.partition.owners``) keeps its visited set on disk (``checker.engines.runs``:
+sorted runs of fingerprints, with each level's parents), in a store folder every executor
+reaches (``store``, or ``HWCHECK_SPARK_STORE_DIR``; by default a temporary folder: local disk on
+one machine, a shared filesystem across machines). One level is one Spark job, with one Python
+task per partition that merges the candidate blocks sent to its partition into its visited set
+and expands the new states with the compiled kernel (numpy blocks, never a Python loop over
+states). How the candidate blocks travel (``exchange``):
 
-1. ``cur.mapPartitionsWithIndex(step)``: each executor merges its candidates into its visited
-   set on disk and expands the new states with the compiled kernel (numpy blocks, never a
-   Python loop over states), emitting ``(owner, block)`` pairs: one block of successors to
-   each owning partition;
-2. ``partitionBy`` (identity on the owner) shuffles them, and the JVM caches the result as the
-   next ``cur`` (no Python runs on that side).
+- ``"inbox"`` (the default): as raw array files in the store folder (``checker.engines.inbox``).
+  The job is one stage over no data (``parallelize(range(parts))``), its statistics come back by
+  ``collect``, and no RDD is kept between levels: a lost executor's task runs again elsewhere,
+  reads the same inbox and rewrites identical files.
+- ``"shuffle"``: pickled ``(owner, block)`` pairs through ``partitionBy`` (identity on the
+  owner); the JVM caches the shuffled result as the next level's ``cur``, persisted with its
+  lineage cut: local checkpoints on a local master; on a cluster, a reliable checkpoint every
+  ``checkpoint_every`` levels, so the partitions of a lost executor are recomputed from the
+  last checkpoint (a recomputed level rewrites identical runs and reads only the levels below
+  it). Statistics come back through an accumulator keyed by partition, so a task that runs
+  twice overwrites rather than adds.
 
-So the only data Spark moves, caches and checkpoints are the candidate blocks; the visited set
-never passes through the JVM. Every ``cur`` is persisted and its lineage cut: local checkpoints
-on a local master; on a cluster, a reliable checkpoint every few levels (``checkpoint_every``),
-so the partitions of a lost executor are recomputed from the last checkpoint (a recomputed
-level rewrites identical runs and reads only the levels below it). Per-partition statistics
-come back through an accumulator keyed by partition, so a task that runs twice overwrites
-rather than adds. The driver holds only those statistics; a trace is rebuilt by looking up one
-parent per level in the owning partitions' runs.
+The visited set never passes through the JVM. The driver holds only the per-level statistics;
+a trace is rebuilt by looking up one parent per level in the owning partitions' level files.
 """
 
 from __future__ import annotations
