@@ -26,7 +26,7 @@ one a level, merged log-structured, with each level's parents beside it), in a f
 task of the partition can reach (``LevelTask.store``). So the only data a level moves between
 tasks are the ``("cand", source, Batch)`` blocks: the successors, once each per source, sent
 to their owners. Nothing here imports pyspark: the Spark engine
-ships these functions to its executors, the in-process backend (``checker.levels``) runs them
+ships these functions to its executors, the in-process backend (``checker.engines.partitioned``) runs them
 in one process, and the tests run them without a JVM.
 """
 
