@@ -33,7 +33,7 @@ def _folder(store: str, level: int) -> Path:
 def write_block(store: str, level: int, to: int, source: int, batch: Batch) -> None:
     """``batch`` into partition ``to``'s inbox of ``level``."""
     folder = _folder(store, level)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
     path = folder / f"{to:05d}-{source:05d}.blk"
     tmp = folder / f".{path.name}.{os.getpid()}.tmp"
     head = np.array([len(batch), batch.rows.shape[1], batch.rows.itemsize, batch.acts.itemsize],

@@ -17,6 +17,7 @@ between levels, so a limited run finishes the level that crosses the limit.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class Backend:
     def open_store(self, store: str | None) -> None:
         self.own_store = store is None
         self.store = store or tempfile.mkdtemp(prefix="hwcheck-visited-")
+        os.makedirs(self.store, exist_ok=True)
         self.next_level = 0
 
     def level_task(self, task: LevelTask) -> LevelTask:

@@ -81,7 +81,7 @@ class Runs:
     def __init__(self, root: str | os.PathLike, index: int, act_dtype=np.uint8,
                  merge_ratio: float = MERGE_RATIO):
         self.dir = Path(root) / f"p{index:05d}"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
         self.adt = np.dtype(act_dtype)
         self.merge_ratio = merge_ratio
 
