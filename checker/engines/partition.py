@@ -8,10 +8,10 @@ two never correlate. A partition does two things per level:
 1. merge (``merge_items``): it has received one block of candidates from every source
    partition, each holding its source's least (parent fingerprint, action) per fingerprint;
    taken in source order, the first occurrence of each fingerprint carries its canonical
-   parent (sources are fingerprint ranges of the parents). Candidates already in
-   the partition's ``Store`` (sorted fingerprints with parent fingerprint and action) are
-   dropped; the rest are the partition's new states. They join the store and are checked
-   against the state predicates.
+   parent (sources are fingerprint ranges of the parents). Candidates the partition visited
+   at an earlier level are dropped; the rest are the partition's new states. They are
+   written to disk as the level's run, with their parents, and checked against the state
+   predicates.
 2. expand (``expand_items``): the new states (rows sorted by fingerprint) go through the
    compiled kernel; their successors are deduplicated locally (the first occurrence wins,
    and since parents go in fingerprint order and actions in instance order it carries the
@@ -21,15 +21,12 @@ two never correlate. A partition does two things per level:
    Transition predicates are checked on every transition.
 
 ``step_part`` does both, so one task per partition and level does all the per-state work.
-A partition's visited states are two stores: a large base of fingerprints only
-(``("keys", generation, fps)``), read by every level for the visited check and rewritten only
-when ``compact_part`` folds the pending store into it, and a small pending store
-(``("pending", generation, Store)``, with parents and actions) of the states found since, which
-travels with the ``("cand", source, Batch)`` blocks sent to the partition. So a level moves the
-new states and the candidates, and reads 8 bytes per visited state. A backend keeps each pending
-store that a compaction folds into the base (``links_of``): those hold the parents that
-``lookup_part`` finds when a trace is rebuilt. Nothing here imports pyspark: the Spark engine
-ships these functions to its executors, the in-process backend (``checker.levels``) runs them
+A partition's visited set is on disk (``checker.engines.runs``: sorted runs of fingerprints,
+one a level, merged log-structured, with each level's parents beside it), in a folder every
+task of the partition can reach (``LevelTask.store``). So the only data a level moves between
+tasks are the ``("cand", source, Batch)`` blocks: the successors, once each per source, sent
+to their owners. Nothing here imports pyspark: the Spark engine
+ships these functions to its executors, the in-process backend (``checker.engines.partitioned``) runs them
 in one process, and the tests run them without a JVM.
 """
 
@@ -43,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwcheck.checker.engines.expand import expand as expand_rows
+from hwcheck.checker.engines.runs import MERGE_RATIO, Runs
 from hwcheck.checker.engines.visited import VisitedTable
 
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
@@ -77,6 +75,10 @@ class Batch:
     def __len__(self) -> int:
         return self.fps.size
 
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
+
     def take(self, idx) -> "Batch":
         return Batch(self.rows[idx], self.fps[idx], self.parents[idx], self.acts[idx])
 
@@ -92,29 +94,6 @@ class Batch:
 
     def __reduce__(self):  # plain tuple pickling: small and version-independent
         return (Batch, (self.rows, self.fps, self.parents, self.acts))
-
-
-@dataclass
-class Store:
-    """A partition's visited states, sorted by fingerprint, with their canonical parents."""
-
-    fps: np.ndarray  # uint64, sorted
-    parents: np.ndarray  # uint64
-    acts: np.ndarray
-
-    def __len__(self) -> int:
-        return self.fps.size
-
-    @property
-    def nbytes(self) -> int:
-        return self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
-
-    @classmethod
-    def empty(cls, adt) -> "Store":
-        return cls(np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, adt))
-
-    def __reduce__(self):
-        return (Store, (self.fps, self.parents, self.acts))
 
 
 @dataclass
@@ -224,32 +203,6 @@ def first_occurrences(batch: Batch) -> Batch:
     return batch.take(first_index(batch.fps)) if len(batch) else batch
 
 
-def unseen(store, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For sorted unique ``fps``: which are not in ``store`` (a ``Store`` or its sorted
-    fingerprints alone, a mask), and where each would go."""
-    keys = store.fps if isinstance(store, Store) else store
-    pos = np.searchsorted(keys, fps)
-    seen = np.zeros(fps.size, np.bool_)
-    inside = pos < keys.size
-    seen[inside] = keys[pos[inside]] == fps[inside]
-    return ~seen, pos
-
-
-def added(store: Store, new: Batch, at: np.ndarray) -> Store:
-    """``store`` with ``new`` inserted at positions ``at`` (from ``unseen``)."""
-    return Store(np.insert(store.fps, at, new.fps), np.insert(store.parents, at, new.parents),
-                 np.insert(store.acts, at, new.acts))
-
-
-def anti_join(store: Store, cand: Batch) -> tuple[Batch, Store]:
-    """The candidates (unique, sorted by fingerprint) not in ``store``, and the store with them
-    added."""
-    if len(cand) == 0:
-        return cand, store
-    fresh, pos = unseen(store, cand.fps)
-    new = cand.take(fresh)
-    return new, added(store, new, pos[fresh])
-
 
 def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
                sp_active: np.ndarray) -> tuple[dict, dict]:
@@ -267,16 +220,6 @@ def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
             {int(c): int(fps[dom_row[c]]) for c in np.flatnonzero(dom_row >= 0)})
 
 
-def lookup(store: Store, fps) -> dict:
-    """fingerprint -> (parent fingerprint, action) for each of ``fps`` the store holds."""
-    want = np.asarray(sorted(set(int(f) for f in fps)), np.uint64)
-    pos = np.searchsorted(store.fps, want)
-    out = {}
-    for f, p in zip(want, pos):
-        if p < store.fps.size and store.fps[p] == f:
-            out[int(f)] = (int(store.parents[p]), int(store.acts[p]))
-    return out
-
 
 # -- the partition tasks ---------------------------------------------------------------------
 
@@ -291,6 +234,9 @@ class LevelTask:
     sp_active: tuple  # state predicates still checked
     tp_active: tuple  # transition predicates still checked
     symmetry: bool = False  # one state per orbit of the protocol's symmetry (--symmetry)
+    store: str = ""  # the folder of the partitions' visited sets (``runs_of``)
+    level: int = 0  # the BFS level whose candidates the tasks merge
+    merge_ratio: float = MERGE_RATIO  # the runs' merge policy (``checker.engines.runs``)
 
     def kernel(self):
         return kernel_for(self.spec, self.kernel_key, self.symmetry)
@@ -300,70 +246,51 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def initial_part(task: LevelTask, index: int) -> tuple[list, list]:
-    """Partition ``index`` before the search: (its items, its base items). The items hold an
-    empty pending store and, in the partition that owns it, the initial state as a candidate
-    (from no source); the base is an empty store of generation 0."""
+
+def initial_part(task: LevelTask, index: int) -> list:
+    """Partition ``index``'s items before the search: in the partition that owns it, the
+    initial state as a candidate (from no source); nothing elsewhere."""
     k = task.kernel()
-    adt = act_dtype(k.ninst)
-    items = [("pending", 0, Store.empty(adt))]
     init = k.start.reshape(1, -1).copy()  # canonical under symmetry
     fp0 = np.array([k.fingerprint(init[0])], np.uint64)
-    if owner(int(fp0[0]), task.parts) == index:
-        items.append(("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
-                                        np.zeros(1, adt))))
-    return items, [("keys", 0, np.empty(0, np.uint64))]
+    if owner(int(fp0[0]), task.parts) != index:
+        return []
+    return [("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
+                               np.zeros(1, act_dtype(k.ninst))))]
 
 
-def _stores(items, adt) -> tuple[int, np.ndarray, Store]:
-    """(base generation, base keys, pending store) among a partition's items. A pending store
-    of an older generation than the base was merged into it already, and counts as empty."""
-    gen, base, pgen, pending = 0, np.empty(0, np.uint64), 0, Store.empty(adt)
-    for it in items:
-        if it[0] == "keys":
-            gen, base = it[1], it[2]
-        elif it[0] == "pending":
-            pgen, pending = it[1], it[2]
-    if pgen != gen:
-        pending = Store.empty(adt)
-    return gen, base, pending
+def runs_of(task: LevelTask, index: int) -> Runs:
+    """Partition ``index``'s visited set (``checker.engines.runs``)."""
+    return Runs(task.store, index, act_dtype(task.kernel().ninst), task.merge_ratio)
 
 
-def merge_items(task: LevelTask, items) -> tuple[Batch, int, Store, dict]:
-    """Merge a partition's candidate blocks into its stores: (new states sorted by fingerprint,
-    the base generation, the updated pending store, statistics with the state predicates' hits
-    among the new states).
-
-    A partition's visited states are a large base store, rewritten only by ``compact_part``,
-    and a small pending store of the states found since; ``items`` holds both and the
-    ``("cand", source, Batch)`` blocks sent to the partition, in any order."""
+def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
+    """Merge the candidate blocks partition ``index`` received at ``task.level`` (``("cand",
+    source, Batch)``, in any order) into its visited set: (its new states sorted by fingerprint,
+    statistics with the state predicates' hits among them). The new states are written as the
+    level's run, with their canonical parents."""
     k = task.kernel()
     adt = act_dtype(k.ninst)
-    gen, base, pending = _stores(items, adt)
+    runs = runs_of(task, index)
     blocks = [(it[1], it[2]) for it in items if it[0] == "cand"]
     blocks.sort(key=lambda b: b[0])  # source order: see the module's docstring
     if blocks:
-        # one gather of the rows: first occurrences in neither store, in fingerprint order
+        # one gather of the rows: first occurrences not visited, in fingerprint order
         fps = np.concatenate([b.fps for _, b in blocks])
         first = first_index(fps)
-        fresh, _ = unseen(base, fps[first])
-        first = first[fresh]
-        fresh, pos = unseen(pending, fps[first])
-        pick = first[fresh]
+        pick = first[~runs.seen(fps[first], task.level)]
         new = Batch(np.concatenate([b.rows for _, b in blocks])[pick], fps[pick],
                     np.concatenate([b.parents for _, b in blocks])[pick],
                     np.concatenate([b.acts for _, b in blocks])[pick])
-        pending = added(pending, new, pos[fresh])
-        ncand = int(fresh.size)
+        ncand = int(first.size)
     else:
         new, ncand = Batch.empty(k.stride, adt, k.dtype), 0
+    runs.write_level(task.level, new.fps, new.parents, new.acts)
     sp_active = np.array(task.sp_active or (False,), np.bool_)
     sp, dom_sp = state_hits(k, new.rows, new.fps, sp_active)
-    stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp,
-             "candidates": ncand, "stored": base.size + len(pending),
-             "store_bytes": base.nbytes + pending.nbytes, "base_bytes": base.nbytes,
-             "pending_bytes": pending.nbytes}
-    return new, gen, pending, stats
+    stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
+             "shuffled_bytes": sum(b.nbytes for _, b in blocks), **runs.stats()}
+    return new, stats
 
 
 def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
@@ -377,43 +304,21 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
 
 
 def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
-    """One level of partition ``index``: merge the candidates it received into its stores, then
-    expand the states that were new. Returns the items to send, as (partition, item) pairs (its
-    pending store to itself, a candidate block to each owner of some successor), and the
-    statistics. The base store is not sent: it stays where it is until the next compaction."""
+    """Level ``task.level`` of partition ``index``: merge the candidates it received into its
+    visited set, then expand the states that were new. Returns the candidate blocks to send, as
+    (owning partition, item) pairs, and the statistics. Nothing else travels: the visited set
+    and the parents stay on disk (``runs_of``)."""
     t0 = time.perf_counter()
-    new, gen, pending, stats = merge_items(task, items)
+    new, stats = merge_items(task, index, items)
     t1 = time.perf_counter()
     blocks, xstats = expand_items(task, index, new.rows, new.fps)
     stats.update(xstats)
     stats.update(merge_seconds=t1 - t0, expand_seconds=time.perf_counter() - t1,
                  rss=peak_rss(), pid=os.getpid())
-    return [(index, ("pending", gen, pending))] + blocks, stats
+    return blocks, stats
 
 
-def compact_part(index: int, items) -> list:
-    """A partition's new base: the fingerprints of its base and pending stores merged, one
-    generation on. The pending store (still among the partition's items) is then older than
-    the base and counts as empty; its parents stay where it is (``links_of``)."""
-    gen, base, pending = _stores(items, np.uint8)
-    if len(pending):
-        fresh, pos = unseen(base, pending.fps)
-        base = np.insert(base, pos[fresh], pending.fps[fresh])
-    return [(index, ("keys", gen + 1, base))]
-
-
-def links_of(items) -> list:
-    """The pending stores among a partition's items: what a backend keeps of them when
-    ``compact_part`` folds their fingerprints into the base, so that traces can still find
-    the parents."""
-    return [it for it in items if it[0] == "pending"]
-
-
-def lookup_part(items, fps) -> dict:
-    """fingerprint -> (parent fingerprint, action) from the pending stores among ``items``
-    (the base holds fingerprints only)."""
-    out = {}
-    for it in items:
-        if it[0] == "pending":
-            out.update(lookup(it[2], fps))
-    return out
+def lookup_part(task: LevelTask, index: int, fps) -> dict:
+    """fingerprint -> (parent fingerprint, action) for those of ``fps`` partition ``index``
+    found."""
+    return runs_of(task, index).lookup(fps)

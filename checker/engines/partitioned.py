@@ -16,6 +16,9 @@ between levels, so a limited run finishes the level that crosses the limit.
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -23,34 +26,38 @@ from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, cur
                                                  interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.engines.partition import (LevelTask, compact_part, initial_part, links_of, lookup_part, owner,
-                        step_part)
-
-
-def should_compact(stats: list[dict], ratio: float, min_bytes: int) -> bool:
-    """Fold the pending stores into the base stores once they hold ``ratio`` of the base (and at
-    least ``min_bytes``): each state is then rewritten O(log n) times over a run, while a level
-    moves only the pending stores."""
-    pending = sum(s["pending_bytes"] for s in stats)
-    base = sum(s["base_bytes"] for s in stats)
-    return pending > 0 and pending >= max(min_bytes, ratio * base)
+from hwcheck.checker.engines import runs
+from hwcheck.checker.engines.partition import (LevelTask, initial_part, lookup_part, owner,
+                                               step_part)
+from hwcheck.checker.engines.runs import MERGE_RATIO
 
 
 class Backend:
-    """Where the partitions live. ``step`` runs one level on every partition."""
+    """Where the partitions live. ``step`` runs one level on every partition. Each partition's
+    visited set is in ``store`` (a folder of ``checker.engines.runs``: local disk, or shared
+    storage every executor reaches), removed by ``close``."""
 
     parts: int
-    compact_ratio = 0.5
-    compact_min_bytes = 16 << 20
+    merge_ratio = MERGE_RATIO
+
+    def open_store(self, store: str | None) -> None:
+        self.own_store = store is None
+        self.store = store or tempfile.mkdtemp(prefix="hwcheck-visited-")
+        os.makedirs(self.store, exist_ok=True)
+        self.next_level = 0
+
+    def level_task(self, task: LevelTask) -> LevelTask:
+        """``task`` for the backend's next level, with its visited sets' folder."""
+        return dataclasses.replace(task, store=self.store, level=self.next_level,
+                                   merge_ratio=self.merge_ratio)
 
     def start(self, task: LevelTask) -> None:
         """Every partition's items before the search (``partition.initial_part``)."""
         raise NotImplementedError
 
     def step(self, task: LevelTask) -> list[dict]:
-        """``partition.step_part`` on every partition, its output delivered to the partitions
-        it names (then ``partition.compact_part`` if ``should_compact``); returns each
-        partition's statistics."""
+        """``partition.step_part`` on every partition at the next level, its output delivered
+        to the partitions it names; returns each partition's statistics."""
         raise NotImplementedError
 
     def lookup(self, fps: set[int]) -> dict:
@@ -64,53 +71,44 @@ class Backend:
         """Stop the work under way (after Ctrl-C)."""
 
     def close(self) -> None:
-        pass
+        if getattr(self, "own_store", False):
+            runs.remove(self.store)
 
 
 class InProcessBackend(Backend):
     """Every partition in this process: the partition functions without any cluster."""
 
-    def __init__(self, parts: int = 4, compact_ratio: float = 0.5, compact_min_bytes: int = 0):
+    def __init__(self, parts: int = 4, merge_ratio: float = MERGE_RATIO,
+                 store: str | None = None):
         self.parts = parts
-        self.compact_ratio = compact_ratio
-        self.compact_min_bytes = compact_min_bytes
+        self.merge_ratio = merge_ratio
+        self.open_store(store)
         self.data: list[list] = []
-        self.base: list[list] = []
-        self.links: list[list] = []  # the pending stores folded into the bases: parents
-        self.compactions = 0
+        self.task: LevelTask | None = None
 
     def start(self, task: LevelTask) -> None:
-        init = [initial_part(task, i) for i in range(self.parts)]
-        self.data = [items for items, _ in init]
-        self.base = [base for _, base in init]
-        self.links = [[] for _ in range(self.parts)]
+        self.task = self.level_task(task)
+        self.data = [initial_part(self.task, i) for i in range(self.parts)]
 
     def step(self, task: LevelTask) -> list[dict]:
+        self.task = task = self.level_task(task)
         inbox: list[list] = [[] for _ in range(self.parts)]
         stats = []
         for i, items in enumerate(self.data):
-            out, st = step_part(task, i, items + self.base[i])
+            out, st = step_part(task, i, items)
             stats.append(st)
             for o, item in out:
                 inbox[o].append(item)
         # a shuffle delivers blocks in any order: the merge must not depend on it
         self.data = [list(reversed(x)) for x in inbox]
-        if should_compact(stats, self.compact_ratio, self.compact_min_bytes):
-            self.links = [self.links[i] + links_of(self.data[i]) for i in range(self.parts)]
-            self.base = [[item for _, item in compact_part(i, self.data[i] + self.base[i])]
-                         for i in range(self.parts)]
-            self.compactions += 1
+        self.next_level += 1
         return stats
 
     def lookup(self, fps):
         out = {}
         for f in fps:
-            i = owner(f, self.parts)
-            out.update(lookup_part(self.data[i] + self.links[i], [f]))
+            out.update(lookup_part(self.task, owner(f, self.parts), [f]))
         return out
-
-    def info(self) -> dict:
-        return {"compactions": self.compactions}
 
 
 @dataclass
@@ -144,6 +142,12 @@ class LevelEngine:
                          self.kernel.symmetric)
 
     def run(self) -> Exploration:
+        try:
+            return self._run()
+        finally:
+            self.backend.close()
+
+    def _run(self) -> Exploration:
         """The local engine's level loop. A backend step merges a level and already expands it,
         so the expansion of level d is accounted (transitions, transition hits) when the loop
         decides to go on from level d, and dropped when it stops there."""
@@ -202,6 +206,7 @@ class LevelEngine:
             partitions=self.backend.parts, levels=len(level_seconds),
             level_seconds=level_seconds, level_tasks=self.level_tasks, driver_peak_rss=peak_rss_bytes(), base_rss=base_rss,
             worker_peak_rss=self.task_stats["rss"], store_bytes=self.task_stats["store_bytes"],
+            shuffled_bytes=self.task_stats.get("shuffled_bytes", 0),
             task_merge_seconds=self.task_stats["merge_seconds"],
             task_expand_seconds=self.task_stats["expand_seconds"], **self.backend.info())
         return ex
@@ -214,7 +219,8 @@ class LevelEngine:
         ts["rss"] = max([ts["rss"]] + [s["rss"] for s in stats])
         ts["merge_seconds"] += sum(s["merge_seconds"] for s in stats)
         ts["expand_seconds"] += sum(s["expand_seconds"] for s in stats)
-        ts["store_bytes"] = sum(s["store_bytes"] for s in stats)
+        ts["store_bytes"] = sum(s["disk_bytes"] for s in stats)
+        ts["shuffled_bytes"] = ts.get("shuffled_bytes", 0) + sum(s["shuffled_bytes"] for s in stats)
         self.level_tasks.append((
             round(level_seconds[-1], 4),
             round(max(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),

@@ -1,0 +1,216 @@
+"""A partition's visited set on disk: sorted runs of fingerprints, merged level by level.
+
+As TLC's disk-based fingerprint set, a partition keeps nothing of its visited set in memory.
+Its folder (``<store>/p<index>``) holds:
+
+- per BFS level L, the states the partition found at L, sorted by fingerprint, in three flat
+  files: ``L<L>.fps`` (uint64), ``L<L>.par`` (their canonical parents' fingerprints, uint64) and
+  ``L<L>.act`` (action instances): 17 (or 18) bytes a state, written once, read only to rebuild
+  a trace;
+- merged runs ``R<lo>-<hi>.fps``: the fingerprints of levels lo..hi in one sorted file.
+
+The visited check of level L reads the *cover* of levels 0..L-1: the fewest runs (merged runs
+or level files) that hold exactly those levels. After a level is written, the last runs of the
+cover are merged while the one before is at most ``MERGE_RATIO`` times the size of the last
+(a log-structured merge: each fingerprint is rewritten O(log n) times, and the cover holds
+O(log n) runs). Runs are read through memory maps and merged by a streaming numba merge, so the
+process's memory does not grow with the visited set; only the page cache does.
+
+Every write is a temporary file renamed into place, and a level file's content depends only on
+the levels below it: a task that runs again (a retry, a recomputation after a lost executor)
+rewrites identical files, and a level's cover never includes the level itself or later ones,
+so re-running an old level sees the visited set as it was then. Level files are never removed
+while the run lasts; a merged run is removed once a larger one holds it (a reader that loses
+the race lists the folder again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+MERGE_RATIO = 2.0  # merge the last two runs while the one before is at most this many times the last
+_LEVEL = re.compile(r"L(\d+)\.fps$")
+_RUN = re.compile(r"R(\d+)-(\d+)\.fps$")
+
+
+@njit(cache=True, nogil=True)
+def _merge(a, b, out):  # pragma: no cover - compiled
+    """Two sorted, disjoint uint64 arrays into ``out``."""
+    i = j = k = 0
+    na, nb = a.size, b.size
+    while i < na and j < nb:
+        if a[i] < b[j]:
+            out[k] = a[i]
+            i += 1
+        else:
+            out[k] = b[j]
+            j += 1
+        k += 1
+    while i < na:
+        out[k] = a[i]
+        i += 1
+        k += 1
+    while j < nb:
+        out[k] = b[j]
+        j += 1
+        k += 1
+
+
+def _write(path: Path, arr: np.ndarray) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    np.ascontiguousarray(arr).tofile(tmp)
+    os.replace(tmp, path)
+
+
+def _read(path: Path, dtype) -> np.ndarray:
+    if path.stat().st_size == 0:
+        return np.empty(0, dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
+class Runs:
+    """Partition ``index``'s visited set in ``root`` (a folder every task of the partition can
+    reach: local disk on one machine, shared storage on a cluster)."""
+
+    def __init__(self, root: str | os.PathLike, index: int, act_dtype=np.uint8,
+                 merge_ratio: float = MERGE_RATIO):
+        self.dir = Path(root) / f"p{index:05d}"
+        self.dir.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
+        self.adt = np.dtype(act_dtype)
+        self.merge_ratio = merge_ratio
+
+    # -- the folder's runs --------------------------------------------------------------------
+
+    def _ranges(self) -> dict[tuple[int, int], Path]:
+        out = {}
+        for p in self.dir.iterdir():
+            m = _LEVEL.match(p.name)
+            if m:
+                out[(int(m[1]), int(m[1]))] = p
+                continue
+            m = _RUN.match(p.name)
+            if m:
+                out[(int(m[1]), int(m[2]))] = p
+        return out
+
+    def cover(self, level: int) -> list[tuple[tuple[int, int], Path]]:
+        """The fewest runs holding exactly levels 0..level-1, lowest levels first."""
+        ranges = self._ranges()
+        best: dict[int, int] = {}  # lo -> the highest hi below ``level``
+        for lo, hi in ranges:
+            if hi < level and hi > best.get(lo, -1):
+                best[lo] = hi
+        out, lo = [], 0
+        while lo < level:
+            if lo not in best:
+                raise FileNotFoundError(f"{self.dir}: no run holds level {lo} (a lost store?)")
+            hi = best[lo]
+            out.append(((lo, hi), ranges[(lo, hi)]))
+            lo = hi + 1
+        return out
+
+    def seen(self, fps: np.ndarray, level: int) -> np.ndarray:
+        """For sorted ``fps``: which were found at a level below ``level``."""
+        for attempt in range(3):
+            try:
+                return self._seen(fps, level)
+            except FileNotFoundError:  # a merged run removed while listed: list again
+                if attempt == 2:
+                    raise
+        raise AssertionError
+
+    def _seen(self, fps: np.ndarray, level: int) -> np.ndarray:
+        seen = np.zeros(fps.size, np.bool_)
+        if fps.size == 0:
+            return seen
+        for _, path in self.cover(level):
+            keys = _read(path, np.uint64)
+            if keys.size == 0:
+                continue
+            pos = np.searchsorted(keys, fps)
+            inside = pos < keys.size
+            seen[inside] |= np.asarray(keys[pos[inside]]) == fps[inside]
+        return seen
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def write_level(self, level: int, fps: np.ndarray, parents: np.ndarray,
+                    acts: np.ndarray) -> None:
+        """The states found at ``level`` (sorted by fingerprint, none seen before), then the
+        merges that keep the cover short."""
+        stem = self.dir / f"L{level:06d}"
+        _write(stem.with_suffix(".par"), parents.astype(np.uint64, copy=False))
+        _write(stem.with_suffix(".act"), acts.astype(self.adt, copy=False))
+        _write(stem.with_suffix(".fps"), fps.astype(np.uint64, copy=False))  # last: it is the marker
+        self._merge_tail(level + 1)
+
+    def _merge_tail(self, level: int) -> None:
+        while self.merge_ratio > 0:  # 0: never merge (every level its own run)
+            cover = self.cover(level)
+            if len(cover) < 2:
+                return
+            (lo, _), a = cover[-2]
+            (_, hi), b = cover[-1]
+            na, nb = a.stat().st_size, b.stat().st_size
+            if na > self.merge_ratio * max(nb, 8):
+                return
+            out = self.dir / f"R{lo:06d}-{hi:06d}.fps"
+            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+            n = (na + nb) // 8
+            if n:
+                dst = np.memmap(tmp, dtype=np.uint64, mode="w+", shape=(n,))
+                _merge(_read(a, np.uint64), _read(b, np.uint64), dst)
+                dst.flush()
+                del dst
+            else:
+                tmp.touch()
+            os.replace(tmp, out)
+            for (l2, h2), p in self._ranges().items():  # merged runs inside the new one
+                if p.name.startswith("R") and lo <= l2 and h2 <= hi and (l2, h2) != (lo, hi):
+                    p.unlink(missing_ok=True)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def lookup(self, fps) -> dict:
+        """fingerprint -> (parent fingerprint, action) for each of ``fps`` found at some level."""
+        want = np.asarray(sorted(set(int(f) for f in fps)), np.uint64)
+        out: dict = {}
+        for (lo, hi), path in sorted(self._ranges().items()):
+            if lo != hi or not path.name.startswith("L") or len(out) == want.size:
+                continue
+            keys = _read(path, np.uint64)
+            if keys.size == 0:
+                continue
+            pos = np.searchsorted(keys, want)
+            hit = np.flatnonzero((pos < keys.size)
+                                 & (np.asarray(keys[np.minimum(pos, keys.size - 1)]) == want))
+            if hit.size:
+                par = _read(path.with_suffix(".par"), np.uint64)
+                act = _read(path.with_suffix(".act"), self.adt)
+                for h in hit:
+                    out[int(want[h])] = (int(par[pos[h]]), int(act[pos[h]]))
+        return out
+
+    def stats(self) -> dict:
+        """States held, bytes on disk, runs in the folder."""
+        states = disk = runs = 0
+        for p in self.dir.iterdir():
+            if p.name.startswith("."):
+                continue
+            size = p.stat().st_size
+            disk += size
+            if _LEVEL.match(p.name):
+                states += size // 8
+            elif _RUN.match(p.name):
+                runs += 1
+        return {"stored": states, "disk_bytes": disk, "merged_runs": runs}
+
+
+def remove(root: str | os.PathLike) -> None:
+    shutil.rmtree(root, ignore_errors=True)
