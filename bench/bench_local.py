@@ -13,9 +13,9 @@ minus the starting RSS, over distinct states); peak RSS; the most the work folde
 disk; and the kernel's compile time from a fresh process, cold (empty cache) and warm. Then
 ``hwcheck check --continue`` itself on 6.2M states with every core, start to exit (traces
 written), against TLC. The counts double as a correctness check: the run fails unless every
-cell gives the published counts (the orbit count of R=3, M=3, E=3 is this engine's own, the
-same with one and two workers; the tests check orbit counts against an independent search on
-smaller models).
+cell gives the published counts, and every worker count the same counts (the orbit count of
+R=3, M=3, E=3, 13,718,454, is this engine's own; the tests check orbit counts against an
+independent search on smaller models).
 
 ``--tlc SECONDS``: TLC's measured time on the R=3, M=2, E=3 model (default 106 s, 2 workers, a
 quiet machine), for the ratio to the whole-process time with every core.
@@ -146,6 +146,10 @@ def main() -> int:
                           f"run {i + 1}: {r['distinct']:,} distinct, {r['seconds']:.2f} s, "
                           f"{r['distinct'] / r['seconds']:,.0f} states/s, "
                           f"{r['explore_bytes_per_state']:.1f} B/state", flush=True)
+            same = {(r["distinct"], r["generated"], r["depth"]) for w in counts for r in runs[w]}
+            if len(same) > 1:
+                print(f"WORKERS DISAGREE {size} symmetry={sym}: {sorted(same)}")
+                bad = 1
             comp = "" if a.no_compile else "%.1f / %.2f" % compile_seconds(params, sym)
             for w in counts:
                 rs = runs[w]
