@@ -138,7 +138,11 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch)
         nxt.add(rows[lo:hi], fps[lo:hi], np.arange(lo, hi, dtype=np.int32),
                 np.full(hi - lo, 3, np.uint8))
     seen = []
-    level, front = nxt.finish(work, lambda r, off: seen.append((off, r.shape[0])))
+    store = spill.LevelStore(work, rec)
+    store.append({"fp": np.array([7], np.uint64), "par": np.array([-1], np.int32),
+                  "act": np.array([0], np.uint8)})  # an earlier level: this one starts after it
+    level, front = nxt.finish(store, lambda r, off: seen.append((off, r.shape[0])))
+    assert level.entry(5) == (int(np.sort(fps)[5]), int(np.argsort(fps)[5]), 3)
     order = np.argsort(fps)
     assert np.array_equal(np.asarray(level.fps), fps[order])
     assert np.array_equal(np.asarray(level.parents), order.astype(np.int32))
@@ -149,3 +153,22 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch)
     assert np.array_equal(got, rows[order])
     work.close()
     assert not work.path.exists()
+    assert np.array_equal(np.asarray(level.fps), fps[order])  # still readable: the store's
+    store.close()  # files are open
+
+
+def test_a_run_thousands_of_levels_deep_keeps_a_few_files_open(tmp_path):
+    """Every level's records go to the same three files: the open files do not grow with the
+    depth (tests/specs/domains_wide.py counts to 5,000: 5,001 levels)."""
+    import os
+
+    from engine_contract import protocol_spec
+
+    before = len(os.listdir("/proc/self/fd"))
+    engine = LocalEngine(Kernel(protocol_spec("domains_wide.py", {"top": 5000})),
+                         Options(stop_at_violation=False))
+    ex = engine.run()
+    assert (ex.distinct, ex.depth, ex.complete) == (10_002, 5_001, True)
+    assert len(os.listdir("/proc/self/fd")) - before <= 3
+    path = engine.levels[-1]
+    assert len(path) >= 1 and path.entry(0)[1] >= 0

@@ -24,8 +24,8 @@ from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
-from hwcheck.checker.engines.spill import (Frontier, NextLevel, WorkDir, bucket_count,
-                                           record_dtype)
+from hwcheck.checker.engines.spill import (Frontier, LevelStore, NextLevel, WorkDir,
+                                           bucket_count, record_dtype)
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
 from hwcheck.checker.semantics.kernel import Kernel
 
@@ -70,6 +70,7 @@ class LocalEngine:
         base_rss = current_rss_bytes()
         work = WorkDir(opts.workdir)
         rec = record_dtype(k.stride, k.dtype, self.act_dtype)
+        store = LevelStore(work, rec)
 
         ckpt, ident = None, checkpoint.identity(k)
         if opts.resume is not None:
@@ -119,7 +120,7 @@ class LocalEngine:
                 front.drop()
                 hits: list = []
                 level, front = nxt.finish(
-                    work, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+                    store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
                 front_peak = max(front_peak, nxt.buckets.nbytes)
                 if len(level):
                     levels.append(level)
@@ -136,15 +137,17 @@ class LocalEngine:
             ex.complete = False
             ex.stop_reason = interrupt_reason(e)
         finally:
-            # the level files stay readable through their mappings (traces read them); the
-            # disk they take is given back when the levels are let go of
+            # the level files stay readable through the store's open files (traces read
+            # them); the disk they take is given back when the levels are let go of
             work.close()
         front = None  # free the frontier before traces are built (out of memory)
         ex.seconds = progress.elapsed()
         peak = peak_rss_bytes()
         ex.stats.update(
             workers=self.workers, peak_rss=peak, base_rss=base_rss, table_bytes=table.nbytes,
-            level_bytes=sum(lv.nbytes for lv in levels), disk_bytes=work.peak_bytes,
+            level_bytes=store.count * (rec["fp"].itemsize + rec["par"].itemsize
+                                       + rec["act"].itemsize),
+            disk_bytes=work.peak_bytes,
             frontier_bytes=front_peak,
             bytes_per_state=peak / max(ex.distinct, 1),
             explore_bytes_per_state=max(peak - base_rss, 0) / max(ex.distinct, 1))

@@ -1,9 +1,9 @@
 """What the local engine keeps on disk: the parent records of finished levels, and the frontier.
 
-A run's work folder (``--workdir``; by default a temporary folder) holds, per BFS level, the
-level's parent records (fingerprints, parent positions, action instances: 13 bytes a state,
-written once and mapped back read-only, so a trace reads only the pages it walks through) and,
-while the level is the frontier or the next level, its states in buckets.
+A run's work folder (``--workdir``; by default a temporary folder) holds every level's parent
+records (fingerprints, parent positions, action instances: 13 bytes a state, appended level
+after level to three files and read back an entry at a time, so a trace reads only what it
+walks through) and, while a level is the frontier or the next level, its states in buckets.
 
 A level's states are split into buckets by the high bits of their fingerprints
 (``partition.owners``), so bucket b holds a range of fingerprints below bucket b+1's: a level
@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from hwcheck.checker.engines.partition import owners
-from hwcheck.checker.engines.visited import Level
 
 SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
 BUCKET_BYTES = 16 << 20  # what a bucket is sized for
@@ -173,13 +172,13 @@ class NextLevel:
                                             for name, col in cols.items()})
         self.count += n
 
-    def finish(self, work: WorkDir, check) -> tuple[Level, "Frontier"]:
-        """The level in fingerprint order: its parent records (in a file) and its states as the
-        next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted, at its offset
-        in the level."""
-        level = LevelWriter(work, self.rec)
+    def finish(self, store: LevelStore, check) -> tuple[StoredLevel, "Frontier"]:
+        """The level in fingerprint order: its parent records (appended to ``store``) and its
+        states as the next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted,
+        at its offset in the level."""
+        start = store.count
         row = self.rec["row"]
-        front = Frontier(work, len(self.buckets), row.base, row.shape)
+        front = Frontier(store.work, len(self.buckets), row.base, row.shape)
         for b in range(len(self.buckets)):
             cols = self.buckets.take(b)
             fps = cols["fp"]
@@ -187,11 +186,12 @@ class NextLevel:
                 order = np.argsort(fps)
                 cols = {name: col[order] for name, col in cols.items()}
             if cols["fp"].size:
-                check(cols["row"], level.count)
-            level.add(cols)
+                check(cols["row"], store.count - start)
+            store.append(cols)
             front.add(b, cols["row"])
         self.buckets.drop()
-        return level.close(), front
+        store.flush()
+        return StoredLevel(store, start, store.count - start), front
 
 
 class Frontier:
@@ -244,29 +244,69 @@ class Frontier:
         self.buckets.drop()
 
 
-class LevelWriter:
-    """A level's parent records, appended bucket by bucket in fingerprint order to three files,
-    then mapped back read-only as a ``Level``."""
+class LevelStore:
+    """Every level's parent records, appended level after level to three files of the work
+    folder (fingerprints, parent positions, actions), open for the whole run: a run of any
+    depth holds three descriptors. A level is read back one entry at a time (a trace) or
+    whole (a checkpoint)."""
 
     def __init__(self, work: WorkDir, rec: np.dtype):
         self.work = work
-        self.paths = {name: work.new_file(f"level-{name}") for name in ("fp", "par", "act")}
         self.dtypes = {name: rec[name] for name in ("fp", "par", "act")}
-        self.files = {name: open(p, "wb") for name, p in self.paths.items()}
-        self.count = 0
+        self.files = {name: open(work.new_file(f"levels-{name}"), "w+b")
+                      for name in self.dtypes}
+        self.count = 0  # entries written, every level
 
-    def add(self, cols: dict) -> None:
+    def append(self, cols: dict) -> None:
         for name, f in self.files.items():
+            f.seek(0, os.SEEK_END)
             cols[name].tofile(f)
             self.work.wrote(cols[name].nbytes)
         self.count += cols["fp"].size
 
-    def close(self) -> Level:
+    def flush(self) -> None:
+        for f in self.files.values():
+            f.flush()
+
+    def read(self, name: str, start: int, count: int) -> np.ndarray:
+        dt = self.dtypes[name]
+        f = self.files[name]
+        data = os.pread(f.fileno(), count * dt.itemsize, start * dt.itemsize)
+        return np.frombuffer(data, dt, count).copy()
+
+    def close(self) -> None:
         for f in self.files.values():
             f.close()
-        arrays = {}
-        for name, path in self.paths.items():
-            dt = self.dtypes[name]
-            arrays[name] = (np.memmap(path, dt, mode="r", shape=(self.count,)) if self.count
-                            else np.empty(0, dt))
-        return Level(arrays["fp"], arrays["par"], arrays["act"])
+
+
+class StoredLevel:
+    """A level whose parent records are in a ``LevelStore``, from entry ``start`` on."""
+
+    __slots__ = ("store", "start", "count")
+
+    def __init__(self, store: LevelStore, start: int, count: int):
+        self.store, self.start, self.count = store, start, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def nbytes(self) -> int:
+        return 0  # on disk
+
+    def entry(self, i: int) -> tuple[int, int, int]:
+        s = self.store
+        return (int(s.read("fp", self.start + i, 1)[0]), int(s.read("par", self.start + i, 1)[0]),
+                int(s.read("act", self.start + i, 1)[0]))
+
+    @property
+    def fps(self) -> np.ndarray:
+        return self.store.read("fp", self.start, self.count)
+
+    @property
+    def parents(self) -> np.ndarray:
+        return self.store.read("par", self.start, self.count)
+
+    @property
+    def actions(self) -> np.ndarray:
+        return self.store.read("act", self.start, self.count)

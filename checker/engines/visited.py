@@ -132,15 +132,19 @@ class Level:
     def nbytes(self) -> int:
         return self.fps.nbytes + self.parents.nbytes + self.actions.nbytes
 
+    def entry(self, i: int) -> tuple[int, int, int]:
+        """(fingerprint, parent position, action) of state i."""
+        return int(self.fps[i]), int(self.parents[i]), int(self.actions[i])
 
-def path_to(levels: list[Level], level: int, index: int) -> list[tuple[int, int]]:
+
+def path_to(levels: list, level: int, index: int) -> list[tuple[int, int]]:
     """The (action instance, fingerprint) steps from the initial state to state ``index`` of
     ``level``."""
     steps = []
     while level > 0:
-        lv = levels[level]
-        steps.append((int(lv.actions[index]), int(lv.fps[index])))
-        index = int(lv.parents[index])
+        fp, parent, action = levels[level].entry(index)
+        steps.append((action, fp))
+        index = parent
         level -= 1
     steps.reverse()
     return steps
