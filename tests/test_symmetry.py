@@ -422,7 +422,7 @@ def test_partitioned_engine_agrees(params, tmp_path):
     (Params(2, 2, 3, "kip-279", "epoch-start", unclean=True), None),
 ], ids=["R2M2E3-hw", "unclean"])
 def test_workers_with_symmetry_agree_with_one_worker(params, orbits, tmp_path):
-    """--symmetry --workers 2: expand_all canonicalises every successor as expand_dedup does,
+    """--symmetry --workers 2: expand_split canonicalises every successor as expand_dedup does,
     so the orbits, levels, findings and trace files (byte for byte) are one worker's."""
     reports, written = [], []
     for workers in (1, 2):
@@ -443,11 +443,11 @@ def test_workers_with_symmetry_agree_with_one_worker(params, orbits, tmp_path):
     assert written[0] == written[1]
 
 
-def test_expand_all_canonicalises_only_in_a_symmetric_kernel():
+def test_expand_split_canonicalises_only_in_a_symmetric_kernel():
     spec = kafka(Params(2, 2, 3, "hw", "hw"))
     plain, sym = Kernel(spec).source, Kernel(spec, symmetry=True).source
     assert "canon(" not in plain
-    body = sym[sym.index("def expand_all("):]
+    body = sym[sym.index("def expand_split("):]
     assert "cw = np.empty(SYM_WORK, np.int64)" in body and "canon(t, cb, cw)" in body
 
 

@@ -44,7 +44,8 @@ class LocalEngine:
         self.pool: Workers | None = None
 
     def run(self) -> Exploration:
-        part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
+        part = ("exact" if self.opts.exact else "local" if self.workers == 1
+                else f"parallel-{self.workers}")
         self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
             self.pool = Workers(self.kernel, self.workers)

@@ -6,16 +6,15 @@ The visited set is split into N partitions by the high bits of the fingerprint, 
 chunk of the frontier (at most ``expand.CHUNK`` rows, so Ctrl-C and the limits are looked at as
 often as with one worker) goes through two phases:
 
-1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_all``
-   (every successor and its fingerprint; transition predicates and domain errors into the
-   slice's own arrays), drops those its owner's table already holds (a lookup, while the
-   owners insert the previous chunk: ``_drop_seen`` says why that is safe) and counts how
-   many of the rest each partition owns;
-2. insert: worker o takes, from every slice's buffer in slice order, the successors that
-   partition o owns, and inserts them into its table; the new ones are appended to o's share
-   of the level.
+1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_split``:
+   every successor is fingerprinted and looked up in its owner's table (a lookup only, while
+   the owners insert the previous chunk: ``fingerprint.table_split_batch`` says why that is
+   safe); those not found go to the slice's buffer for that owner (transition predicates and
+   domain errors into the slice's own arrays);
+2. insert: worker o takes its buffer of every slice, in slice order, and inserts them into its
+   table; the new ones are appended to o's share of the level.
 
-Generation does not read the tables, so the next chunk is generated (into a second set of
+Generation only reads the tables, so the next chunk is generated (into a second set of
 buffers) while this one is inserted: a thread that is done with its part of one phase goes on
 with the other.
 
@@ -52,8 +51,8 @@ from numba import njit
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
-from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_contains, table_insert,
-                                                   table_prefetch, table_room)
+from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_insert, table_prefetch,
+                                                   table_room)
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -72,36 +71,23 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@njit(cache=True, inline="always")
-def _owner(fp, parts):
-    # partition.owners, for one fingerprint inside the kernel
-    return np.int64(((fp >> np.uint64(32)) * np.uint64(parts)) >> np.uint64(32))
-
-
 @njit(cache=True, nogil=True)
-def _count_owned(fps, n, parts, counts):
-    for k in range(n):
-        counts[_owner(fps[k], parts)] += 1
-
-
-@njit(cache=True, nogil=True)
-def _insert_owned(fps, rows, par, act, start, n, parts, me, table, filled, out_rows, out_par,
-                  out_act, out_fps, w):
-    """Insert the successors start..n-1 that partition ``me`` owns into its ``table``; append
-    the new ones to ``out_*`` from position ``w``. The caller made room under the fill limit
-    and in ``out_*``; the table's end is watched here: it stops before an insert that could
-    reach the last slot. Returns (where it stopped, entries written, table fill)."""
+def _insert_owned(fps, rows, par, act, start, n, table, filled, out_rows, out_par, out_act,
+                  out_fps, w):
+    """Insert the successors start..n-1 (all of this owner's) into its ``table``; append the
+    new ones to ``out_*`` from position ``w``. The caller made room under the fill limit and
+    in ``out_*``; the table's end is watched here: it stops before an insert that could reach
+    the last slot. Returns (where it stopped, entries written, table fill)."""
     cap = table.size - TAIL
     stride = rows.shape[1]
-    ahead = PREFETCH * parts  # about PREFETCH of this owner's successors loading meanwhile
+    for k in range(start, min(n, start + PREFETCH)):
+        table_prefetch(table, cap, fps[k])
     for k in range(start, n):
-        if k + ahead < n and _owner(fps[k + ahead], parts) == me:
-            table_prefetch(table, cap, fps[k + ahead])
-        fp = fps[k]
-        if _owner(fp, parts) != me:
-            continue
+        if k + PREFETCH < n:
+            table_prefetch(table, cap, fps[k + PREFETCH])
         if table[table.size - 2] != np.uint64(0):
             return k, w, filled
+        fp = fps[k]
         if table_insert(table, cap, fp):
             filled += 1
             for q in range(stride):
@@ -111,35 +97,6 @@ def _insert_owned(fps, rows, par, act, start, n, parts, me, table, filled, out_r
             out_fps[w] = fp
             w += 1
     return n, w, filled
-
-
-@njit(cache=True, nogil=True)
-def _drop_seen(fps, rows, par, act, n, parts, tables):
-    """Drop the successors 0..n-1 whose fingerprint their owner's table already holds (moving
-    the others down, in order); returns how many are left. It runs while the owners insert
-    the previous chunk: a key is never removed and a slot only ever holds a key of the set, so
-    a key found is a state seen before (in an earlier chunk or level); one missed in a run
-    being shifted is left for its owner's insert, which drops it then."""
-    stride = rows.shape[1]
-    ahead = PREFETCH
-    m = 0
-    for k in range(n):
-        if k + ahead < n:
-            f2 = fps[k + ahead]
-            t2 = tables[_owner(f2, parts)]
-            table_prefetch(t2, t2.size - TAIL, f2)
-        fp = fps[k]
-        t = tables[_owner(fp, parts)]
-        if table_contains(t, t.size - TAIL, fp):
-            continue
-        if m != k:
-            for q in range(stride):
-                rows[m, q] = rows[k, q]
-            par[m] = par[k]
-            act[m] = act[k]
-            fps[m] = fp
-        m += 1
-    return m
 
 
 @njit(cache=True, nogil=True)
@@ -228,11 +185,13 @@ class Expanded:
 
 
 class _Round:
-    """The generation of one chunk: a buffer, hits and owner counts per slice."""
+    """The generation of one chunk: per slice, a buffer for each owner, the hits, and how many
+    entries each owner's buffer holds."""
 
     def __init__(self, kernel: Kernel, slices: int, owners_: int, per: int):
         k = kernel
-        self.bufs = [_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(slices)]
+        self.bufs = [[_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(owners_)]
+                     for _ in range(slices)]  # [slice][owner]
         self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
         self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
         self.futures: list = []
@@ -250,22 +209,20 @@ class Workers:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
                                        initializer=_block_signals)
         k = kernel
-        # room for 8 successors a row (Kafka makes 4.7), at most 16 MiB a buffer to start with;
-        # a slice that needs more grows its buffer
+        # room for 8 successors a row (Kafka makes 4.7, and fewer are new), at most 16 MiB a
+        # slice to start with; a buffer that needs more grows
         row_bytes = k.stride * np.dtype(k.dtype).itemsize + 13
-        per = max(k.ninst, min((_expand.CHUNK // self.slices + 1) * min(k.ninst, 8),
-                               BUFFER_BYTES // row_bytes))
+        per = max(2 * k.mod.ROOM, min((_expand.CHUNK // self.slices + 1) * min(k.ninst, 8),
+                                      BUFFER_BYTES // row_bytes) // workers)
         self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
         self._warm()
 
     def _warm(self) -> None:
         """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
-        b, t = self.rounds[0].bufs[0], VisitedTable(16)
-        _count_owned(b.fps, 0, self.n, self.rounds[0].counts[0])
-        _insert_owned(b.fps, b.rows, b.par, b.act, 0, 0, self.n, 0, t.table, 0, b.rows, b.par,
-                      b.act, b.fps, 0)
-        t.make_room(1)
-        _drop_seen(b.fps, b.rows, b.par, b.act, 0, self.n, (t.table,) * self.n)
+        b, t = self.rounds[0].bufs[0][0], VisitedTable(16)
+        words = b.rows.view(np.uint64)
+        _insert_owned(b.fps, words, b.par, b.act, 0, 0, t.table, 0, words, b.par, b.act, b.fps,
+                      0)
         _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
                 0)
 
@@ -291,20 +248,24 @@ class Workers:
         generated, lo, interrupted = 0, 0, None
 
         def generate(r: _Round, s: int, a: int, b: int, tables: tuple) -> int:
-            buf, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
-            buf.n, gen, i = 0, 0, a
-            while i < b:
-                i, wrote, g = mod.expand_all(front, i, b, buf.rows[buf.n:], buf.par[buf.n:],
-                                             buf.act[buf.n:], buf.fps[buf.n:], tp_active, tr, ti,
-                                             err, dr, di)
-                buf.n += wrote
+            bufs, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
+            at = r.counts[s]
+            at[:] = 0
+            gen, i = 0, a
+            while True:
+                i, g = mod.expand_split(front, i, b, tables,
+                                        tuple(x.rows.view(np.uint64) for x in bufs),
+                                        tuple(x.par for x in bufs), tuple(x.act for x in bufs),
+                                        tuple(x.fps for x in bufs), at, tp_active, tr, ti, err,
+                                        dr, di)
                 gen += g
-                if i < b:
-                    buf.reserve(max(k.ninst, buf.cap))  # doubles
-            buf.n = _drop_seen(buf.fps, buf.rows, buf.par, buf.act, buf.n, nw, tables)
-            r.counts[s] = 0
-            _count_owned(buf.fps, buf.n, nw, r.counts[s])
-            return gen
+                for x, m in zip(bufs, at):
+                    x.n = int(m)
+                if i == b:
+                    return gen
+                for x in bufs:  # a block may not fit: those short of room double
+                    if x.cap - x.n < mod.ROOM:
+                        x.reserve(max(mod.ROOM, x.cap))
 
         def start(r: _Round, a: int) -> _Round:
             """Start generating the chunk from row a into round r."""
@@ -323,11 +284,12 @@ class Workers:
 
         def insert(r: _Round, o: int) -> None:
             t, sh = table.parts[o], shares[o]
-            for b in r.bufs:
-                k = 0
+            out = sh.rows.view(np.uint64)
+            for bufs in r.bufs:
+                b, k = bufs[o], 0
                 while True:
-                    k, sh.n, t.filled = _insert_owned(b.fps, b.rows, b.par, b.act, k, b.n, nw, o,
-                                                      t.table, t.filled, sh.rows, sh.par,
+                    k, sh.n, t.filled = _insert_owned(b.fps, b.rows.view(np.uint64), b.par, b.act,
+                                                      k, b.n, t.table, t.filled, out, sh.par,
                                                       sh.act, sh.fps, sh.n)
                     if k == b.n:
                         break

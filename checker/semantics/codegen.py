@@ -503,8 +503,9 @@ HEADER = '''\
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, table_insert_batch,
-                                                   table_insert_exact)
+from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, fingerprint_words,
+                                                   owners_room, table_insert_batch,
+                                                   table_insert_exact, table_split_batch)
 
 STRIDE = {stride}
 NINST = {ninst}
@@ -513,6 +514,8 @@ NINST = {ninst}
 BLOCK = {block}
 ROOM = BLOCK * NINST
 DTYPE = np.{dtype}
+WORDS = STRIDE * DTYPE(0).itemsize // 8  # 64-bit words a row
+ACT = np.uint8 if NINST < 256 else np.uint16  # an action instance
 
 
 @njit(cache=True, inline="always")
@@ -555,6 +558,20 @@ def _dom_state(err, dom_row, i):
 def _copy(src, dst):
     for q in range(STRIDE):
         dst[q] = src[q]
+
+
+@njit(cache=True, inline="always")
+def _get_words(rows, i, dst):
+    # dst = row i of rows, both as 64-bit words
+    for q in range(WORDS):
+        dst[q] = rows[i, q]
+
+
+@njit(cache=True, inline="always")
+def _put_words(src, rows, i):
+    # row i of rows = src, both as 64-bit words
+    for q in range(WORDS):
+        rows[i, q] = src[q]
 '''
 
 
@@ -624,7 +641,7 @@ def generate(spec: Spec, layout: Layout | None = None,
     sym = canon is not None
     lines.append(_expand(spec, props, fails, sym=sym))
     lines.append(_expand(spec, props, fails, exact=True, sym=sym))
-    lines.append(_expand(spec, props, fails, keep_all=True, sym=sym))
+    lines.append(_expand(spec, props, fails, split=True, sym=sym))
     lines.append(f"\nNERRORS = {len(errors.entries)}  # domain error codes 1..NERRORS-1\n")
     return "\n".join(lines)
 
@@ -705,54 +722,77 @@ def _step_fn(spec: Spec) -> str:
 
 
 def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
-            keep_all: bool = False, sym: bool = False) -> str:
+            split: bool = False, sym: bool = False) -> str:
     """``expand_dedup``, or with ``exact`` ``expand_exact``: the same, against a table that also
     keeps every visited state (``store``, ``slots``), so a fingerprint shared by two different
-    states never hides one of them; or with ``keep_all`` ``expand_all``: every successor with
-    its fingerprint and no table, releasing the GIL, for workers that expand slices of a level
-    in parallel and deduplicate afterwards (numba compiles each only when a run asks for it).
-    With ``sym`` (any of the three), each successor becomes its canonical form (``canon``)
-    after the transition predicates have seen it and before it is fingerprinted: the table,
-    the successors and the fingerprints are of representatives."""
+    states never hides one of them; or with ``split`` ``expand_split``: for several workers
+    that expand slices of a level at once, against a visited set split into tables by owner
+    (``parallel.py``): each successor its owner's table does not hold yet (a lookup only) goes
+    to that owner's buffers, which the owner inserts afterwards; it releases the GIL (numba
+    compiles each only when a run asks for it). With ``sym`` (any of the three), each
+    successor becomes its canonical form (``canon``) after the transition predicates have seen
+    it and before it is fingerprinted: the table, the successors and the fingerprints are of
+    representatives."""
     sig = ("front, lo, hi, table, max_fill, filled, out, par, act, fps, tp_active, tp_row, "
            "tp_inst, err, dom_row, dom_inst")
     if exact:
         sig += ", slots, store, nstored"
     ret = "w, filled, gen, nstored" if exact else "w, filled, gen"
-    if keep_all:
-        sig = sig.replace("table, max_fill, filled, ", "")
-        ret = "w, gen"
+    if split:
+        sig = ("front, lo, hi, tables, o_rows, o_par, o_act, o_fps, o_n, tp_active, tp_row, "
+               "tp_inst, err, dom_row, dom_inst")
+        ret = "gen"
     doc = ('    """Expand rows lo..hi-1 of ``front``; append each successor the visited table has\n'
            '    not seen to out/par/act/fps. Stops before a row whose successors might overflow\n'
            '    ``out`` or push the table past ``max_fill`` entries. A step that leaves the\n'
            '    declared domains has no successor: its error code\'s first (row, instance) goes\n'
            '    to dom_row/dom_inst. Returns (next row, entries written, table fill,\n'
            '    transitions generated)."""')
-    name = "expand_all" if keep_all else "expand_exact" if exact else "expand_dedup"
-    if keep_all:
-        doc = ('    """Expand rows lo..hi-1 of ``front``; append every successor to out/par/act/fps\n'
-               '    (no visited table). Stops before a row whose successors might overflow\n'
-               '    ``out``. Domain errors and transition predicates as ``expand_dedup``.\n'
-               '    Returns (next row, entries written, transitions generated)."""')
-    batch = not keep_all and not exact  # expand_dedup: successors inserted a block at a time
-    room = ("w + NINST > cap" if keep_all else "w + NINST > cap or filled + NINST > max_fill"
-            " or nstored + NINST > store.shape[0]")
-    lines = [f"\n@njit(cache=True{', nogil=True' if keep_all else ''})\ndef {name}({sig}):",
+    name = "expand_split" if split else "expand_exact" if exact else "expand_dedup"
+    if split:
+        doc = ('    """Expand rows lo..hi-1 of ``front``; append each successor that its owner\'s\n'
+               '    table (``tables[o]``, o by the fingerprint\'s high bits) does not hold to\n'
+               '    that owner\'s buffers: ``o_rows[o]`` (rows as 64-bit words), ``o_par[o]``,\n'
+               '    ``o_act[o]``, ``o_fps[o]``, from position ``o_n[o]`` (moved on). Stops\n'
+               '    before a block of rows whose successors might overflow an owner\'s buffers.\n'
+               '    Domain errors and transition predicates as ``expand_dedup``. Returns (next\n'
+               '    row, transitions generated)."""')
+    lines = [f"\n@njit(cache=True{', nogil=True' if split else ''})\ndef {name}({sig}):",
              doc,
-             "    t = np.empty(STRIDE, DTYPE)"]
+             "    tw = np.empty(WORDS, np.uint64)  # the scratch successor, as words to hash",
+             "    t = tw.view(DTYPE)",
+             "    fw = front.view(np.uint64)  # rows are copied a word at a time"]
+    if split:  # a block's successors, before the lookups
+        lines += ["    ow = np.empty((ROOM, WORDS), np.uint64)",
+                  "    par = np.empty(ROOM, np.int32)",
+                  "    act = np.empty(ROOM, ACT)",
+                  "    fps = np.empty(ROOM, np.uint64)"]
+    else:
+        lines += ["    ow = out.view(np.uint64)",
+                  "    cap = out.shape[0]",
+                  "    w = 0"]
     if sym:
         lines += ["    cb = np.empty(STRIDE, DTYPE)", "    cw = np.empty(SYM_WORK, np.int64)"]
-    lines += ["    cap = out.shape[0]",
-              "    gen = 0",
-              "    w = 0"]
-    if batch:
-        # w: successors inserted and new; w..q-1: the block's, not yet inserted. A block's
-        # inserts must not overflow ``out``, pass ``max_fill`` or run into the table's last slot
+    lines += ["    gen = 0"]
+    if split:
+        lines += ["    q = 0",
+                  "    for i in range(lo, hi):",
+                  "        if (i - lo) % BLOCK == 0:",
+                  "            table_split_batch(tables, ow, par, act, fps, q, o_rows, o_par, "
+                  "o_act, o_fps, o_n)",
+                  "            q = 0",
+                  "            if not owners_room(o_fps, o_n, ROOM):",
+                  f"                return i, {ret}",
+                  "        s = front[i]"]
+    elif not exact:
+        # expand_dedup: w: successors inserted and new; w..q-1: the block's, not yet inserted.
+        # A block's inserts must not overflow ``out``, pass ``max_fill`` or run into the
+        # table's last slot
         lines += ["    q = 0",
                   "    tcap = table.size - TAIL",
                   "    for i in range(lo, hi):",
                   "        if (i - lo) % BLOCK == 0:",
-                  "            n = table_insert_batch(table, tcap, out, par, act, fps, w, q)",
+                  "            n = table_insert_batch(table, tcap, ow, par, act, fps, w, q)",
                   "            filled += n - w",
                   "            w = q = n",
                   "            if (w + ROOM > cap or filled + ROOM > max_fill",
@@ -760,9 +800,10 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
                   f"                return i, {ret}",
                   "        s = front[i]"]
     else:
-        lines += [*([] if keep_all else ["    mask = table.size - 1"]),
+        lines += ["    mask = table.size - 1",
                   "    for i in range(lo, hi):",
-                  f"        if {room}:",
+                  "        if (w + NINST > cap or filled + NINST > max_fill"
+                  " or nstored + NINST > store.shape[0]):",
                   f"            return i, {ret}",
                   "        s = front[i]"]
     for ai, a, base in _instances(spec):
@@ -784,7 +825,7 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
         ok = " and err[0] == 0" if g_fails else ""
         lines += [f"{pad}if g_{ai}({', '.join(['s', *args, 'err'])}){ok}:  # {a.name}",
                   f"{pad}    gen += 1",
-                  f"{pad}    _copy(s, t)",
+                  f"{pad}    _get_words(fw, i, tw)",
                   f"{pad}    e_{ai}({', '.join(['t', *args, 'err'])})"]
         inner = pad + "    "
         if e_fails:
@@ -802,16 +843,16 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
         insert = "table_insert_exact(table, slots, mask, fp, t, store, nstored)"
         if sym:
             lines.append(f"{inner}canon(t, cb, cw)")
-        lines.append(f"{inner}fp = fingerprint(t)")
+        lines.append(f"{inner}fp = fingerprint_words(tw)")
         if exact:
             lines += [f"{inner}if {insert}:",
                       f"{inner}    filled += 1"]
             inner += "    "
-        w = "q" if batch else "w"
+        w = "w" if exact else "q"
         if exact:
             lines += [f"{inner}_copy(t, store[nstored])",
                       f"{inner}nstored += 1"]
-        lines += [f"{inner}_copy(t, out[{w}])",
+        lines += [f"{inner}_put_words(tw, ow, {w})",
                   f"{inner}par[{w}] = i",
                   f"{inner}act[{w}] = {inst}",
                   f"{inner}fps[{w}] = fp",
@@ -819,8 +860,11 @@ def _expand(spec: Spec, props: Properties, fails: dict, exact: bool = False,
         if g_fails or e_fails or tp_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
-    if batch:
-        lines += ["    n = table_insert_batch(table, tcap, out, par, act, fps, w, q)",
+    if split:
+        lines += ["    table_split_batch(tables, ow, par, act, fps, q, o_rows, o_par, o_act, o_fps, "
+                  "o_n)"]
+    elif not exact:
+        lines += ["    n = table_insert_batch(table, tcap, ow, par, act, fps, w, q)",
                   "    filled += n - w",
                   "    w = n"]
     lines.append(f"    return hi, {ret}\n")

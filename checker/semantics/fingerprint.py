@@ -46,7 +46,13 @@ def _fmix64(k):
 @njit(cache=True)
 def fingerprint(row):
     """The 64-bit fingerprint of one state row (int8, length a multiple of 8)."""
-    words = row.view(np.uint64)
+    return fingerprint_words(row.view(np.uint64))
+
+
+@njit(cache=True, inline="always")
+def fingerprint_words(words):
+    """``fingerprint`` of a row given as its 64-bit words. The kernels keep their scratch row
+    as words and call this: a ``view`` per successor costs several times the hash."""
     h = SEED ^ np.uint64(words.size)
     for i in range(words.size):
         k = words[i] * C1
@@ -123,14 +129,11 @@ def table_insert(table, cap, fp):
         if v == np.uint64(0):
             table[i] = key
             return True
-        if v > key:
-            j = i + 1
-            while table[j] != np.uint64(0):
-                j += 1
-            while j > i:
-                table[j] = table[j - 1]
-                j -= 1
+        if v > key:  # key goes here; the rest of the run moves up a slot, in one pass
             table[i] = key
+            while v != np.uint64(0):
+                i += 1
+                v, table[i] = table[i], v
             return True
         i += 1
 
@@ -172,6 +175,56 @@ def table_insert_batch(table, cap, rows, par, act, fps, w, q):
                 fps[n] = fp
             n += 1
     return n
+
+
+@njit(cache=True, inline="always")
+def owner_of(fp, parts):
+    """The partition (0..parts-1) that owns ``fp``, by its high 32 bits: ``partition.owners``
+    for one fingerprint."""
+    return np.int64(((fp >> U32) * np.uint64(parts)) >> U32)
+
+
+@njit(cache=True, inline="always")
+def owners_room(o_fps, o_n, room):
+    """True if every owner's buffer has ``room`` free entries after its first ``o_n[o]``."""
+    for o in range(len(o_fps)):
+        if o_fps[o].size - o_n[o] < room:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def table_split_batch(tables, rows, par, act, fps, q, o_rows, o_par, o_act, o_fps, o_n):
+    """Route the candidates ``0..q-1`` (rows as 64-bit words, with parent, action and
+    fingerprint) to their owners: each that its owner's table (``tables[o]``) does not hold is
+    appended to owner o's buffers at ``o_n[o]``, in order. A lookup only, while the owners may
+    be inserting into their tables: a key is never removed and a slot only ever holds a key of
+    the set, so a key found was seen before; one missed while a run is being shifted is left
+    for its owner's insert, which drops it then. The home slots of the next ``PREFETCH``
+    candidates are loaded while one is looked up."""
+    parts = len(tables)
+    for k in range(min(q, PREFETCH)):
+        t = tables[owner_of(fps[k], parts)]
+        table_prefetch(t, t.size - TAIL, fps[k])
+    words = rows.shape[1]
+    for k in range(q):
+        if k + PREFETCH < q:
+            f2 = fps[k + PREFETCH]
+            t2 = tables[owner_of(f2, parts)]
+            table_prefetch(t2, t2.size - TAIL, f2)
+        fp = fps[k]
+        o = owner_of(fp, parts)
+        t = tables[o]
+        if table_contains(t, t.size - TAIL, fp):
+            continue
+        w = o_n[o]
+        dst = o_rows[o]
+        for c in range(words):
+            dst[w, c] = rows[k, c]
+        o_par[o][w] = par[k]
+        o_act[o][w] = act[k]
+        o_fps[o][w] = fp
+        o_n[o] = w + 1
 
 
 @njit(cache=True, nogil=True)

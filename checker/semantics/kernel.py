@@ -174,8 +174,9 @@ class Kernel:
     def warm(self, *parts: str, say=None) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
-        expand-and-dedup), "exact" (the same, keeping every state), "parallel" (every
-        successor, for several workers), "step"; default: "local" and "step".
+        expand-and-dedup), "exact" (the same, keeping every state), "parallel-N" (the
+        expansion of N workers, which routes successors to N owners: one compiled function a
+        number of workers), "step"; default: "local" and "step".
 
         When a part has never been compiled for this kernel, ``say`` (a line of text) is told
         so first, and on a machine with more than one core a helper process compiles the
@@ -192,7 +193,7 @@ class Kernel:
                 + (f"about {guess:.0f} s" if guess else "some seconds")
                 + "; cached after that)...")
         t0 = time.perf_counter()
-        helper = self._start_helper() if set(missing) & set(EXPAND) else None
+        helper = self._start_helper() if any(_expand_of(p) for p in missing) else None
         try:
             self._warm(parts, helper)
         finally:
@@ -226,10 +227,12 @@ class Kernel:
     def _warm(self, parts, helper=None) -> None:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
+        for part in parts:  # the long ones first: the helper does the rest
+            name = _expand_of(part)
+            if name is not None:
+                owners = int(part.split("-")[1]) if name == "expand_split" else 2
+                getattr(self.mod, name)(*_samples(self.mod, owners)[name])
         args = _samples(self.mod)
-        for part, name in EXPAND.items():  # the long one first: the helper does the rest
-            if part in parts:
-                getattr(self.mod, name)(*args[name])
         if helper is not None:
             try:
                 helper.wait(timeout=HELPER_WAIT)
@@ -243,8 +246,12 @@ class Kernel:
             self.step(0, self.initial)
 
 
-# The expand kernel of each part of ``Kernel.warm``.
-EXPAND = {"local": "expand_dedup", "exact": "expand_exact", "parallel": "expand_all"}
+# The expand kernel of each part of ``Kernel.warm`` ("parallel-N": expand_split for N owners).
+EXPAND = {"local": "expand_dedup", "exact": "expand_exact", "parallel": "expand_split"}
+
+
+def _expand_of(part: str) -> str | None:
+    return EXPAND.get(part.split("-")[0])
 HELPER_WAIT = 120.0  # seconds the engine's process waits for the compile helper at most
 
 
@@ -255,9 +262,9 @@ def _cores() -> set:
         return set(range(os.cpu_count() or 1))
 
 
-def _samples(mod) -> dict:
+def _samples(mod, owners: int = 2) -> dict:
     """For each entry point of a kernel module, arguments of the types the engines pass (no
-    row is read: lo = hi = 0, n = 0)."""
+    row is read: lo = hi = 0, n = 0); ``expand_split``'s for ``owners`` owners."""
     stride, dtype, ninst, nerr = mod.STRIDE, mod.DTYPE, mod.NINST, mod.NERRORS
     ns = max(sum(name.startswith("sp_") for name in vars(mod)), 1)
     nt = max(sum(name.startswith("tp_") for name in vars(mod)), 1)
@@ -278,7 +285,9 @@ def _samples(mod) -> dict:
         "expand_dedup": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst),
         "expand_exact": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst,
                          np.zeros(16, np.int64), out, 0),
-        "expand_all": (one, 0, 0, *succ, *tp, err, dom_row, dom_inst),
+        "expand_split": (one, 0, 0, (table[0],) * owners,
+                         *((x.view(np.uint64) if x.ndim == 2 else x,) * owners for x in succ),
+                         np.zeros(owners, np.int64), *tp, err, dom_row, dom_inst),
     }
 
 
