@@ -20,6 +20,7 @@ from hwcheck.checker.semantics.fingerprint import (TAIL, table_fill, table_finge
 
 MAX_LOAD = 0.875  # fingerprints per slot at most; after growing, at least MAX_LOAD / GROWTH
 GROWTH = 1.25
+SMALL = 1 << 22  # slots (32 MiB): a smaller table doubles instead (fewer grows, little memory)
 RESERVE_FROM = 1 << 20  # slots: a table this large grows inside a reserved address range
 MAP_NORESERVE = 0x4000  # Linux: address space only, no memory committed until pages are used
 
@@ -69,7 +70,8 @@ class VisitedTable:
         return self.table.nbytes
 
     def grow(self, cap: int | None = None) -> None:
-        new_cap = max(int(cap or 0), int(self.cap * GROWTH) + 1)
+        factor = 2 if self.cap < SMALL else GROWTH
+        new_cap = max(int(cap or 0), int(self.cap * factor) + 1)
         while True:
             slots = new_cap + TAIL
             if self.mem is not None and slots <= self.mem.size:
