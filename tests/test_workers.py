@@ -17,6 +17,7 @@ from engine_contract import MODEL_TABLE, EngineContract, SPECS, protocol_spec
 from helpers import kafka
 from hwcheck.checker import protocols
 from hwcheck.checker.engines import expand as expand_mod
+from hwcheck.checker.engines import local as local_mod
 from hwcheck.checker.engines import parallel
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
@@ -63,11 +64,13 @@ def same_search(a, b) -> None:
 def test_every_level_is_the_same_with_any_number_of_workers(params, chunk, monkeypatch):
     """Levels in fingerprint order with the same parents and actions, the same first hits
     (transition reachability included); chunks of 7 rows make many rounds per level, table
-    growth inside a level, and workers' buffers that must grow."""
+    growth inside a level, and workers' buffers that must grow; then every level's state
+    predicates are checked by the workers, a slice each, and merged."""
     spec = kafka(**params)
     one = explore(spec, 1)
     if chunk:
         monkeypatch.setattr(expand_mod, "CHUNK", chunk)
+        monkeypatch.setattr(local_mod, "PARALLEL_CHECK", 2)
     for workers in (2, 3):
         same_search(one, explore(spec, workers))
 
@@ -107,7 +110,38 @@ def test_domain_errors_are_found_as_with_one_worker(monkeypatch):
     spec = protocol_spec("domains_overflow.py", {})
     one = explore(spec, 1)
     monkeypatch.setattr(expand_mod, "CHUNK", 3)
+    monkeypatch.setattr(local_mod, "PARALLEL_CHECK", 2)  # state predicates' errors too
     assert any(h.kind == "domain" for h in one[0].hits.values())
+    for workers in (2, 3):
+        same_search(one, explore(spec, workers))
+
+
+def _reads_outside():
+    """States 0..5 of a counter, in one or two steps; its invariant reads slot[i], outside
+    slot's shape once i passes 1, and a second one fails at i = 4."""
+    from hwcheck.spec.lang import Spec
+
+    spec = Spec("ReadsOutside", {})
+    i = spec.scalar("i", 0, 5)
+    slot = spec.array("slot", (2,), 0, 1)
+    spec.initial(lambda blk: None)
+    for step in (1, 2):
+        @spec.action(f"Add{step}", modifies=[i])
+        def add(blk, step=step) -> None:
+            blk.require(i + step <= 5)
+            blk.set(i, i + step)
+    spec.invariant("SlotClear", slot[i] == 0)
+    spec.invariant("Below4", i < 4)
+    return spec
+
+
+def test_state_predicates_checked_a_slice_a_worker_keep_the_first_hit(monkeypatch):
+    """A state predicate that reads outside a shape, and one that fails, checked by the
+    workers a slice each: the same first state for each as one call over the level."""
+    spec = _reads_outside()
+    one = explore(spec, 1)
+    assert {h.kind for h in one[0].hits.values()} >= {"domain", "invariant"}
+    monkeypatch.setattr(local_mod, "PARALLEL_CHECK", 1)
     for workers in (2, 3):
         same_search(one, explore(spec, workers))
 

@@ -30,6 +30,9 @@ from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, pat
 from hwcheck.checker.semantics.kernel import Kernel
 
 
+PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
+
+
 class LocalEngine:
     name = "local"
 
@@ -200,7 +203,11 @@ class LocalEngine:
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = self.kernel.error_arrays()
         dom_row[:] = -1
-        self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits, err, dom_row)
+        if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
+            self.pool.check_states(rows, props.state_active, hits, err, dom_row)
+        else:
+            self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits, err,
+                                         dom_row)
         for c in np.flatnonzero(dom_row >= 0):
             found.append((self.kernel.domain_errors.name(int(c)), "domain",
                           off + int(dom_row[c])))

@@ -327,6 +327,22 @@ class Workers:
                 wait(cur.futures)
             return self._sorted(shares, generated, lo, interrupted)
 
+    def check_states(self, rows: np.ndarray, active, hits, err, dom_row) -> None:
+        """The kernel's ``check_states`` over ``rows``, a slice a worker: each predicate's
+        first hit and each domain error's first row, as one call over all of them gives."""
+        mod, n = self.kernel.mod, rows.shape[0]
+        cuts = [n * s // self.n for s in range(self.n + 1)]
+        parts = [(hits.copy(), err.copy(), dom_row.copy()) for _ in range(self.n)]
+        self._all(lambda s: mod.check_states(rows[cuts[s]:cuts[s + 1]], cuts[s + 1] - cuts[s],
+                                             active, *parts[s]),
+                  [(s,) for s in range(self.n)])
+        for out, j in ((hits, 0), (dom_row, 2)):
+            for c in np.flatnonzero(out < 0):
+                for s in range(self.n):
+                    if parts[s][j][c] >= 0:
+                        out[c] = cuts[s] + parts[s][j][c]
+                        break
+
     def _sorted(self, shares, generated, lo, interrupted) -> Expanded:
         k = self.kernel
         total = sum(s.n for s in shares)

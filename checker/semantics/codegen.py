@@ -665,7 +665,7 @@ def _hit(kind: str, test: str) -> str:
 
 
 def _check_states(props: Properties, fails: dict) -> str:
-    lines = ["\n@njit(cache=True)",
+    lines = ["\n@njit(cache=True, nogil=True)",  # (several workers check slices at once)
              "def check_states(rows, n, active, hits, err, dom_row):",
              '    """For each active state predicate j still without a hit, set hits[j] to the',
              '    first row index in 0..n-1 that hits it; a predicate that reads outside a',
