@@ -109,3 +109,37 @@ def test_merge_policy_and_exchange_change_nothing():
             (local.distinct, local.generated, local.depth)
         assert {n: h.path for n, h in spark.hits.items()} == \
             {n: h.path for n, h in local.hits.items()}
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_violations_with_their_traces(tmp_path):
+    """SIGTERM to `hwcheck check --engine spark` past the first violations: exit 12, violated,
+    incomplete, and each violation's trace rebuilt from the levels the partitions stored in
+    full: the local engine's trace, byte for byte apart from the engine's name."""
+    import signal
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
+           "--continue", "--json", "--run-name", "run"]
+    proc = subprocess.Popen(cmd + ["--engine", "spark", "--spark-master", "local[2]",
+                                   "--out", str(tmp_path / "spark")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # under way past the first violations (depth 10)
+        if line.strip().startswith("level ") and int(line.split()[1]) > 12:
+            break
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 12, err[-2000:]
+    obj = json.loads(out.strip().splitlines()[-1])
+    assert (obj["verdict"], obj["complete"], obj["stop_reason"]) == (
+        "violated", False, "terminated (SIGTERM)")
+    assert {v["property"]: v["length"] for v in obj["violations"]} == {
+        "CommittedNotLost": 9, "AckedNotLost": 9, "LogsMatchBelowHw": 10}
+    local = subprocess.run(cmd + ["-q", "--out", str(tmp_path / "local")], capture_output=True,
+                           text=True)
+    assert local.returncode == 12, local.stderr
+    sfiles, lfiles = _itf_files(tmp_path / "spark"), _itf_files(tmp_path / "local")
+    assert [p.name for p in sfiles] == [p.name for p in lfiles] != []
+    for sf, lf in zip(sfiles, lfiles):
+        assert sf.read_bytes().replace(b'"spark"', b'"local"') == lf.read_bytes(), sf.name

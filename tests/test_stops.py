@@ -144,15 +144,38 @@ class _Interrupting(InProcessBackend):
 @pytest.mark.parametrize("at, level", [("step", 2), ("step", 12), ("step", 30), ("lookup", 0)])
 def test_the_partitioned_engine_interrupted_at_any_phase_is_never_holds(at, level):
     """Every phase: early levels, the level of the first violations, the end, and the trace
-    lookups after the last level (where a run used to be marked complete too soon)."""
+    lookups after the last level (where a run used to be marked complete too soon). What a
+    stop during the levels found keeps its path, the one a whole run gives (rebuilt from the
+    levels stored in full); a stop while the paths are looked up leaves them without."""
     spec = kafka(**HW)
     ex = LevelEngine(Kernel(spec), Options(stop_at_violation=False),
                      _Interrupting(at, level)).run()
     assert not ex.complete and ex.stop_reason == "interrupted"
     assert ex.verdict in ("violated", "unknown")
-    if at == "lookup" or level > 10:
+    if at == "lookup":
         assert ex.verdict == "violated"
         assert all(h.path is None for h in ex.hits.values())
+    elif level > 10:
+        whole = LevelEngine(Kernel(spec), Options(stop_at_violation=False),
+                            InProcessBackend(parts=3)).run()
+        assert ex.verdict == "violated" and ex.hits
+        for name, hit in ex.hits.items():
+            assert hit.path is not None and hit.path == whole.hits[name].path
+
+
+class _Gone(_Interrupting):
+    """Ctrl-C during a level, then a backend that no longer answers (gone with the signal)."""
+
+    def lookup(self, fps):
+        raise ConnectionError("the cluster went away")
+
+
+def test_a_backend_gone_after_the_stop_leaves_the_hits_without_paths():
+    ex = LevelEngine(Kernel(kafka(**HW)), Options(stop_at_violation=False), _Gone("step", 12)).run()
+    assert not ex.complete and ex.verdict == "violated"
+    assert ex.stop_reason == ("interrupted; traces not rebuilt: ConnectionError: the cluster "
+                              "went away")
+    assert ex.hits and all(h.path is None for h in ex.hits.values())
 
 
 def test_collision_estimate():
@@ -175,3 +198,44 @@ def test_a_limit_is_unknown_even_with_violations_found(tmp_path):
         "CommittedNotLost": 9, "AckedNotLost": 9, "LogsMatchBelowHw": 10}
     assert all(v["trace"] for v in obj["violations"])
     assert "Traceback" not in res.stderr
+
+
+def test_a_signal_during_a_spark_call_cancels_the_job_and_is_raised_after_it():
+    """While the driver waits on Spark, SIGTERM only records itself: a watcher cancels the
+    jobs at once, and the signal's own handler raises as the call returns, never inside it
+    (where it would cut a py4j call in half)."""
+    import os
+    import threading
+
+    from hwcheck.checker.spark.stops import Stops
+
+    class Stopped(Exception):
+        pass
+
+    class FakeContext:
+        def __init__(self):
+            self.cancelled = threading.Event()
+
+        def cancelAllJobs(self):
+            self.cancelled.set()
+
+    def handler(signum, frame):
+        raise Stopped(signum)
+
+    prev = signal.signal(signal.SIGTERM, handler)
+    sc = FakeContext()
+    stops = Stops(sc)
+    try:
+        reached_end = False
+        with pytest.raises(Stopped):
+            with stops.held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                assert sc.cancelled.wait(5)  # the job is cancelled while the call still runs
+                reached_end = True
+        assert reached_end
+        with stops.held():  # the handler is back: nothing pending
+            pass
+        assert signal.getsignal(signal.SIGTERM) is handler
+    finally:
+        stops.close()
+        signal.signal(signal.SIGTERM, prev)

@@ -142,10 +142,17 @@ class LevelEngine:
                          self.kernel.symmetric)
 
     def run(self) -> Exploration:
+        ex = None
         try:
-            return self._run()
+            ex = self._run()
+            return ex
         finally:
-            self.backend.close()
+            try:
+                self.backend.close()
+            except Exception:  # noqa: BLE001
+                if ex is not None and ex.complete:
+                    raise
+                # a stopped run keeps what it found: the backend may be gone with the signal
 
     def _run(self) -> Exploration:
         """The local engine's level loop. A backend step merges a level and already expands it,
@@ -160,7 +167,7 @@ class LevelEngine:
         progress = Progress(opts.report)
         ex = Exploration(self.name, checked=props.checked, symmetry=k.symmetric)
         targets: dict[str, _Target] = {}
-        traced = False
+        traced = tracing = False
         level_seconds: list[float] = []
         self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
@@ -170,7 +177,7 @@ class LevelEngine:
             ex.distinct = sum(s["new"] for s in stats)
             self._state_hits(stats, 0, ex, targets)
             frontier = ex.distinct
-            finished = traced = False
+            finished = traced = tracing = False
             while frontier:
                 ex.seconds = progress.elapsed()
                 if self.opts.should_stop(ex):
@@ -188,6 +195,7 @@ class LevelEngine:
                 frontier = new
             else:
                 finished = True
+            tracing = True
             paths = self._paths(targets)
             for name, path in paths.items():
                 ex.hits[name].path = path
@@ -197,10 +205,12 @@ class LevelEngine:
         except (KeyboardInterrupt, MemoryError) as e:
             ex.complete = False
             ex.stop_reason = interrupt_reason(e)
-            self.backend.cancel()
-            if not traced:  # found, but their traces were not rebuilt: no paths
-                for name in targets:
-                    ex.hits[name].path = None
+            try:
+                self.backend.cancel()
+            except Exception:  # noqa: BLE001 - gone with the signal: nothing left to stop
+                pass
+            if not traced:
+                self._paths_after_stop(targets, ex, retry=not tracing)
         ex.seconds = progress.elapsed()
         ex.stats.update(
             partitions=self.backend.parts, levels=len(level_seconds),
@@ -208,8 +218,33 @@ class LevelEngine:
             worker_peak_rss=self.task_stats["rss"], store_bytes=self.task_stats["store_bytes"],
             shuffled_bytes=self.task_stats.get("shuffled_bytes", 0),
             task_merge_seconds=self.task_stats["merge_seconds"],
-            task_expand_seconds=self.task_stats["expand_seconds"], **self.backend.info())
+            task_expand_seconds=self.task_stats["expand_seconds"], **self._backend_info(ex))
         return ex
+
+    def _backend_info(self, ex: Exploration) -> dict:
+        try:
+            return self.backend.info()
+        except Exception:  # noqa: BLE001
+            if ex.complete:
+                raise
+            return {}  # stopped, and the backend gone with the signal: its figures with it
+
+    def _paths_after_stop(self, targets: dict, ex: Exploration, retry: bool) -> None:
+        """A stop during the levels: what was found lies in levels every partition stored in
+        full (a state is in one level only, so the records of a level cut short are never read
+        for it), so its paths are rebuilt as after the last level. Not when the stop came while
+        they were being rebuilt, nor when the rebuild is stopped or fails (the backend gone with
+        the signal): those hits keep no path."""
+        paths: dict = {}
+        if retry and targets:
+            try:
+                paths = self._paths(targets)
+            except (KeyboardInterrupt, MemoryError) as e:
+                ex.stop_reason += f"; {interrupt_reason(e)} while traces were rebuilt"
+            except Exception as e:  # noqa: BLE001 - the backend may be gone with the signal
+                ex.stop_reason += f"; traces not rebuilt: {type(e).__name__}: {e}"
+        for name in targets:
+            ex.hits[name].path = paths.get(name)
 
     def _step(self, level_seconds: list) -> list[dict]:
         t0 = time.perf_counter()

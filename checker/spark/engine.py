@@ -39,6 +39,7 @@ from hwcheck.checker.engines.partitioned import Backend, LevelEngine
 from hwcheck.checker.engines.partition import LevelTask, initial_part, lookup_part, owner, step_part
 from hwcheck.checker.engines import inbox
 from hwcheck.checker.spark import session
+from hwcheck.checker.spark.stops import Stops
 
 EXCHANGES = ("inbox", "shuffle")  # the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
 
@@ -122,6 +123,7 @@ class SparkBackend(Backend):
         self.cur = None
         self.task: LevelTask | None = None
         self.jobs = 0
+        self.stops = Stops(self.sc)  # Ctrl-C and SIGTERM cancel the job, never cut a py4j call
 
     def _materialize(self, rdd) -> None:
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
@@ -137,6 +139,18 @@ class SparkBackend(Backend):
         return self.sc.parallelize(range(self.parts), self.parts).mapPartitionsWithIndex(fn)
 
     def start(self, task: LevelTask) -> None:
+        with self.stops.held():
+            self._do_start(task)
+
+    def step(self, task: LevelTask):
+        with self.stops.held():
+            return self._do_step(task)
+
+    def lookup(self, fps):
+        with self.stops.held():
+            return self._do_lookup(fps)
+
+    def _do_start(self, task: LevelTask) -> None:
         sc, n = self.sc, self.parts
         self.task = self.level_task(task)
         if self.exchange == "inbox":
@@ -148,7 +162,7 @@ class SparkBackend(Backend):
         self._materialize(cur)
         self.cur = cur
 
-    def step(self, task: LevelTask):
+    def _do_step(self, task: LevelTask):
         n, prev = self.parts, self.cur
         self.task = task = self.level_task(task)
         if self.exchange == "inbox":
@@ -171,7 +185,7 @@ class SparkBackend(Backend):
             raise RuntimeError(f"no statistics from partition(s) {missing}")
         return [stats[i] for i in range(n)]
 
-    def lookup(self, fps):
+    def _do_lookup(self, fps):
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
@@ -191,11 +205,14 @@ class SparkBackend(Backend):
         self.sc.cancelAllJobs()
 
     def close(self) -> None:
-        if self.cur is not None:
-            self.cur.unpersist()
-        self.cur = None
-        inbox.remove_inboxes(self.store)
-        super().close()
+        try:
+            if self.cur is not None:
+                self.cur.unpersist()
+        finally:  # the files go even when the JVM does not answer
+            self.cur = None
+            self.stops.close()
+            inbox.remove_inboxes(self.store)
+            super().close()
 
 
 class SparkEngine(LevelEngine):
