@@ -96,16 +96,19 @@ def test_runs_on_disk_are_the_union_of_the_levels_below(tmp_path_factory, levels
 
 
 
-@given(st.sets(u64, max_size=300), st.integers(1, 9))
-def test_split_by_owner_sorts_and_cuts_by_owner(fps, parts):
-    b = batch(list(fps))
+@given(st.sets(u64, max_size=300), st.integers(1, 9), st.randoms(use_true_random=False))
+def test_split_by_owner_cuts_by_owner_keeping_the_order(fps, parts, rnd):
+    fps = list(fps)
+    rnd.shuffle(fps)
+    b = batch(fps)
     blocks = split_by_owner(b, parts)
     assert [o for o, _ in blocks] == sorted({o for o, _ in blocks})
     assert sorted(f for _, x in blocks for f in x.fps.tolist()) == sorted(fps)
     for o, x in blocks:
         assert (owners(x.fps, parts) == o).all()
-        assert (np.diff(x.fps) > 0).all()
+        assert (np.diff(x.parents.astype(np.int64)) > 0).all()  # the batch's order
         assert (b.fps[x.parents.astype(np.int64)] == x.fps).all()  # entries stay whole
+        assert (x.rows[:, 0] == b.rows[x.parents.astype(np.int64), 0]).all()
 
 
 def brute_expand(k, rows, fps):

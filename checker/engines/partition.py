@@ -15,10 +15,12 @@ two never correlate. A partition does two things per level:
 2. expand (``expand_items``): the new states (rows sorted by fingerprint) go through the
    compiled kernel; their successors are deduplicated locally (the first occurrence wins,
    and since parents go in fingerprint order and actions in instance order it carries the
-   least (parent fingerprint, action)), then sorted and cut into one block per owning
-   partition. Each block is unique and sorted; a fingerprint found by several source
-   partitions is kept from the least source, whose parents all precede the others'.
-   Transition predicates are checked on every transition.
+   least (parent fingerprint, action)), then grouped into one block per owning partition
+   (a counting sort: the owner's merge sorts). Each block is unique; a fingerprint found by
+   several source partitions is kept from the least source, whose parents all precede the
+   others'. Transition predicates are checked on every transition.
+
+The sorts, joins and gathers are linear-time numba functions (``checker.engines.fpsort``).
 
 ``step_part`` does both, so one task per partition and level does all the per-state work.
 A partition's visited set is on disk (``checker.engines.runs``: sorted runs of fingerprints,
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hwcheck.checker.engines.expand import expand as expand_rows
+from hwcheck.checker.engines.fpsort import first_index, owner_order, take_rows
 from hwcheck.checker.engines.runs import MERGE_RATIO, Runs
 from hwcheck.checker.engines.visited import VisitedTable
 
@@ -80,7 +83,7 @@ class Batch:
         return self.rows.nbytes + self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
 
     def take(self, idx) -> "Batch":
-        return Batch(self.rows[idx], self.fps[idx], self.parents[idx], self.acts[idx])
+        return Batch(take_rows(self.rows, idx), self.fps[idx], self.parents[idx], self.acts[idx])
 
     @classmethod
     def empty(cls, stride: int, adt, dtype=np.int8) -> "Batch":
@@ -171,30 +174,20 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
 
 
 def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
-    """``batch`` (unique fingerprints) sorted by fingerprint and cut into one block per owning
-    partition (only non-empty ones). Owners are monotone in the fingerprint, so one sort does
-    both, and each block reaches its owner already sorted."""
+    """``batch`` (unique fingerprints) cut into one block per owning partition (only non-empty
+    ones, in owner order), each in ``batch``'s order: a counting sort by owner and one gather;
+    the owner's merge sorts what it receives."""
     if len(batch) == 0:
         return []
-    order = np.argsort(batch.fps)
-    fps = batch.fps[order]
-    own = owners(fps, parts)
-    cuts = np.flatnonzero(own[1:] != own[:-1]) + 1
-    starts = np.concatenate([[0], cuts])
-    ends = np.concatenate([cuts, [fps.size]])
-    return [(int(own[s]), batch.take(order[s:e])) for s, e in zip(starts, ends)]
+    order, bounds = owner_order(owners(batch.fps, parts), parts)
+    grouped = batch.take(order)
+    return [(o, Batch(grouped.rows[bounds[o]:bounds[o + 1]], grouped.fps[bounds[o]:bounds[o + 1]],
+                      grouped.parents[bounds[o]:bounds[o + 1]],
+                      grouped.acts[bounds[o]:bounds[o + 1]]))
+            for o in range(parts) if bounds[o + 1] > bounds[o]]
 
 
 # -- step 2: merge ------------------------------------------------------------------------------
-
-
-def first_index(fps: np.ndarray) -> np.ndarray:
-    """The position of the first occurrence of each distinct fingerprint, in fingerprint
-    order. (A stable sort: on blocks that are each sorted already, a merge of runs.)"""
-    order = np.argsort(fps, kind="stable")
-    keep = np.ones(fps.size, np.bool_)
-    keep[1:] = fps[order[1:]] != fps[order[:-1]]
-    return order[keep]
 
 
 def first_occurrences(batch: Batch) -> Batch:
@@ -279,7 +272,7 @@ def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
         fps = np.concatenate([b.fps for _, b in blocks])
         first = first_index(fps)
         pick = first[~runs.seen(fps[first], task.level)]
-        new = Batch(np.concatenate([b.rows for _, b in blocks])[pick], fps[pick],
+        new = Batch(take_rows(np.concatenate([b.rows for _, b in blocks]), pick), fps[pick],
                     np.concatenate([b.parents for _, b in blocks])[pick],
                     np.concatenate([b.acts for _, b in blocks])[pick])
         ncand = int(first.size)

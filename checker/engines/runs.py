@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from hwcheck.checker.engines.fpsort import mark_members
+
 MERGE_RATIO = 2.0  # merge the last two runs while the one before is at most this many times the last
 _LEVEL = re.compile(r"L(\d+)\.fps$")
 _RUN = re.compile(r"R(\d+)-(\d+)\.fps$")
@@ -130,12 +132,7 @@ class Runs:
         if fps.size == 0:
             return seen
         for _, path in self.cover(level):
-            keys = _read(path, np.uint64)
-            if keys.size == 0:
-                continue
-            pos = np.searchsorted(keys, fps)
-            inside = pos < keys.size
-            seen[inside] |= np.asarray(keys[pos[inside]]) == fps[inside]
+            mark_members(_read(path, np.uint64), fps, seen)
         return seen
 
     # -- writing ------------------------------------------------------------------------------

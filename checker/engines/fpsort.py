@@ -1,0 +1,146 @@
+"""Fingerprint arrays of the partitioned search, sorted, grouped and joined in linear time.
+
+A partition's level is a few sorts and joins of uint64 fingerprints: the candidates it received
+deduplicated in fingerprint order, checked against its sorted runs on disk, its successors
+grouped by owner. numpy's stable argsort, fancy row indexing and searchsorted did them in
+O(n log n) and were more than half of a partition's time; these do them in linear time, in
+numba, without the GIL:
+
+- ``radix_order``: the stable sorting permutation of uint64 keys (LSD radix, 16-bit digits, a
+  digit every key shares skipped), what ``np.argsort(kind="stable")`` returns;
+- ``first_index``: the position of the first occurrence of each distinct key, in key order;
+- ``owner_order``: the stable permutation that groups entries by owner, and each owner's
+  bounds in it (a counting sort);
+- ``mark_members``: which of some sorted keys a sorted run holds (a galloping merge join: the
+  run is read forward, each page at most once);
+- ``take_rows``: rows gathered as whole records (one copy of the row's bytes, not one a cell).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+SMALL = 1 << 12  # fewer keys than this: numpy's argsort (the radix's fixed cost is 4 x 64K counters)
+_BITS = 16
+
+
+@njit(cache=True, nogil=True)
+def _radix_order(keys):  # pragma: no cover - compiled
+    n = keys.size
+    nb = 1 << _BITS
+    mask = np.uint64(nb - 1)
+    idx = np.arange(n).astype(np.int32)
+    tmp = np.empty(n, np.int32)
+    k1 = keys.copy()
+    k2 = np.empty(n, np.uint64)
+    cnt = np.empty(nb + 1, np.int64)
+    for shift in range(0, 64, _BITS):
+        sh = np.uint64(shift)
+        cnt[:] = 0
+        for i in range(n):
+            cnt[((k1[i] >> sh) & mask) + 1] += 1
+        if cnt[((k1[0] >> sh) & mask) + 1] == n:  # every key has this digit: order unchanged
+            continue
+        for d in range(nb):
+            cnt[d + 1] += cnt[d]
+        for i in range(n):
+            d = (k1[i] >> sh) & mask
+            p = cnt[d]
+            cnt[d] = p + 1
+            k2[p] = k1[i]
+            tmp[p] = idx[i]
+        k1, k2 = k2, k1
+        idx, tmp = tmp, idx
+    return idx
+
+
+def radix_order(keys: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts ``keys`` (uint64): ``np.argsort(keys, kind="stable")``."""
+    keys = np.ascontiguousarray(keys, np.uint64)
+    if keys.size < SMALL or keys.size >= 1 << 31:
+        return np.argsort(keys, kind="stable")
+    return _radix_order(keys).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _firsts(keys, order):  # pragma: no cover - compiled
+    out = np.empty(order.size, np.int64)
+    m = 0
+    for j in range(order.size):
+        i = order[j]
+        if j == 0 or keys[i] != keys[order[j - 1]]:
+            out[m] = i
+            m += 1
+    return out[:m]
+
+
+def first_index(keys: np.ndarray) -> np.ndarray:
+    """The position of the first occurrence of each distinct key, in key order."""
+    keys = np.ascontiguousarray(keys, np.uint64)
+    if keys.size == 0:
+        return np.empty(0, np.int64)
+    return _firsts(keys, radix_order(keys))
+
+
+@njit(cache=True, nogil=True)
+def _owner_order(own, parts):  # pragma: no cover - compiled
+    bounds = np.zeros(parts + 1, np.int64)
+    for i in range(own.size):
+        bounds[own[i] + 1] += 1
+    for o in range(parts):
+        bounds[o + 1] += bounds[o]
+    at = bounds[:-1].copy()
+    order = np.empty(own.size, np.int64)
+    for i in range(own.size):
+        o = own[i]
+        order[at[o]] = i
+        at[o] += 1
+    return order, bounds
+
+
+def owner_order(own: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the stable permutation grouping entries by owner, owner o's entries at
+    ``order[bounds[o]:bounds[o + 1]]``) for owners ``own`` in 0..parts-1."""
+    return _owner_order(np.ascontiguousarray(own, np.int64), parts)
+
+
+@njit(cache=True, nogil=True)
+def _mark_members(run, keys, seen):  # pragma: no cover - compiled
+    n = run.size
+    j = 0
+    for i in range(keys.size):
+        q = keys[i]
+        if j >= n:
+            return
+        if run[j] < q:  # gallop forward from j, then bisect the last step
+            step = 1
+            lo = j
+            while j + step < n and run[j + step] < q:
+                lo = j + step
+                step *= 2
+            hi = min(j + step, n)  # run[lo] < q <= run[hi] (or hi == n)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if run[mid] < q:
+                    lo = mid
+                else:
+                    hi = mid
+            j = hi
+        if j < n and run[j] == q:
+            seen[i] = True
+
+
+def mark_members(run: np.ndarray, keys: np.ndarray, seen: np.ndarray) -> None:
+    """``seen[i] = True`` where sorted ``run`` holds ``keys[i]`` (``keys`` sorted ascending)."""
+    if run.size and keys.size:
+        _mark_members(np.asarray(run), keys, seen)
+
+
+def take_rows(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``rows[idx]`` for a C-contiguous 2-D array, each row copied as one record."""
+    n, width = rows.shape
+    if width == 0 or n == 0:
+        return rows[idx]
+    rec = np.ascontiguousarray(rows).view(np.dtype((np.void, width * rows.itemsize))).reshape(n)
+    return rec[idx].view(rows.dtype).reshape(-1, width)
