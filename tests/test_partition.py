@@ -227,3 +227,17 @@ def test_merge_policy_does_not_change_results(ratio, tmp_path):
     assert summary(part) == summary(local)
     merged = list(tmp_path.rglob("R*.fps"))
     assert bool(merged) == (ratio == 1e9)
+
+
+@pytest.mark.parametrize("na,nb", [(0, 0), (0, 5), (40, 0), (33, 29), (1, 100)])
+def test_a_merge_written_in_chunks_is_the_sorted_union(tmp_path, monkeypatch, na, nb):
+    from hwcheck.checker.engines import runs as runs_module
+    monkeypatch.setattr(runs_module, "MERGE_CHUNK", 7)  # many chunks, a short last one
+    keys = np.random.default_rng(na * 1000 + nb).permutation(
+        np.arange(1, 10 * (na + nb) + 2, dtype=np.uint64))[:na + nb]
+    a, b = np.sort(keys[:na]), np.sort(keys[na:])
+    a.tofile(tmp_path / "a.fps")
+    b.tofile(tmp_path / "b.fps")
+    runs_module.merge_files(tmp_path / "a.fps", tmp_path / "b.fps", tmp_path / "out.fps")
+    assert np.fromfile(tmp_path / "out.fps", np.uint64).tolist() == sorted(keys.tolist())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fps", "b.fps", "out.fps"]

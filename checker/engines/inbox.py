@@ -45,7 +45,8 @@ def write_block(store: str, level: int, to: int, source: int, batch: Batch) -> N
 
 
 def read_block(path: Path) -> Batch:
-    raw = np.fromfile(path, np.uint8)
+    """A block, mapped (no copy: the merge gathers from it)."""
+    raw = np.memmap(path, np.uint8, mode="r")
     n, width, row_size, act_size = (int(x) for x in raw[:8 * _HEADER].view(np.int64))
     at = 8 * _HEADER
     rows = raw[at:at + n * width * row_size].view(np.dtype(f"i{row_size}")).reshape(n, width)

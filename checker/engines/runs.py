@@ -13,8 +13,8 @@ The visited check of level L reads the *cover* of levels 0..L-1: the fewest runs
 or level files) that hold exactly those levels. After a level is written, the last runs of the
 cover are merged while the one before is at most ``MERGE_RATIO`` times the size of the last
 (a log-structured merge: each fingerprint is rewritten O(log n) times, and the cover holds
-O(log n) runs). Runs are read through memory maps and merged by a streaming numba merge, so the
-process's memory does not grow with the visited set; only the page cache does.
+O(log n) runs). Runs are read through memory maps and merged by a streaming numba merge, 8 MiB
+at a time, so the process's memory does not grow with the visited set; only the page cache does.
 
 Every write is a temporary file renamed into place, and a level file's content depends only on
 the levels below it: a task that runs again (a retry, a recomputation after a lost executor)
@@ -41,12 +41,16 @@ _LEVEL = re.compile(r"L(\d+)\.fps$")
 _RUN = re.compile(r"R(\d+)-(\d+)\.fps$")
 
 
+MERGE_CHUNK = 1 << 20  # fingerprints a merge writes at a time (8 MiB)
+
+
 @njit(cache=True, nogil=True)
-def _merge(a, b, out):  # pragma: no cover - compiled
-    """Two sorted, disjoint uint64 arrays into ``out``."""
-    i = j = k = 0
+def _merge(a, b, i, j, out):  # pragma: no cover - compiled
+    """The next ``out.size`` (at most) of two sorted, disjoint uint64 arrays merged, from
+    ``a[i:]`` and ``b[j:]``: (the new i, the new j, how many were written)."""
+    k, m = 0, out.size
     na, nb = a.size, b.size
-    while i < na and j < nb:
+    while k < m and i < na and j < nb:
         if a[i] < b[j]:
             out[k] = a[i]
             i += 1
@@ -54,14 +58,29 @@ def _merge(a, b, out):  # pragma: no cover - compiled
             out[k] = b[j]
             j += 1
         k += 1
-    while i < na:
+    while k < m and i < na:
         out[k] = a[i]
         i += 1
         k += 1
-    while j < nb:
+    while k < m and j < nb:
         out[k] = b[j]
         j += 1
         k += 1
+    return i, j, k
+
+
+def merge_files(a: Path, b: Path, out: Path) -> None:
+    """Two sorted runs merged into ``out``, a chunk at a time (the memory used does not grow
+    with the runs), written under a temporary name and renamed into place."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    ka, kb = np.asarray(_read(a, np.uint64)), np.asarray(_read(b, np.uint64))
+    buf = np.empty(min(MERGE_CHUNK, max(1, ka.size + kb.size)), np.uint64)
+    i = j = 0
+    with open(tmp, "wb") as f:
+        while i < ka.size or j < kb.size:
+            i, j, k = _merge(ka, kb, i, j, buf)
+            f.write(memoryview(buf[:k]).cast("B"))
+    os.replace(tmp, out)
 
 
 def _write(path: Path, arr: np.ndarray) -> None:
@@ -158,16 +177,7 @@ class Runs:
             if na > self.merge_ratio * max(nb, 8):
                 return
             out = self.dir / f"R{lo:06d}-{hi:06d}.fps"
-            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-            n = (na + nb) // 8
-            if n:
-                dst = np.memmap(tmp, dtype=np.uint64, mode="w+", shape=(n,))
-                _merge(_read(a, np.uint64), _read(b, np.uint64), dst)
-                dst.flush()
-                del dst
-            else:
-                tmp.touch()
-            os.replace(tmp, out)
+            merge_files(a, b, out)
             for (l2, h2), p in self._ranges().items():  # merged runs inside the new one
                 if p.name.startswith("R") and lo <= l2 and h2 <= hi and (l2, h2) != (lo, hi):
                     p.unlink(missing_ok=True)
