@@ -241,3 +241,4 @@ def test_a_merge_written_in_chunks_is_the_sorted_union(tmp_path, monkeypatch, na
     runs_module.merge_files(tmp_path / "a.fps", tmp_path / "b.fps", tmp_path / "out.fps")
     assert np.fromfile(tmp_path / "out.fps", np.uint64).tolist() == sorted(keys.tolist())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fps", "b.fps", "out.fps"]
+

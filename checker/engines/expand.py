@@ -35,14 +35,17 @@ class Successors:
 
 def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np.ndarray,
            tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
-           dom_inst: np.ndarray, on_chunk=None, chunk: int = CHUNK) -> Successors:
+           dom_inst: np.ndarray, on_chunk=None, chunk: int = CHUNK,
+           expect: float = 2.0) -> Successors:
     """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns True, or
     Ctrl-C). Successors already in ``table`` are dropped, the others inserted. Transition
     predicates set ``tp_row``/``tp_inst`` at their first hit; a step that leaves the declared
-    domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence."""
+    domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence.
+    ``expect``: the successors a row is expected to let through (the buffers start there and
+    double when short)."""
     mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
     n = front.shape[0]
-    cap = max(1024, 2 * n, 2 * mod.ROOM)
+    cap = max(1024, int(expect * n), 2 * mod.ROOM)
     out = np.empty((cap, stride), kernel.dtype)
     err = np.zeros(1, np.int64)
     par = np.empty(cap, np.int32)

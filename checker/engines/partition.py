@@ -142,6 +142,7 @@ def kernel_for(spec, key: str, symmetry: bool = False):
 # -- step 1: expand ------------------------------------------------------------------------------
 
 CHUNK = 1 << 14  # frontier rows per kernel call
+EXPECT = 4.0  # unique successors a frontier row is expected to have (R3 M3 E3 hw: 3.5)
 
 
 def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
@@ -161,8 +162,10 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
         return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0)
     rows = np.ascontiguousarray(rows, kernel.dtype)
     _, dom_row, dom_inst = kernel.error_arrays()
+    # every successor of a row is new to this scratch table unless another row found it: up
+    # to ninst a row; buffers for EXPECT a row cover the models measured without growing
     succ = expand_rows(kernel, rows, VisitedTable(4 * n * 2), tp_active, tp_row, tp_inst,
-                       dom_row, dom_inst, chunk=CHUNK)
+                       dom_row, dom_inst, chunk=CHUNK, expect=min(EXPECT, kernel.ninst))
     dom = {int(c): (int(fps[dom_row[c]]), int(dom_inst[c])) for c in np.flatnonzero(dom_row >= 0)}
     hits = {}
     for j in np.flatnonzero(tp_row >= 0):
