@@ -1,4 +1,4 @@
-"""The shared engine contract, run against the Spark engine in local mode (local[2], 4 partitions):
+"""The shared engine contract, run against the Spark engine in local mode (local[2], 2 partitions):
 MODEL.md's Kafka table in the fast tier, the protocols that are not Kafka in the slow tier.
 
 One SparkContext serves the whole test session (``checker.spark.session`` reuses a running
@@ -8,6 +8,7 @@ context with the same master), so the JVM starts once.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -24,7 +25,10 @@ from hwcheck.checker.run import check  # noqa: E402
 from hwcheck.spec.kafka.params import Params  # noqa: E402
 from helpers import kafka as build  # noqa: E402
 
-SPARK = {"master": "local[2]", "partitions": 4}
+# two partitions on two slots: a job runs many levels (``inbox.run_levels``); FOUR: more
+# partitions than slots, one level a job
+SPARK = {"master": "local[2]", "partitions": 2}
+FOUR = {"master": "local[2]", "partitions": 4}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -57,10 +61,11 @@ def _itf_files(folder):
     Params(2, 2, 3, "hw", "hw"),
     pytest.param(Params(2, 2, 3, "kip-279", "epoch-start", acks="1"), marks=pytest.mark.slow)],
                          ids=lambda p: p.slug())
-def test_spark_and_local_write_identical_traces(tmp_path, params):
+@pytest.mark.parametrize("spark_opts", [SPARK, FOUR], ids=["2-partitions", "4-partitions"])
+def test_spark_and_local_write_identical_traces(tmp_path, params, spark_opts):
     """Same counterexamples, byte for byte, apart from the engine's name in #meta."""
     runs = {}
-    for engine, opts in (("local", {}), ("spark", SPARK)):
+    for engine, opts in (("local", {}), ("spark", spark_opts)):
         out = tmp_path / engine
         report = check(build(params), Options(stop_at_violation=False), engine=engine, out=out,
                        run_name="run", **opts)
@@ -86,7 +91,7 @@ def test_statistics_stay_per_level(tmp_path):
     report = check(build(Params(2, 2, 3, "kip-279", "hw")), Options(stop_at_violation=False),
                    engine="spark", **SPARK)
     st = report.exploration.stats
-    assert st["partitions"] == 4 and st["exchange"] == "inbox" and st["checkpoint"] == "none"
+    assert st["partitions"] == 2 and st["exchange"] == "inbox" and st["checkpoint"] == "none"
     assert st["levels"] == report.exploration.depth + 2  # level 0, then one per level and the last
     assert len(st["level_seconds"]) == st["levels"]
     # the visited sets on disk: fingerprints, parents and actions, 17 bytes a state at least
@@ -103,8 +108,9 @@ def test_merge_policy_and_exchange_change_nothing():
 
     k = Kernel(build(Params(2, 2, 3, "hw", "hw")))
     local = LocalEngine(k, Options(stop_at_violation=False)).run()
-    for opts in ({"merge_ratio": 0.0}, {"merge_ratio": 1e9}, {"exchange": "shuffle"}):
-        spark = SparkEngine(k, Options(stop_at_violation=False), **opts, **SPARK).run()
+    for opts in ({"merge_ratio": 0.0}, {"merge_ratio": 1e9}, {"exchange": "shuffle"},
+                 {"levels_per_job": 1}, {"job_seconds": 0.0}, FOUR):
+        spark = SparkEngine(k, Options(stop_at_violation=False), **dict(SPARK, **opts)).run()
         assert (spark.distinct, spark.generated, spark.depth) == \
             (local.distinct, local.generated, local.depth)
         assert {n: h.path for n, h in spark.hits.items()} == \
@@ -124,7 +130,9 @@ def test_sigterm_keeps_the_violations_with_their_traces(tmp_path):
            "--continue", "--json", "--run-name", "run"]
     proc = subprocess.Popen(cmd + ["--engine", "spark", "--spark-master", "local[2]",
                                    "--out", str(tmp_path / "spark")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, HWCHECK_SPARK_JOB_SECONDS="0.3"))  # jobs of
+    # several levels each, the signal in the middle of one
     for line in proc.stderr:  # under way past the first violations (depth 10)
         if line.strip().startswith("level ") and int(line.split()[1]) > 12:
             break

@@ -6,6 +6,15 @@ parents and actions as they are in memory: no pickling, no JVM), and level L+1's
 the blocks addressed to it, in any order (the merge takes them in source order). Level L+1's
 task also removes the inbox of level L, which no task reads again once level L+1 runs.
 
+One job can run many levels (``run_levels``): a task that finished level L writes its statistics
+(``<store>/d<L>/<i>.stats``, the level's done mark), waits until every partition's are there,
+and goes on to L+1 unless they say the run ends there (no new state, or a hit that stops it, as
+the driver would decide) or the job's budget is spent (``Levels``). Every task reads the same
+files, so all take the same decision. A task that runs again (a retry) finds its done marks and
+takes those levels' statistics from them; a task that waits longer than ``Levels.patience`` for
+the others (their executor lost, and no slot free to run them again) ends its job there, and
+the next job starts from the least level every partition finished.
+
 Every file is written under a temporary name and renamed into place, and its content depends
 only on the levels below, so a task that runs twice (a retry after a lost executor) writes the
 same files; a level's inputs stay until the next level, so a retried task finds them. The
@@ -16,7 +25,10 @@ standalone cluster on one machine), a shared filesystem across machines.
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +102,101 @@ def step_via_inbox(task: LevelTask, index: int) -> dict:
     return stats
 
 
+@dataclass(frozen=True)
+class Levels:
+    """How far one job goes."""
+
+    most: int = 1  # levels a job runs at most (1: one job a level)
+    budget: float = 3.0  # seconds of work a job runs at most (the slowest partition's, summed)
+    patience: float = 30.0  # seconds a task waits for the others, beyond twice its own level
+
+
+def _done(store: str, level: int, index: int) -> Path:
+    return Path(store) / f"d{level:06d}" / f"{index:05d}.stats"
+
+
+def _write_done(store: str, level: int, index: int, stats: dict) -> None:
+    path = _done(store, level, index)
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump(stats, f)
+    os.replace(tmp, path)
+
+
+def _read_done(store: str, level: int, index: int) -> dict | None:
+    try:
+        with open(_done(store, level, index), "rb") as f:
+            return pickle.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def level_stats(store: str, level: int, parts: int, timeout: float) -> list[dict] | None:
+    """Every partition's statistics of ``level``, once all are written; None after
+    ``timeout`` seconds without them."""
+    folder = _done(store, level, 0).parent
+    pause, end = 0.0005, time.monotonic() + timeout
+    while True:
+        try:
+            n = sum(1 for name in os.listdir(folder) if name.endswith(".stats"))
+        except FileNotFoundError:
+            n = 0
+        if n >= parts:
+            return [_read_done(store, level, i) for i in range(parts)]
+        if time.monotonic() > end:
+            return None
+        time.sleep(pause)
+        pause = min(2 * pause, 0.005)
+
+
+def _stopping_hits(task: LevelTask, state: list[dict] | None, trans: list[dict] | None) -> bool:
+    """Whether the driver stops the run once it has read the state predicates' hits of one
+    level (``state``) and the transition predicates' hits of the level before (``trans``)."""
+    if not task.stops:
+        return False
+    sp, tp = task.stops
+    return (any(j in sp for s in state for j in s["sp"]) or any(s["dom_sp"] for s in state)
+            or any(j in tp for s in trans or () for j in s["tp"])
+            or any(s["dom_tp"] for s in trans or ()))
+
+
+def step_level(task: LevelTask, index: int) -> dict:
+    """``step_via_inbox`` once per level: a level this partition finished before (a task run
+    again) gives back its statistics."""
+    done = _read_done(task.store, task.level, index)
+    if done is not None:
+        return done
+    stats = step_via_inbox(task, index)
+    _write_done(task.store, task.level, index, stats)
+    return stats
+
+
+def run_levels(task: LevelTask, index: int, levels: Levels) -> list[dict]:
+    """Partition ``index``'s levels from ``task.level`` on, while every partition's statistics
+    say the driver would go on (see the module's docstring): their statistics, one a level."""
+    out: list[dict] = []
+    before = None if task.level == 0 else \
+        level_stats(task.store, task.level - 1, task.parts, levels.patience)
+    work = 0.0
+    while True:
+        started = time.monotonic()
+        out.append(step_level(task, index))
+        if len(out) >= levels.most:
+            return out
+        wait = levels.patience + 2 * (time.monotonic() - started)
+        now = level_stats(task.store, task.level, task.parts, wait)
+        if now is None:
+            return out
+        work += max(s["merge_seconds"] + s["expand_seconds"] for s in now)
+        if (work >= levels.budget or sum(s["new"] for s in now) == 0
+                or _stopping_hits(task, now, before)):
+            return out
+        before = now
+        task = replace(task, level=task.level + 1)
+
+
 def remove_inboxes(store: str) -> None:
-    for p in Path(store).glob("x*"):
-        shutil.rmtree(p, ignore_errors=True)
+    for pattern in ("x*", "d*"):
+        for p in Path(store).glob(pattern):
+            shutil.rmtree(p, ignore_errors=True)

@@ -233,6 +233,8 @@ class LevelTask:
     store: str = ""  # the folder of the partitions' visited sets (``runs_of``)
     level: int = 0  # the BFS level whose candidates the tasks merge
     merge_ratio: float = MERGE_RATIO  # the runs' merge policy (``checker.engines.runs``)
+    stops: tuple = ()  # (state predicates, transition predicates) whose hit ends the run, as
+    # index tuples; a read outside the domains ends it too; () with --continue
 
     def kernel(self):
         return kernel_for(self.spec, self.kernel_key, self.symmetry)

@@ -136,10 +136,14 @@ class LevelEngine:
         self.spec_id = SpecRef.of(kernel.spec) or kernel.spec
 
     def _task(self) -> LevelTask:
+        props = self.props
+        stops = () if not self.opts.stop_at_violation else (
+            tuple(j for j, (_, _, kind) in enumerate(props.state) if kind != "reachable"),
+            tuple(j for j, (_, _, kind) in enumerate(props.transition) if kind != "reachable"))
         return LevelTask(self.spec_id, self.kernel.key, self.backend.parts,
-                         tuple(bool(x) for x in self.props.state_active),
-                         tuple(bool(x) for x in self.props.trans_active),
-                         self.kernel.symmetric)
+                         tuple(bool(x) for x in props.state_active),
+                         tuple(bool(x) for x in props.trans_active),
+                         self.kernel.symmetric, stops=stops)
 
     def run(self) -> Exploration:
         ex = None

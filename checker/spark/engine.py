@@ -12,7 +12,13 @@ states). How the candidate blocks travel (``exchange``):
 - ``"inbox"`` (the default): as raw array files in the store folder (``checker.engines.inbox``).
   The job is one stage over no data (``parallelize(range(parts))``), its statistics come back by
   ``collect``, and no RDD is kept between levels: a lost executor's task runs again elsewhere,
-  reads the same inbox and rewrites identical files.
+  reads the same inbox and rewrites identical files. A job runs level after level
+  (``inbox.run_levels``) while the partitions' statistics, shared through the store, say the
+  driver would go on, up to ``levels_per_job`` levels and ``job_seconds`` of work: Spark's fixed
+  cost of a job (~0.1 s on this machine, mostly launching its tasks) is paid once for many
+  levels. The driver hands the levels' statistics to the level loop one level at a time, as if
+  each were a job of its own; levels a job ran past the point where the loop stops (a limit
+  only the driver knows) are not counted.
 - ``"shuffle"``: pickled ``(owner, block)`` pairs through ``partitionBy`` (identity on the
   owner); the JVM caches the shuffled result as the next level's ``cur``, persisted with its
   lineage cut: local checkpoints on a local master; on a cluster, a reliable checkpoint every
@@ -41,6 +47,7 @@ from hwcheck.checker.engines import inbox
 from hwcheck.checker.spark import session
 from hwcheck.checker.spark.stops import Stops
 
+JOB_SECONDS = 3.0  # work a job does before the driver takes stock (progress, limits, Ctrl-C)
 EXCHANGES = ("inbox", "shuffle")  # the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
 
 
@@ -87,9 +94,9 @@ def _warm(task: LevelTask, index: int, iterator):
     return iter([])
 
 
-def _step_inbox(task: LevelTask, index: int, iterator):
+def _run_levels(task: LevelTask, levels: inbox.Levels, index: int, iterator):
     _drain(iterator)
-    return iter([(index, inbox.step_via_inbox(task, index))])
+    return iter([(index, inbox.run_levels(task, index, levels))])
 
 
 def _lookup(task: LevelTask, fps, index: int, iterator):
@@ -101,7 +108,8 @@ class SparkBackend(Backend):
     def __init__(self, master: str, parts: int, checkpoint: str | None = None,
                  checkpoint_every: int = 8, checkpoint_dir: str | None = None,
                  store: str | None = None, merge_ratio: float | None = None,
-                 exchange: str = "inbox"):
+                 exchange: str = "inbox", levels_per_job: int = 256,
+                 job_seconds: float | None = None):
         if exchange not in EXCHANGES:
             raise ValueError(f"exchange {exchange!r}: expected one of {', '.join(EXCHANGES)}")
         self.master = master
@@ -121,6 +129,10 @@ class SparkBackend(Backend):
                 d = tempfile.mkdtemp(prefix="hwcheck-checkpoints-")
             self.sc.setCheckpointDir(d)
         self.cur = None
+        if job_seconds is None:
+            job_seconds = float(os.environ.get("HWCHECK_SPARK_JOB_SECONDS", JOB_SECONDS))
+        self.levels = inbox.Levels(max(1, levels_per_job), job_seconds)
+        self.ready: list[tuple[int, list]] = []  # (level, statistics) a job ran ahead
         self.task: LevelTask | None = None
         self.jobs = 0
         self.stops = Stops(self.sc)  # Ctrl-C and SIGTERM cancel the job, never cut a py4j call
@@ -166,13 +178,23 @@ class SparkBackend(Backend):
         n, prev = self.parts, self.cur
         self.task = task = self.level_task(task)
         if self.exchange == "inbox":
-            got = dict(self._tasks(partial(_step_inbox, task)).collect())
-            self.jobs += 1
+            if not self.ready or self.ready[0][0] != task.level:
+                # several levels a job only while every partition's task can run at once:
+                # a task waits for all the others at the end of each level
+                levels = self.levels if session.task_slots(self.sc) >= n else inbox.Levels(1)
+                got = dict(self._tasks(partial(_run_levels, task, levels)).collect())
+                self.jobs += 1
+                missing = [i for i in range(n) if not got.get(i)]
+                if missing:
+                    raise RuntimeError(f"no statistics from partition(s) {missing}")
+                done = min(len(v) for v in got.values())  # the levels every partition finished
+                if done < max(len(v) for v in got.values()):
+                    self.levels = inbox.Levels(1)  # a task gave up waiting (an executor lost):
+                    # one level a job from here on
+                self.ready = [(task.level + j, [got[i][j] for i in range(n)])
+                              for j in range(done)]
             self.next_level += 1
-            missing = [i for i in range(n) if i not in got]
-            if missing:
-                raise RuntimeError(f"no statistics from partition(s) {missing}")
-            return [got[i] for i in range(n)]
+            return self.ready.pop(0)[1]
         acc = self.sc.accumulator({}, _Keyed())
         cur = prev.mapPartitionsWithIndex(partial(_step, task, acc)).partitionBy(n, _by_owner)
         self.next_level += 1

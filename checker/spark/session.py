@@ -162,3 +162,21 @@ def peak_rss_of(pid: int | None) -> int:
     except OSError:
         pass
     return 0
+
+
+def task_slots(sc) -> int:
+    """How many tasks can run at once now: local[N]'s N; on a cluster, the cores of the
+    executors registered now over spark.task.cpus. 0 if it cannot be told."""
+    master = sc.master
+    try:
+        if is_local(master):
+            inside = master[len("local["):-1] if master.startswith("local[") else "1"
+            n = inside.split(",")[0]
+            return (os.cpu_count() or 1) if n == "*" else int(n)
+        per_task = int(sc.getConf().get("spark.task.cpus", "1"))
+        execs = sc._jsc.sc().statusStore().executorList(True)
+        cores = sum(execs.apply(i).totalCores() for i in range(execs.size())
+                    if execs.apply(i).id() != "driver")
+        return cores // max(1, per_task)
+    except Exception:  # noqa: BLE001 - unknown: the caller runs one level a job
+        return 0
