@@ -26,6 +26,8 @@ import statistics
 import subprocess
 import sys
 
+from hwcheck.checker.spark.engine import JOB_SECONDS  # a job's work before the driver takes stock
+
 EXPECTED = (6_168_544, 29_257_761, 58)
 LARGE_EXPECTED = {(3, 3, 3, "hw"): 67_917_067}  # MODEL.md
 BASE = dict(replicas=3, max_offset=2, max_epoch=3, truncation="hw", isr_expansion="hw")
@@ -108,16 +110,16 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int,
     lsec, ssec = med(loc, lambda r: r["seconds"]), med(spk, lambda r: r["seconds"])
     inp = run_once(params, "inprocess", parts=parts) if in_process else None
     levels = s0["levels"]
-    per_level = med(spk, lambda r: statistics.median(r["level_seconds"]))
     task = med(spk, lambda r: r["task_merge_seconds"] + r["task_expand_seconds"])
-    # the part of each level no task accounts for: wall minus the slowest task
-    overhead = med(spk, lambda r: statistics.median(t[0] - t[1] for t in r["level_tasks"]))
+    # the time no task accounts for, a level on average: the wall time of the levels (a job's
+    # time falls on the level that ran it) minus each level's slowest task
+    overhead = med(spk, lambda r: sum(t[0] - t[1] for t in r["level_tasks"]) / r["levels"])
+    jobs = med(spk, lambda r: r["jobs"])
     l_ns = lsec / l0["generated"] * 1e9
     s_ns = task / s0["generated"] * 1e9
     res = dict(name=name, params=params, distinct=l0["distinct"], generated=l0["generated"],
                depth=l0["depth"], local_seconds=lsec, spark_seconds=ssec, levels=levels,
-               spark_seconds_per_level=ssec / levels, spark_median_level=per_level,
-               level_overhead=overhead,
+               spark_seconds_per_level=ssec / levels, jobs=jobs, level_overhead=overhead,
                local_states_per_s=l0["distinct"] / lsec, spark_states_per_s=s0["distinct"] / ssec,
                local_ns_per_transition=l_ns, executor_ns_per_transition=s_ns,
                states_per_core_second=s0["distinct"] / task,
@@ -136,7 +138,7 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int,
     print(f"  {'':28}{'local (1 worker)':>18}{f'spark {master}':>18}")
     print(f"  {'total seconds':28}{lsec:>18.2f}{ssec:>18.2f}")
     print(f"  {'seconds per level':28}{lsec / levels:>18.3f}{ssec / levels:>18.3f}"
-          f"   (median level {per_level:.3f} s, of which {overhead:.3f} s outside the tasks)")
+          f"   ({jobs:.0f} Spark jobs; {overhead:.3f} s a level outside the tasks)")
     print(f"  {'distinct states/s':28}{res['local_states_per_s']:>18,.0f}"
           f"{res['spark_states_per_s']:>18,.0f}   "
           f"({100 * res['spark_states_per_s'] / res['local_states_per_s']:.0f}% of local)")
@@ -160,10 +162,12 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int,
     return res
 
 
-def fixed_cost(parts: int, master: str) -> float:
-    """Median seconds per level of the tiny configuration: Spark's fixed cost of a level."""
-    r = run_once(TINY, "spark", master, parts)
-    return statistics.median(r["level_seconds"])
+def fixed_cost(parts: int, master: str, one_level_a_job: bool) -> float:
+    """Seconds a level of the tiny configuration: with one level a job, Spark's fixed cost of a
+    job; with many levels a job, the cost of the partitions' meeting between two levels."""
+    env = {"HWCHECK_SPARK_JOB_SECONDS": "0"} if one_level_a_job else None
+    r = run_once(TINY, "spark", master, parts, env)
+    return r["seconds"] / r["levels"]
 
 
 PRICE_CORE_HOUR = 0.045  # USD, an on-demand compute-optimised vCPU hour (assumption)
@@ -172,21 +176,25 @@ SHARED_BYTES_S = 5e9  # the shared filesystem's aggregate bandwidth, bytes/s (as
 TARGET = 10 ** 10
 
 
-def project(f2: float, f8: float, big: dict) -> None:
+def project(f2: float, f8: float, sync: float, big: dict) -> None:
     """A 10^10-state run on N one-core executors, from the measured figures. Per level: the
     fixed cost (two measured points, linear in the tasks); the states over N cores at the
     measured states per core-second; the visited check's pass over each executor's runs (the
     probes are sorted, so a level reads its runs once: 8 bytes a visited state, at an assumed
     disk speed, when the runs outgrow the page cache); the inbox through a shared filesystem
     (written and read once, at an assumed aggregate bandwidth). The depth is assumed twice the
-    large configuration's; the visited set grows linearly over the levels (half on average)."""
+    large configuration's; the visited set grows linearly over the levels (half on average).
+    A job runs levels for JOB_SECONDS of work, so the fixed cost of a job is paid once for
+    that much work (at least once a level once a level outgrows it); the levels inside a job
+    each cost the partitions' meeting, measured on one machine."""
     per_task = max(0.0, (f8 - f2) / 6)
     base = f2 - 2 * per_task
     levels = 2 * big["levels"]
     rate = big["states_per_core_second"]
     xb = big["exchanged_bytes_per_state"]
-    print(f"\n== model inputs: fixed cost {f2:.3f} s a level at 2 partitions, {f8:.3f} s at 8 "
-          f"({1000 * per_task:.1f} ms a task more); {rate:,.0f} states per core-second; "
+    print(f"\n== model inputs: fixed cost {f2:.3f} s a job at 2 partitions, {f8:.3f} s at 8 "
+          f"({1000 * per_task:.1f} ms a task more), {1000 * sync:.1f} ms a level inside a job; "
+          f"{rate:,.0f} states per core-second; "
           f"{xb:.0f} B exchanged and {big['disk_bytes_per_state']:.1f} B on disk per state; "
           f"driver {big['driver_bytes_per_level'] / 1024:,.0f} KiB a level")
     print(f"== projection: {TARGET:.0e} states, {levels} levels (assumed), "
@@ -195,8 +203,9 @@ def project(f2: float, f8: float, big: dict) -> None:
     print(f"  {'N':>5}{'fixed s':>9}{'work s':>9}{'scan s':>9}{'inbox s':>9}{'wall h':>8}"
           f"{'cost $':>8}{'inbox files/level':>19}{'disk/exec':>11}")
     for n in (8, 64, 256):
-        fixed = levels * (base + n * per_task)
         work = TARGET / (rate * n)
+        jobs = min(levels, max(1.0, work / JOB_SECONDS) + 1)
+        fixed = jobs * (base + n * per_task) + levels * sync
         scan = levels * (TARGET / 2 / n * 8) / DISK_BYTES_S
         inbox_s = 2 * TARGET * xb / SHARED_BYTES_S
         wall = fixed + work + scan + inbox_s
@@ -221,9 +230,10 @@ def main() -> int:
     os.environ.setdefault("HWCHECK_SPARK_DRIVER_MEMORY", "2g")
     print(f"hwcheck bench-spark: Spark {a.master}, {a.partitions} partitions, "
           f"next to the local engine with one worker")
-    f2, f8 = fixed_cost(2, a.master), fixed_cost(8, a.master)
-    print(f"\n== fixed cost per level (tiny, {TINY}): {f2:.3f} s at 2 partitions, "
-          f"{f8:.3f} s at 8")
+    f2, f8 = fixed_cost(2, a.master, True), fixed_cost(8, a.master, True)
+    sync = fixed_cost(2, a.master, False)
+    print(f"\n== fixed cost (tiny, {TINY}): one level a job {f2:.3f} s a level at 2 partitions, "
+          f"{f8:.3f} s at 8; many levels a job {sync:.3f} s a level at 2 partitions")
     results = [compare("R3 M2 E3 hw", BASE, a.runs, a.master, a.partitions, in_process=True)]
     base = results[-1]
     if (base["distinct"], base["generated"], base["depth"]) != EXPECTED:
@@ -249,10 +259,11 @@ def main() -> int:
         results.append(big)
     else:
         big = base
-    project(f2, f8, big)
+    project(f2, f8, sync, big)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(fixed_cost={"2": f2, "8": f8}, results=results), f, indent=1)
+            json.dump(dict(fixed_cost={"2": f2, "8": f8, "sync": sync}, results=results), f,
+                      indent=1)
     return 0
 
 
