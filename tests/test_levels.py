@@ -56,7 +56,7 @@ def test_a_task_run_again_gives_back_the_levels_it_finished(tmp_path):
 
 def test_the_job_stops_where_the_driver_stops(tmp_path):
     k, task = level_task(tmp_path, stop_at_violation=True)
-    assert task.stops and task.stops[0]  # the hw model's state invariants stop the run
+    assert task.rule.first_hit and "invariant" in task.kinds[0]  # the hw model's invariants stop it
     driver = LevelEngine(k, Options(stop_at_violation=True), InProcessBackend(PARTS)).run()
     assert driver.hits and driver.stop_reason == "stopped at the first violation"
     got = run_all(task)

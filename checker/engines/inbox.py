@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from hwcheck.checker.engines.partition import Batch, LevelTask, initial_part, step_part
+from hwcheck.checker.search.stop import StopRule
 
 _HEADER = 4  # int64s: states, row width, row item size, action item size
 
@@ -150,15 +151,16 @@ def level_stats(store: str, level: int, parts: int, timeout: float) -> list[dict
         pause = min(2 * pause, 0.005)
 
 
-def _stopping_hits(task: LevelTask, state: list[dict] | None, trans: list[dict] | None) -> bool:
+def _stopping_hits(task: LevelTask, state: list[dict], trans: list[dict] | None) -> bool:
     """Whether the driver stops the run once it has read the state predicates' hits of one
-    level (``state``) and the transition predicates' hits of the level before (``trans``)."""
-    if not task.stops:
-        return False
-    sp, tp = task.stops
-    return (any(j in sp for s in state for j in s["sp"]) or any(s["dom_sp"] for s in state)
-            or any(j in tp for s in trans or () for j in s["tp"])
-            or any(s["dom_tp"] for s in trans or ()))
+    level (``state``) and the transition predicates' hits of the level before (``trans``):
+    the run's stop rule, asked with the kinds of those hits."""
+    rule = task.rule or StopRule(first_hit=False)
+    sk, tk = task.kinds
+    kinds = ([sk[j] for s in state for j in s["sp"]] + ["domain" for s in state if s["dom_sp"]]
+             + [tk[j] for s in trans or () for j in s["tp"]]
+             + ["domain" for s in trans or () if s["dom_tp"]])
+    return rule.after_level(sum(s["new"] for s in state), kinds)
 
 
 def step_level(task: LevelTask, index: int) -> dict:
@@ -189,8 +191,7 @@ def run_levels(task: LevelTask, index: int, levels: Levels) -> list[dict]:
         if now is None:
             return out
         work += max(s["merge_seconds"] + s["expand_seconds"] for s in now)
-        if (work >= levels.budget or sum(s["new"] for s in now) == 0
-                or _stopping_hits(task, now, before)):
+        if work >= levels.budget or _stopping_hits(task, now, before):
             return out
         before = now
         task = replace(task, level=task.level + 1)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
+from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
                                                  interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
@@ -27,13 +27,17 @@ from hwcheck.checker.engines.parallel import PartitionedTable, Workers
 from hwcheck.checker.engines.spill import (Frontier, LevelStore, NextLevel, WorkDir,
                                            bucket_count, record_dtype)
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
+from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 
 
 PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
 
 
-class LocalEngine:
+class LocalEngine(LevelSource):
+    """The local engine: a level source for the search driver (``checker.search.driver``)."""
+
     name = "local"
 
     def __init__(self, kernel: Kernel, opts: Options, workers: int = 1):
@@ -47,17 +51,28 @@ class LocalEngine:
         self.pool: Workers | None = None
 
     def run(self) -> Exploration:
+        return search(self, self.opts.stop_rule(), self.opts.report)
+
+    # -- the level source ------------------------------------------------------------------
+
+    def exploration(self) -> Exploration:
+        return Exploration(self.name, checked=self.props.checked, exact=self.opts.exact,
+                           symmetry=self.kernel.symmetric)
+
+    def prepare(self) -> None:
         part = ("exact" if self.opts.exact else "local" if self.workers == 1
                 else f"parallel-{self.workers}")
         self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
             self.pool = Workers(self.kernel, self.workers)
-        try:
-            return self._run()
-        finally:
-            if self.pool is not None:
-                self.pool.close()
-                self.pool = None
+        self.base_rss = current_rss_bytes()
+        self.work = WorkDir(self.opts.workdir)
+        self.rec = record_dtype(self.kernel.stride, self.kernel.dtype, self.act_dtype)
+        self.store = LevelStore(self.work, self.rec)
+        self.front_peak = 0
+        self.front: Frontier | None = None
+        self.table = None
+        self.levels: list = []
 
     def _new_table(self, fps: np.ndarray | None = None):
         """The visited set: one table, or one per worker; holding ``fps`` (a checkpoint's)."""
@@ -66,104 +81,93 @@ class LocalEngine:
         return PartitionedTable.of(self.workers, fps) if self.workers > 1 else \
             VisitedTable.of(fps)
 
-    def _run(self) -> Exploration:
+    def start(self, ex: Exploration, progress: Progress) -> LevelResult:
         k, opts, props = self.kernel, self.opts, self.props
-        progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked, exact=opts.exact,
-                         symmetry=k.symmetric)
-        base_rss = current_rss_bytes()
-        work = WorkDir(opts.workdir)
-        rec = record_dtype(k.stride, k.dtype, self.act_dtype)
-        store = LevelStore(work, rec)
-
-        ckpt, ident = None, checkpoint.identity(k)
+        self.ckpt, ident = None, checkpoint.identity(k)
+        nt = max(len(props.transition), 1)
+        self.tp_row = np.full(nt, -1, np.int64)
+        self.tp_inst = np.full(nt, -1, np.int64)
         if opts.resume is not None:
-            snap, ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
-            ckpt.every = opts.checkpoint_every
-            table = self._new_table(snap.fingerprints)
-            levels, front = snap.levels, Frontier.of(work, snap.front)
+            snap, self.ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
+            self.ckpt.every = opts.checkpoint_every
+            self.table = self._new_table(snap.fingerprints)
+            self.levels, self.front = snap.levels, Frontier.of(self.work, snap.front)
             ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
             ex.hits, ex.checked = snap.hits, snap.checked
             props.state_active[:], props.trans_active[:] = snap.state_active, snap.trans_active
             progress.offset = snap.seconds
-            snap = None
+            return LevelResult()
+        if opts.checkpoint is not None:
+            self.ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
+        init = k.start.reshape(1, -1).copy()  # canonical under symmetry
+        fp0 = k.fingerprint(init[0])
+        if opts.exact:
+            self.table = ExactTable(k.stride, k.dtype)
+            self.table.add_row(fp0, init[0])
         else:
-            if opts.checkpoint is not None:
-                ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
-            init = k.start.reshape(1, -1).copy()  # canonical under symmetry
-            fp0 = k.fingerprint(init[0])
-            if opts.exact:
-                table = ExactTable(k.stride, k.dtype)
-                table.add_row(fp0, init[0])
-            else:
-                table = self._new_table()
-                table.add(fp0)
-            levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
-                            np.zeros(1, self.act_dtype))]
-            ex.distinct = 1
-            self._record_state_hits(self._state_hits(init, 0), 0, levels, ex)
-            front = Frontier.of(work, init)
-        nt = max(len(props.transition), 1)
-        tp_row = np.full(nt, -1, np.int64)
-        tp_inst = np.full(nt, -1, np.int64)
-        front_peak = 0
-        try:
-            while len(front):
-                ex.seconds = progress.elapsed()
-                if opts.should_stop(ex):
-                    break
-                if ckpt is not None and ckpt.due():  # a level boundary: a consistent point
-                    ckpt.write(checkpoint.Snapshot(
-                        table.fingerprints(), levels, front.rows(), ex.distinct, ex.generated,
-                        ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
-                        ex.seconds))
-                depth = len(levels) - 1
-                nxt = NextLevel(work, bucket_count(2 * len(front), rec.itemsize), rec)
-                stopped = self._expand(front, nxt, table, tp_row, tp_inst, ex, progress,
-                                       depth, levels)
-                front.drop()
-                hits: list = []
-                level, front = nxt.finish(
-                    store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
-                front_peak = max(front_peak, nxt.buckets.nbytes)
-                if len(level):
-                    levels.append(level)
-                    ex.distinct += len(level)
-                    ex.depth = depth + 1
-                    self._record_state_hits(hits, depth + 1, levels, ex)
-                progress.tick(depth + 1, ex.distinct, len(level))
-                if stopped:
-                    ex.stop_reason = stopped
-                    break
-            else:
-                ex.complete = True
-        except (KeyboardInterrupt, MemoryError) as e:
-            ex.complete = False
-            ex.stop_reason = interrupt_reason(e)
-        finally:
-            # the level files stay readable through the store's open files (traces read
-            # them); the disk they take is given back when the levels are let go of
-            work.close()
-        front = None  # free the frontier before traces are built (out of memory)
-        ex.seconds = progress.elapsed()
-        peak = peak_rss_bytes()
-        ex.stats.update(
-            workers=self.workers, peak_rss=peak, base_rss=base_rss, table_bytes=table.nbytes,
-            level_bytes=store.count * (rec["fp"].itemsize + rec["par"].itemsize
-                                       + rec["act"].itemsize),
-            disk_bytes=work.peak_bytes,
-            frontier_bytes=front_peak,
-            bytes_per_state=peak / max(ex.distinct, 1),
-            explore_bytes_per_state=max(peak - base_rss, 0) / max(ex.distinct, 1))
-        self.levels = levels
-        return ex
+            self.table = self._new_table()
+            self.table.add(fp0)
+        self.levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
+                             np.zeros(1, self.act_dtype))]
+        self.front = Frontier.of(self.work, init)
+        return LevelResult(new=1, found=self._found(self._state_hits(init, 0), 0))
 
-    def _expand(self, front: Frontier, nxt: NextLevel, table, tp_row, tp_inst,
-                ex: Exploration, progress: Progress, depth: int, levels: list[Level]) -> str:
+    def frontier(self) -> int:
+        return len(self.front) if self.front is not None else 0
+
+    def expand(self, depth: int, ex: Exploration, progress: Progress,
+               rule: StopRule) -> LevelResult:
+        props, front = self.props, self.front
+        if self.ckpt is not None and self.ckpt.due():  # a level boundary: a consistent point
+            self.ckpt.write(checkpoint.Snapshot(
+                self.table.fingerprints(), self.levels, front.rows(), ex.distinct, ex.generated,
+                ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
+                ex.seconds))
+        nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec)
+        out = LevelResult()
+        out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
+        front.drop()
+        hits: list = []
+        level, self.front = nxt.finish(
+            self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+        self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
+        if len(level):
+            self.levels.append(level)
+            out.new = len(level)
+            out.found += self._found(hits, depth + 1)
+        return out
+
+    def paths(self, targets: dict) -> dict:
+        return dict(targets)  # the local engine's targets are paths already
+
+    def finish(self, ex: Exploration) -> None:
+        # the level files stay readable through the store's open files (traces read them); the
+        # disk they take is given back when the levels are let go of
+        self.work.close()
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        self.front = None  # free the frontier before traces are built (out of memory)
+        peak, rec, table = peak_rss_bytes(), self.rec, self.table
+        ex.stats.update(
+            workers=self.workers, peak_rss=peak, base_rss=self.base_rss,
+            table_bytes=table.nbytes if table is not None else 0,
+            level_bytes=self.store.count * (rec["fp"].itemsize + rec["par"].itemsize
+                                            + rec["act"].itemsize),
+            disk_bytes=self.work.peak_bytes,
+            frontier_bytes=self.front_peak,
+            bytes_per_state=peak / max(ex.distinct, 1),
+            explore_bytes_per_state=max(peak - self.base_rss, 0) / max(ex.distinct, 1))
+
+    # -- one level ---------------------------------------------------------------------------
+
+    def _expand(self, front: Frontier, nxt: NextLevel, out: LevelResult, ex: Exploration,
+                progress: Progress, rule: StopRule, depth: int) -> str:
         """Expand one level, bucket by bucket, into ``nxt``; returns why it stopped early
         ('' if it did not)."""
         stopped = ""
         total = len(front)
+        tp_row, tp_inst, table = self.tp_row, self.tp_inst, self.table
         _, dom_row, dom_inst = self.kernel.error_arrays()
         for off, rows in front.take():
             if not rows.shape[0]:
@@ -173,20 +177,19 @@ class LocalEngine:
                 nonlocal stopped
                 found = ex.distinct + nxt.count + written
                 progress.tick(depth, found, total - off - next_row)
-                stopped = self.opts.limit_reached(found, progress.elapsed())
+                stopped = rule.limit(found, progress.elapsed())
                 return bool(stopped)
 
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
                                        dom_row, dom_inst, on_chunk)
-                nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
             else:
                 new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
                              dom_row, dom_inst, on_chunk)
-                nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
-            ex.generated += new.generated
-            self._domain_hits(dom_row, dom_inst, depth, levels, ex, off)
-            self._transition_hits(rows, off, depth, levels, tp_row, tp_inst, ex)
+            nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
+            out.generated += new.generated
+            out.found += self._domain_hits(dom_row, dom_inst, depth, off)
+            out.found += self._transition_hits(rows, off, depth, tp_row, tp_inst)
             if new.interrupted is not None:
                 stopped = interrupt_reason(new.interrupted)
             if stopped:
@@ -217,36 +220,33 @@ class LocalEngine:
             props.state_active[j] = False
         return found
 
-    def _record_state_hits(self, found, depth: int, levels: list[Level],
-                           ex: Exploration) -> None:
-        for name, kind, index in found:
-            if kind == "domain":
-                if name in ex.hits:
-                    continue
-                ex.checked.append((name, "domain"))
-            ex.hits[name] = Hit(name, kind, depth, path_to(levels, depth, index))
+    def _found(self, hits: list[tuple[str, str, int]], depth: int) -> list[Found]:
+        """The state hits of level ``depth`` (name, kind, position) with their paths."""
+        return [Found(name, kind, depth, path_to(self.levels, depth, index))
+                for name, kind, index in hits]
 
-    def _domain_hits(self, dom_row, dom_inst, depth: int, levels, ex: Exploration,
-                     off: int) -> None:
+    def _domain_hits(self, dom_row, dom_inst, depth: int, off: int) -> list[Found]:
         """Steps that left the declared domains: a hit each, whose path ends with the step
         (it has no successor, hence no fingerprint)."""
+        out = []
         for c in np.flatnonzero(dom_row >= 0):
             name = self.kernel.domain_errors.name(int(c))
-            if name not in ex.hits:
-                path = path_to(levels, depth, off + int(dom_row[c])) + [(int(dom_inst[c]), None)]
-                ex.hits[name] = Hit(name, "domain", depth + 1, path)
-                ex.checked.append((name, "domain"))
+            path = path_to(self.levels, depth, off + int(dom_row[c])) + [(int(dom_inst[c]), None)]
+            out.append(Found(name, "domain", depth + 1, path))
+        dom_row[:] = -1  # reported: the next bucket's rows are at another offset
+        return out
 
-    def _transition_hits(self, rows, off: int, depth: int, levels, tp_row, tp_inst, ex) -> None:
+    def _transition_hits(self, rows, off: int, depth: int, tp_row, tp_inst) -> list[Found]:
         """Transition properties first hit in ``rows`` (at ``off`` in the level)."""
-        props = self.props
+        props, out = self.props, []
         for j in np.flatnonzero(tp_row >= 0):
             if not props.trans_active[j]:
                 continue
             name, _, kind = props.transition[j]
             inst, row = int(tp_inst[j]), int(tp_row[j])
             succ = self.kernel.step(inst, rows[row])
-            path = path_to(levels, depth, off + row) + [(inst, self.kernel.state_fingerprint(succ))]
-            ex.hits[name] = Hit(name, kind, depth + 1, path)
+            path = path_to(self.levels, depth, off + row) + [
+                (inst, self.kernel.state_fingerprint(succ))]
+            out.append(Found(name, kind, depth + 1, path))
             props.trans_active[j] = False
-
+        return out

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.checker.engines.exploration import Exploration, current_rss_bytes
+from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 
 
@@ -29,30 +29,10 @@ class Options:
     symmetry: bool = False  # one state per orbit of the protocol's declared symmetry
     report: object = None  # progress callback (a line of text)
 
-    def should_stop(self, ex: Exploration) -> bool:
-        """Whether to stop before the next level; sets ``ex.stop_reason`` when so."""
-        if self.stop_at_violation and any(h.kind != "reachable" for h in ex.hits.values()):
-            ex.stop_reason = "stopped at the first violation"
-            return True
-        reason = self.limit_reached(ex.distinct, ex.seconds)
-        if reason:
-            ex.stop_reason = reason
-            return True
-        return False
-
-    def limit_reached(self, distinct: int, seconds: float) -> str:
-        """The limit a run has reached with ``distinct`` states after ``seconds`` ('' if
-        none). Cheap enough to ask between kernel calls."""
-        if self.max_states is not None and distinct >= self.max_states:
-            return f"reached --max-states {self.max_states:,}"
-        if self.max_seconds is not None and seconds >= self.max_seconds:
-            return f"reached --max-seconds {self.max_seconds:g}"
-        if self.max_memory is not None:
-            rss = current_rss_bytes()
-            if rss >= self.max_memory:
-                return (f"reached --max-memory {self.max_memory / 2**20:,.0f} MiB "
-                        f"(resident {rss / 2**20:,.0f} MiB)")
-        return ""
+    def stop_rule(self) -> StopRule:
+        """When the search stops (``checker.search.stop``)."""
+        return StopRule(self.stop_at_violation, self.max_states, self.max_seconds,
+                        self.max_memory)
 
 
 class PropertySet:

@@ -45,6 +45,7 @@ from hwcheck.checker.engines.expand import expand as expand_rows
 from hwcheck.checker.engines.fpsort import first_index, owner_order, take_rows
 from hwcheck.checker.engines.runs import MERGE_RATIO, Runs
 from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.search.stop import StopRule
 
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
 
@@ -233,8 +234,8 @@ class LevelTask:
     store: str = ""  # the folder of the partitions' visited sets (``runs_of``)
     level: int = 0  # the BFS level whose candidates the tasks merge
     merge_ratio: float = MERGE_RATIO  # the runs' merge policy (``checker.engines.runs``)
-    stops: tuple = ()  # (state predicates, transition predicates) whose hit ends the run, as
-    # index tuples; a read outside the domains ends it too; () with --continue
+    rule: StopRule | None = None  # the run's stop rule (a task running several levels asks it)
+    kinds: tuple = ((), ())  # the kinds of the (state, transition) predicates, by index
 
     def kernel(self):
         return kernel_for(self.spec, self.kernel_key, self.symmetry)

@@ -6,12 +6,11 @@ statistics (counts and each property's best hit per partition), never the state 
 Spark engine is this driver over the Spark backend; ``InProcessBackend`` runs the same steps in
 one process, so the whole algorithm is tested without a JVM.
 
-Stopping rules, property selection and the canonical choices are the local engine's
-(``checker.engines.local``): a run stops before expanding a level once a violation is known
-(``stop_at_violation``) or ``max_states`` distinct states are reached; a state property's
-witness is the least hitting fingerprint on the first level with a hit, and a transition
-property's is the least (parent fingerprint, action). One difference: ``max_states`` is checked
-between levels, so a limited run finishes the level that crosses the limit.
+The loop, its stop rule and the property bookkeeping are the search driver's
+(``checker.search``), as for the local engine; a state property's witness is the least hitting
+fingerprint on the first level with a hit, and a transition property's is the least (parent
+fingerprint, action). One difference: limits are checked between levels only, so a limited run
+finishes the level that crosses the limit.
 """
 
 from __future__ import annotations
@@ -22,9 +21,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from hwcheck.checker.engines.exploration import (Exploration, Hit, Progress, current_rss_bytes,
-                                                 interrupt_reason, peak_rss_bytes)
+from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
+                                                 peak_rss_bytes)
 from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.engines import runs
 from hwcheck.checker.engines.partition import (LevelTask, initial_part, lookup_part, owner,
@@ -119,14 +120,19 @@ class _Target:
     tail: tuple | None = None  # (action, successor fp) appended after it
 
 
-class LevelEngine:
-    """Level-synchronous BFS whose partitions live in a ``Backend``."""
+class LevelEngine(LevelSource):
+    """Level-synchronous BFS whose partitions live in a ``Backend``: a level source for the
+    search driver (``checker.search.driver``). A backend step merges a level and already
+    expands it, so the expansion of level d (transitions, transition hits) is reported with
+    level d + 1, when the driver has decided to go on from level d, and dropped when it stops
+    there."""
 
     name = "partitioned"
 
     def __init__(self, kernel: Kernel, opts: Options, backend: Backend):
         self.kernel = kernel
         self.opts = opts
+        self.rule = opts.stop_rule()
         self.props = PropertySet(kernel, opts)
         self.backend = backend
         from hwcheck.checker.protocols import SpecRef
@@ -137,93 +143,75 @@ class LevelEngine:
 
     def _task(self) -> LevelTask:
         props = self.props
-        stops = () if not self.opts.stop_at_violation else (
-            tuple(j for j, (_, _, kind) in enumerate(props.state) if kind != "reachable"),
-            tuple(j for j, (_, _, kind) in enumerate(props.transition) if kind != "reachable"))
         return LevelTask(self.spec_id, self.kernel.key, self.backend.parts,
                          tuple(bool(x) for x in props.state_active),
                          tuple(bool(x) for x in props.trans_active),
-                         self.kernel.symmetric, stops=stops)
+                         self.kernel.symmetric, rule=self.rule,
+                         kinds=(tuple(k for _, _, k in props.state),
+                                tuple(k for _, _, k in props.transition)))
 
     def run(self) -> Exploration:
-        ex = None
-        try:
-            ex = self._run()
-            return ex
-        finally:
-            try:
-                self.backend.close()
-            except Exception:  # noqa: BLE001
-                if ex is not None and ex.complete:
-                    raise
-                # a stopped run keeps what it found: the backend may be gone with the signal
+        return search(self, self.rule, self.opts.report)
 
-    def _run(self) -> Exploration:
-        """The local engine's level loop. A backend step merges a level and already expands it,
-        so the expansion of level d is accounted (transitions, transition hits) when the loop
-        decides to go on from level d, and dropped when it stops there."""
-        k, opts, props = self.kernel, self.opts, self.props
+    # -- the level source ------------------------------------------------------------------
+
+    def exploration(self) -> Exploration:
+        return Exploration(self.name, checked=self.props.checked, symmetry=self.kernel.symmetric)
+
+    def prepare(self) -> None:
+        k = self.kernel
         k.warm("step")
-        base_rss = current_rss_bytes()
+        self.base_rss = current_rss_bytes()
         self.fp0 = k.fingerprint(k.start)
-        # the partitions' initial items; their workers build their kernels before the clock starts
-        self.backend.start(self._task())
-        progress = Progress(opts.report)
-        ex = Exploration(self.name, checked=props.checked, symmetry=k.symmetric)
-        targets: dict[str, _Target] = {}
-        traced = tracing = False
-        level_seconds: list[float] = []
+        self.level_seconds: list[float] = []
         self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
                            "store_bytes": 0}
+        self.pending: list[dict] = []
+        self.left = 0
+        # the partitions' initial items; their workers build their kernels before the clock starts
+        self.backend.start(self._task())
+
+    def start(self, ex: Exploration, progress: Progress) -> LevelResult:
+        self.pending = self._step()  # level 0: the initial state, merged and expanded
+        new = sum(s["new"] for s in self.pending)
+        self.left = new
+        return LevelResult(new=new, found=self._state_hits(self.pending, 0))
+
+    def frontier(self) -> int:
+        return self.left
+
+    def expand(self, depth: int, ex: Exploration, progress: Progress,
+               rule: StopRule) -> LevelResult:
+        done = self.pending  # the backend's last step expanded level ``depth``
+        out = LevelResult(generated=sum(s["generated"] for s in done),
+                          found=self._transition_hits(done, depth))
+        self.pending = self._step()
+        out.new = self.left = sum(s["new"] for s in self.pending)
+        if out.new:
+            out.found += self._state_hits(self.pending, depth + 1)
+        return out
+
+    def cancel(self) -> None:
+        self.backend.cancel()
+
+    def finish(self, ex: Exploration) -> None:
+        ts = self.task_stats
+        info = self._backend_info(ex)
         try:
-            stats = self._step(level_seconds)  # level 0: the initial state
-            ex.distinct = sum(s["new"] for s in stats)
-            self._state_hits(stats, 0, ex, targets)
-            frontier = ex.distinct
-            finished = traced = tracing = False
-            while frontier:
-                ex.seconds = progress.elapsed()
-                if self.opts.should_stop(ex):
-                    break
-                depth = ex.depth
-                ex.generated += sum(s["generated"] for s in stats)
-                self._transition_hits(stats, depth, ex, targets)
-                stats = self._step(level_seconds)
-                new = sum(s["new"] for s in stats)
-                if new:
-                    ex.distinct += new
-                    ex.depth = depth + 1
-                    self._state_hits(stats, depth + 1, ex, targets)
-                progress.tick(depth + 1, ex.distinct, new)
-                frontier = new
-            else:
-                finished = True
-            tracing = True
-            paths = self._paths(targets)
-            for name, path in paths.items():
-                ex.hits[name].path = path
-            traced = True
-            # complete only now: every level explored and every hit has its path
-            ex.complete = finished
-        except (KeyboardInterrupt, MemoryError) as e:
-            ex.complete = False
-            ex.stop_reason = interrupt_reason(e)
-            try:
-                self.backend.cancel()
-            except Exception:  # noqa: BLE001 - gone with the signal: nothing left to stop
-                pass
-            if not traced:
-                self._paths_after_stop(targets, ex, retry=not tracing)
-        ex.seconds = progress.elapsed()
+            self.backend.close()
+        except Exception:  # noqa: BLE001
+            if ex.complete:
+                raise
+            # a stopped run keeps what it found: the backend may be gone with the signal
         ex.stats.update(
-            partitions=self.backend.parts, levels=len(level_seconds),
-            level_seconds=level_seconds, level_tasks=self.level_tasks, driver_peak_rss=peak_rss_bytes(), base_rss=base_rss,
-            worker_peak_rss=self.task_stats["rss"], store_bytes=self.task_stats["store_bytes"],
-            shuffled_bytes=self.task_stats.get("shuffled_bytes", 0),
-            task_merge_seconds=self.task_stats["merge_seconds"],
-            task_expand_seconds=self.task_stats["expand_seconds"], **self._backend_info(ex))
-        return ex
+            partitions=self.backend.parts, levels=len(self.level_seconds),
+            level_seconds=self.level_seconds, level_tasks=self.level_tasks,
+            driver_peak_rss=peak_rss_bytes(), base_rss=self.base_rss,
+            worker_peak_rss=ts["rss"], store_bytes=ts["store_bytes"],
+            shuffled_bytes=ts.get("shuffled_bytes", 0),
+            task_merge_seconds=ts["merge_seconds"],
+            task_expand_seconds=ts["expand_seconds"], **info)
 
     def _backend_info(self, ex: Exploration) -> dict:
         try:
@@ -233,27 +221,10 @@ class LevelEngine:
                 raise
             return {}  # stopped, and the backend gone with the signal: its figures with it
 
-    def _paths_after_stop(self, targets: dict, ex: Exploration, retry: bool) -> None:
-        """A stop during the levels: what was found lies in levels every partition stored in
-        full (a state is in one level only, so the records of a level cut short are never read
-        for it), so its paths are rebuilt as after the last level. Not when the stop came while
-        they were being rebuilt, nor when the rebuild is stopped or fails (the backend gone with
-        the signal): those hits keep no path."""
-        paths: dict = {}
-        if retry and targets:
-            try:
-                paths = self._paths(targets)
-            except (KeyboardInterrupt, MemoryError) as e:
-                ex.stop_reason += f"; {interrupt_reason(e)} while traces were rebuilt"
-            except Exception as e:  # noqa: BLE001 - the backend may be gone with the signal
-                ex.stop_reason += f"; traces not rebuilt: {type(e).__name__}: {e}"
-        for name in targets:
-            ex.hits[name].path = paths.get(name)
-
-    def _step(self, level_seconds: list) -> list[dict]:
+    def _step(self) -> list[dict]:
         t0 = time.perf_counter()
         stats = self.backend.step(self._task())
-        level_seconds.append(time.perf_counter() - t0)
+        self.level_seconds.append(time.perf_counter() - t0)
         ts = self.task_stats
         ts["rss"] = max([ts["rss"]] + [s["rss"] for s in stats])
         ts["merge_seconds"] += sum(s["merge_seconds"] for s in stats)
@@ -261,14 +232,14 @@ class LevelEngine:
         ts["store_bytes"] = sum(s["disk_bytes"] for s in stats)
         ts["shuffled_bytes"] = ts.get("shuffled_bytes", 0) + sum(s["shuffled_bytes"] for s in stats)
         self.level_tasks.append((
-            round(level_seconds[-1], 4),
+            round(self.level_seconds[-1], 4),
             round(max(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),
             round(sum(s["merge_seconds"] + s["expand_seconds"] for s in stats), 4),
             sum(s["new"] for s in stats), sum(s["candidates"] for s in stats)))
         return stats
 
-    def _state_hits(self, stats: list[dict], depth: int, ex: Exploration, targets: dict) -> None:
-        props = self.props
+    def _state_hits(self, stats: list[dict], depth: int) -> list[Found]:
+        props, out = self.props, []
         best: dict[int, int] = {}
         for s in stats:
             for j, fp in s["sp"].items():
@@ -277,27 +248,19 @@ class LevelEngine:
             if not props.state_active[j]:
                 continue
             name, _, kind = props.state[j]
-            ex.hits[name] = Hit(name, kind, depth, [])
-            targets[name] = _Target(best[j])
+            out.append(Found(name, kind, depth, _Target(best[j])))
             props.state_active[j] = False
         dom: dict[int, int] = {}
         for s in stats:
             for c, fp in s.get("dom_sp", {}).items():
                 dom[c] = min(dom.get(c, fp), fp)
         for c in sorted(dom):
-            self._domain_hit(c, depth, _Target(dom[c]), ex, targets)
+            out.append(Found(self.kernel.domain_errors.name(c), "domain", depth,
+                             _Target(dom[c])))
+        return out
 
-    def _domain_hit(self, code: int, length: int, target: "_Target", ex: Exploration,
-                    targets: dict) -> None:
-        name = self.kernel.domain_errors.name(code)
-        if name not in ex.hits:
-            ex.hits[name] = Hit(name, "domain", length, [])
-            ex.checked.append((name, "domain"))
-            targets[name] = target
-
-    def _transition_hits(self, xstats: list[dict], depth: int, ex: Exploration,
-                         targets: dict) -> None:
-        props = self.props
+    def _transition_hits(self, xstats: list[dict], depth: int) -> list[Found]:
+        props, out = self.props, []
         best: dict[int, tuple] = {}
         for s in xstats:
             for j, hit in s["tp"].items():
@@ -308,8 +271,7 @@ class LevelEngine:
                 continue
             name, _, kind = props.transition[j]
             parent, inst, succ = best[j]
-            ex.hits[name] = Hit(name, kind, depth + 1, [])
-            targets[name] = _Target(parent, (inst, succ))
+            out.append(Found(name, kind, depth + 1, _Target(parent, (inst, succ))))
             props.trans_active[j] = False
         dom: dict[int, tuple] = {}
         for s in xstats:
@@ -318,9 +280,11 @@ class LevelEngine:
                     dom[c] = hit
         for c in sorted(dom):  # the step has no successor: its path ends with no fingerprint
             parent, inst = dom[c]
-            self._domain_hit(c, depth + 1, _Target(parent, (inst, None)), ex, targets)
+            out.append(Found(self.kernel.domain_errors.name(c), "domain", depth + 1,
+                             _Target(parent, (inst, None))))
+        return out
 
-    def _paths(self, targets: dict[str, _Target]) -> dict[str, list]:
+    def paths(self, targets: dict[str, _Target]) -> dict[str, list]:
         """Walk every target back to the initial state, one level per round (one lookup in the
         owning partitions per round, all targets together)."""
         steps = {name: [] for name in targets}

@@ -1,0 +1,182 @@
+"""The one breadth-first search driver: every engine and the state graph run this loop.
+
+The driver owns what is the same for every engine: the level loop, the stop rule asked before
+every level (``stop.py``), Ctrl-C, SIGTERM and out of memory (the run stops and keeps what it
+found), the counters of the ``Exploration``, the first hit of every property, progress, and
+the paths of the hits. What differs between engines is how a level is expanded, and that is a
+``LevelSource``:
+
+- ``engines/local.py``: the compiled kernel on one worker or several, the visited set in
+  memory, the levels in the work folder;
+- ``engines/partitioned.py``: the partitions of a backend (in this process, or Spark);
+- ``graph/explore.py``: the kernel that keeps every transition (the state graph).
+
+A source reports each level as a ``LevelResult`` (transitions generated, states new, the first
+hits it found, in its canonical order) and turns the hits' targets into paths when asked; it
+never decides to stop except between chunks of a level, by asking the rule's ``limit``.
+
+Canonical choice (so that every engine reports the same trace): each state's parent is the
+least (parent fingerprint, action instance) among the states of the previous level that reach
+it, and a property's witness is the state of least fingerprint on the first level that has one
+(the sources keep this; ``engines/exploration.py`` says what a path is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hwcheck.checker.engines.exploration import Exploration, Hit, Progress, interrupt_reason
+from hwcheck.checker.search.stop import StopRule
+
+DOMAIN = "domain"  # the kind of a hit that left a variable's declared domain
+
+
+@dataclass
+class Found:
+    """A property's first hit, as a source found it: ``target`` is what the source walks back
+    from to build the path (a path already, a fingerprint, a state id: the source's own)."""
+
+    name: str
+    kind: str
+    length: int  # steps from the initial state
+    target: Any
+
+
+@dataclass
+class LevelResult:
+    """One level, as a source reports it."""
+
+    generated: int = 0  # transitions of the level expanded (duplicates included)
+    new: int = 0  # states the next level has
+    found: list[Found] = field(default_factory=list)  # first hits, in the source's order
+    stopped: str = ""  # why the level was cut short: a limit, an interrupt ('' if it was not)
+
+
+class LevelSource:
+    """How an engine expands a level. The driver calls, in order: ``prepare`` (before the
+    clock starts: compile, start workers), ``start`` (the initial level, or a resumed run's
+    counters), ``expand`` once per level while ``frontier`` is not empty and the rule says go
+    on, ``paths`` once, ``finish`` (figures into ``ex.stats``; always called)."""
+
+    name = "source"
+
+    def exploration(self) -> Exploration:
+        """The empty report this source fills."""
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """Work before the clock starts."""
+
+    def start(self, ex: Exploration, progress: Progress) -> LevelResult:
+        """The initial level (``new`` states at depth 0 and their hits); a resumed run sets
+        ``ex``'s counters and hits instead and reports nothing new."""
+        raise NotImplementedError
+
+    def frontier(self) -> int:
+        """States left to expand at the current depth."""
+        raise NotImplementedError
+
+    def expand(self, depth: int, ex: Exploration, progress: Progress,
+               rule: StopRule) -> LevelResult:
+        """Expand the frontier (the states at ``depth``) into the next level."""
+        raise NotImplementedError
+
+    def paths(self, targets: dict[str, Any]) -> dict[str, list[tuple[int, int | None]]]:
+        """The path of each hit's target."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Stop the work under way (after Ctrl-C)."""
+
+    def finish(self, ex: Exploration) -> None:
+        """Release what the search held; the source's figures into ``ex.stats``."""
+
+
+def search(source: LevelSource, rule: StopRule, report: Any = None) -> Exploration:
+    """Breadth-first search over ``source`` until its frontier is empty or ``rule`` stops it.
+
+    The result is complete only when every level was expanded and every hit has its path. A
+    stop (Ctrl-C, SIGTERM, out of memory) keeps what was found: the hits found so far get their
+    paths if the source can still give them, else they keep none."""
+    ex = source.exploration()
+    source.prepare()
+    progress = Progress(report)
+    targets: dict[str, Any] = {}
+    finished = tracing = traced = False
+    try:
+        try:
+            first = source.start(ex, progress)
+            _record(first.found, ex, targets)
+            ex.distinct += first.new
+            while source.frontier():
+                ex.seconds = progress.elapsed()
+                reason = rule.before_level(ex)
+                if reason:
+                    ex.stop_reason = reason
+                    break
+                depth = ex.depth
+                level = source.expand(depth, ex, progress, rule)
+                ex.generated += level.generated
+                _record(level.found, ex, targets)
+                if level.new:
+                    ex.distinct += level.new
+                    ex.depth = depth + 1
+                progress.tick(depth + 1, ex.distinct, level.new)
+                if level.stopped:
+                    ex.stop_reason = level.stopped
+                    break
+            else:
+                finished = True
+            tracing = True
+            _set_paths(ex, targets, source.paths(targets))
+            traced = True
+            ex.complete = finished  # only now: every level expanded, every hit with its path
+        except (KeyboardInterrupt, MemoryError) as e:
+            ex.complete = False
+            ex.stop_reason = interrupt_reason(e)
+            try:
+                source.cancel()
+            except Exception:  # noqa: BLE001 - gone with the signal: nothing left to stop
+                pass
+            if not traced:
+                _paths_after_stop(source, targets, ex, retry=not tracing)
+    finally:
+        ex.seconds = progress.elapsed()
+        source.finish(ex)
+    return ex
+
+
+def _record(found: list[Found], ex: Exploration, targets: dict[str, Any]) -> None:
+    """Each property's first hit; a domain error is a property of its own, checked from the
+    moment it is first hit."""
+    for f in found:
+        if f.kind == DOMAIN:
+            if f.name in ex.hits:
+                continue
+            ex.checked.append((f.name, DOMAIN))
+        ex.hits[f.name] = Hit(f.name, f.kind, f.length, None)
+        targets[f.name] = f.target
+
+
+def _set_paths(ex: Exploration, targets: dict[str, Any], paths: dict[str, Any]) -> None:
+    for name in targets:
+        ex.hits[name].path = paths.get(name)
+
+
+def _paths_after_stop(source: LevelSource, targets: dict[str, Any], ex: Exploration,
+                      retry: bool) -> None:
+    """A stop during the levels: what was found lies in levels the source stored in full (a
+    state is in one level only, so the records of a level cut short are never read for it), so
+    its paths are rebuilt as after the last level. Not when the stop came while they were being
+    rebuilt, nor when the rebuild is stopped or fails (a backend gone with the signal): those
+    hits keep no path."""
+    paths: dict[str, Any] = {}
+    if retry and targets:
+        try:
+            paths = source.paths(targets)
+        except (KeyboardInterrupt, MemoryError) as e:
+            ex.stop_reason += f"; {interrupt_reason(e)} while traces were rebuilt"
+        except Exception as e:  # noqa: BLE001 - the backend may be gone with the signal
+            ex.stop_reason += f"; traces not rebuilt: {type(e).__name__}: {e}"
+    _set_paths(ex, targets, paths)
