@@ -1,8 +1,9 @@
 """The explored state graph: a breadth-first search that records every transition.
 
-States get ids in the order the search finds them (the initial state is 0, each level's states
-follow the previous level's), so ids are in order of depth and a state's id says how far it is
-from the initial state. Every transition is kept in compressed sparse row form: the transitions
+States get ids level by level (the initial state is 0, each level's states follow the previous
+level's, in fingerprint order), so ids are in order of depth and a state's id says how far it is
+from the initial state. The search is the one driver's (``checker.search``) over
+``GraphSource``. Every transition is kept in compressed sparse row form: the transitions
 of state i are ``dst[offsets[i]:offsets[i + 1]]`` with their action instances in ``act``. Each
 state also keeps its first parent (the state and action the search first reached it by: a
 shortest path), its fingerprint (to check a replayed path against) and a bit mask of state
@@ -13,12 +14,17 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
+                                                 interrupt_reason, peak_rss_bytes)
+from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.graph.kernel import GraphKernel
+from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Expr
 
@@ -105,76 +111,105 @@ class StateGraph:
         return [n for j, n in enumerate(self.gk.flag_names) if m >> j & 1]
 
 
-def explore(kernel: Kernel, predicates: list[tuple[str, Expr]] = (), invariants: bool = True,
-            max_states: int | None = None, keep_rows: bool = False, edge_properties: bool = False,
-            report=None, chunk: int = CHUNK) -> StateGraph:
-    """Breadth-first search of ``kernel``'s spec that records every transition.
+class GraphSource(LevelSource):
+    """The state graph as a level source of the search driver (``checker.search.driver``):
+    the graph kernel keeps every transition. Each new level is renumbered in fingerprint order
+    before it is expanded, so a state's first parent is the least (parent fingerprint, action)
+    and ids, parents and first hits are the engines' canonical ones (a check run on the graph
+    reports the same traces as the local engine).
 
-    ``predicates``: named state predicates (in the spec's language) to flag every state with;
-    ``invariants``: also flag the spec's invariants (bit set when the invariant holds);
-    ``max_states``: stop once this many states are known (the graph is then incomplete);
-    ``keep_rows``: keep every state's row (for export and display); ``edge_properties``: flag
-    each transition with the action properties it violates."""
-    gk = GraphKernel(kernel, predicates, invariants)
-    gk.warm()
-    mod, stride, dtype = gk.mod, kernel.stride, kernel.dtype
-    adt = kernel.act_dtype
-    ninst = kernel.ninst
-    start = time.perf_counter()
-    last_report = start
-    err = np.zeros(1, np.int64)
+    ``props``: the spec's properties a check asks for (``PropertySet``): their first hits
+    are reported as the engines report them, so one exploration serves a check and the graph;
+    ``max_states``: a graph of more states than this stops (it is then incomplete)."""
 
-    init = kernel.initial.reshape(1, -1).copy()
-    fp0 = np.uint64(kernel.fingerprint(init[0]))
-    cap = 1 << 12
-    keys = np.zeros(cap, np.uint64)
-    vals = np.full(cap, -1, np.int64)
-    mod.table_put(keys, vals, cap - 1, fp0, 0)
+    name = "graph"
 
-    fps, parent, pact, flags = [np.array([fp0], np.uint64)], [np.array([-1], np.int32)], \
-        [np.zeros(1, adt)], []
-    rows_kept = [init.copy()] if keep_rows else None
-    dst_parts, act_parts, ef_parts, end_parts = [], [], [], []
-    levels = [0, 1]
-    n = 1
-    front = init
-    refused = flag_errors = 0
-    complete, stop_reason = False, ""
-    ecap = max(1024, ninst * 64)
+    def __init__(self, kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (),
+                 invariants: bool = True, max_states: int | None = None,
+                 keep_rows: bool = False, edge_properties: bool = False,
+                 props: PropertySet | None = None, chunk: int = CHUNK):
+        self.kernel = kernel
+        self.gk = GraphKernel(kernel, list(predicates), invariants)
+        self.max_states = max_states
+        self.keep_rows = keep_rows
+        self.edge_properties = edge_properties
+        self.props = props
+        self.chunk = chunk
 
-    def flag_rows(rows: np.ndarray) -> None:
-        nonlocal flag_errors
-        f = np.zeros(rows.shape[0], np.uint64)
-        flag_errors += int(mod.eval_flags(rows, rows.shape[0], f, err))
-        flags.append(f)
+    def exploration(self) -> Exploration:
+        return Exploration(self.name, checked=self.props.checked if self.props else [],
+                           symmetry=self.kernel.symmetric)
 
-    flag_rows(init)
-    try:
-        while front.shape[0]:
-            m = front.shape[0]
-            row_end = np.zeros(m, np.int64)
-            new_cap = max(1024, 2 * m)
-            new_rows = np.empty((new_cap, stride), dtype)
-            new_fps = np.empty(new_cap, np.uint64)
-            new_par = np.empty(new_cap, np.int32)
-            new_act = np.empty(new_cap, adt)
-            edst = np.empty(ecap, np.int32)
-            eact = np.empty(ecap, adt)
-            eflags = np.zeros(ecap if edge_properties else 1, np.uint64)
-            nnew = ne = 0
-            lo = 0
-            base = levels[-2]
-            stopped = False
+    def prepare(self) -> None:
+        self.gk.warm()
+        k = self.kernel
+        self.err = np.zeros(1, np.int64)
+        self.base_rss = current_rss_bytes()
+        cap = 1 << 12
+        self.keys = np.zeros(cap, np.uint64)
+        self.vals = np.full(cap, -1, np.int64)
+        nt = max(len(k.props.transition), 1)
+        self.tp_row = np.full(nt, -1, np.int64)
+        self.tp_inst = np.full(nt, -1, np.int64)
+        self.tp_active = (self.props.trans_active if self.props is not None
+                          else np.zeros(nt, np.bool_))
+        self.fps: list[np.ndarray] = []
+        self.parent: list[np.ndarray] = []
+        self.pact: list[np.ndarray] = []
+        self.flags: list[np.ndarray] = []
+        self.rows_kept: list[np.ndarray] = []
+        self.dst_parts: list[np.ndarray] = []
+        self.act_parts: list[np.ndarray] = []
+        self.ef_parts: list[np.ndarray] = []
+        self.end_parts: list[tuple[np.ndarray, int]] = []
+        self.levels = [0]
+        self.n = 0
+        self.front = np.zeros((0, k.stride), k.dtype)
+        self.refused = self.flag_errors = 0
+        self.ecap = max(1024, k.ninst * 64)
+        self._cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def start(self, ex: Exploration, progress: Progress) -> LevelResult:
+        k = self.kernel
+        init = k.start.reshape(1, -1).copy()  # canonical under symmetry
+        fp0 = np.array([k.fingerprint(init[0])], np.uint64)
+        self.gk.mod.table_put(self.keys, self.vals, self.keys.size - 1, fp0[0], 0)
+        return LevelResult(new=1, found=self._new_level(
+            init, fp0, np.array([-1], np.int32), np.zeros(1, k.act_dtype), 0))
+
+    def frontier(self) -> int:
+        return int(self.front.shape[0])
+
+    def expand(self, depth: int, ex: Exploration, progress: Progress,
+               rule: StopRule) -> LevelResult:
+        k, mod, front = self.kernel, self.gk.mod, self.front
+        stride, dtype, adt, ninst = k.stride, k.dtype, k.act_dtype, k.ninst
+        m, n, base = front.shape[0], self.n, self.levels[-2]
+        row_end = np.zeros(m, np.int64)
+        new_cap = max(1024, 2 * m)
+        new_rows = np.empty((new_cap, stride), dtype)
+        new_fps = np.empty(new_cap, np.uint64)
+        new_par = np.empty(new_cap, np.int32)
+        new_act = np.empty(new_cap, adt)
+        edst = np.empty(self.ecap, np.int32)
+        eact = np.empty(self.ecap, adt)
+        eflags = np.zeros(self.ecap if self.edge_properties else 1, np.uint64)
+        _, dom_row, dom_inst = k.error_arrays()
+        self.tp_row[:] = -1
+        nnew = ne = lo = 0
+        stopped = ""
+        try:
             while lo < m:
-                hi = min(m, lo + chunk)
+                hi = min(m, lo + self.chunk)
                 i, nnew, ne, bad = mod.expand_edges(
-                    front, lo, hi, base, keys, vals, int(keys.size * MAX_LOAD), n, new_rows,
-                    new_fps, new_par, new_act, nnew, edst, eact, eflags, ne, row_end,
-                    edge_properties, err)
-                refused += int(bad)
+                    front, lo, hi, base, self.keys, self.vals, int(self.keys.size * MAX_LOAD),
+                    n, new_rows, new_fps, new_par, new_act, nnew, edst, eact, eflags, ne,
+                    row_end, self.edge_properties, self.err, self.tp_active, self.tp_row,
+                    self.tp_inst, dom_row, dom_inst)
+                self.refused += int(bad)
                 if i < hi:  # out of room: grow what is short and go on from row i
-                    if n + nnew + ninst > keys.size * MAX_LOAD:
-                        keys, vals = _grown_table(mod, keys, vals)
+                    if n + nnew + ninst > self.keys.size * MAX_LOAD:
+                        self.keys, self.vals = _grown_table(mod, self.keys, self.vals)
                     if nnew + ninst > new_rows.shape[0]:
                         new_rows, new_fps, new_par, new_act = (
                             _grown(a, 2 * new_rows.shape[0], nnew)
@@ -182,68 +217,180 @@ def explore(kernel: Kernel, predicates: list[tuple[str, Expr]] = (), invariants:
                     if ne + ninst > edst.size:
                         edst, eact = _grown(edst, 2 * edst.size, ne), _grown(eact, 2 * eact.size,
                                                                              ne)
-                        if edge_properties:
+                        if self.edge_properties:
                             eflags = _grown(eflags, 2 * eflags.size, ne)
                 lo = i
-                if report is not None and time.perf_counter() - last_report >= 2.0:
-                    last_report = time.perf_counter()
-                    rate = (n + nnew) / max(last_report - start, 1e-9)
-                    report(f"graph: level {len(levels) - 1}  states {n + nnew:,}  "
-                           f"transitions {sum(p.size for p in dst_parts) + ne:,}  "
-                           f"{rate:,.0f} states/s")
-                if max_states is not None and n + nnew > max_states and lo < m:
-                    stopped = True
-                    break
-            # the rows expanded so far (all of them unless stopped)
-            done = lo
-            dst_parts.append(edst[:ne].copy())
-            act_parts.append(eact[:ne].copy())
-            if edge_properties:
-                ef_parts.append(eflags[:ne].copy())
-            ends = row_end[:done]
-            end_parts.append((ends, m - done))
-            new_rows = new_rows[:nnew]
-            if nnew:
-                fps.append(new_fps[:nnew].copy())
-                parent.append(new_par[:nnew].copy())
-                pact.append(new_act[:nnew].copy())
-                flag_rows(new_rows)
-                if keep_rows:
-                    rows_kept.append(new_rows.copy())
-                n += nnew
-                levels.append(n)
-            if stopped or (max_states is not None and n > max_states):
-                stop_reason = f"more than {max_states:,} states"
-                break
-            front = new_rows
+                progress.tick(depth, n + nnew, m - lo)
+                if lo < m:
+                    if self.max_states is not None and n + nnew > self.max_states:
+                        stopped = f"more than {self.max_states:,} states"
+                    else:
+                        stopped = rule.limit(n + nnew, progress.elapsed())
+                    if stopped:
+                        break
+        except (KeyboardInterrupt, MemoryError) as e:  # what was found up to then is kept
+            stopped = interrupt_reason(e)
+        # the rows expanded so far (all of them unless stopped): renumber the new level in
+        # fingerprint order
+        done = lo
+        order = np.argsort(new_fps[:nnew], kind="stable")
+        rank = np.empty(nnew, np.int64)
+        rank[order] = np.arange(nnew)
+        edst = edst[:ne].copy()
+        into = edst >= n
+        edst[into] = n + rank[edst[into] - n]
+        fps = new_fps[:nnew][order]
+        mod.table_set(self.keys, self.vals, self.keys.size - 1, fps,
+                      np.arange(n, n + nnew, dtype=np.int64))
+        self.dst_parts.append(edst)
+        self.act_parts.append(eact[:ne].copy())
+        if self.edge_properties:
+            self.ef_parts.append(eflags[:ne].copy())
+        self.end_parts.append((row_end[:done], m - done))
+        out = LevelResult(generated=ne)
+        out.found += self._domain_hits(dom_row, dom_inst, base, depth)
+        out.found += self._transition_hits(front, base, depth)
+        if nnew:
+            out.new = nnew
+            out.found += self._new_level(new_rows[:nnew][order], fps, new_par[:nnew][order],
+                                         new_act[:nnew][order], depth + 1)
         else:
-            complete = True
-    except (KeyboardInterrupt, MemoryError) as e:
-        stop_reason = "interrupted" if isinstance(e, KeyboardInterrupt) else "out of memory"
-    # transitions per state: the expanded rows of each level in order, then nothing for the
-    # states never expanded (an incomplete graph)
-    counts = []
-    for ends, undone in end_parts:
-        if ends.size:
-            counts.append(np.diff(ends, prepend=0))
-        counts.append(np.zeros(undone, np.int64))
-    counts = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-    counts = np.concatenate([counts, np.zeros(n - counts.size, np.int64)])[:n]
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    if levels[-1] != n:
-        levels.append(n)
-    graph = StateGraph(
-        kernel, gk, np.concatenate(fps), np.concatenate(parent), np.concatenate(pact),
-        np.concatenate(flags)[:n], offsets,
-        np.concatenate(dst_parts) if dst_parts else np.zeros(0, np.int32),
-        np.concatenate(act_parts) if act_parts else np.zeros(0, adt),
-        (np.concatenate(ef_parts) if ef_parts else np.zeros(0, np.uint64))
-        if edge_properties else None,
-        levels, np.concatenate(rows_kept) if keep_rows else None, complete, stop_reason,
-        time.perf_counter() - start, refused, flag_errors)
-    assert graph.offsets[-1] == graph.nedges
-    return graph
+            self.front = new_rows[:0]
+        if not stopped and self.max_states is not None and self.n > self.max_states:
+            stopped = f"more than {self.max_states:,} states"
+        out.stopped = stopped
+        return out
+
+    def _new_level(self, rows: np.ndarray, fps: np.ndarray, par: np.ndarray, act: np.ndarray,
+                   depth: int) -> list[Found]:
+        """Keep a level (rows in fingerprint order); its state flags and first hits."""
+        self.fps.append(fps)
+        self.parent.append(par)
+        self.pact.append(act)
+        self._cat = None
+        f = np.zeros(rows.shape[0], np.uint64)
+        self.flag_errors += int(self.gk.mod.eval_flags(rows, rows.shape[0], f, self.err))
+        self.flags.append(f)
+        if self.keep_rows:
+            self.rows_kept.append(rows.copy())
+        first = self.n
+        self.n += rows.shape[0]
+        self.levels.append(self.n)
+        self.front = rows
+        return self._state_hits(rows, first, depth)
+
+    def _state_hits(self, rows: np.ndarray, first: int, depth: int) -> list[Found]:
+        """The kernel's own ``check_states`` over a new level, as the engines run it."""
+        props, out = self.props, []
+        if props is None or not props.state or not props.state_active.any():
+            return out
+        k = self.kernel
+        hits = np.full(len(props.state), -1, np.int64)
+        err, dom_row, _ = k.error_arrays()
+        k.mod.check_states(rows, rows.shape[0], props.state_active, hits, err, dom_row)
+        for j in np.flatnonzero(hits >= 0):
+            name, _, kind = props.state[j]
+            out.append(Found(name, kind, depth, (first + int(hits[j]), None)))
+            props.state_active[j] = False
+        for c in np.flatnonzero(dom_row >= 0):
+            out.append(Found(k.domain_errors.name(int(c)), "domain", depth,
+                             (first + int(dom_row[c]), None)))
+        return out
+
+    def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, base: int,
+                     depth: int) -> list[Found]:
+        if self.props is None:
+            return []
+        return [Found(self.kernel.domain_errors.name(int(c)), "domain", depth + 1,
+                      (base + int(dom_row[c]), (int(dom_inst[c]), None)))
+                for c in np.flatnonzero(dom_row >= 0)]
+
+    def _transition_hits(self, front: np.ndarray, base: int, depth: int) -> list[Found]:
+        props, out, k = self.props, [], self.kernel
+        if props is None:
+            return out
+        for j in np.flatnonzero(self.tp_row >= 0):
+            if not props.trans_active[j]:
+                continue
+            name, _, kind = props.transition[j]
+            inst, row = int(self.tp_inst[j]), int(self.tp_row[j])
+            succ = k.step(inst, front[row])
+            out.append(Found(name, kind, depth + 1,
+                             (base + row, (inst, k.state_fingerprint(succ)))))
+            props.trans_active[j] = False
+        return out
+
+    def paths(self, targets: dict) -> dict:
+        if self._cat is None:
+            self._cat = (np.concatenate(self.fps), np.concatenate(self.parent),
+                         np.concatenate(self.pact))
+        fps, parent, pact = self._cat
+        out = {}
+        for name, (i, tail) in targets.items():
+            path = _path_to(fps, parent, pact, i)
+            if tail is not None:
+                path.append(tail)
+            out[name] = path
+        return out
+
+    def finish(self, ex: Exploration) -> None:
+        peak = peak_rss_bytes()
+        ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
+                        explore_bytes_per_state=max(peak - self.base_rss, 0) / max(self.n, 1),
+                        refused=self.refused)
+
+    def graph(self, ex: Exploration) -> StateGraph:
+        """The explored graph (after the search)."""
+        n, adt = self.n, self.kernel.act_dtype
+        # transitions per state: the expanded rows of each level in order, then nothing for
+        # the states never expanded (an incomplete graph)
+        counts = []
+        for ends, undone in self.end_parts:
+            if ends.size:
+                counts.append(np.diff(ends, prepend=0))
+            counts.append(np.zeros(undone, np.int64))
+        cnt = np.concatenate(counts) if counts else np.zeros(0, np.int64)
+        cnt = np.concatenate([cnt, np.zeros(max(n - cnt.size, 0), np.int64)])[:n]
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(cnt, out=offsets[1:])
+        levels = list(self.levels)  # levels[d]: the first id of depth d; levels[-1] == n
+        graph = StateGraph(
+            self.kernel, self.gk, np.concatenate(self.fps), np.concatenate(self.parent),
+            np.concatenate(self.pact), np.concatenate(self.flags)[:n], offsets,
+            np.concatenate(self.dst_parts) if self.dst_parts else np.zeros(0, np.int32),
+            np.concatenate(self.act_parts) if self.act_parts else np.zeros(0, adt),
+            (np.concatenate(self.ef_parts) if self.ef_parts else np.zeros(0, np.uint64))
+            if self.edge_properties else None,
+            levels, np.concatenate(self.rows_kept) if self.keep_rows else None, ex.complete,
+            ex.stop_reason, ex.seconds, self.refused, self.flag_errors)
+        assert graph.offsets[-1] == graph.nedges
+        return graph
+
+
+def _path_to(fps: np.ndarray, parent: np.ndarray, pact: np.ndarray,
+             i: int) -> list[tuple[int, int | None]]:
+    steps: list[tuple[int, int | None]] = []
+    while i > 0:
+        steps.append((int(pact[i]), int(fps[i])))
+        i = int(parent[i])
+    steps.reverse()
+    return steps
+
+
+def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invariants: bool = True,
+            max_states: int | None = None, keep_rows: bool = False, edge_properties: bool = False,
+            report=None, chunk: int = CHUNK) -> StateGraph:
+    """Breadth-first search of ``kernel``'s spec that records every transition.
+
+    ``predicates``: named state predicates (in the spec's language) to flag every state with;
+    ``invariants``: also flag the spec's invariants (bit set when the invariant holds);
+    ``max_states``: stop once more states than this are known (the graph is then incomplete);
+    ``keep_rows``: keep every state's row (for export and display); ``edge_properties``: flag
+    each transition with the action properties it violates."""
+    source = GraphSource(kernel, predicates, invariants, max_states, keep_rows,
+                         edge_properties, chunk=chunk)
+    ex = search(source, StopRule(first_hit=False), report)
+    return source.graph(ex)
 
 
 def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:

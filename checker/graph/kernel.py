@@ -27,7 +27,7 @@ import tempfile
 import numpy as np
 
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.checker.semantics.codegen import DomainErrors, ExprGen, _src, source_key
+from hwcheck.checker.semantics.codegen import DomainErrors, ExprGen, _hit, _src, source_key
 from hwcheck.checker.semantics.kernel import Kernel, cache_dir
 from hwcheck.spec.lang import Expr, reads_next
 
@@ -86,16 +86,30 @@ def table_rehash(keys, vals, new_keys, new_vals):
 
 
 @njit(cache=True)
+def table_set(keys, vals, mask, fps, ids):
+    """Give each of ``fps`` (all in the table) its new id."""
+    for q in range(fps.size):
+        found, slot = table_find(keys, vals, mask, fps[q])
+        vals[slot] = ids[q]
+
+
+@njit(cache=True)
 def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, new_fps, new_par,
-                 new_act, nnew, edst, eact, eflags, ne, row_end, want_tp, err):
+                 new_act, nnew, edst, eact, eflags, ne, row_end, want_tp, err, tp_active, tp_row,
+                 tp_inst, dom_row, dom_inst):
     """Expand rows lo..hi-1 of ``front`` (the states with ids base+lo ..). Every enabled
     transition goes to edst/eact (and, with ``want_tp``, the action properties it violates to
-    eflags); row i's transitions end at row_end[i]. A successor not in the table gets the id
-    nstates + nnew and is appended to new_rows/new_fps/new_par/new_act. Stops before a row
-    whose transitions might not fit (buffers, table load). Returns (next row, nnew, ne,
-    steps refused for leaving the declared domains)."""
+    eflags); row i's transitions end at row_end[i]. Transition predicates still active and
+    without a hit record their first hit (row, instance) in tp_row/tp_inst, as the engines'
+    expansion does; a step (or a transition predicate) that leaves the declared domains has no
+    successor: its error code's first (row, instance) goes to dom_row/dom_inst. Under symmetry
+    a successor becomes its canonical form after the transition predicates have seen it. A
+    successor not in the table gets the id nstates + nnew and is appended to
+    new_rows/new_fps/new_par/new_act. Stops before a row whose transitions might not fit
+    (buffers, table load). Returns (next row, nnew, ne, steps refused for leaving the declared
+    domains)."""
     t = np.empty(STRIDE, DTYPE)
-    mask = keys.size - 1
+{sym_scratch}    mask = keys.size - 1
     refused = 0
     for i in range(lo, hi):
         if ne + NINST > edst.size or nnew + NINST > new_rows.shape[0] \\
@@ -105,12 +119,17 @@ def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, n
         for inst in range(NINST):
             err[0] = 0
             ok = step(inst, s, t, err)
+            if err[0] == 0 and ok:
+                tp_first(s, t, i, inst, tp_active, tp_row, tp_inst, err)
             if err[0] != 0:
                 refused += 1
+                _dom(err, dom_row, dom_inst, i, inst)
                 continue
             if not ok:
                 continue
-            fp = fingerprint(t)
+            if want_tp:
+                eflags[ne] = edge_flags(s, t, err)
+{sym_canon}            fp = fingerprint(t)
             ident, slot = table_find(keys, vals, mask, fp)
             if ident < 0:
                 ident = nstates + nnew
@@ -124,8 +143,6 @@ def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, n
                 nnew += 1
             edst[ne] = ident
             eact[ne] = inst
-            if want_tp:
-                eflags[ne] = edge_flags(s, t, err)
             ne += 1
         row_end[i] = ne
     return hi, nnew, ne, refused
@@ -147,6 +164,8 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
     spec = kernel.spec
     errors = DomainErrors()
     imports = "".join(f"k_sp_{j} = _k.sp_{j}\n" for j in range(len(kernel.props.state)))
+    if kernel.symmetric:  # successors become representatives, as in the engines' expansion
+        imports += "canon = _k.canon\nSYM_WORK = _k.SYM_WORK\n"
     imports += "".join(f"k_tp_{j} = _k.tp_{j}\n" for j in range(len(kernel.props.transition)))
     lines = [HEADER.format(key=kernel.key, name=spec.name, params=spec.params, imports=imports)]
     for i, (name, expr) in enumerate(extra):
@@ -180,7 +199,22 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
                f"        m |= np.uint64({1 << bit})"]
     tp += ["    err[0] = 0", "    return m\n"]
     lines.append("\n".join(tp))
-    lines.append(BODY)
+    ft = ["\n@njit(cache=True)", "def tp_first(s, t, i, inst, tp_active, tp_row, tp_inst, err):",
+          '    """The first hit (row, instance) of each active transition predicate."""']
+    for j, (name, _, kind) in enumerate(kernel.props.transition):
+        ft += [f"    if tp_active[{j}] and tp_row[{j}] < 0:  # {name}",
+               f"        h = {_hit(kind, f'k_tp_{j}(s, t, err)')}",
+               "        if err[0] != 0:",
+               "            return",
+               "        if h:",
+               f"            tp_row[{j}] = i",
+               f"            tp_inst[{j}] = inst"]
+    ft.append("    return\n")
+    lines.append("\n".join(ft))
+    sym = kernel.symmetric
+    lines.append(BODY.replace(
+        "{sym_scratch}", "    cb = np.empty(STRIDE, DTYPE)\n    cw = np.empty(SYM_WORK, np.int64)\n"
+        if sym else "").replace("{sym_canon}", "            canon(t, cb, cw)\n" if sym else ""))
     return "\n".join(lines)
 
 
@@ -215,7 +249,11 @@ class GraphKernel:
                          np.empty(cap, np.uint64), np.empty(cap, np.int32),
                          np.empty(cap, k.act_dtype), 0, np.empty(cap, np.int32),
                          np.empty(cap, k.act_dtype), np.zeros(cap, np.uint64), 0,
-                         np.zeros(1, np.int64), False, err)
+                         np.zeros(1, np.int64), False, err, np.zeros(1, np.bool_),
+                         np.full(1, -1, np.int64), np.full(1, -1, np.int64),
+                         np.full(max(k.nerrors, 1), -1, np.int64),
+                         np.full(max(k.nerrors, 1), -1, np.int64))
+        mod.table_set(keys, vals, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
 
 _loaded: dict[str, object] = {}
