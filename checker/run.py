@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hwcheck.checker.engines.exploration import Exploration, interrupt_reason
 from hwcheck.checker.engines.local import LocalEngine
@@ -34,6 +35,7 @@ class Report:
     exploration: Exploration
     outcomes: list[PropertyOutcome]
     run_name: str
+    recovery: Any = None  # check --recoverable: the Recoverability found in the same exploration
 
     @property
     def params(self) -> dict:
@@ -110,8 +112,12 @@ def run_name_of(spec: Spec) -> str:
 
 
 def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = None,
-          run_name: str | None = None, write_witnesses: bool = False, **engine_opts) -> Report:
+          run_name: str | None = None, write_witnesses: bool = False,
+          recoverable: bool = False, **engine_opts) -> Report:
     """Explore ``spec``; write a trace per violation under ``out/run_name``.
+
+    ``recoverable``: explore the state graph instead (one worker, every transition kept) and
+    decide recoverability on it too, in the same exploration (``graph.recover``).
 
     Whatever stops the run (Ctrl-C, SIGTERM, out of memory, a limit), the report says what was
     found: a run is complete only when every level was explored and every hit became a trace.
@@ -127,10 +133,16 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     if out is not None:  # before exploring: an unusable folder is said at once
         folder = prepare_run_folder(Path(out), run_name, identity)
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
+    recovered = None
     try:
         kernel = Kernel(spec, symmetry=opts.symmetry)
         canon = kernel.canonical if kernel.symmetric else None
-        ex = make_engine(engine, kernel, opts, **engine_opts).run()
+        if recoverable:
+            from hwcheck.checker.graph.recover import check_on_graph
+
+            ex, recovered, _ = check_on_graph(kernel, opts)
+        else:
+            ex = make_engine(engine, kernel, opts, **engine_opts).run()
     except (KeyboardInterrupt, MemoryError) as e:
         ex = Exploration(engine, checked=checked_properties(spec, opts),
                          stop_reason=interrupt_reason(e) + " before the exploration started")
@@ -165,7 +177,7 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
                 outcomes.append(PropertyOutcome(
                     name, kind, ex.status(name, kind), hit.length if hit else None,
                     note="its trace was not rebuilt (the run was stopped first)" if hit else ""))
-    return Report(spec, ex, outcomes, run_name)
+    return Report(spec, ex, outcomes, run_name, recovered)
 
 
 def run_identity(spec: Spec, command: str) -> dict:

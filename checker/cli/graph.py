@@ -49,14 +49,15 @@ def require_recovery(spec) -> None:
         raise InputError(f"--recoverable: {e}") from None
 
 
-def recoverability(spec, folder: Path | None, identity: dict | None, o: Output,
-                   max_states: int | None = None, method: str = "auto"):
-    """Decide recoverability of ``spec``, print what was found (the stuck trace, then the one
-    greppable ``recoverable:`` line) and write the stuck trace under ``folder``."""
+def recoverability(spec, res, folder: Path | None, identity: dict | None, o: Output):
+    """Print what ``check --recoverable`` found (``res``, a ``Recoverability``: the stuck
+    trace, then the one greppable ``recoverable:`` line) and write the stuck trace under
+    ``folder``."""
     from hwcheck.checker.graph import recover
 
-    res, _ = recover.check(spec, max_states=max_states or recover.DEFAULT_MAX_STATES,
-                           method=method, report=o.progress_fn())
+    if res is None:  # stopped before the graph was explored
+        res = recover.Recoverability(recover.UNKNOWN, 0, 0, 0, 0, 0, None, None, "-", 0.0, 0.0,
+                                     "stopped before the graph was explored")
     if res.trace is not None:
         o.say("")
         o.say(recover.stuck_text(res))

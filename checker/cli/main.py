@@ -159,6 +159,10 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
                    exact=exact, workdir=workdir, symmetry=symmetry, report=o.progress_fn())
+    if recoverable and (engine != "local" or exact or checkpoint is not None
+                        or resume is not None):
+        raise InputError("--recoverable explores the state graph on one local worker: without "
+                         "--engine spark, --exact, --checkpoint or --resume")
     if exact and (engine != "local" or checkpoint is not None or resume is not None):
         raise InputError("--exact is for the local engine, without --checkpoint or --resume")
     if engine != "local" and (checkpoint is not None or resume is not None):
@@ -175,11 +179,14 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     how = [f"engine {engine}"]
     if engine == "local":
         how.append(f"{engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)}")
+    if recoverable:  # the state graph: one worker, every transition kept
+        how = ["state graph, 1 worker"]
     if symmetry:
         how.append("symmetry")
     o.say(f"hwcheck check: {params_line(proto, params)} ({', '.join(how)})")
     sigterm_stops_like_ctrl_c()
-    report = run_check(spec, opts, engine=engine, out=out, run_name=run_name, **engine_opts)
+    report = run_check(spec, opts, engine=engine, out=out, run_name=run_name,
+                       recoverable=recoverable, **engine_opts)
     ex = report.exploration
     for v in report.violations():
         o.say("")
@@ -219,7 +226,7 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     if recoverable:  # after the check's verdict line: its own line, its own trace
         from hwcheck.checker.run import run_identity
 
-        rec = recover_cli.recoverability(spec, Path(out) / report.run_name,
+        rec = recover_cli.recoverability(spec, report.recovery, Path(out) / report.run_name,
                                          run_identity(spec, "check"), o)
     o.result(report.as_json() if rec is None else
              {**report.as_json(), "recoverability": rec.as_json()})

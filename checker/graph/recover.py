@@ -23,8 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hwcheck.checker.graph.explore import StateGraph, explore
+from hwcheck.checker.engines.exploration import Exploration
+from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
 from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_networkx, reachable_from
+from hwcheck.checker.search.driver import Search
+from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError
@@ -143,6 +147,31 @@ def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
     return res
 
 
+def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
+                   method: str = "auto") -> tuple[Exploration, Recoverability, StateGraph]:
+    """A check and its recoverability in one exploration: the search runs on the state graph
+    with the check's stop rule (its report is the check's, as any engine's), then goes on to
+    the whole graph (the user's time and memory limits still hold) and decides
+    recoverability on it. Under ``--symmetry`` the graph is of orbits (the healthy predicate
+    is symmetric, so a state is stuck exactly when its orbit is)."""
+    rec = recovery(kernel.spec)
+    source = GraphSource(kernel, predicates(rec), max_states=max_states,
+                         props=PropertySet(kernel, opts))
+    s = Search(source, opts.report)
+    try:
+        ex = s.run(opts.stop_rule())
+        s.run(StopRule(first_hit=False, max_seconds=opts.max_seconds,
+                       max_memory=opts.max_memory))
+    finally:
+        full = s.finish()
+    ex.stats = full.stats
+    graph = source.graph(full)
+    res = analyse(graph, method)
+    if res.witness is not None:
+        res.trace = stuck_trace(kernel.spec, graph, res)
+    return ex, res, graph
+
+
 def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEFAULT_MAX_STATES,
           method: str = "auto", report=None) -> tuple[Recoverability, StateGraph]:
     """Explore ``spec``'s state graph and decide recoverability."""
@@ -162,7 +191,9 @@ def stuck_trace(spec: Spec, graph: StateGraph, res: Recoverability):
     from hwcheck.checker.traces.trace import TraceError, from_path
 
     interp = Interpreter(spec)
-    trace = from_path(spec, interp, None, "invariant", "graph", graph.path_to(res.witness))
+    k = graph.kernel
+    trace = from_path(spec, interp, None, "invariant", "graph", graph.path_to(res.witness),
+                      k.canonical if k.symmetric else None)
     last = interp.layout.from_dict(trace.states[-1])
     if interp.holds(recovery(spec).healthy, last):
         raise TraceError("the graph's nearest stuck state is healthy on replay: the graph "

@@ -23,6 +23,7 @@ it, and a property's witness is the state of least fingerprint on the first leve
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,22 +94,39 @@ class LevelSource:
         """Release what the search held; the source's figures into ``ex.stats``."""
 
 
-def search(source: LevelSource, rule: StopRule, report: Any = None) -> Exploration:
-    """Breadth-first search over ``source`` until its frontier is empty or ``rule`` stops it.
+class Search:
+    """One breadth-first search over ``source``. ``run`` explores until the frontier is empty or
+    a rule stops it, and may be called again with another rule to go on from there (a check
+    that stops at its first violation, then the whole graph for recoverability: one
+    exploration). ``finish`` releases the source; ``search`` does all three for one rule."""
 
-    The result is complete only when every level was expanded and every hit has its path. A
-    stop (Ctrl-C, SIGTERM, out of memory) keeps what was found: the hits found so far get their
-    paths if the source can still give them, else they keep none."""
-    ex = source.exploration()
-    source.prepare()
-    progress = Progress(report)
-    targets: dict[str, Any] = {}
-    finished = tracing = traced = False
-    try:
+    def __init__(self, source: LevelSource, report: Any = None):
+        self.source = source
+        self.ex = source.exploration()
+        source.prepare()
+        self.progress = Progress(report)
+        self.targets: dict[str, Any] = {}
+        self.started = False
+        self.stopped = False  # by Ctrl-C, SIGTERM or out of memory: nothing more to explore
+
+    def run(self, rule: StopRule) -> Exploration:
+        """Go on until the frontier is empty or ``rule`` stops the search; the exploration so
+        far (a copy, so that a later ``run`` leaves it as it is).
+
+        The result is complete only when every level was expanded and every hit has its path.
+        A stop (Ctrl-C, SIGTERM, out of memory) keeps what was found: the hits found so far get
+        their paths if the source can still give them, else they keep none."""
+        source, ex, progress, targets = self.source, self.ex, self.progress, self.targets
+        if self.stopped:
+            return _copy(ex)
+        ex.stop_reason = ""
+        finished = tracing = traced = False
         try:
-            first = source.start(ex, progress)
-            _record(first.found, ex, targets)
-            ex.distinct += first.new
+            if not self.started:
+                self.started = True
+                first = source.start(ex, progress)
+                _record(first.found, ex, targets)
+                ex.distinct += first.new
             while source.frontier():
                 ex.seconds = progress.elapsed()
                 reason = rule.before_level(ex)
@@ -135,16 +153,37 @@ def search(source: LevelSource, rule: StopRule, report: Any = None) -> Explorati
         except (KeyboardInterrupt, MemoryError) as e:
             ex.complete = False
             ex.stop_reason = interrupt_reason(e)
+            self.stopped = True
             try:
                 source.cancel()
             except Exception:  # noqa: BLE001 - gone with the signal: nothing left to stop
                 pass
             if not traced:
                 _paths_after_stop(source, targets, ex, retry=not tracing)
-    finally:
         ex.seconds = progress.elapsed()
-        source.finish(ex)
+        return _copy(ex)
+
+    def finish(self) -> Exploration:
+        """Release the source; the whole exploration with the source's figures."""
+        self.ex.seconds = self.progress.elapsed()
+        self.source.finish(self.ex)
+        return self.ex
+
+
+def search(source: LevelSource, rule: StopRule, report: Any = None) -> Exploration:
+    """Breadth-first search over ``source`` until its frontier is empty or ``rule`` stops it."""
+    s = Search(source, report)
+    try:
+        ex = s.run(rule)
+    finally:
+        full = s.finish()
+    ex.stats = full.stats
     return ex
+
+
+def _copy(ex: Exploration) -> Exploration:
+    return dataclasses.replace(ex, hits={n: dataclasses.replace(h) for n, h in ex.hits.items()},
+                               checked=list(ex.checked), stats=dict(ex.stats))
 
 
 def _record(found: list[Found], ex: Exploration, targets: dict[str, Any]) -> None:
