@@ -188,7 +188,7 @@ def run_identity(spec: Spec, command: str) -> dict:
 
 def checked_properties(spec: Spec, opts: Options) -> list[tuple[str, str]]:
     """(name, kind) of every property a run with ``opts`` checks, in the kernel's order."""
-    from hwcheck.checker.semantics.codegen import Properties
+    from hwcheck.checker.semantics.signatures import Properties
 
     props = Properties.of(spec)
     want = None if opts.properties is None else set(opts.properties)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.checker.engines.visited import ExactTable, VisitedTable
+from hwcheck.checker.engines.visited import Expandable
 from hwcheck.checker.semantics.kernel import Kernel
 
 CHUNK = 1 << 15  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
@@ -33,7 +33,7 @@ class Successors:
     # up to then is kept
 
 
-def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np.ndarray,
+def expand(kernel: Kernel, front: np.ndarray, table: Expandable, tp_active: np.ndarray,
            tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
            dom_inst: np.ndarray, on_chunk=None, chunk: int = CHUNK,
            expect: float = 2.0) -> Successors:
@@ -43,7 +43,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence.
     ``expect``: the successors a row is expected to let through (the buffers start there and
     double when short)."""
-    mod, ninst, stride = kernel.mod, kernel.ninst, kernel.stride
+    mod, stride = kernel.mod, kernel.stride
     n = front.shape[0]
     cap = max(1024, int(expect * n), 2 * mod.ROOM)
     out = np.empty((cap, stride), kernel.dtype)
@@ -52,29 +52,18 @@ def expand(kernel: Kernel, front: np.ndarray, table: VisitedTable, tp_active: np
     act = np.empty(cap, kernel.act_dtype)
     fps = np.empty(cap, np.uint64)
     w, lo, generated, interrupted = 0, 0, 0, None
-    exact = isinstance(table, ExactTable)
-    room = ninst if exact else mod.ROOM  # the most successors one kernel step may add
+    room = table.room(mod)  # the most successors one kernel call may add
     try:
         while lo < n:
             hi = min(n, lo + chunk)
-            args = (front, lo, hi, table.table, table.max_fill, table.filled, out[w:], par[w:],
-                    act[w:], fps[w:], tp_active, tp_row, tp_inst, err, dom_row, dom_inst)
-            if exact:
-                i, wrote, filled, gen, table.nstored = mod.expand_exact(
-                    *args, table.slots, table.store, table.nstored)
-            else:
-                i, wrote, filled, gen = mod.expand_dedup(*args)
+            i, wrote, gen = table.expand(mod, dict(
+                front=front, lo=lo, hi=hi, out=out[w:], par=par[w:], act=act[w:], fps=fps[w:],
+                tp_active=tp_active, tp_row=tp_row, tp_inst=tp_inst, err=err, dom_row=dom_row,
+                dom_inst=dom_inst))
             w += wrote
-            table.filled = filled
             generated += gen
             if i < hi:  # the kernel stopped for room: make some and go on from row i
-                if exact:
-                    if filled + ninst > table.max_fill:
-                        table.grow()
-                    if table.nstored + ninst > table.store.shape[0]:
-                        table.grow_store()
-                else:
-                    table.make_room(room)
+                table.make_room(room)
                 if w + room > cap:
                     cap *= 2
                     out, par, act, fps = (_grown(a, cap, w) for a in (out, par, act, fps))

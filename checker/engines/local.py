@@ -30,6 +30,7 @@ from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, pat
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.semantics.signatures import CheckArgs
 
 
 PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
@@ -209,8 +210,9 @@ class LocalEngine(LevelSource):
         if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
             self.pool.check_states(rows, props.state_active, hits, err, dom_row)
         else:
-            self.kernel.mod.check_states(rows, rows.shape[0], props.state_active, hits, err,
-                                         dom_row)
+            self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
+                                                    active=props.state_active, hits=hits,
+                                                    err=err, dom_row=dom_row))
         for c in np.flatnonzero(dom_row >= 0):
             found.append((self.kernel.domain_errors.name(int(c)), "domain",
                           off + int(dom_row[c])))

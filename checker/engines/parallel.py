@@ -54,6 +54,7 @@ from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_insert, table_prefetch,
                                                    table_room)
 from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
 
 
 BUFFER_BYTES = 16 << 20
@@ -253,11 +254,12 @@ class Workers:
             at[:] = 0
             gen, i = 0, a
             while True:
-                i, g = mod.expand_split(front, i, b, tables,
-                                        tuple(x.rows.view(np.uint64) for x in bufs),
-                                        tuple(x.par for x in bufs), tuple(x.act for x in bufs),
-                                        tuple(x.fps for x in bufs), at, tp_active, tr, ti, err,
-                                        dr, di)
+                i, g = mod.expand_split(*SplitArgs(
+                    front=front, lo=i, hi=b, tables=tables,
+                    o_rows=tuple(x.rows.view(np.uint64) for x in bufs),
+                    o_par=tuple(x.par for x in bufs), o_act=tuple(x.act for x in bufs),
+                    o_fps=tuple(x.fps for x in bufs), o_n=at, tp_active=tp_active, tp_row=tr,
+                    tp_inst=ti, err=err, dom_row=dr, dom_inst=di))
                 gen += g
                 for x, m in zip(bufs, at):
                     x.n = int(m)
@@ -333,8 +335,9 @@ class Workers:
         mod, n = self.kernel.mod, rows.shape[0]
         cuts = [n * s // self.n for s in range(self.n + 1)]
         parts = [(hits.copy(), err.copy(), dom_row.copy()) for _ in range(self.n)]
-        self._all(lambda s: mod.check_states(rows[cuts[s]:cuts[s + 1]], cuts[s + 1] - cuts[s],
-                                             active, *parts[s]),
+        self._all(lambda s: mod.check_states(*CheckArgs(
+                      rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s], active=active,
+                      hits=parts[s][0], err=parts[s][1], dom_row=parts[s][2])),
                   [(s,) for s in range(self.n)])
         for out, j in ((hits, 0), (dom_row, 2)):
             for c in np.flatnonzero(out < 0):

@@ -46,6 +46,7 @@ from hwcheck.checker.engines.fpsort import first_index, owner_order, take_rows
 from hwcheck.checker.engines.runs import MERGE_RATIO, Runs
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.stop import StopRule
+from hwcheck.checker.semantics.signatures import CheckArgs
 
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
 
@@ -211,8 +212,8 @@ def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
         return {}, {}
     hits = np.full(ns, -1, np.int64)
     err, dom_row, _ = kernel.error_arrays()
-    kernel.mod.check_states(np.ascontiguousarray(rows), rows.shape[0], sp_active, hits, err,
-                            dom_row)
+    kernel.mod.check_states(*CheckArgs(rows=np.ascontiguousarray(rows), n=rows.shape[0],
+                                       active=sp_active, hits=hits, err=err, dom_row=dom_row))
     return ({int(j): int(fps[hits[j]]) for j in np.flatnonzero(hits >= 0)},
             {int(c): int(fps[dom_row[c]]) for c in np.flatnonzero(dom_row >= 0)})
 

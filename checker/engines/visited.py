@@ -12,11 +12,14 @@ from __future__ import annotations
 import mmap
 import os
 
+from typing import Any, Protocol
+
 import numpy as np
 
 from hwcheck.checker.semantics.fingerprint import (TAIL, table_fill, table_fingerprints,
                                                    table_grow, table_insert, table_insert_exact,
                                                    table_rehash_exact, table_room)
+from hwcheck.checker.semantics.signatures import DedupArgs, ExactArgs
 
 MAX_LOAD = 0.875  # fingerprints per slot at most; after growing, at least MAX_LOAD / GROWTH
 GROWTH = 1.25
@@ -46,6 +49,26 @@ def _physical_slots() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
     except (ValueError, OSError, AttributeError):
         return 1 << 32
+
+
+class Visited(Protocol):
+    """What every visited set gives the engines: the fingerprint table
+    (``VisitedTable``), the exact table (``ExactTable``), the tables split between workers
+    (``parallel.PartitionedTable``). (A partition's visited set on disk, ``runs.Runs``, lives
+    in its own process and is merged a level at a time: it is no table.)"""
+
+    def fingerprints(self) -> np.ndarray: ...
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+
+
+class Expandable(Visited, Protocol):
+    """A visited set the kernel expands against directly (one worker)."""
+
+    def room(self, mod: Any) -> int: ...
+    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]: ...
+    def make_room(self, more: int) -> None: ...
 
 
 class VisitedTable:
@@ -93,6 +116,17 @@ class VisitedTable:
         end = more if end is None else end
         while self.filled + more > self.max_fill or not table_room(self.table, end):
             self.grow(int((self.filled + more) / MAX_LOAD) + 1)
+
+    def room(self, mod: Any) -> int:
+        """The most successors one call of the kernel's expansion may add."""
+        return int(mod.ROOM)
+
+    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]:
+        """One call of the kernel's ``expand_dedup`` against this table (``args``: the rest of
+        ``DedupArgs``): (next row, successors written, transitions generated)."""
+        i, wrote, self.filled, gen = mod.expand_dedup(*DedupArgs(
+            table=self.table, max_fill=self.max_fill, filled=self.filled, **args))
+        return i, wrote, gen
 
     def add(self, fp: int) -> bool:
         self.make_room(1)
@@ -181,6 +215,26 @@ class ExactTable:
 
     def __len__(self) -> int:
         return self.filled
+
+    def fingerprints(self) -> np.ndarray:
+        return self.table[self.table != 0]
+
+    def room(self, mod: Any) -> int:
+        return int(mod.NINST)  # one row at a time
+
+    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]:
+        """One call of the kernel's ``expand_exact`` against this table and its store."""
+        i, wrote, self.filled, gen, self.nstored = mod.expand_exact(*ExactArgs(
+            table=self.table, max_fill=self.max_fill, filled=self.filled, **args,
+            slots=self.slots, store=self.store, nstored=self.nstored))
+        return i, wrote, gen
+
+    def make_room(self, more: int) -> None:
+        """Grow the table and the store until ``more`` new states fit."""
+        if self.filled + more > self.max_fill:
+            self.grow()
+        if self.nstored + more > self.store.shape[0]:
+            self.grow_store()
 
     def grow_store(self) -> None:
         bigger = np.empty((self.store.shape[0] * 2, self.store.shape[1]), self.store.dtype)

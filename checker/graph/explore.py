@@ -26,6 +26,7 @@ from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.semantics.signatures import CheckArgs
 from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
@@ -287,7 +288,8 @@ class GraphSource(LevelSource):
         k = self.kernel
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = k.error_arrays()
-        k.mod.check_states(rows, rows.shape[0], props.state_active, hits, err, dom_row)
+        k.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0], active=props.state_active,
+                                      hits=hits, err=err, dom_row=dom_row))
         for j in np.flatnonzero(hits >= 0):
             name, _, kind = props.state[j]
             out.append(Found(name, kind, depth, (first + int(hits[j]), None)))

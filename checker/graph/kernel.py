@@ -27,8 +27,10 @@ import tempfile
 import numpy as np
 
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.checker.semantics.codegen import DomainErrors, ExprGen, _hit, _src, source_key
+from hwcheck.checker.semantics.codegen import source_key
+from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.kernel import Kernel, cache_dir
+from hwcheck.checker.semantics.templates import SYMMETRY, hit
 from hwcheck.spec.lang import Expr, reads_next
 
 MAX_FLAGS = 64  # state predicates per graph (one bit each)
@@ -173,7 +175,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
             raise ValueError(f"{name} reads the next state: a graph flags states")
         gen = ExprGen(kernel.layout, "s", errors=errors)
         gen.where = name
-        code = _src(gen(expr, {}))
+        code = src(gen(expr, {}))
         lines.append(f"\n@njit(cache=True)\ndef xp_{i}(s, err):  # {name}\n    return {code}\n")
     preds = _state_preds(kernel, extra, invariants)
     if len(preds) > MAX_FLAGS:
@@ -203,7 +205,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
           '    """The first hit (row, instance) of each active transition predicate."""']
     for j, (name, _, kind) in enumerate(kernel.props.transition):
         ft += [f"    if tp_active[{j}] and tp_row[{j}] < 0:  # {name}",
-               f"        h = {_hit(kind, f'k_tp_{j}(s, t, err)')}",
+               f"        h = {hit(kind, f'k_tp_{j}(s, t, err)')}",
                "        if err[0] != 0:",
                "            return",
                "        if h:",
@@ -213,8 +215,9 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
     lines.append("\n".join(ft))
     sym = kernel.symmetric
     lines.append(BODY.replace(
-        "{sym_scratch}", "    cb = np.empty(STRIDE, DTYPE)\n    cw = np.empty(SYM_WORK, np.int64)\n"
-        if sym else "").replace("{sym_canon}", "            canon(t, cb, cw)\n" if sym else ""))
+        "{sym_scratch}", "".join(f"    {line}\n" for line in SYMMETRY.scratch) if sym else ""
+    ).replace("{sym_canon}", "".join(f"            {line}\n" for line in SYMMETRY.apply)
+              if sym else ""))
     return "\n".join(lines)
 
 

@@ -22,7 +22,10 @@ import numpy as np
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.spec.lang import Spec, SpecError
 
-from hwcheck.checker.semantics.codegen import DomainErrors, Properties, generate, source_key
+from hwcheck.checker.semantics.codegen import generate, source_key
+from hwcheck.checker.semantics.exprgen import DomainErrors
+from hwcheck.checker.semantics.signatures import (CheckArgs, DedupArgs, ExactArgs, Properties,
+                                                  SplitArgs, StepArgs)
 from hwcheck.checker.semantics.layout import Layout
 
 
@@ -273,21 +276,24 @@ def _samples(mod, owners: int = 2) -> dict:
     err, dom_row, dom_inst = (np.zeros(1, np.int64), np.full(nerr, -1, np.int64),
                               np.full(nerr, -1, np.int64))
     out = np.empty((ninst, stride), dtype)
-    succ = (out, np.empty(ninst, np.int32), np.empty(ninst, act_dtype_of(ninst)),
-            np.empty(ninst, np.uint64))
-    tp = (np.zeros(nt, np.bool_), np.full(nt, -1, np.int64), np.full(nt, -1, np.int64))
-    table = (np.zeros(16, np.uint64), 8, 0)
+    par, act, fps = (np.empty(ninst, np.int32), np.empty(ninst, act_dtype_of(ninst)),
+                     np.empty(ninst, np.uint64))
+    tp = dict(tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
+              tp_inst=np.full(nt, -1, np.int64), err=err, dom_row=dom_row, dom_inst=dom_inst)
+    table = np.zeros(16, np.uint64)
+    level = dict(front=one, lo=0, hi=0, table=table, max_fill=8, filled=0, out=out, par=par,
+                 act=act, fps=fps, **tp)
     return {
         "initial": (err,),
-        "check_states": (one, 0, np.zeros(ns, np.bool_), np.full(ns, -1, np.int64), err,
-                         dom_row),
-        "step": (0, row, row.copy(), err),
-        "expand_dedup": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst),
-        "expand_exact": (one, 0, 0, *table, *succ, *tp, err, dom_row, dom_inst,
-                         np.zeros(16, np.int64), out, 0),
-        "expand_split": (one, 0, 0, (table[0],) * owners,
-                         *((x.view(np.uint64) if x.ndim == 2 else x,) * owners for x in succ),
-                         np.zeros(owners, np.int64), *tp, err, dom_row, dom_inst),
+        "check_states": CheckArgs(rows=one, n=0, active=np.zeros(ns, np.bool_),
+                                  hits=np.full(ns, -1, np.int64), err=err, dom_row=dom_row),
+        "step": StepArgs(inst=0, s=row, t=row.copy(), err=err),
+        "expand_dedup": DedupArgs(**level),
+        "expand_exact": ExactArgs(**level, slots=np.zeros(16, np.int64), store=out, nstored=0),
+        "expand_split": SplitArgs(front=one, lo=0, hi=0, tables=(table,) * owners,
+                                  o_rows=(out.view(np.uint64),) * owners, o_par=(par,) * owners,
+                                  o_act=(act,) * owners, o_fps=(fps,) * owners,
+                                  o_n=np.zeros(owners, np.int64), **tp),
     }
 
 

@@ -34,7 +34,7 @@ import z3
 from hwcheck.spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
                        walk_stmts)
 
-from hwcheck.checker.semantics.codegen import domain_error_name
+from hwcheck.checker.semantics.exprgen import domain_error_name
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.symmetry import check_symmetry as _check_symmetry
 from hwcheck.checker.semantics.symmetry import permute_row, symmetry_of  # noqa: F401 (re-exported)

@@ -1,0 +1,137 @@
+"""The kernel's calling convention, declared once.
+
+Each entry point of a generated kernel module takes its arguments in the order of one of these
+named tuples: the code generator writes the ``def`` line from the tuple's fields
+(``templates.py``), and every caller builds the tuple by keyword and passes it unpacked
+(``mod.expand_dedup(*DedupArgs(front=..., lo=..., ...))``), so an argument is added, removed
+or reordered here and nowhere else. The tuple is built once per kernel call (a chunk of
+thousands of rows), never per state.
+
+Array conventions: rows are the layout's cell type, ``[n, stride]``; fingerprints ``uint64``;
+parent positions ``int32``; action instances ``uint8`` (``uint16`` from 256 instances);
+``err`` is one ``int64`` cell holding the last domain error code; ``dom_row`` / ``dom_inst``
+hold, per domain error code, the first row (and action instance) that raised it, -1 if none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from hwcheck.spec.lang import Spec, reads_next
+
+
+@dataclass(frozen=True)
+class Properties:
+    """The spec's properties in the order the kernel numbers them (the index of each in
+    ``tp_active``, ``hits`` and the like): state predicates are the invariants followed by the
+    state reachability checks; transition predicates are the action properties followed by the
+    transition reachability checks. A "hit" is a violation for an invariant or action property
+    and a witness for a reachability check."""
+
+    state: list  # (name, expr, kind) kind: "invariant" | "reachable"
+    transition: list  # (name, expr, kind) kind: "action" | "reachable"
+
+    @classmethod
+    def of(cls, spec: Spec) -> "Properties":
+        state = [(i.name, i.expr, "invariant") for i in spec.invariants]
+        state += [(r.name, r.expr, "reachable") for r in spec.reachables if not reads_next(r.expr)]
+        trans = [(a.name, a.expr, "action") for a in spec.action_properties]
+        trans += [(r.name, r.expr, "reachable") for r in spec.reachables if reads_next(r.expr)]
+        return cls(state, trans)
+
+
+class DedupArgs(NamedTuple):
+    """``expand_dedup``: expand frontier rows lo..hi-1 against a visited table; returns
+    (next row, successors written, table fill, transitions generated)."""
+
+    front: Any  # rows [n, stride]
+    lo: int
+    hi: int
+    table: Any  # uint64 [slots]: the visited fingerprints (``fingerprint.py``'s table)
+    max_fill: int  # entries the table may hold before it must grow
+    filled: int  # entries it holds
+    out: Any  # rows [cap, stride]: the new successors
+    par: Any  # int32 [cap]: the frontier row of each
+    act: Any  # [cap]: the action instance of each
+    fps: Any  # uint64 [cap]: the fingerprint of each
+    tp_active: Any  # bool [transition predicates]: still checked
+    tp_row: Any  # int64: first hitting row of each transition predicate (-1: none yet)
+    tp_inst: Any  # int64: its action instance
+    err: Any
+    dom_row: Any
+    dom_inst: Any
+
+
+class ExactArgs(NamedTuple):
+    """``expand_exact`` (``--exact``): as ``expand_dedup`` against a table that also keeps every
+    state; returns (next row, successors written, table fill, transitions generated, states
+    stored)."""
+
+    front: Any
+    lo: int
+    hi: int
+    table: Any
+    max_fill: int
+    filled: int
+    out: Any
+    par: Any
+    act: Any
+    fps: Any
+    tp_active: Any
+    tp_row: Any
+    tp_inst: Any
+    err: Any
+    dom_row: Any
+    dom_inst: Any
+    slots: Any  # int64 [slots]: the store row of each table entry
+    store: Any  # rows [cap, stride]: every state kept
+    nstored: int  # rows of ``store`` in use
+
+
+class SplitArgs(NamedTuple):
+    """``expand_split`` (several workers, without the GIL): every successor its owner's table
+    does not hold goes to that owner's buffers; returns (next row, transitions generated)."""
+
+    front: Any
+    lo: int
+    hi: int
+    tables: Any  # tuple of uint64 tables, one per owner
+    o_rows: Any  # tuple per owner of uint64 [cap, words]: rows as 64-bit words
+    o_par: Any  # tuple per owner of int32 [cap]
+    o_act: Any  # tuple per owner of action instances
+    o_fps: Any  # tuple per owner of uint64 [cap]
+    o_n: Any  # int64 [owners]: entries of each owner's buffers in use (moved on)
+    tp_active: Any
+    tp_row: Any
+    tp_inst: Any
+    err: Any
+    dom_row: Any
+    dom_inst: Any
+
+
+class CheckArgs(NamedTuple):
+    """``check_states``: the first row of ``rows[:n]`` hitting each active state predicate;
+    returns 0 once every active predicate has a hit."""
+
+    rows: Any
+    n: int
+    active: Any  # bool [state predicates]
+    hits: Any  # int64: first hitting row of each (-1: none)
+    err: Any
+    dom_row: Any
+
+
+class StepArgs(NamedTuple):
+    """``step``: apply action instance ``inst`` to ``s`` into ``t``; False when disabled or when
+    the step leaves the declared domains (then ``err`` holds the code)."""
+
+    inst: int
+    s: Any
+    t: Any
+    err: Any
+
+
+def params(sig: type) -> str:
+    """The parameter list of a generated ``def`` for the entry point ``sig``."""
+    return ", ".join(sig._fields)  # type: ignore[attr-defined]
