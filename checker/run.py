@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hwcheck.checker.engines.exploration import Exploration, interrupt_reason
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
+from hwcheck.checker.search.exploration import Exploration, interrupt_reason
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write_trace

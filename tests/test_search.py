@@ -9,14 +9,19 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from helpers import kafka
 from hwcheck.checker.cli.main import main
-from hwcheck.checker.engines.exploration import Exploration, Hit, Progress
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.graph import recover
-from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, Search, search
+from hwcheck.checker.search.driver import (
+    Found,
+    LevelResult,
+    LevelSource,
+    Search,
+    search,
+)
+from hwcheck.checker.search.exploration import Exploration, Hit, Progress
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import kafka
 from hwcheck.checker import run as run_mod
-from hwcheck.checker.engines.exploration import collision_probability
+from hwcheck.checker.search.exploration import collision_probability
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
 from hwcheck.checker.engines.visited import VisitedTable

@@ -69,7 +69,7 @@ def sigterm_stops_like_ctrl_c() -> None:
     main thread, so a run stops at its next safe point and reports what it found."""
     import signal
 
-    from hwcheck.checker.engines.exploration import Terminated
+    from hwcheck.checker.search.exploration import Terminated
 
     def handler(signum, frame):
         raise Terminated()

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hwcheck.checker.engines.exploration import Hit
+from hwcheck.checker.search.exploration import Hit
 from hwcheck.checker.engines.visited import Level
 
 FORMAT = 2  # 2: the visited set as a fingerprint array (1: the tables as they were)

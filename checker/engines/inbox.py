@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-
 from hwcheck.checker.engines.partition import Batch, LevelTask, initial_part, step_part
 from hwcheck.checker.search.stop import StopRule
 

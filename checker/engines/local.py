@@ -17,21 +17,30 @@ of the frontier and of the next level at a time (once a level outgrows ``spill.S
 from __future__ import annotations
 
 import numpy as np
-
-from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
-                                                 interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
-from hwcheck.checker.engines.spill import (Frontier, LevelStore, NextLevel, WorkDir,
-                                           bucket_count, record_dtype)
+from hwcheck.checker.engines.spill import (
+    Frontier,
+    LevelStore,
+    NextLevel,
+    WorkDir,
+    bucket_count,
+    record_dtype,
+)
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.exploration import (
+    Exploration,
+    Progress,
+    current_rss_bytes,
+    interrupt_reason,
+    peak_rss_bytes,
+)
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs
-
 
 PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
 
@@ -40,6 +49,7 @@ class LocalEngine(LevelSource):
     """The local engine: a level source for the search driver (``checker.search.driver``)."""
 
     name = "local"
+    paths_at_once = True  # a hit's path is walked back through the levels when it is found
 
     def __init__(self, kernel: Kernel, opts: Options, workers: int = 1):
         self.kernel = kernel

@@ -46,16 +46,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
-from hwcheck.checker.semantics.fingerprint import (PREFETCH, TAIL, table_insert, table_prefetch,
-                                                   table_room)
+from hwcheck.checker.semantics.fingerprint import (
+    PREFETCH,
+    TAIL,
+    table_insert,
+    table_prefetch,
+    table_room,
+)
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
-
+from numba import njit
 
 BUFFER_BYTES = 16 << 20
 # Free slots asked for at a table's end before a chunk's inserts: as many as the inserts, up to

@@ -21,16 +21,25 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
-                                                 peak_rss_bytes)
+from hwcheck.checker.engines import runs
 from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.engines.partition import (
+    LevelTask,
+    initial_part,
+    lookup_part,
+    owner,
+    step_part,
+)
+from hwcheck.checker.engines.runs import MERGE_RATIO
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.exploration import (
+    Exploration,
+    Progress,
+    current_rss_bytes,
+    peak_rss_bytes,
+)
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.engines import runs
-from hwcheck.checker.engines.partition import (LevelTask, initial_part, lookup_part, owner,
-                                               step_part)
-from hwcheck.checker.engines.runs import MERGE_RATIO
 
 
 class Backend:

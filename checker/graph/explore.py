@@ -18,12 +18,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from hwcheck.checker.engines.exploration import (Exploration, Progress, current_rss_bytes,
-                                                 interrupt_reason, peak_rss_bytes)
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
+from hwcheck.checker.search.exploration import (
+    Exploration,
+    Progress,
+    current_rss_bytes,
+    interrupt_reason,
+    peak_rss_bytes,
+)
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs

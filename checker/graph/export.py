@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
-
 from hwcheck.checker.graph.explore import StateGraph, explore
 from hwcheck.checker.graph.reverse import can_reach_arrays
 from hwcheck.checker.semantics.kernel import Kernel

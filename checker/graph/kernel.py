@@ -25,7 +25,6 @@ import sys
 import tempfile
 
 import numpy as np
-
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.semantics.codegen import source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src

@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from hwcheck.checker.engines.exploration import Exploration
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
-from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_networkx, reachable_from
+from hwcheck.checker.graph.reverse import (
+    can_reach_arrays,
+    can_reach_networkx,
+    reachable_from,
+)
 from hwcheck.checker.search.driver import Search
+from hwcheck.checker.search.exploration import Exploration
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel

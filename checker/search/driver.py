@@ -18,7 +18,7 @@ never decides to stop except between chunks of a level, by asking the rule's ``l
 Canonical choice (so that every engine reports the same trace): each state's parent is the
 least (parent fingerprint, action instance) among the states of the previous level that reach
 it, and a property's witness is the state of least fingerprint on the first level that has one
-(the sources keep this; ``engines/exploration.py`` says what a path is).
+(the sources keep this; ``exploration.py`` says what a path is).
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwcheck.checker.engines.exploration import Exploration, Hit, Progress, interrupt_reason
+from hwcheck.checker.search.exploration import (
+    Exploration,
+    Hit,
+    Progress,
+    interrupt_reason,
+)
 from hwcheck.checker.search.stop import StopRule
 
 DOMAIN = "domain"  # the kind of a hit that left a variable's declared domain
@@ -61,6 +66,9 @@ class LevelSource:
     on, ``paths`` once, ``finish`` (figures into ``ex.stats``; always called)."""
 
     name = "source"
+    # the paths of this source's hits are known as soon as the hits are (the local engine's:
+    # a checkpoint between levels keeps them); else they are asked for after the search
+    paths_at_once = False
 
     def exploration(self) -> Exploration:
         """The empty report this source fills."""
@@ -125,7 +133,7 @@ class Search:
             if not self.started:
                 self.started = True
                 first = source.start(ex, progress)
-                _record(first.found, ex, targets)
+                _record(source, first.found, ex, targets)
                 ex.distinct += first.new
             while source.frontier():
                 ex.seconds = progress.elapsed()
@@ -136,7 +144,7 @@ class Search:
                 depth = ex.depth
                 level = source.expand(depth, ex, progress, rule)
                 ex.generated += level.generated
-                _record(level.found, ex, targets)
+                _record(source, level.found, ex, targets)
                 if level.new:
                     ex.distinct += level.new
                     ex.depth = depth + 1
@@ -186,7 +194,8 @@ def _copy(ex: Exploration) -> Exploration:
                                checked=list(ex.checked), stats=dict(ex.stats))
 
 
-def _record(found: list[Found], ex: Exploration, targets: dict[str, Any]) -> None:
+def _record(source: LevelSource, found: list[Found], ex: Exploration,
+            targets: dict[str, Any]) -> None:
     """Each property's first hit; a domain error is a property of its own, checked from the
     moment it is first hit."""
     for f in found:
@@ -194,8 +203,11 @@ def _record(found: list[Found], ex: Exploration, targets: dict[str, Any]) -> Non
             if f.name in ex.hits:
                 continue
             ex.checked.append((f.name, DOMAIN))
-        ex.hits[f.name] = Hit(f.name, f.kind, f.length, None)
-        targets[f.name] = f.target
+        hit = ex.hits[f.name] = Hit(f.name, f.kind, f.length, None)
+        if source.paths_at_once:
+            hit.path = source.paths({f.name: f.target})[f.name]
+        else:
+            targets[f.name] = f.target
 
 
 def _set_paths(ex: Exploration, targets: dict[str, Any], paths: dict[str, Any]) -> None:

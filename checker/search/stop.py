@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hwcheck.checker.engines.exploration import Exploration, current_rss_bytes
+from hwcheck.checker.search.exploration import Exploration, current_rss_bytes
 
 REACHABLE = "reachable"  # the one kind of hit that never stops a run (a witness, not a violation)
 

@@ -16,14 +16,22 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-
 from hwcheck.checker.semantics.exprgen import BodyGen, DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import Properties
-from hwcheck.checker.semantics.templates import (HEADER, SYMMETRY, block_rows, check_states_fn,
-                                                 expand_dedup_fn, expand_exact_fn,
-                                                 expand_split_fn, initial_fn, step_fn)
+from hwcheck.checker.semantics.templates import (
+    HEADER,
+    SYMMETRY,
+    block_rows,
+    check_states_fn,
+    expand_dedup_fn,
+    expand_exact_fn,
+    expand_split_fn,
+    initial_fn,
+    step_fn,
+)
 from hwcheck.spec.lang import Spec
+
 
 def generate(spec: Spec, layout: Layout | None = None,
              errors: DomainErrors | None = None, canon=None) -> str:

@@ -17,8 +17,27 @@ from __future__ import annotations
 import itertools
 
 from hwcheck.checker.semantics.layout import Layout
-from hwcheck.spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For,
-                               If, Ite, Local, Not, Or, Quant, Read, SetLocal, SpecError)
+from hwcheck.spec.lang import (
+    BOOL,
+    ActionParam,
+    And,
+    Arith,
+    Assign,
+    Bound,
+    Cmp,
+    Const,
+    Expr,
+    For,
+    If,
+    Ite,
+    Local,
+    Not,
+    Or,
+    Quant,
+    Read,
+    SetLocal,
+    SpecError,
+)
 
 INF = 1 << 40  # larger than any model value: the "no candidate" of an unrolled min/max
 UNBOUNDED = (-(1 << 62), 1 << 62)  # the range of a value nothing is known of

@@ -25,8 +25,15 @@ from dataclasses import dataclass
 
 from hwcheck.checker.semantics.exprgen import BodyGen
 from hwcheck.checker.semantics.layout import Layout
-from hwcheck.checker.semantics.signatures import (CheckArgs, DedupArgs, ExactArgs, Properties,
-                                                  SplitArgs, StepArgs, params)
+from hwcheck.checker.semantics.signatures import (
+    CheckArgs,
+    DedupArgs,
+    ExactArgs,
+    Properties,
+    SplitArgs,
+    StepArgs,
+    params,
+)
 from hwcheck.spec.lang import Spec
 
 HEADER = '''\
