@@ -29,7 +29,7 @@ import sys
 from hwcheck.checker.spark.engine import JOB_SECONDS  # a job's work before the driver takes stock
 
 EXPECTED = (6_168_544, 29_257_761, 58)
-LARGE_EXPECTED = {(3, 3, 3, "hw"): 67_917_067}  # MODEL.md
+LARGE_EXPECTED = {(3, 3, 3, "hw"): 67_917_067}  # the base model (docs/model.md)
 BASE = dict(replicas=3, max_offset=2, max_epoch=3, truncation="hw", isr_expansion="hw")
 TINY = dict(replicas=2, max_offset=2, max_epoch=3, truncation="kip-279", isr_expansion="hw")
 

@@ -1,4 +1,4 @@
-"""The contract every engine meets: MODEL.md's published counts and shortest violations, and the
+"""The contract every engine meets: the base model's published counts and shortest violations, and the
 same figures for protocols that are not Kafka.
 
 Each engine's test module subclasses ``EngineContract`` (``KafkaContract`` and
@@ -68,7 +68,7 @@ class Engine:
 
 
 class KafkaContract(Engine):
-    """MODEL.md's table and the scenarios' headline figures."""
+    """The base model's table and the scenarios' headline figures."""
 
     def explore(self, params: Params, **opts):
         opts.setdefault("stop_at_violation", False)

@@ -1,4 +1,4 @@
-"""--exact keeps every state: the same counts and traces as fingerprints on MODEL.md's
+"""--exact keeps every state: the same counts and traces as fingerprints on the base model's
 configurations, and two different states that share a fingerprint are both kept."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "counterexamples"
 R2 = dict(replicas=2, max_offset=2, max_epoch=3)
 
-# Recoverability of MODEL.md's R=2 M=2 E=3 configurations (README's table): per truncation and
+# Recoverability of the base model's R=2 M=2 E=3 configurations (docs/findings.md): per truncation and
 # ISR expansion, (stuck states, stuck only at the model's bounds, healthy states, steps to the
 # nearest stuck state).
 RECOVERABILITY = [
@@ -63,7 +63,7 @@ def _graph(spec, **kw):
 @pytest.mark.parametrize("row", [r for r in MODEL_TABLE if r[0] == 2],
                          ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
 def test_the_graph_has_model_md_counts(row):
-    """Every reachable state once, every transition (MODEL.md's 'generated'), the depth."""
+    """Every reachable state once, every transition (the base model's 'generated'), the depth."""
     R, M, E, trunc, exp, distinct, generated, depth, _ = row
     g = _graph(kafka(replicas=R, max_offset=M, max_epoch=E, truncation=trunc, isr_expansion=exp))
     assert (g.n, g.nedges, g.depth, g.complete) == (distinct, generated, depth, True)
@@ -159,7 +159,7 @@ def test_the_nearest_stuck_state_is_stuck_by_the_interpreter_alone():
 
 
 def _healthy_by_hand(st: dict) -> bool:
-    """The issue's words, on the readable state: a leader; every replica alive, in the ISR,
+    """The healthy predicate's definition, on the readable state: a leader; every replica alive, in the ISR,
     with exactly the leader's log; HW = LEO on every replica."""
     L, R = st["leader"], len(st["hw"])
     return L >= 0 and all(

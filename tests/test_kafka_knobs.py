@@ -1,9 +1,9 @@
 """The knobs of docs/kafka-model.md: consumers, producer retries and idempotence, the log start
 offset, transactions and the LSO, ISR shrink by lag.
 
-With every knob off the model is MODEL.md's, declaration for declaration (the pinned counts and
+With every knob off the model is the base model's, declaration for declaration (the pinned counts and
 committed traces of test_engine_local.py and test_scenarios.py check the rest); with a knob on it
-declares its own variables, actions and properties, and the acceptance runs of the issue hold.
+declares its own variables, actions and properties, and the runs that show what each knob finds hold.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def names(spec):
             [r.name for r in spec.reachables])
 
 
-# -- every knob off: MODEL.md's model ----------------------------------------------------------
+# -- every knob off: the base model ----------------------------------------------------------
 
 
 def test_with_every_knob_off_the_model_declares_only_model_md():
@@ -141,7 +141,7 @@ def test_isr_shrink_reads_lag():
     assert Params(isr_shrink="lag:0").lag == 0 and Params(isr_shrink="lag:8").lag == 8
 
 
-# -- the acceptance runs of the issue ------------------------------------------------------------
+# -- the runs that show what each knob finds ------------------------------------------------------
 
 
 def test_retries_duplicate_a_record_and_idempotence_prevents_it(tmp_path):

@@ -62,7 +62,7 @@ def test_each_scenario_expects_a_verdict_for_every_property(sc: Scenario):
 
 
 def test_the_table_agrees_with_model_md():
-    """MODEL.md publishes these shortest violations for the same configurations."""
+    """The base model (docs/model.md) publishes these shortest violations for the same configurations."""
     got = {s.name: s.violated() for s in scenarios.SCENARIOS}
     assert got["hw-truncation"] == {"CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
     assert got["kip-101"] == {"LogsMatchBelowHw": 11}

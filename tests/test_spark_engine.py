@@ -1,5 +1,5 @@
 """The shared engine contract, run against the Spark engine in local mode (local[2], 2 partitions):
-MODEL.md's Kafka table in the fast tier, the protocols that are not Kafka in the slow tier.
+The base model's Kafka table in the fast tier, the protocols that are not Kafka in the slow tier.
 
 One SparkContext serves the whole test session (``checker.spark.session`` reuses a running
 context with the same master), so the JVM starts once.

@@ -34,7 +34,7 @@ from hwcheck.spec.lang import SpecError, reads_next
 SPECS = Path(__file__).parent / "specs"
 HANDOFF = str(SPECS / "sym_handoff.py")
 
-# Each protocol's member roles, written from its model (MODEL.md for Kafka), not from its
+# Each protocol's member roles, written from its model (docs/model.md for Kafka), not from its
 # declaration: variable -> the member dimensions of a map or set, or "id" for a member id.
 KAFKA_ROLES = {"log": (0,), "hw": (0,), "alive": (0,), "isr": (0,), "synced": (0,),
                "rleo": (0,), "pending": (0,), "respRec": (0,), "respHw": (0,), "leader": "id"}
@@ -237,7 +237,7 @@ def test_kafka_knob_orbits_match_the_oracle(params):
 
 
 def test_r2_m2_e3_hw_has_6639_orbits_of_10487_states():
-    """The figure of issue 10, derived by the oracle from the whole state space."""
+    """The orbit count of R=2 M=2 E=3 hw, derived by the oracle from the whole state space."""
     spec = kafka(Params(2, 2, 3, "hw", "hw"))
     assert Oracle(spec, 2, KAFKA_ROLES).reachable() == (10487, 6639)
     assert run(spec, symmetry=True).exploration.distinct == 6639

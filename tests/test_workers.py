@@ -32,7 +32,7 @@ FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
 
 class TestLocalEngineTwoWorkers(EngineContract):
-    """MODEL.md's counts and shortest violations with two workers."""
+    """The base model's counts and shortest violations with two workers."""
 
     engine = "local"
     engine_opts = {"workers": 2}

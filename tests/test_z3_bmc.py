@@ -1,5 +1,5 @@
 """Bounded model checking with Z3 against the breadth-first search: the same shortest violation
-lengths on MODEL.md's table, traces that replay through the interpreter, and ``hwcheck bmc``."""
+lengths on the base model's table, traces that replay through the interpreter, and ``hwcheck bmc``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hwcheck.checker.z3.checks import symmetry_of
 from helpers import kafka as build
 from hwcheck.spec.kafka.params import Params
 
-# (params, invariant, BFS shortest length) from MODEL.md's table and its two extra rows
+# (params, invariant, BFS shortest length) from the base model's table and its two extra rows
 ROWS = [(Params(R, M, E, trunc, exp), inv, n)
         for R, M, E, trunc, exp, _, _, _, shortest in MODEL_TABLE for inv, n in shortest.items()]
 ROWS += [(Params(2, 2, 3, acks="1", **FIXED), "AckedNotLost", 3),

@@ -1,9 +1,9 @@
-"""Kafka's partition replication protocol (MODEL.md) as a hwcheck protocol.
+"""Kafka's partition replication protocol (docs/model.md) as a hwcheck protocol.
 
 Every Kafka fact lives in this package: the model (``model.py``), its parameters and their
 domains (``params.py``), the named scenarios of its history (``scenarios.py``), the lemmas and
 replica symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``). The knobs
-beyond MODEL.md (consumers, producer retries and idempotence, the log start offset,
+beyond the base model (consumers, producer retries and idempotence, the log start offset,
 transactions, ISR shrink by lag) are documented in docs/kafka-model.md.
 """
 
@@ -36,7 +36,7 @@ PARAMS = (
     Param("min_isr", _D.min_isr, range(1, 6), "min.insync.replicas (at most R)", ("--min-isr",)),
     Param("unclean", _D.unclean, bool, "unclean.leader.election.enable",
           ("--unclean-election/--no-unclean-election",)),
-    # -- knobs beyond MODEL.md (docs/kafka-model.md); each off by default ------------------------
+    # -- knobs beyond the base model (docs/kafka-model.md); each off by default ------------------------
     Param("consumers", _D.consumers, range(0, MAX_CONSUMERS + 1),
           "Consumers reading from the leader below its HW (the LSO for read_committed)",
           ("--consumers",)),
@@ -72,7 +72,7 @@ def _check(params: dict) -> None:
 @dataclass(frozen=True)
 class KafkaProtocol(Protocol):
     """The Kafka protocol: a knob of docs/kafka-model.md that is off is not part of a
-    parameter set, so MODEL.md's configurations (their run folders, trace files and kernels)
+    parameter set, so the base model's configurations (their run folders, trace files and kernels)
     are exactly what they were before the knobs existed."""
 
     def resolve(self, given: dict | None = None) -> dict:
@@ -85,7 +85,7 @@ PROTOCOL = KafkaProtocol(
     params=PARAMS,
     builder=_build,
     doc="One partition of a Kafka topic replicated on R brokers: produce, fetch, HW, ISR "
-        "changes, crashes, truncation and leader election (MODEL.md); optionally consumers, "
+        "changes, crashes, truncation and leader election (docs/model.md); optionally consumers, "
         "producer retries and idempotence, the log start offset, transactions and ISR shrink "
         "by lag (docs/kafka-model.md).",
     scenarios=scenarios.SCENARIOS,

@@ -134,7 +134,7 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
 
 def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[str, Expr]]:
     """The lemmas of the knobs of docs/kafka-model.md: stated only when the knob's variables
-    exist, so a MODEL.md configuration has exactly the lemmas above."""
+    exist, so a base-model configuration has exactly the lemmas above."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
     OOR, RESTART = E + 1, E + 2
     v = spec.var

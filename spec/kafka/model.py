@@ -1,11 +1,11 @@
-"""The base replication model of MODEL.md, stated in the spec language, and the knobs of
+"""The base replication model of docs/model.md, stated in the spec language, and the knobs of
 docs/kafka-model.md (consumers, producer retries and idempotence, the log start offset,
 transactions and the LSO, ISR shrink by lag).
 
 ``build(params)`` returns the validated Spec for one configuration. The knobs (truncation, ISR
 expansion, acks, min.insync.replicas, unclean election, and those of docs/kafka-model.md) select
 which statements an action has; every backend then reads the same objects. A knob that is off
-declares nothing: no variable, action, property or statement, so that MODEL.md's model (its
+declares nothing: no variable, action, property or statement, so that the base model (its
 layout, instance numbering, fingerprints and counts) is exactly what it was.
 """
 

@@ -1,9 +1,9 @@
-"""The model's parameters (knobs) with their domains, as MODEL.md defines them.
+"""The model's parameters (knobs) with their domains, as docs/model.md defines them.
 
-The first eight are MODEL.md's. The others are knobs of docs/kafka-model.md (consumers, producer
+The first eight are the base model's (docs/model.md). The others are knobs of docs/kafka-model.md (consumers, producer
 retries and idempotence, the log start offset, transactions, ISR shrink by lag); each is off by
 default, and a knob that is off is not part of a configuration at all: ``as_dict`` leaves it
-out, so the base model's parameter sets, run folders and traces are exactly MODEL.md's.
+out, so the base model's parameter sets, run folders and traces are exactly what they were.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Params:
     acks: str = "all"
     min_isr: int = 1
     unclean: bool = False
-    # -- knobs beyond MODEL.md (docs/kafka-model.md), each off by default --------------------
+    # -- knobs beyond the base model (docs/kafka-model.md), each off by default --------------------
     consumers: int = 0
     producer_retries: bool = False
     idempotence: bool = False
@@ -134,7 +134,7 @@ class Params:
         return {k: getattr(self, k) for k, off in KNOBS_OFF.items() if getattr(self, k) != off}
 
     def as_dict(self) -> dict:
-        """The configuration: MODEL.md's eight parameters, then every knob that is on."""
+        """The configuration: the base model's eight parameters, then every knob that is on."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in KNOBS_OFF}
         out.update(self.knobs_on())
         return out

@@ -7,7 +7,7 @@ that holds is not holding only because nothing ever happens (no record committed
 change, no truncation). The number of distinct states is pinned too: a model change that
 shrinks the state space is caught even when every verdict stays the same.
 
-The figures are those of a full breadth-first exploration; where MODEL.md publishes a figure for
+The figures are those of a full breadth-first exploration; where the base model (docs/model.md) publishes a figure for
 the same configuration, the two agree. hwcheck's suite runs the table and names every
 difference.
 """
@@ -45,7 +45,7 @@ def _verdicts(names, violated: dict) -> dict[str, str | int]:
 
 
 def verdicts(**violated: int) -> dict[str, str | int]:
-    """Every invariant and action property of MODEL.md's model: HOLDS unless given a length."""
+    """Every invariant and action property of the base model: HOLDS unless given a length."""
     return _verdicts(BASE_INVARIANTS + BASE_ACTION_PROPERTIES, violated)
 
 

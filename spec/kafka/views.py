@@ -29,7 +29,7 @@ def params_line(params: dict) -> str:
 
 
 def _knobs_line(p: dict) -> str:
-    """The knobs of docs/kafka-model.md that are on (none for MODEL.md's configurations)."""
+    """The knobs of docs/kafka-model.md that are on (none for the base model's configurations)."""
     s = f" consumers={p['consumers']}" if p.get("consumers") else ""
     s += " producer-retries" if p.get("producer_retries") else ""
     s += " idempotence" if p.get("idempotence") else ""
