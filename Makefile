@@ -1,9 +1,9 @@
-# hwcheck: `make test` (fast tier), `make test-all` (with the slow tier), `make check` (the
-# scenario suite: its counterexamples and their report, counterexamples/index.html), `make bench`
-# (local engine), `make bench-spark` (Spark engine).
+# hwcheck: `make test` (fast tier), `make test-slow`, `make test-all` (both), `make lint` (ruff,
+# mypy), `make check` (the scenario suite: its counterexamples and their report,
+# counterexamples/index.html), `make bench` (local engine), `make bench-spark` (Spark engine).
 PY ?= python3
 
-.PHONY: install test test-all check bench bench-spark clean
+.PHONY: install test test-slow test-all lint check bench bench-spark clean
 
 install:
 	$(PY) -m pip install -e '.[test]'
@@ -11,8 +11,15 @@ install:
 test:
 	$(PY) -m pytest -q
 
+test-slow:
+	$(PY) -m pytest -q -m slow
+
 test-all:
 	$(PY) -m pytest -q -m ''
+
+lint:
+	$(PY) -m ruff check checker spec tests bench
+	$(PY) -m mypy
 
 check:
 	hwcheck suite --out counterexamples

@@ -150,7 +150,7 @@ def main() -> int:
             if len(same) > 1:
                 print(f"WORKERS DISAGREE {size} symmetry={sym}: {sorted(same)}")
                 bad = 1
-            comp = "" if a.no_compile else "%.1f / %.2f" % compile_seconds(params, sym)
+            comp = "" if a.no_compile else "{:.1f} / {:.2f}".format(*compile_seconds(params, sym))
             for w in counts:
                 rs = runs[w]
 

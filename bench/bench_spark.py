@@ -95,9 +95,10 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int,
     loc, spk = [], []
     for i in range(runs):
         loc.append(run_once(params, "local"))
-        l = loc[-1]
-        print(f"  local run {i + 1} (one worker): {l['distinct']:,} distinct, "
-              f"{l['generated']:,} generated, depth {l['depth']}, {l['seconds']:.2f} s", flush=True)
+        one = loc[-1]
+        print(f"  local run {i + 1} (one worker): {one['distinct']:,} distinct, "
+              f"{one['generated']:,} generated, depth {one['depth']}, {one['seconds']:.2f} s",
+              flush=True)
         spk.append(run_once(params, "spark", master, parts, spark_env))
         s = spk[-1]
         print(f"  spark run {i + 1}: {s['distinct']:,} distinct, {s['generated']:,} generated, "

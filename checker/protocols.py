@@ -182,7 +182,7 @@ class SpecRef:
     params: tuple  # sorted (name, value) pairs
 
     @classmethod
-    def of(cls, spec: Spec) -> "SpecRef | None":
+    def of(cls, spec: Spec) -> SpecRef | None:
         if not spec.source:
             return None
         return cls(spec.source, tuple(sorted(spec.params.items())))

@@ -14,9 +14,8 @@ from pathlib import Path
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.protocols import build
 from hwcheck.checker.run import Report, check
-from hwcheck.spec.protocol import HOLDS, Protocol, Scenario
-
 from hwcheck.checker.traces.output import MARKER, TRACE_SUFFIXES  # noqa: E402,F401
+from hwcheck.spec.protocol import HOLDS, Protocol, Scenario
 
 
 @dataclass

@@ -16,16 +16,17 @@ of the pre-state, each reading what the earlier ones wrote. The guard reads the 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
 
 INT = "int"
 BOOL = "bool"
 
 
 class SpecError(ValueError):
-    """A malformed spec, raised when the spec is built and naming the action or property at fault."""
+    """A malformed spec, raised when the spec is built and naming the action or property at
+    fault."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -37,7 +38,11 @@ class Expr:
     """Base of every expression node. ``sort`` is INT or BOOL."""
 
     __slots__ = ()
-    sort: str
+
+    @property
+    def sort(self) -> str:
+        """INT or BOOL: each node class says which."""
+        raise NotImplementedError
 
     def __add__(self, other):
         return Arith("+", self, lift(other))
@@ -85,7 +90,8 @@ class Expr:
         return Not(self)
 
     def __bool__(self):
-        raise SpecError("an expression has no Python truth value; use ite(), Block.when() or &, |, ~")
+        raise SpecError("an expression has no Python truth value; use ite(), Block.when() or "
+                        "&, |, ~")
 
     __hash__ = object.__hash__
 
@@ -103,7 +109,7 @@ class Const(Expr):
 class Read(Expr):
     """A state variable's element: ``var[index...]``; ``primed`` reads the next state."""
 
-    var: "Var"
+    var: Var
     index: tuple[Expr, ...]
     primed: bool = False
 
@@ -276,7 +282,8 @@ def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Ex
 
 def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
              hint: str = "i") -> Expr:
-    """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
+    """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if
+    none."""
     v = _bound(hint)
     return Quant("max", v, n, lift(value(v)), lift(where(v)), lift(default))
 
@@ -446,7 +453,8 @@ class Block:
             raise SpecError(f"{self.owner}: can only assign to a state variable element")
         v = lift(value)
         if v.sort != target.sort:
-            raise SpecError(f"{self.owner}: assigning a {v.sort} to {target.var.name} ({target.sort})")
+            raise SpecError(f"{self.owner}: assigning a {v.sort} to {target.var.name} "
+                            f"({target.sort})")
         self._emit(Assign(target, v))
 
     def let(self, name: str, value) -> Local:
@@ -463,7 +471,8 @@ class Block:
     def assign(self, local: Local, value) -> None:
         v = lift(value)
         if v.sort != local.sort:
-            raise SpecError(f"{self.owner}: assigning a {v.sort} to local {local.name} ({local.sort})")
+            raise SpecError(f"{self.owner}: assigning a {v.sort} to local {local.name} "
+                            f"({local.sort})")
         self._emit(SetLocal(local, v))
 
     @contextmanager
@@ -661,7 +670,7 @@ class Spec:
     # -- derived -------------------------------------------------------------------------------
 
     def instances(self) -> list[Instance]:
-        out = []
+        out: list[Instance] = []
         for a in self.actions:
             for args in a.instances():
                 out.append(Instance(len(out), a, args))
@@ -682,7 +691,7 @@ class Spec:
 
     # -- validation ----------------------------------------------------------------------------
 
-    def validate(self) -> "Spec":
+    def validate(self) -> Spec:
         """Check the whole spec; raise SpecError naming the action or property at fault."""
         declared = {v.name: v for v in self.variables}
         self._check_body("Init", self.init, (), frozenset(declared))
@@ -691,7 +700,8 @@ class Spec:
             self._check_body(a.name, a.body, a.params, a.modifies)
             unknown = a.modifies - set(declared)
             if unknown:
-                raise SpecError(f"{a.name}: modifies unknown variable(s) {', '.join(sorted(unknown))}")
+                raise SpecError(f"{a.name}: modifies unknown variable(s) "
+                                f"{', '.join(sorted(unknown))}")
         for kind, props, primed in (("invariant", self.invariants, False),
                                     ("action property", self.action_properties, True),
                                     ("reachability check", self.reachables, True)):
@@ -716,7 +726,8 @@ class Spec:
         if isinstance(e, Read):
             self._check_var(where, e.var)
             if e.primed and not primed_ok:
-                raise SpecError(f"{where}: reads the next state of {e.var.name} outside an action property")
+                raise SpecError(f"{where}: reads the next state of {e.var.name} outside an "
+                                "action property")
             for i in e.index:
                 self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
             return
@@ -779,9 +790,11 @@ class Spec:
                         raise SpecError(f"{where}: writes {s.target.var.name}, "
                                         f"which is not in its modifies list")
                     self._check_expr(where, s.target, None, bounds, set(params), scope, False)
-                    self._check_expr(where, s.value, s.target.sort, bounds, set(params), scope, False)
+                    self._check_expr(where, s.value, s.target.sort, bounds, set(params), scope,
+                                     False)
                 elif isinstance(s, SetLocal):
-                    self._check_expr(where, s.value, s.local.sort, bounds, set(params), scope, False)
+                    self._check_expr(where, s.value, s.local.sort, bounds, set(params), scope,
+                                     False)
                     scope.add(s.local.name)
                 elif isinstance(s, If):
                     self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)

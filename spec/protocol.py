@@ -12,8 +12,9 @@ Nothing here knows a particular protocol, and nothing runs on import.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .lang import BOOL, Expr, Spec, SpecError, lift
 
@@ -25,7 +26,8 @@ class Param:
     """One parameter of a protocol.
 
     ``domain`` is a tuple of allowed values (strings, for a choice), a range of integers
-    (``range(lo, hi + 1)``), ``bool``, ``int`` (any integer) or ``str`` (any string). ``flags`` are the command-line names
+    (``range(lo, hi + 1)``), ``bool``, ``int`` (any integer) or ``str`` (any string). ``flags``
+    are the command-line names
     the default protocol's options use (``("--replicas", "-R")``); other protocols' parameters
     are given as ``--param name=value``.
     """
@@ -259,7 +261,8 @@ def recovery_of(spec: Spec) -> Recovery | None:
     fn = getattr(proto, "healthy", None)
     if fn is None:
         return None
-    out = []
+    out: list[Expr | None] = []
+    name = getattr(proto, "name", spec.name)
     for what, f in (("healthy predicate", fn), ("at-bound predicate",
                                                  getattr(proto, "at_bound", None))):
         if f is None:
@@ -268,10 +271,12 @@ def recovery_of(spec: Spec) -> Recovery | None:
         try:
             e = lift(f(spec))
         except SpecError as err:
-            raise SpecError(f"{proto.name}: {what}: {err}") from None
-        spec._check_expr(f"{proto.name} {what}", e, BOOL, set(), set(), set(), False)
+            raise SpecError(f"{name}: {what}: {err}") from None
+        spec._check_expr(f"{name} {what}", e, BOOL, set(), set(), set(), False)
         out.append(e)
-    return Recovery(out[0], out[1])
+    healthy = out[0]
+    assert healthy is not None  # fn is not None
+    return Recovery(healthy, out[1])
 
 
 def lemmas_of(spec: Spec) -> list[tuple[str, Expr]]:

@@ -1,5 +1,5 @@
-"""The contract every engine meets: the base model's published counts and shortest violations, and the
-same figures for protocols that are not Kafka.
+"""The contract every engine meets: the base model's published counts and shortest violations,
+and the same figures for protocols that are not Kafka.
 
 Each engine's test module subclasses ``EngineContract`` (``KafkaContract`` and
 ``ProtocolContract`` together) and sets ``engine`` (and ``engine_opts``); pytest collects the
@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import kafka
 
 from hwcheck.checker import protocols
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.spec.kafka.params import Params
-from helpers import kafka
 
 # (R, M, E, truncation, isr_expansion, distinct, generated, depth, shortest violations)
 MODEL_TABLE = [
@@ -74,7 +74,8 @@ class KafkaContract(Engine):
         opts.setdefault("stop_at_violation", False)
         return check(kafka(params), Options(**opts), engine=self.engine, **self.engine_opts)
 
-    @pytest.mark.parametrize("row", MODEL_TABLE, ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
+    @pytest.mark.parametrize("row", MODEL_TABLE,
+                             ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
     def test_model_table(self, row):
         R, M, E, trunc, exp, distinct, generated, depth, shortest = row
         report = self.explore(Params(R, M, E, trunc, exp))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from helpers import kafka
+
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.explorer.server import serve
 from hwcheck.checker.explorer.session import Session

@@ -10,18 +10,18 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from engine_contract import SPECS, protocol_spec
 from helpers import NEEDS_JAVA
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_kernel_agreement import compare
+
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import Spec, SpecError
-from test_kernel_agreement import compare
 
 OVERFLOW = "domains_overflow.py"
 WIDE = "domains_wide.py"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from engine_contract import MODEL_TABLE
 from helpers import kafka
+
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.fingerprint import table_insert_exact

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import kafka
+
 from hwcheck.checker.explorer.server import serve
 from hwcheck.checker.explorer.session import Session, SessionError
 from hwcheck.checker.semantics.interp import Interpreter

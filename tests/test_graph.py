@@ -14,11 +14,11 @@ import networkx as nx
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from engine_contract import MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
+from helpers import kafka
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine_contract import MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
-from helpers import kafka
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.graph import export, recover
@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "counterexamples"
 R2 = dict(replicas=2, max_offset=2, max_epoch=3)
 
-# Recoverability of the base model's R=2 M=2 E=3 configurations (docs/findings.md): per truncation and
+# Recoverability of the base model's R=2 M=2 E=3 configurations (docs/findings.md): per
+# truncation and
 # ISR expansion, (stuck states, stuck only at the model's bounds, healthy states, steps to the
 # nearest stuck state).
 RECOVERABILITY = [
@@ -159,8 +160,8 @@ def test_the_nearest_stuck_state_is_stuck_by_the_interpreter_alone():
 
 
 def _healthy_by_hand(st: dict) -> bool:
-    """The healthy predicate's definition, on the readable state: a leader; every replica alive, in the ISR,
-    with exactly the leader's log; HW = LEO on every replica."""
+    """The healthy predicate's definition, on the readable state: a leader; every replica
+    alive, in the ISR, with exactly the leader's log; HW = LEO on every replica."""
     L, R = st["leader"], len(st["hw"])
     return L >= 0 and all(
         r in st["alive"] and r in st["isr"] and st["log"][r] == st["log"][L]

@@ -1,17 +1,21 @@
 """The knobs of docs/kafka-model.md: consumers, producer retries and idempotence, the log start
 offset, transactions and the LSO, ISR shrink by lag.
 
-With every knob off the model is the base model's, declaration for declaration (the pinned counts and
+With every knob off the model is the base model, declaration for declaration (the pinned counts
+and
 committed traces of test_engine_local.py and test_scenarios.py check the rest); with a knob on it
-declares its own variables, actions and properties, and the runs that show what each knob finds hold.
+declares its own variables, actions and properties, and the runs that show what each knob finds
+hold.
 """
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import kafka as build
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
@@ -24,8 +28,6 @@ from hwcheck.spec.kafka.lemmas import replica_symmetry
 from hwcheck.spec.kafka.params import KNOBS_OFF, Params
 from hwcheck.spec.kafka.scenarios import FIXED, KNOB_SCENARIOS
 from hwcheck.spec.lang import SpecError
-from helpers import kafka as build
-from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL = protocols.load("kafka")

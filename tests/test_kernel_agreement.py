@@ -5,17 +5,17 @@ numba-compiled) and the tree-walking interpreter. Hypothesis drives both over ra
 the initial state and over arbitrary states of the variables' domains.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
+from helpers import kafka as build
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hwcheck.checker.semantics.fingerprint import fingerprint
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.semantics.fingerprint import fingerprint
-from helpers import kafka as build
 from hwcheck.spec.kafka.params import Params
 
 CONFIGS = {
@@ -28,7 +28,7 @@ CONFIGS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def pair(name: str):
     spec = build(CONFIGS[name])
     return spec, Kernel(spec), Interpreter(spec)

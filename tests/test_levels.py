@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
+from helpers import kafka
 
 from hwcheck.checker.engines import inbox
 from hwcheck.checker.engines.local import LocalEngine
@@ -14,13 +14,15 @@ from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.kafka.params import Params
-from helpers import kafka
 
 PARTS = 2
 ALL = inbox.Levels(most=10_000, budget=1e9)
 
 
-def level_task(tmp_path, stop_at_violation: bool, params=Params(2, 2, 3, "hw", "hw")):
+R2_HW = Params(2, 2, 3, "hw", "hw")
+
+
+def level_task(tmp_path, stop_at_violation: bool, params=R2_HW):
     k = Kernel(kafka(params))
     engine = LevelEngine(k, Options(stop_at_violation=stop_at_violation),
                          InProcessBackend(PARTS))

@@ -7,12 +7,16 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from hwcheck.checker.traces.output import (MARKER, OutputError, check_run_name,
-                                           prepare_run_folder, write_atomic)
+from hwcheck.checker.traces.output import (
+    MARKER,
+    OutputError,
+    check_run_name,
+    prepare_run_folder,
+    write_atomic,
+)
 
 R2 = ["-R", "2", "-M", "2", "-E", "3"]
 
@@ -91,6 +95,7 @@ def test_a_failed_write_leaves_nothing_partial(tmp_path, monkeypatch):
 
 def test_a_trace_that_cannot_be_written_still_reports_the_verdict(tmp_path, monkeypatch):
     from helpers import kafka
+
     from hwcheck.checker.engines.options import Options
     from hwcheck.checker.run import check
     from hwcheck.checker.traces import output

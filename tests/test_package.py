@@ -11,12 +11,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from hwcheck.checker import protocols
-from hwcheck.checker.engines.partition import KernelMismatch, LevelTask, initial_part
 from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.partition import KernelMismatch, LevelTask, initial_part
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.traces import html, text

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from helpers import kafka
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.partition import (
+    Batch,
+    LevelTask,
+    expand,
+    expand_items,
+    first_occurrences,
+    kernel_for,
+    owner,
+    owners,
+    split_by_owner,
+    step_part,
+)
 from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
-import dataclasses
-
-from hwcheck.checker.engines.partition import (Batch, LevelTask, expand, expand_items,
-                                               first_occurrences, kernel_for, owner, owners,
-                                               split_by_owner, step_part)
 from hwcheck.checker.engines.runs import Runs
 from hwcheck.checker.protocols import SpecRef
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.kafka.params import Params
-from helpers import kafka
 
 SMALL = Params(2, 2, 3, "hw", "hw")
 

@@ -18,7 +18,6 @@ from collections import deque
 from pathlib import Path
 
 import pytest
-
 from engine_contract import PROTOCOL_TABLE, SPECS, protocol_spec, row_id
 from helpers import NEEDS_JAVA
 

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import kafka as build
 
+from hwcheck.checker import protocols
 from hwcheck.checker import suite as runner
 from hwcheck.checker.cli import common
-from hwcheck.checker.traces import html, itf
-from hwcheck.checker import protocols
-from hwcheck.spec.kafka import views
 from hwcheck.checker.cli.main import main
-from hwcheck.spec.kafka import scenarios
-from helpers import kafka as build
+from hwcheck.checker.traces import html, itf
+from hwcheck.spec.kafka import scenarios, views
 from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.kafka.scenarios import HOLDS, Scenario, scenario, verdicts
 
@@ -46,7 +45,8 @@ def test_the_table_names_every_required_scenario_once():
     names = [s.name for s in scenarios.SCENARIOS]
     assert len(names) == len(set(names))
     assert set(REQUIRED) <= set(names)
-    assert {s.params["replicas"] for s in scenarios.SCENARIOS if s.name.startswith("kafka-7128-fix")} \
+    assert {s.params["replicas"] for s in scenarios.SCENARIOS
+            if s.name.startswith("kafka-7128-fix")} \
         == {2, 3}
 
 
@@ -62,7 +62,8 @@ def test_each_scenario_expects_a_verdict_for_every_property(sc: Scenario):
 
 
 def test_the_table_agrees_with_model_md():
-    """The base model (docs/model.md) publishes these shortest violations for the same configurations."""
+    """The base model (docs/model.md) publishes these shortest violations for the same
+    configurations."""
     got = {s.name: s.violated() for s in scenarios.SCENARIOS}
     assert got["hw-truncation"] == {"CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
     assert got["kip-101"] == {"LogsMatchBelowHw": 11}
@@ -101,6 +102,8 @@ def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tm
     first = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "a")
     assert first.rows and not first.mismatches, [runner.mismatch_line(r) for r in first.mismatches]
     second = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "b", workers=2)
+    assert second.rows and not second.mismatches, \
+        [runner.mismatch_line(r) for r in second.mismatches]
     a, b = files_of(tmp_path / "a" / sc.name), files_of(tmp_path / "b" / sc.name)
     expected = {f"{p}{suffix}" for p in sc.violated() for suffix in runner.TRACE_SUFFIXES}
     expected.add(runner.MARKER)  # what wrote the traces: command, protocol, parameters
@@ -109,7 +112,8 @@ def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tm
     committed = files_of(COMMITTED / sc.name)
     assert set(committed) == set(a), "counterexamples/ is stale: run `make check` and commit it"
     for name in a:
-        assert committed[name] == a[name], f"counterexamples/{sc.name}/{name} differs from a fresh run"
+        assert committed[name] == a[name], \
+            f"counterexamples/{sc.name}/{name} differs from a fresh run"
 
 
 def test_every_committed_trace_replays():

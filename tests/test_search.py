@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers import kafka
+
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
@@ -21,7 +22,7 @@ from hwcheck.checker.search.driver import (
     Search,
     search,
 )
-from hwcheck.checker.search.exploration import Exploration, Hit, Progress
+from hwcheck.checker.search.exploration import Exploration, Hit
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 

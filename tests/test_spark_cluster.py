@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import NEEDS_JAVA  # noqa: E402
 
 pytestmark = [pytest.mark.slow, NEEDS_JAVA]

@@ -19,11 +19,11 @@ from helpers import NEEDS_JAVA  # noqa: E402
 pytestmark = NEEDS_JAVA
 
 from engine_contract import KafkaContract, ProtocolContract  # noqa: E402
+from helpers import kafka as build  # noqa: E402
 
 from hwcheck.checker.engines.options import Options  # noqa: E402
 from hwcheck.checker.run import check  # noqa: E402
 from hwcheck.spec.kafka.params import Params  # noqa: E402
-from helpers import kafka as build  # noqa: E402
 
 # two partitions on two slots: a job runs many levels (``inbox.run_levels``); FOUR: more
 # partitions than slots, one level a job
@@ -102,8 +102,8 @@ def test_statistics_stay_per_level(tmp_path):
 def test_merge_policy_and_exchange_change_nothing():
     """The visited runs on disk merged after every level, or never, and the candidate blocks
     through Spark's shuffle instead of the inbox: same counts and the same canonical paths."""
-    from hwcheck.checker.semantics.kernel import Kernel
     from hwcheck.checker.engines.local import LocalEngine
+    from hwcheck.checker.semantics.kernel import Kernel
     from hwcheck.checker.spark.engine import SparkEngine
 
     k = Kernel(build(Params(2, 2, 3, "hw", "hw")))

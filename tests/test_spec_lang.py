@@ -1,10 +1,10 @@
 """The spec language rejects malformed specs when they are built, naming the culprit."""
 
 import pytest
-
-from hwcheck.spec.lang import Block, Spec, SpecError, Var, count, forall, ite
 from helpers import kafka as build
+
 from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import Block, Spec, SpecError, Var, count, forall, ite
 
 
 def tiny() -> tuple[Spec, object, object]:

@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import kafka
+
 from hwcheck.checker import run as run_mod
-from hwcheck.checker.search.exploration import collision_probability
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partitioned import InProcessBackend, LevelEngine
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.run import check
+from hwcheck.checker.search.exploration import collision_probability
 from hwcheck.checker.semantics.kernel import Kernel
 
 HW = dict(replicas=2, max_offset=2, max_epoch=3, truncation="hw")

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from engine_contract import MODEL_TABLE
 from helpers import NEEDS_JAVA, kafka
 
@@ -478,7 +477,7 @@ def test_spark_engine_with_symmetry(tmp_path):
         assert f.read_text().replace('"local"', '"spark"') == other.read_text()
 
 
-# -- the declaration, the kernel key, refusals ------------------------------------------------------
+# -- the declaration, the kernel key, refusals ---------------------------------------------
 
 
 def test_kafka_declares_every_variable_under_every_knob():

@@ -12,10 +12,9 @@ import sys
 
 import numpy as np
 import pytest
-
-from engine_contract import MODEL_TABLE, EngineContract, SPECS, protocol_spec
+from engine_contract import EngineContract, protocol_spec
 from helpers import kafka
-from hwcheck.checker import protocols
+
 from hwcheck.checker.engines import expand as expand_mod
 from hwcheck.checker.engines import local as local_mod
 from hwcheck.checker.engines import parallel
@@ -24,8 +23,8 @@ from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.run import check
-from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.fingerprint import owner_of
+from hwcheck.checker.semantics.kernel import Kernel
 
 HW = dict(replicas=2, max_offset=2, max_epoch=3, truncation="hw")
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")

@@ -15,14 +15,14 @@ import functools
 import numpy as np
 import pytest
 import z3
-from hypothesis import HealthCheck, given, settings, strategies as st
+from helpers import kafka as build
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.z3 import translate as T
-from hwcheck.checker.z3.checks import permute_row
+from hwcheck.checker.z3.checks import permute_row, symmetry_of
 from hwcheck.spec.kafka.lemmas import lemmas
-from hwcheck.checker.z3.checks import symmetry_of
-from helpers import kafka as build
 from hwcheck.spec.kafka.params import Params
 
 CONFIGS = [
@@ -34,13 +34,13 @@ CONFIGS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def setup(ci: int):
     spec = build(CONFIGS[ci])
     return spec, Interpreter(spec), T.Translator(spec), dict(lemmas(spec))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def symbolic(ci: int, inst_index: int, pin: bool, leader: int):
     """The translation of one instance over a symbolic pre-state (optionally pinning leader)."""
     spec, interp, tr, _ = setup(ci)

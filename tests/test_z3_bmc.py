@@ -1,5 +1,6 @@
 """Bounded model checking with Z3 against the breadth-first search: the same shortest violation
-lengths on the base model's table, traces that replay through the interpreter, and ``hwcheck bmc``."""
+lengths on the base model's table, traces that replay through the interpreter, and ``hwcheck
+bmc``."""
 
 from __future__ import annotations
 
@@ -7,14 +8,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from engine_contract import FIXED, MODEL_TABLE
+from helpers import kafka as build
 
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.traces.trace import from_path
-from hwcheck.checker.z3.checks import bmc, proven_facts
-from engine_contract import FIXED, MODEL_TABLE
-from hwcheck.checker.z3.checks import symmetry_of
-from helpers import kafka as build
+from hwcheck.checker.z3.checks import bmc, proven_facts, symmetry_of
 from hwcheck.spec.kafka.params import Params
 
 # (params, invariant, BFS shortest length) from the base model's table and its two extra rows

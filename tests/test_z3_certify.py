@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from helpers import kafka as build
 
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.checker.z3.certify import certify
-from helpers import kafka as build
 from hwcheck.spec.kafka.params import Params
 
 

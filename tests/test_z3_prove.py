@@ -9,13 +9,13 @@ import json
 import pytest
 import z3
 from click.testing import CliRunner
+from helpers import kafka as build
 
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.z3 import checks as C
-from hwcheck.checker.z3.solver import Solver
 from hwcheck.checker.z3.checks import symmetry_of
-from helpers import kafka as build
+from hwcheck.checker.z3.solver import Solver
 from hwcheck.spec.kafka.params import Params
 
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
@@ -27,7 +27,7 @@ def prove(params: Params, inv: str, names=None, symmetry=True):
     return spec, C.prove(spec, conj, 120, symmetry_of(spec) if symmetry else None)
 
 
-@pytest.mark.parametrize("size", [(2, 2, 3), (3, 2, 3)], ids=lambda s: "R%dM%dE%d" % s)
+@pytest.mark.parametrize("size", [(2, 2, 3), (3, 2, 3)], ids=lambda s: "R{}M{}E{}".format(*s))
 @pytest.mark.parametrize("inv", ["CommittedNotLost", "LogsMatchBelowHw"])
 def test_fixed_protocol_is_proved(size, inv):
     _, rep = prove(Params(*size, **FIXED), inv)

@@ -161,7 +161,7 @@ def params_from(proto: Protocol, kwargs: dict, base: dict | None = None) -> dict
     model = {k: kwargs.pop(k) for k in MODEL_KEYS if k in kwargs}
     model = {k: v for k, v in model.items() if v is not None}
     pairs = kwargs.pop("param_pairs", ())
-    if model and proto is not DEFAULT:
+    if model and DEFAULT is not None and proto is not DEFAULT:
         flags = ", ".join(DEFAULT.param(k).flags[0].split("/")[0] for k in model)
         raise InputError(f"{flags} belong to the {DEFAULT.name} protocol; give the parameters "
                          f"of {proto.name} with --param KEY=VALUE")

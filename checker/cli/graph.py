@@ -8,9 +8,17 @@ from pathlib import Path
 
 import click
 
-from hwcheck.checker.cli.common import (EXIT_UNKNOWN, EXIT_VIOLATED, VERDICT_EXIT, InputError,
-                                        Output, params_from, params_line, protocol_from,
-                                        spec_options)
+from hwcheck.checker.cli.common import (
+    EXIT_UNKNOWN,
+    EXIT_VIOLATED,
+    VERDICT_EXIT,
+    InputError,
+    Output,
+    params_from,
+    params_line,
+    protocol_from,
+    spec_options,
+)
 from hwcheck.spec.lang import SpecError
 
 

@@ -8,12 +8,27 @@ from pathlib import Path
 
 import click
 
-from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_USAGE,
-                                        VERDICT_EXIT, InputError, Output, check_properties,
-                                        json_option, output_options, params_from, params_line,
-                                        local_workers, parse_size, protocol_from, say,
-                                        sigterm_stops_like_ctrl_c, spec_options,
-                                        workers_option)
+from hwcheck.checker.cli.common import (
+    EXIT_FAILED,
+    EXIT_HOLDS,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    VERDICT_EXIT,
+    InputError,
+    Output,
+    check_properties,
+    json_option,
+    local_workers,
+    output_options,
+    params_from,
+    params_line,
+    parse_size,
+    protocol_from,
+    say,
+    sigterm_stops_like_ctrl_c,
+    spec_options,
+    workers_option,
+)
 from hwcheck.checker.engines.checkpoint import CheckpointError
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.traces.output import OutputError
@@ -252,7 +267,7 @@ def replay(trace_file: Path, spec_source, param_pairs, prop, with_z3: bool,
     A trace written by hwcheck names its protocol and parameters in #meta. A trace written by
     another tool (Apalache, Quint: no action names) needs --spec and --param; each step is then
     matched to the action that produces the next state."""
-    from hwcheck.checker.traces import itf, text
+    from hwcheck.checker.traces import text
     from hwcheck.checker.traces.replay import ReplayRequest, load_and_replay
     from hwcheck.checker.traces.trace import TraceError
 
@@ -262,7 +277,7 @@ def replay(trace_file: Path, spec_source, param_pairs, prop, with_z3: bool,
         spec, trace, result = load_and_replay(req)
     except TraceError as e:
         raise InputError(str(e)) from None
-    obj = {"command": "replay", "trace": str(trace_file)}
+    obj: dict[str, object] = {"command": "replay", "trace": str(trace_file)}
     if result is not None:
         o.say(f"replay: does not replay: {result}")
         o.result({**obj, "verdict": "rejected", "reason": str(result)})

@@ -8,9 +8,20 @@ from pathlib import Path
 
 import click
 
-from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, EXIT_UNKNOWN, EXIT_VIOLATED,
-                                        InputError, Output, check_properties, json_option,
-                                        output_options, params_line, spec_from, spec_options)
+from hwcheck.checker.cli.common import (
+    EXIT_FAILED,
+    EXIT_HOLDS,
+    EXIT_UNKNOWN,
+    EXIT_VIOLATED,
+    InputError,
+    Output,
+    check_properties,
+    json_option,
+    output_options,
+    params_line,
+    spec_from,
+    spec_options,
+)
 
 
 def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
@@ -42,9 +53,8 @@ def cti_text(trace) -> str:
 
 
 def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
-    from hwcheck.spec.lang import SpecError
-
     from hwcheck.checker.z3.checks import conjuncts
+    from hwcheck.spec.lang import SpecError
 
     try:
         return conjuncts(spec, inv, [] if no_lemmas else (list(lemma_names) or None))
@@ -77,9 +87,9 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
     invariant together with its strengthening lemmas."""
     from hwcheck.checker.run import run_identity, run_name_of, violation_json
     from hwcheck.checker.semantics.layout import Layout
-    from hwcheck.checker.traces.output import (prepare_run_folder, write_trace,
-                                               write_trace_marker)
-    from hwcheck.checker.z3.checks import prove as run_prove, shipped_lemmas, symmetry_of
+    from hwcheck.checker.traces.output import prepare_run_folder, write_trace, write_trace_marker
+    from hwcheck.checker.z3.checks import prove as run_prove
+    from hwcheck.checker.z3.checks import shipped_lemmas, symmetry_of
     from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, worst
     from hwcheck.spec.protocol import lemmas_of
 
@@ -108,7 +118,7 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
         lem = [n for n, _ in conj[1:]]
         o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
 
-        def progress(v):
+        def progress(v, inv=inv):
             o.progress(f"{inv}: {v.action}: {_word(v.status)} ({v.queries} queries, "
                        f"{v.seconds:.1f} s)")
 
@@ -190,7 +200,8 @@ def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet
     from hwcheck.checker.traces import text as render
     from hwcheck.checker.traces.output import prepare_run_folder, write_trace
     from hwcheck.checker.traces.trace import TraceError, from_path
-    from hwcheck.checker.z3.checks import bmc as run_bmc, proven_facts, symmetry_of
+    from hwcheck.checker.z3.checks import bmc as run_bmc
+    from hwcheck.checker.z3.checks import proven_facts, symmetry_of
 
     o = Output(as_json, quiet)
     proto, spec = spec_from(kwargs)

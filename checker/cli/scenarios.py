@@ -7,9 +7,17 @@ from pathlib import Path
 
 import click
 
-from hwcheck.checker.cli.common import (EXIT_FAILED, EXIT_HOLDS, InputError, Output, json_option,
-                                        local_workers, params_line, protocol_from,
-                                        workers_option)
+from hwcheck.checker.cli.common import (
+    EXIT_FAILED,
+    EXIT_HOLDS,
+    InputError,
+    Output,
+    json_option,
+    local_workers,
+    params_line,
+    protocol_from,
+    workers_option,
+)
 from hwcheck.spec.lang import SpecError
 
 SPEC_OPTION = click.option("--spec", "spec_source", default=None, metavar="SOURCE",

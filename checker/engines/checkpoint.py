@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hwcheck.checker.search.exploration import Hit
 from hwcheck.checker.engines.visited import Level
+from hwcheck.checker.search.exploration import Hit
 
 FORMAT = 2  # 2: the visited set as a fingerprint array (1: the tables as they were)
 # Fault injection for tests: HWCHECK_FAULT="checkpoint-write:D" kills the process (SIGKILL) in

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from hwcheck.checker.engines.visited import Expandable
 from hwcheck.checker.semantics.kernel import Kernel
 

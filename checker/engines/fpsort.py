@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-SMALL = 1 << 12  # fewer keys than this: numpy's argsort (the radix's fixed cost is 4 x 64K counters)
+# fewer keys than this: numpy's argsort (the radix's fixed cost is 4 x 64K counters)
+SMALL = 1 << 12
 _BITS = 16
 
 

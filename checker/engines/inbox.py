@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+
 from hwcheck.checker.engines.partition import Batch, LevelTask, initial_part, step_part
 from hwcheck.checker.search.stop import StopRule
 
@@ -52,7 +53,7 @@ def write_block(store: str, level: int, to: int, source: int, batch: Batch) -> N
                     np.int64)
     with open(tmp, "wb") as f:
         for a in (head, batch.rows, batch.fps, batch.parents, batch.acts):
-            f.write(memoryview(np.ascontiguousarray(a)).cast("B"))
+            f.write(np.ascontiguousarray(a).data.cast("B"))
     os.replace(tmp, path)
 
 
@@ -143,7 +144,10 @@ def level_stats(store: str, level: int, parts: int, timeout: float) -> list[dict
         except FileNotFoundError:
             n = 0
         if n >= parts:
-            return [_read_done(store, level, i) for i in range(parts)]
+            found = [_read_done(store, level, i) for i in range(parts)]
+            done = [s for s in found if s is not None]
+            if len(done) == parts:
+                return done
         if time.monotonic() > end:
             return None
         time.sleep(pause)

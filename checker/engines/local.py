@@ -16,7 +16,10 @@ of the frontier and of the next level at a time (once a level outgrows ``spill.S
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import expand
 from hwcheck.checker.engines.options import Options, PropertySet
@@ -82,7 +85,7 @@ class LocalEngine(LevelSource):
         self.store = LevelStore(self.work, self.rec)
         self.front_peak = 0
         self.front: Frontier | None = None
-        self.table = None
+        self.table: Any = None  # the visited set (engines/visited.py), made by ``start``
         self.levels: list = []
 
     def _new_table(self, fps: np.ndarray | None = None):
@@ -129,6 +132,7 @@ class LocalEngine(LevelSource):
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
         props, front = self.props, self.front
+        assert front is not None  # the driver expands only a source with a frontier
         if self.ckpt is not None and self.ckpt.due():  # a level boundary: a consistent point
             self.ckpt.write(checkpoint.Snapshot(
                 self.table.fingerprints(), self.levels, front.rows(), ex.distinct, ex.generated,
@@ -184,7 +188,7 @@ class LocalEngine(LevelSource):
             if not rows.shape[0]:
                 continue
 
-            def on_chunk(next_row: int, written: int) -> bool:
+            def on_chunk(next_row: int, written: int, off: int = off) -> bool:
                 nonlocal stopped
                 found = ex.distinct + nxt.count + written
                 progress.tick(depth, found, total - off - next_row)
@@ -211,7 +215,7 @@ class LocalEngine(LevelSource):
         """The state properties ``rows`` (at ``off`` in their level) are the first to hit:
         (name, kind, position in the level); each is then no longer checked. A property that
         reads outside a variable's shape is a domain hit."""
-        props, found = self.props, []
+        props, found = self.props, list[tuple[str, str, int]]()
         if not props.state or not props.state_active.any():
             return found
         hits = np.full(len(props.state), -1, np.int64)

@@ -46,6 +46,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
@@ -58,7 +60,6 @@ from hwcheck.checker.semantics.fingerprint import (
 )
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
-from numba import njit
 
 BUFFER_BYTES = 16 << 20
 # Free slots asked for at a table's end before a chunk's inserts: as many as the inserts, up to
@@ -124,7 +125,7 @@ class PartitionedTable:
         self.parts = [VisitedTable(max(16, capacity // parts)) for _ in range(parts)]
 
     @classmethod
-    def of(cls, parts: int, fps: np.ndarray) -> "PartitionedTable":
+    def of(cls, parts: int, fps: np.ndarray) -> PartitionedTable:
         """A table of ``parts`` partitions holding the distinct fingerprints ``fps``."""
         own = owners(fps, parts)
         self = cls.__new__(cls)

@@ -28,8 +28,8 @@ one a level, merged log-structured, with each level's parents beside it), in a f
 task of the partition can reach (``LevelTask.store``). So the only data a level moves between
 tasks are the ``("cand", source, Batch)`` blocks: the successors, once each per source, sent
 to their owners. Nothing here imports pyspark: the Spark engine
-ships these functions to its executors, the in-process backend (``checker.engines.partitioned``) runs them
-in one process, and the tests run them without a JVM.
+ships these functions to its executors, the in-process backend
+(``checker.engines.partitioned``) runs them in one process, and the tests run them without a JVM.
 """
 
 from __future__ import annotations
@@ -84,16 +84,16 @@ class Batch:
     def nbytes(self) -> int:
         return self.rows.nbytes + self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
 
-    def take(self, idx) -> "Batch":
+    def take(self, idx) -> Batch:
         return Batch(take_rows(self.rows, idx), self.fps[idx], self.parents[idx], self.acts[idx])
 
     @classmethod
-    def empty(cls, stride: int, adt, dtype=np.int8) -> "Batch":
+    def empty(cls, stride: int, adt, dtype=np.int8) -> Batch:
         return cls(np.empty((0, stride), dtype), np.empty(0, np.uint64),
                    np.empty(0, np.uint64), np.empty(0, adt))
 
     @classmethod
-    def concat(cls, batches: list["Batch"]) -> "Batch":
+    def concat(cls, batches: list[Batch]) -> Batch:
         return cls(*(np.concatenate([getattr(b, f) for b in batches])
                      for f in ("rows", "fps", "parents", "acts")))
 

@@ -296,7 +296,7 @@ class LevelEngine(LevelSource):
     def paths(self, targets: dict[str, _Target]) -> dict[str, list]:
         """Walk every target back to the initial state, one level per round (one lookup in the
         owning partitions per round, all targets together)."""
-        steps = {name: [] for name in targets}
+        steps: dict[str, list] = {name: [] for name in targets}
         cur = {name: t.fp for name, t in targets.items()}
         while True:
             need = {f for f in cur.values() if f != self.fp0}

@@ -36,7 +36,8 @@ from numba import njit
 
 from hwcheck.checker.engines.fpsort import mark_members
 
-MERGE_RATIO = 2.0  # merge the last two runs while the one before is at most this many times the last
+# merge the last two runs while the one before is at most this many times the last
+MERGE_RATIO = 2.0
 _LEVEL = re.compile(r"L(\d+)\.fps$")
 _RUN = re.compile(r"R(\d+)-(\d+)\.fps$")
 
@@ -79,7 +80,7 @@ def merge_files(a: Path, b: Path, out: Path) -> None:
     with open(tmp, "wb") as f:
         while i < ka.size or j < kb.size:
             i, j, k = _merge(ka, kb, i, j, buf)
-            f.write(memoryview(buf[:k]).cast("B"))
+            f.write(buf[:k].data.cast("B"))
     os.replace(tmp, out)
 
 
@@ -163,7 +164,8 @@ class Runs:
         stem = self.dir / f"L{level:06d}"
         _write(stem.with_suffix(".par"), parents.astype(np.uint64, copy=False))
         _write(stem.with_suffix(".act"), acts.astype(self.adt, copy=False))
-        _write(stem.with_suffix(".fps"), fps.astype(np.uint64, copy=False))  # last: it is the marker
+        # last: it is the marker
+        _write(stem.with_suffix(".fps"), fps.astype(np.uint64, copy=False))
         self._merge_tail(level + 1)
 
     def _merge_tail(self, level: int) -> None:

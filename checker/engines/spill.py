@@ -108,13 +108,14 @@ class _Buckets:
         recs = np.empty(n, self.rec)
         for name, col in cols.items():
             recs[name] = col
+        assert self.files is not None  # spilled
         with open(self.files[b], "ab") as f:
             recs.tofile(f)
         self.work.wrote(recs.nbytes)
 
     def take(self, b: int) -> dict:
         """Bucket b's columns, end to end (each contiguous); the bucket is emptied."""
-        names = self.rec.names
+        names = self.rec.names or ()
         if self.files is None:
             parts, self.mem[b] = self.mem[b], []
             if len(parts) == 1:
@@ -172,7 +173,7 @@ class NextLevel:
                                             for name, col in cols.items()})
         self.count += n
 
-    def finish(self, store: LevelStore, check) -> tuple[StoredLevel, "Frontier"]:
+    def finish(self, store: LevelStore, check) -> tuple[StoredLevel, Frontier]:
         """The level in fingerprint order: its parent records (appended to ``store``) and its
         states as the next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted,
         at its offset in the level."""
@@ -204,7 +205,7 @@ class Frontier:
         self.sizes = np.zeros(buckets, np.int64)
 
     @classmethod
-    def of(cls, work: WorkDir, rows: np.ndarray) -> "Frontier":
+    def of(cls, work: WorkDir, rows: np.ndarray) -> Frontier:
         """A frontier of ``rows`` (in fingerprint order), in one bucket."""
         self = cls(work, 1, rows.dtype, rows.shape[1:])
         self.add(0, rows)

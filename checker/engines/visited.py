@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import mmap
 import os
-
 from typing import Any, Protocol
 
 import numpy as np
 
-from hwcheck.checker.semantics.fingerprint import (TAIL, table_fill, table_fingerprints,
-                                                   table_grow, table_insert, table_insert_exact,
-                                                   table_rehash_exact, table_room)
+from hwcheck.checker.semantics.fingerprint import (
+    TAIL,
+    table_fill,
+    table_fingerprints,
+    table_grow,
+    table_insert,
+    table_insert_exact,
+    table_rehash_exact,
+    table_room,
+)
 from hwcheck.checker.semantics.signatures import DedupArgs, ExactArgs
 
 MAX_LOAD = 0.875  # fingerprints per slot at most; after growing, at least MAX_LOAD / GROWTH
@@ -139,7 +145,7 @@ class VisitedTable:
         return table_fingerprints(self.table, self.filled)
 
     @classmethod
-    def of(cls, fps: np.ndarray) -> "VisitedTable":
+    def of(cls, fps: np.ndarray) -> VisitedTable:
         """A table holding the distinct fingerprints ``fps``."""
         t = cls(max(16, int(fps.size / MAX_LOAD * (1 + GROWTH) / 2) + 1))
         while not table_fill(t.table, t.cap, fps):  # (never, short of a broken hash)

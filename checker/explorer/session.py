@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError, reads_next
 from hwcheck.spec.protocol import recovery_of
+
+if TYPE_CHECKING:
+    from hwcheck.checker.traces.trace import Trace
 
 
 class SessionError(ValueError):
@@ -38,7 +42,7 @@ class Session:
         self.lock = threading.Lock()
         start = np.asarray(self.kernel.initial, self.layout.dtype).copy()
         self.path: list[tuple[np.ndarray, str | None]] = [(start, None)]
-        self.trace = None  # a loaded Trace
+        self.trace: Trace | None = None  # a loaded trace
         self.trace_rows: list[np.ndarray] = []
         self.trace_name = ""
         self.version = 0  # bumped on every change (the page reloads the view by it)
@@ -49,10 +53,10 @@ class Session:
     # -- construction from a trace file ------------------------------------------------------
 
     @classmethod
-    def from_trace_file(cls, path: Path) -> "Session":
+    def from_trace_file(cls, path: Path) -> Session:
         """A session over the spec a trace file's #meta names, with the trace loaded."""
-        from hwcheck.checker.traces.replay import ReplayRequest, spec_for
         from hwcheck.checker.traces import itf
+        from hwcheck.checker.traces.replay import ReplayRequest, spec_for
         from hwcheck.checker.traces.trace import TraceError
 
         try:
@@ -124,7 +128,7 @@ class Session:
         checks it satisfies; whether it is healthy."""
         row = self.current
         prev = self.path[-2][0] if len(self.path) > 1 else None
-        out = {"invariants": [], "actions": [], "reached": [], "errors": []}
+        out: dict[str, list] = {"invariants": [], "actions": [], "reached": [], "errors": []}
         for p in self.spec.invariants:
             self._judge(p.name, p.expr, row, None, out["invariants"], out["errors"], False)
         for p in self.spec.action_properties:
@@ -176,7 +180,7 @@ class Session:
     def _trace_position(self) -> int | None:
         """The trace state the current path is (the path is the trace's prefix), if any."""
         n = len(self.path)
-        if n > len(self.trace_rows):
+        if self.trace is None or n > len(self.trace_rows):
             return None
         for (row, label), i in zip(self.path, range(n)):
             if not np.array_equal(row, self.trace_rows[i]):

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
@@ -286,7 +287,7 @@ class GraphSource(LevelSource):
 
     def _state_hits(self, rows: np.ndarray, first: int, depth: int) -> list[Found]:
         """The kernel's own ``check_states`` over a new level, as the engines run it."""
-        props, out = self.props, []
+        props, out = self.props, list[Found]()
         if props is None or not props.state or not props.state_active.any():
             return out
         k = self.kernel
@@ -312,7 +313,7 @@ class GraphSource(LevelSource):
                 for c in np.flatnonzero(dom_row >= 0)]
 
     def _transition_hits(self, front: np.ndarray, base: int, depth: int) -> list[Found]:
-        props, out, k = self.props, [], self.kernel
+        props, out, k = self.props, list[Found](), self.kernel
         if props is None:
             return out
         for j in np.flatnonzero(self.tp_row >= 0):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
+
 from hwcheck.checker.graph.explore import StateGraph, explore
 from hwcheck.checker.graph.reverse import can_reach_arrays
 from hwcheck.checker.semantics.kernel import Kernel
@@ -66,7 +67,7 @@ def explore_marked(spec: Spec, kernel: Kernel | None = None,
         stuck = ~can_reach_arrays(g.n, g.src(), g.dst, g.flag("healthy"))
     # the shortest counterexample: the nearest violating state, or the nearest state reached by
     # a violating transition, or else the nearest stuck state (ids are in breadth-first order)
-    candidates = []
+    candidates: list[tuple[int, int, int | None, str]] = []
     bad_states = [i for i, v in enumerate(violates) if v]
     if bad_states:
         candidates.append((g.depth_of(bad_states[0]), bad_states[0], None,
@@ -81,7 +82,9 @@ def explore_marked(spec: Spec, kernel: Kernel | None = None,
         found = np.flatnonzero(stuck & ~bound)
         if found.size and not candidates:
             candidates.append((g.depth_of(int(found[0])), int(found[0]), None, "stuck"))
-    path_nodes, path_edges, target, why = set(), set(), None, ""
+    path_nodes: set[int] = set()
+    path_edges: set[int] = set()
+    target, why = None, ""
     if candidates:
         _, node, edge, why = min(candidates, key=lambda c: (c[0], c[1]))
         target = node if edge is None else int(g.dst[edge])

@@ -23,8 +23,10 @@ import importlib.util
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 
 import numpy as np
+
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.semantics.codegen import source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
@@ -223,7 +225,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
 class GraphKernel:
     """The compiled graph functions of one kernel and one set of state predicates."""
 
-    def __init__(self, kernel: Kernel, extra: list[tuple[str, Expr]] = (),
+    def __init__(self, kernel: Kernel, extra: Iterable[tuple[str, Expr]] = (),
                  invariants: bool = True):
         self.kernel = kernel
         extra = list(extra)
@@ -283,6 +285,7 @@ def _load(src: str):
                                    "folder") from None
     name = f"hwcheck_graph_{key}"
     mspec = importlib.util.spec_from_file_location(name, path)
+    assert mspec is not None and mspec.loader is not None  # a .py file always has both
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[name] = mod
     mspec.loader.exec_module(mod)

@@ -20,8 +20,10 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
 from hwcheck.checker.graph.reverse import (
@@ -36,6 +38,9 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import Recovery, recovery_of
+
+if TYPE_CHECKING:
+    from hwcheck.checker.traces.trace import Trace
 
 NAME = "Recoverable"  # the claim a stuck trace breaks (its files' name)
 NX_MAX_EDGES = 2_000_000  # networkx up to this many transitions, arrays beyond
@@ -65,7 +70,7 @@ class Recoverability:
     stop_reason: str = ""
     witness: int | None = None  # the id of the nearest stuck state
     witness_reach: int = 0  # how many states are reachable from it (none healthy)
-    trace: object = None  # the Trace to the witness (built by ``stuck_trace``)
+    trace: Trace | None = None  # the Trace to the witness (built by ``stuck_trace``)
     files: list = dataclasses.field(default_factory=list)
     note: str = ""
 
@@ -222,6 +227,7 @@ def _reach(res: Recoverability) -> str:
 
 def shown(res: Recoverability):
     """The stuck trace as the text and the page show it: a counterexample to ``Recoverable``."""
+    assert res.trace is not None
     return dataclasses.replace(res.trace, property=NAME)
 
 

@@ -13,7 +13,9 @@ it, and a property's witness is the state of least fingerprint on the first leve
 from __future__ import annotations
 
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 HOLDS = "holds"
 VIOLATED = "violated"
@@ -45,7 +47,8 @@ class Exploration:
     stop_reason: str = ""  # why an incomplete run stopped
     hits: dict[str, Hit] = field(default_factory=dict)
     checked: list[tuple[str, str]] = field(default_factory=list)  # (name, kind) of each property
-    stats: dict = field(default_factory=dict)  # engine figures: peak memory, per-level times ...
+    # the engine's figures: peak memory, per-level times ...
+    stats: dict[str, Any] = field(default_factory=dict)
 
     def status(self, name: str, kind: str) -> str:
         if kind == "reachable":
@@ -102,7 +105,7 @@ def collision_probability(distinct: int) -> float:
 class Progress:
     """Reports exploration progress to a callback at most every ``interval`` seconds."""
 
-    def __init__(self, report=None, interval: float = 2.0):
+    def __init__(self, report: Callable[[str], None] | None = None, interval: float = 2.0):
         import time
 
         self._time = time.perf_counter

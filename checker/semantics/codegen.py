@@ -14,14 +14,18 @@ kernel applies the symmetry pass (``templates.SYMMETRY``) and the module also de
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
 from hwcheck.checker.semantics.exprgen import BodyGen, DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import Properties
 from hwcheck.checker.semantics.templates import (
     HEADER,
     SYMMETRY,
+    Pass,
     block_rows,
     check_states_fn,
     expand_dedup_fn,
@@ -32,9 +36,14 @@ from hwcheck.checker.semantics.templates import (
 )
 from hwcheck.spec.lang import Spec
 
+if TYPE_CHECKING:
+    from hwcheck.checker.semantics.symmetry import Plan
+
+T = TypeVar("T")
+
 
 def generate(spec: Spec, layout: Layout | None = None,
-             errors: DomainErrors | None = None, canon=None) -> str:
+             errors: DomainErrors | None = None, canon: Plan | None = None) -> str:
     """The kernel module's source for ``spec``; ``errors`` collects the numbered domain
     errors the generated checks report. With ``canon`` (a ``symmetry.Plan``) the expansion
     turns every successor into its canonical form before fingerprinting it, and the module
@@ -50,9 +59,10 @@ def generate(spec: Spec, layout: Layout | None = None,
     guards = ExprGen(layout, "s", errors=errors)
     fails: dict[str, bool] = {}  # generated function -> whether it has a run-time check
 
-    def counted(name: str, gen: ExprGen, make):
+    def counted(name: str, gen: ExprGen, make: Callable[..., T], *args: object) -> T:
+        """``make(*args)``, noting whether it added a run-time check to ``gen``."""
         before = gen.checks
-        out = make()
+        out = make(*args)
         fails[name] = gen.checks > before
         return out
 
@@ -63,7 +73,7 @@ def generate(spec: Spec, layout: Layout | None = None,
             gen.code_ranges.update({f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)})
         guards.where = a.name
         guards.local_ranges = {}
-        guard = counted(f"g_{ai}", guards, lambda: guards(a.guard, env))
+        guard = counted(f"g_{ai}", guards, guards, a.guard, env)
         lines.append(f"\n@njit(cache=True)\ndef g_{ai}({', '.join(['s', *args, 'err'])}):"
                      f"  # {a.name} guard\n    return {src(guard)}\n")
         # the guard holds when the effect runs: what it says of a variable the effect does not
@@ -71,7 +81,7 @@ def generate(spec: Spec, layout: Layout | None = None,
         body.ex.facts = {k: r for k, r in guards.facts_of(a.guard).items()
                          if k[0] not in a.modifies}
         body.begin(a.name, a.body, env)
-        stmts = counted(f"e_{ai}", body.ex, lambda: body(a.body, env, 1)) or ["    pass"]
+        stmts = counted(f"e_{ai}", body.ex, body, a.body, env, 1) or ["    pass"]
         body.ex.facts = {}
         lines.append(f"\n@njit(cache=True)\ndef e_{ai}({', '.join(['t', *args, 'err'])}):"
                      f"  # {a.name} effect\n" + "\n".join(stmts) + "\n")
@@ -79,20 +89,20 @@ def generate(spec: Spec, layout: Layout | None = None,
     for j, (name, expr, _) in enumerate(props.state):
         gen = ExprGen(layout, "s", errors=errors)
         gen.where = name
-        code = counted(f"sp_{j}", gen, lambda: gen(expr, {}))
+        code = counted(f"sp_{j}", gen, gen, expr, {})
         lines.append(f"\n@njit(cache=True)\ndef sp_{j}(s, err):  # {name}\n"
                      f"    return {src(code)}\n")
     for j, (name, expr, _) in enumerate(props.transition):
         gen = ExprGen(layout, "s", "n", errors=errors)
         gen.where = name
-        code = counted(f"tp_{j}", gen, lambda: gen(expr, {}))
+        code = counted(f"tp_{j}", gen, gen, expr, {})
         lines.append(f"\n@njit(cache=True)\ndef tp_{j}(s, n, err):  # {name}\n"
                      f"    return {src(code)}\n")
 
     lines.append(initial_fn(spec, layout, body))
     lines.append(check_states_fn(props, fails))
     lines.append(step_fn(spec))
-    passes = ()
+    passes: tuple[Pass, ...] = ()
     if canon is not None:
         from hwcheck.checker.semantics.symmetry import canon_source
 

@@ -15,6 +15,7 @@ transition predicate); ``BodyGen`` compiles an action's statements into an in-pl
 from __future__ import annotations
 
 import itertools
+from typing import TypeGuard
 
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import (
@@ -45,7 +46,7 @@ UNBOUNDED = (-(1 << 62), 1 << 62)  # the range of a value nothing is known of
 Code = int | bool | str  # a folded constant, or Python source
 
 
-def _const(c: Code) -> bool:
+def _const(c: Code) -> TypeGuard[int | bool]:
     return not isinstance(c, str)
 
 
@@ -245,7 +246,8 @@ class ExprGen:
                 return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
             return f"({src(a)} {e.op} {src(b)})"
         if isinstance(e, (And, Or)):  # each argument runs only when the ones before let it
-            parts, known = [], {}
+            parts: list[Code] = []
+            known: dict = {}  # facts of the parts before (``facts_of``)
             for x in e.args:
                 with self.assuming(known):
                     parts.append(g(x, env))
@@ -272,7 +274,7 @@ class ExprGen:
 
     def junction(self, parts: list, op: str) -> Code:
         unit = op == "and"
-        kept = []
+        kept: list[str] = []  # the parts that are not constants
         for p in parts:
             if _const(p):
                 if bool(p) != unit:
@@ -301,7 +303,8 @@ class ExprGen:
         var = e.var
         row = self.nxt if e.primed else self.cur
         if row is None:
-            raise SpecError(f"codegen: {var.name} read from a state this predicate has no access to")
+            raise SpecError(f"codegen: {var.name} read from a state this predicate has no "
+                            "access to")
         if idx is None:
             idx = [self(i, env) for i in e.index]
         idx = [int(i) if _const(i) else i for i in idx]

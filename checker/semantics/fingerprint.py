@@ -109,7 +109,8 @@ def _prefetch(typingctx, arr, index):
 @njit(cache=True, inline="always")
 def table_prefetch(table, cap, fp):
     """Start loading ``fp``'s home slot into the cache (an insert soon after finds it there)."""
-    _prefetch(table, _home(_key(fp), cap))
+    _prefetch(table, _home(_key(fp), cap))  # type: ignore[call-arg]  # a numba intrinsic:
+    # its typing context argument is numba's to give
 
 
 @njit(cache=True)

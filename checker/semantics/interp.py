@@ -9,10 +9,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwcheck.spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
-                       Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError)
-
 from hwcheck.checker.semantics.layout import Layout
+from hwcheck.spec.lang import (
+    BOOL,
+    ActionParam,
+    And,
+    Arith,
+    Assign,
+    Bound,
+    Cmp,
+    Const,
+    Expr,
+    For,
+    If,
+    Instance,
+    Ite,
+    Local,
+    Not,
+    Or,
+    Quant,
+    Read,
+    SetLocal,
+    Spec,
+    SpecError,
+)
 
 
 class ModelError(SpecError):

@@ -3,7 +3,8 @@
 The generated module is a real file (``$HWCHECK_CACHE/kernels/k_<hash>.py``, default
 ``~/.cache/hwcheck``) so numba's on-disk cache can keep its machine code: the first run of a
 configuration compiles for some seconds, later runs load in about one. The file name is a hash
-of the source and of ``checker/semantics/fingerprint.py``, so a changed spec or run-time never meets a stale cache.
+of the source and of ``checker/semantics/fingerprint.py``, so a changed spec or run-time never
+meets a stale cache.
 """
 
 from __future__ import annotations
@@ -20,13 +21,18 @@ from pathlib import Path
 import numpy as np
 
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.spec.lang import Spec, SpecError
-
 from hwcheck.checker.semantics.codegen import generate, source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors
-from hwcheck.checker.semantics.signatures import (CheckArgs, DedupArgs, ExactArgs, Properties,
-                                                  SplitArgs, StepArgs)
 from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.semantics.signatures import (
+    CheckArgs,
+    DedupArgs,
+    ExactArgs,
+    Properties,
+    SplitArgs,
+    StepArgs,
+)
+from hwcheck.spec.lang import Spec, SpecError
 
 
 def cache_dir() -> Path:
@@ -70,6 +76,7 @@ def _import(path: Path, key: str):
     if name in sys.modules:
         return sys.modules[name]
     mspec = importlib.util.spec_from_file_location(name, path)
+    assert mspec is not None and mspec.loader is not None  # a .py file always has both
     mod = importlib.util.module_from_spec(mspec)
     sys.modules[name] = mod
     mspec.loader.exec_module(mod)

@@ -24,7 +24,7 @@ class Layout:
     dtype: type = np.int8
 
     @classmethod
-    def of(cls, spec: Spec) -> "Layout":
+    def of(cls, spec: Spec) -> Layout:
         offsets, off = {}, 0
         lo = min((v.lo for v in spec.variables), default=0)
         hi = max((v.hi for v in spec.variables), default=0)
@@ -58,7 +58,7 @@ class Layout:
 
     def to_dict(self, row) -> dict:
         """Variables by name: ints for scalars, nested lists for maps, sorted lists for sets."""
-        out = {}
+        out: dict[str, object] = {}
         for v in self.spec.variables:
             off = self.offsets[v.name]
             flat = [int(x) for x in row[off:off + v.size]]
@@ -83,7 +83,8 @@ class Layout:
             elif v.kind == "set":
                 members = set(val)
                 if not members <= set(range(v.shape[0])):
-                    raise SpecError(f"{v.name}: members {sorted(members)} outside 0..{v.shape[0] - 1}")
+                    raise SpecError(f"{v.name}: members {sorted(members)} outside "
+                                    f"0..{v.shape[0] - 1}")
                 flat = [1 if i in members else 0 for i in range(v.shape[0])]
             else:
                 flat = _flatten(val, v.shape, v.name)

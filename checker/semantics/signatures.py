@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from hwcheck.spec.lang import Spec, reads_next
+from hwcheck.spec.lang import Expr, Spec, reads_next
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class Properties:
     transition reachability checks. A "hit" is a violation for an invariant or action property
     and a witness for a reachability check."""
 
-    state: list  # (name, expr, kind) kind: "invariant" | "reachable"
-    transition: list  # (name, expr, kind) kind: "action" | "reachable"
+    state: list[tuple[str, Expr, str]]  # (name, expr, kind) kind: "invariant" | "reachable"
+    transition: list[tuple[str, Expr, str]]  # (name, expr, kind): "action" | "reachable"
 
     @classmethod
-    def of(cls, spec: Spec) -> "Properties":
+    def of(cls, spec: Spec) -> Properties:
         state = [(i.name, i.expr, "invariant") for i in spec.invariants]
         state += [(r.name, r.expr, "reachable") for r in spec.reachables if not reads_next(r.expr)]
         trans = [(a.name, a.expr, "action") for a in spec.action_properties]

@@ -38,9 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwcheck.spec.lang import Spec, SpecError
-
 from hwcheck.checker.semantics.layout import Layout
+from hwcheck.spec.lang import Spec, SpecError
 
 METHODS = ("auto", "sort", "compare", "perms")  # compare: sort, slices never packed
 MAX_PERMS = 40320  # 8!: beyond this the permutation tables would be larger than the state space
@@ -147,7 +146,7 @@ class Plan:
     @property
     def key_bits(self) -> list[int]:
         """Bits of each slice cell in a member's packed sort key."""
-        return [max(1, (h - l).bit_length()) for l, h in zip(self.lo, self.hi)]
+        return [max(1, (h - lo).bit_length()) for lo, h in zip(self.lo, self.hi)]
 
     @property
     def packed(self) -> bool:
@@ -160,7 +159,7 @@ def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Pl
     if method not in METHODS:
         raise ValueError(f"unknown canonical-form method {method!r}")
     n = symmetry["size"]
-    ids = []
+    ids: list[int] = []
     for v in spec.variables:
         if v.name in symmetry["ids"]:
             off = layout.offsets[v.name]

@@ -1,1 +1,2 @@
-"""The Spark engine: the partitioned BFS of ``checker.engines.partitioned`` with its partitions in Spark."""
+"""The Spark engine: the partitioned BFS of ``checker.engines.partitioned`` with its partitions in
+Spark."""

@@ -36,19 +36,21 @@ from __future__ import annotations
 import os
 import tempfile
 from functools import partial
+from typing import Any
 
 from pyspark import AccumulatorParam, StorageLevel
 
-from hwcheck.checker.engines.options import Options
-from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.engines.partitioned import Backend, LevelEngine
-from hwcheck.checker.engines.partition import LevelTask, initial_part, lookup_part, owner, step_part
 from hwcheck.checker.engines import inbox
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.partition import LevelTask, initial_part, lookup_part, owner, step_part
+from hwcheck.checker.engines.partitioned import Backend, LevelEngine
+from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.spark import session
 from hwcheck.checker.spark.stops import Stops
 
 JOB_SECONDS = 3.0  # work a job does before the driver takes stock (progress, limits, Ctrl-C)
-EXCHANGES = ("inbox", "shuffle")  # the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
+# the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
+EXCHANGES = ("inbox", "shuffle")
 
 
 def _by_owner(key: int) -> int:
@@ -128,7 +130,7 @@ class SparkBackend(Backend):
             if not d:
                 d = tempfile.mkdtemp(prefix="hwcheck-checkpoints-")
             self.sc.setCheckpointDir(d)
-        self.cur = None
+        self.cur: Any = None  # the RDD of the level under way (one level a job)
         if job_seconds is None:
             job_seconds = float(os.environ.get("HWCHECK_SPARK_JOB_SECONDS", JOB_SECONDS))
         self.levels = inbox.Levels(max(1, levels_per_job), job_seconds)

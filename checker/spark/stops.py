@@ -36,7 +36,8 @@ class Stops:
         try:
             self.prev_fd = signal.set_wakeup_fd(self.w, warn_on_full_buffer=False)
         except ValueError:  # (not the main thread of the main interpreter)
-            os.close(self.r), os.close(self.w)
+            os.close(self.r)
+            os.close(self.w)
             self.active = False
             return
         self.thread = threading.Thread(target=self._watch, name="hwcheck-spark-stops",
@@ -74,7 +75,7 @@ class Stops:
             for s, h in prev.items():
                 signal.signal(s, h)
             if got:
-                handler = prev[got[0]]
+                handler = prev[signal.Signals(got[0])]
                 if callable(handler):
                     handler(got[0], None)
                 elif handler == signal.SIG_DFL:
@@ -89,5 +90,6 @@ class Stops:
         except ValueError:
             pass
         os.close(self.w)
-        self.thread.join(timeout=5)
+        if self.thread is not None:
+            self.thread.join(timeout=5)
         os.close(self.r)

@@ -8,7 +8,6 @@ always gives the same bytes.
 from __future__ import annotations
 
 from html import escape
-from pathlib import Path
 
 from hwcheck.checker.traces.text import ending, headline, params_line
 from hwcheck.checker.traces.trace import Trace

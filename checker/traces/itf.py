@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hwcheck.spec.lang import Spec
-
 from hwcheck.checker.traces.trace import Trace, TraceError
+from hwcheck.spec.lang import Spec
 
 FORMAT = "ITF"
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -112,7 +111,7 @@ def to_itf(spec: Spec, trace: Trace) -> dict:
     names = [v.name for v in spec.variables]
     states = []
     for i, st in enumerate(trace.states):
-        meta = {"index": i}
+        meta: dict[str, object] = {"index": i}
         if i:
             meta["action"] = trace.actions[i - 1]
         item = {"#meta": meta}
@@ -204,17 +203,18 @@ def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = No
             actions.append(smeta.get("action"))
     if not states:
         raise TraceError(f"{where}: the trace has no states")
-    if all(a is None for a in actions):
-        actions = None
-    elif not all(isinstance(a, str) for a in actions):
-        i = next(i for i, a in enumerate(actions, 1) if not isinstance(a, str))
-        raise TraceError(f"{where}: state {i} has no #meta.action")
-    extra = {k: v for k, v in meta.items() if k not in (
+    labels: list[str] | None = None
+    if not all(a is None for a in actions):
+        if not all(isinstance(a, str) for a in actions):
+            i = next(i for i, a in enumerate(actions, 1) if not isinstance(a, str))
+            raise TraceError(f"{where}: state {i} has no #meta.action")
+        labels = [a for a in actions if isinstance(a, str)]  # every one is
+    rest = {k: v for k, v in meta.items() if k not in (
         "format", "format-description", "source", "spec", "protocol", "params", "engine",
         "property", "kind", "length")}
     engine = meta.get("engine", "?")
     trace = Trace(spec.name, dict(spec.params), engine if isinstance(engine, str) else "?",
-                  name, kind, actions, states, extra)
+                  name, kind, labels, states, rest)
     if "length" in meta and meta["length"] != trace.length:
         raise TraceError(f"{where}: #meta.length says {_short(meta['length'])} steps, the "
                          f"trace has {trace.length}")

@@ -39,7 +39,7 @@ def spec_for(req: ReplayRequest, meta: dict) -> Spec:
                          "not written by hwcheck): give --spec and --param")
     try:
         proto = protocols.load(source)
-        given = {}
+        given: dict = {}
         if req.spec_source is None or meta.get("protocol") == source:
             given = meta.get("params") or {}
             if not isinstance(given, dict):

@@ -8,15 +8,15 @@ never shown unless the model itself produces it. ``replay`` re-checks a trace re
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwcheck.spec.lang import Spec, reads_next
-
-from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.fingerprint import fingerprint
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
+from hwcheck.spec.lang import Spec, reads_next
 
 
 class TraceError(ValueError):
@@ -37,18 +37,18 @@ class Trace:
     # How the protocol draws its traces (``spec.protocol.Views``); None: the generic table.
     views: object = field(default=None, repr=False, compare=False)
 
-    @property
+    @builtins.property
     def length(self) -> int:
         """Steps, the one that leaves the declared domains included (it has no state after)."""
         failing = 1 if (self.meta.get("domain_error") or {}).get("step") else 0
         return len(self.actions or []) + failing
 
-    @property
+    @builtins.property
     def is_cti(self) -> bool:
         """A counterexample to induction: its first state is a hypothetical pre-state."""
         return bool(self.meta.get("cti"))
 
-    @property
+    @builtins.property
     def start_label(self) -> str:
         """What the first state is: the initial state, or a CTI's pre-state."""
         return "pre-state (satisfies every hypothesis; not necessarily reachable)" \
@@ -171,7 +171,7 @@ def _concrete_step(spec: Spec, interp: Interpreter, canon, row, taken: int, want
                      "the interpreter disagree")
 
 
-def _refuses(spec: Spec, interp: Interpreter, where: str, var: str, row, nxt) -> bool:
+def _refuses(spec: Spec, interp: Interpreter, where: str, var: str | None, row, nxt) -> bool:
     """Whether the transition property ``where`` reads ``var`` outside its shape on (row, nxt)."""
     for p in spec.action_properties + spec.reachables:
         if p.name == where and reads_next(p.expr):
@@ -182,7 +182,7 @@ def _refuses(spec: Spec, interp: Interpreter, where: str, var: str, row, nxt) ->
     return False
 
 
-def _confirm_domain(spec: Spec, interp: Interpreter, name: str, rows: list,
+def _confirm_domain(spec: Spec, interp: Interpreter, name: str | None, rows: list,
                     label: str | None) -> dict:
     """Check that the trace ends where the spec leaves its declared domains, as its name
     ``DomainError(variable, action or property)`` says: the step ``label`` from the last state
@@ -267,7 +267,8 @@ def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str, rows:
     if kind == "reachable" and not ok:
         raise TraceError(f"the last state does not satisfy {prop}")
     if kind != "reachable" and ok:
-        raise TraceError(f"the last {'step' if reads_next(p.expr) else 'state'} does not violate {prop}")
+        what = "step" if reads_next(p.expr) else "state"
+        raise TraceError(f"the last {what} does not violate {prop}")
 
 
 def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
@@ -291,10 +292,10 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
         claimed = trace.meta.get("domain_error")
         if not isinstance(claimed, dict):
             raise TraceError("a domain-error trace needs #meta.domain_error")
-        step = claimed.get("step")
-        if step is not None and not isinstance(step, str):
-            raise TraceError(f"#meta.domain_error.step must name an action, got {step!r}")
-        _confirm_domain(spec, interp, trace.property, rows, step)
+        last = claimed.get("step")
+        if last is not None and not isinstance(last, str):
+            raise TraceError(f"#meta.domain_error.step must name an action, got {last!r}")
+        _confirm_domain(spec, interp, trace.property, rows, last)
     else:
         _confirm(spec, interp, trace.property, trace.kind, rows)
     return rows
@@ -347,6 +348,7 @@ def replay_cti(spec: Spec, trace: Trace) -> list[np.ndarray]:
     except Exception as e:  # noqa: BLE001 - a SpecError naming the variable
         raise TraceError(f"step 0 (the pre-state): {e}") from None
     if not domain:
+        assert trace.actions is not None  # one step, checked above
         nxt = _checked_step(interp, pre, trace.actions[0], 1, trace.states[1], "the pre-state")
     named = {p.name: p.expr for p in spec.invariants}
     named.update(dict(lemmas_of(spec)))

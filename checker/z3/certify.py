@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-from hwcheck.spec.lang import Spec, reads_next
-
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, Solver
+from hwcheck.spec.lang import Spec, reads_next
 
 
 @dataclass
@@ -82,7 +80,7 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
     for i, st in enumerate(trace.states):
         states.append(_pinned(spec, layout, st, f"t{i}"))
     solver = Solver(timeout, logic=None)
-    for sym, pin, _ in states:
+    for _sym, pin, _ in states:
         solver.add(pin)
 
     if not trace.meta.get("cti"):

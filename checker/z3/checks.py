@@ -9,7 +9,8 @@ range, a value outside its domain). Two reductions keep the queries small:
 * Case split on index-like scalars: a scalar variable that appears in an index (``leader`` in
   ``log[leader, k]``) is pinned to each of its values in turn, so every read through it is a
   plain cell instead of an If-chain.
-* Replica symmetry (the protocol's ``symmetry``, for Kafka ``replica_symmetry``): renaming replicas by a permutation maps a
+* Replica symmetry (the protocol's ``symmetry``, for Kafka ``replica_symmetry``): renaming
+  replicas by a permutation maps a
   state satisfying the hypotheses to another one (they are quantified uniformly over replicas),
   and maps the successor of state s by action A(f) to the successor of the renamed state by
   A(renamed f). So a counterexample with action parameter f and leader l becomes, after the
@@ -27,26 +28,35 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import z3
-
-from hwcheck.spec.lang import (Expr, Instance, Local, Read, SetLocal, Spec, SpecError, stmt_exprs, walk,
-                       walk_stmts)
 
 from hwcheck.checker.semantics.exprgen import domain_error_name
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.symmetry import check_symmetry as _check_symmetry
 from hwcheck.checker.semantics.symmetry import permute_row, symmetry_of  # noqa: F401 (re-exported)
-from hwcheck.spec.protocol import lemmas_of
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
-
+from hwcheck.spec.lang import (
+    Expr,
+    Instance,
+    Local,
+    Read,
+    SetLocal,
+    Spec,
+    SpecError,
+    stmt_exprs,
+    walk,
+    walk_stmts,
+)
+from hwcheck.spec.protocol import lemmas_of
 
 # -- case splits and symmetry ---------------------------------------------------------------------
 
 
-def index_scalars(spec: Spec, extra: list[Expr] = ()) -> list[str]:
+def index_scalars(spec: Spec, extra: Sequence[Expr] = ()) -> list[str]:
     """Scalar variables whose value is used (directly or through a local) as an index."""
     scalars = {v.name for v in spec.variables if not v.shape}
     found: set[str] = set()
@@ -329,7 +339,7 @@ class Unrolling:
 
     def __init__(self, spec: Spec, tr: T.Translator | None = None,
                  symmetry: dict | None = None, timeout: float | None = None,
-                 assume: list[tuple[str, Expr]] = ()):
+                 assume: Sequence[tuple[str, Expr]] = ()):
         self.spec = spec
         self.timeout = timeout
         self.assume = list(assume)  # state predicates proved invariant: true in every state
@@ -512,7 +522,7 @@ def _domain_hits(un: Unrolling, solver: Solver, d: int) -> tuple[Result, list[Bm
 
 def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
         progress=None, symmetry: dict | None = None,
-        assume: list[tuple[str, Expr]] = ()) -> BmcReport:
+        assume: Sequence[tuple[str, Expr]] = ()) -> BmcReport:
     """Check depths 0..depth in order; stop at the first depth where some property fails, or
     some step leaves the declared domains (``DomainError(variable, action)``, kind domain), and
     report every one failing there (a shortest violation of each). ``assume``: state predicates
@@ -522,7 +532,8 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
     solver = Solver(timeout)
     last = -1
     for d in range(depth + 1):
-        dom_hits, dom_seconds = [], 0.0
+        dom_hits: list = []
+        dom_seconds = 0.0
         if d:
             dres, dom_hits = _domain_hits(un, solver, d)
             dom_seconds = dres.seconds

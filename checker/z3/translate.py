@@ -26,11 +26,34 @@ variable the interpreter's ModelError (and the kernel's domain error) names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 
-from hwcheck.spec.lang import (BOOL, ActionParam, And, Arith, Assign, Bound, Cmp, Const, Expr, For, If,
-                       Instance, Ite, Local, Not, Or, Quant, Read, SetLocal, Spec, SpecError, Var)
+from hwcheck.spec.lang import (
+    BOOL,
+    ActionParam,
+    And,
+    Arith,
+    Assign,
+    Bound,
+    Cmp,
+    Const,
+    Expr,
+    For,
+    If,
+    Instance,
+    Ite,
+    Local,
+    Not,
+    Or,
+    Quant,
+    Read,
+    SetLocal,
+    Spec,
+    SpecError,
+    Var,
+)
 
 # -- constant-folding helpers --------------------------------------------------------------------
 
@@ -330,7 +353,7 @@ class Translator:
         if isinstance(e, Cmp):
             return mk_cmp(e.op, self._e(e.a, ctx, pc), self._e(e.b, ctx, pc))
         if isinstance(e, And):
-            vals = []
+            vals: list[Any] = []
             for a in e.args:  # short-circuit: later arguments are evaluated only if earlier hold
                 v = self._e(a, ctx, mk_and([pc] + vals))
                 vals.append(v)
@@ -364,7 +387,7 @@ class Translator:
         saved = env.get(e.var, None)
         try:
             if e.kind in ("forall", "exists", "count"):
-                vals = []
+                vals: list[Any] = []
                 for i in range(e.n):
                     env[e.var] = i
                     if e.kind == "forall":

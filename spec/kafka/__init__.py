@@ -11,10 +11,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwcheck.spec.kafka import lemmas, model, scenarios, views
-from hwcheck.spec.kafka import health  # recoverability: healthy and at-bound states
-from hwcheck.spec.kafka.params import (ACKS, EXPANSIONS, ISOLATIONS, KNOBS_OFF, MAX_CONSUMERS,
-                                       TRUNCATIONS, Params)
+from hwcheck.spec.kafka import (
+    health,  # recoverability: healthy and at-bound states
+    lemmas,
+    model,
+    scenarios,
+    views,
+)
+from hwcheck.spec.kafka.params import (
+    ACKS,
+    EXPANSIONS,
+    ISOLATIONS,
+    KNOBS_OFF,
+    MAX_CONSUMERS,
+    TRUNCATIONS,
+    Params,
+)
 from hwcheck.spec.protocol import Param, Protocol, Views
 
 _D = Params()
@@ -36,7 +48,7 @@ PARAMS = (
     Param("min_isr", _D.min_isr, range(1, 6), "min.insync.replicas (at most R)", ("--min-isr",)),
     Param("unclean", _D.unclean, bool, "unclean.leader.election.enable",
           ("--unclean-election/--no-unclean-election",)),
-    # -- knobs beyond the base model (docs/kafka-model.md); each off by default ------------------------
+    # -- knobs beyond the base model (docs/kafka-model.md); each off by default ------------
     Param("consumers", _D.consumers, range(0, MAX_CONSUMERS + 1),
           "Consumers reading from the leader below its HW (the LSO for read_committed)",
           ("--consumers",)),

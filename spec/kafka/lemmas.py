@@ -16,7 +16,7 @@ Nothing here runs on import; ``lemmas(spec)`` builds the expressions for one bui
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Expr, Spec, SpecError, conj, count, exists, forall, implies, ite
+from hwcheck.spec.lang import Expr, Spec, conj, count, exists, forall, implies, ite
 from hwcheck.spec.protocol import Symmetry
 
 NONE = -1
@@ -138,8 +138,7 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
     OOR, RESTART = E + 1, E + 2
     v = spec.var
-    log, hw, pending, resp_rec, resp_hw = v("log"), v("hw"), v("pending"), v("respRec"), \
-        v("respHw")
+    log, pending, resp_rec, resp_hw = v("log"), v("pending"), v("respRec"), v("respHw")
     committed = v("committed")
     out: list[tuple[str, Expr]] = []
 

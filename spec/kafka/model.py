@@ -11,9 +11,21 @@ layout, instance numbering, fingerprints and counts) is exactly what it was.
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import (Block, Spec, count, exists, forall, implies, ite, max_, max_over, min_,
-                   min_over, prime)
 from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    Block,
+    Spec,
+    count,
+    exists,
+    forall,
+    implies,
+    ite,
+    max_,
+    max_over,
+    min_,
+    min_over,
+    prime,
+)
 
 NONE = -1
 
@@ -151,9 +163,9 @@ def build(p: Params) -> Spec:
     def isr_size():
         return count(R, lambda r: isr[r], "r")
 
-    def end_offset(l, leo_l, e):
-        """The first offset of log l holding an epoch > e; its LEO if none."""
-        return min_over(M, lambda k: k, lambda k: (k < leo_l) & (log[l, k] > e), leo_l, "k")
+    def end_offset(lg, leo_l, e):
+        """The first offset of log lg holding an epoch > e; its LEO if none."""
+        return min_over(M, lambda k: k, lambda k: (k < leo_l) & (log[lg, k] > e), leo_l, "k")
 
     def truncate(b: Block, r, n) -> None:
         with b.each(M, "k") as k:

@@ -1,6 +1,7 @@
 """The model's parameters (knobs) with their domains, as docs/model.md defines them.
 
-The first eight are the base model's (docs/model.md). The others are knobs of docs/kafka-model.md (consumers, producer
+The first eight are the base model's (docs/model.md). The others are knobs of
+docs/kafka-model.md (consumers, producer
 retries and idempotence, the log start offset, transactions, ISR shrink by lag); each is off by
 default, and a knob that is off is not part of a configuration at all: ``as_dict`` leaves it
 out, so the base model's parameter sets, run folders and traces are exactly what they were.
@@ -139,7 +140,7 @@ class Params:
         out.update(self.knobs_on())
         return out
 
-    def replace(self, **changes) -> "Params":
+    def replace(self, **changes) -> Params:
         return replace(self, **changes)
 
     def slug(self) -> str:
@@ -159,7 +160,7 @@ class Params:
         return s
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Params":
+    def from_dict(cls, d: dict) -> Params:
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:

@@ -7,15 +7,21 @@ that holds is not holding only because nothing ever happens (no record committed
 change, no truncation). The number of distinct states is pinned too: a model change that
 shrinks the state space is caught even when every verdict stays the same.
 
-The figures are those of a full breadth-first exploration; where the base model (docs/model.md) publishes a figure for
+The figures are those of a full breadth-first exploration; where the base model
+(docs/model.md) publishes a figure for
 the same configuration, the two agree. hwcheck's suite runs the table and names every
 difference.
 """
 
 from __future__ import annotations
 
-from hwcheck.spec.kafka.model import (BASE_ACTION_PROPERTIES, BASE_INVARIANTS, BASE_REACHABLES,
-                                      property_names, reachable_names)
+from hwcheck.spec.kafka.model import (
+    BASE_ACTION_PROPERTIES,
+    BASE_INVARIANTS,
+    BASE_REACHABLES,
+    property_names,
+    reachable_names,
+)
 from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import SpecError
 from hwcheck.spec.protocol import HOLDS, Scenario

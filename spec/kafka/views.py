@@ -11,6 +11,7 @@ from html import escape
 
 from hwcheck.spec.kafka import timeline
 
+
 def _fmt_log(records: list[int]) -> str:
     return "[" + " ".join(str(e) if e else "." for e in records) + "]"
 
@@ -35,8 +36,8 @@ def _knobs_line(p: dict) -> str:
     s += " idempotence" if p.get("idempotence") else ""
     s += " log-start-offset" if p.get("log_start_offset") else ""
     s += " transactions" if p.get("transactions") else ""
-    s += f" isolation={p['isolation']}" if p.get("isolation", "read-committed") != "read-committed" \
-        else ""
+    iso = p.get("isolation", "read-committed")
+    s += f" isolation={iso}" if iso != "read-committed" else ""
     s += f" isr-shrink={p['isr_shrink']}" if p.get("isr_shrink", "any") != "any" else ""
     return s
 
@@ -45,7 +46,7 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
     R = len(st["hw"])
     rows = []
     for r in range(R):
-        def mark(text: str, *names: str) -> str:
+        def mark(text: str, *names: str, r: int = r) -> str:
             changed = prev is not None and any(_at(prev, n, r) != _at(st, n, r) for n in names)
             return text + ("*" if changed else "")
 
@@ -205,7 +206,10 @@ def _at(st: dict, name: str, r: int):
 
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
-    fmt = lambda row: "    " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+
+    def fmt(row: list[str]) -> str:
+        return "    " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+
     return [fmt(header)] + [fmt(r) for r in rows]
 
 
