@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import kafka
+from helpers import kafka, tiered
 
 from hwcheck.checker import protocols
 from hwcheck.checker.engines.options import Options
@@ -29,6 +29,8 @@ MODEL_TABLE = [
      {"CommittedNotLost": 12, "AckedNotLost": 12, "LogsMatchBelowHw": 14}),
     (3, 1, 3, "kip-279", "epoch-start", 57673, 272541, 25, {}),
 ]
+# the rows the fast tier runs on every engine (the slow tier runs them all)
+FAST_ROWS = {(2, 2, 3, "hw", "hw"), (2, 2, 3, "kip-279", "hw")}
 INVARIANTS = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw")
 FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
 
@@ -55,6 +57,9 @@ def row_id(row) -> str:
     return "-".join([file[:-3]] + [f"{k}{v}" for k, v in params.items()])
 
 
+FAST_PROTOCOLS = {"two_phase-rms3", "two_phase-rms2-tm_commits_earlyTrue", "die_hard"}
+
+
 def protocol_spec(file: str, params: dict):
     """The spec of ``file`` under tests/specs, loaded as ``--spec`` loads it."""
     return protocols.build(protocols.load(str(SPECS / file)), params)
@@ -74,7 +79,7 @@ class KafkaContract(Engine):
         opts.setdefault("stop_at_violation", False)
         return check(kafka(params), Options(**opts), engine=self.engine, **self.engine_opts)
 
-    @pytest.mark.parametrize("row", MODEL_TABLE,
+    @pytest.mark.parametrize("row", tiered(MODEL_TABLE, FAST_ROWS, key=lambda r: r[:5]),
                              ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
     def test_model_table(self, row):
         R, M, E, trunc, exp, distinct, generated, depth, shortest = row
@@ -89,11 +94,13 @@ class KafkaContract(Engine):
         assert held == set(INVARIANTS) - set(shortest)
         assert report.verdict == ("violated" if shortest else "holds")
 
+    @pytest.mark.slow
     def test_acks_1_loses_acknowledged_writes(self):
         report = self.explore(Params(2, 2, 3, acks="1", **FIXED))
         assert report.exploration.distinct == 12294
         assert {o.name: o.length for o in report.violations()} == {"AckedNotLost": 3}
 
+    @pytest.mark.slow
     def test_unclean_election_loses_committed_data(self):
         report = self.explore(Params(2, 2, 3, unclean=True, **FIXED))
         assert report.exploration.distinct == 12291
@@ -129,7 +136,8 @@ class ProtocolContract(Engine):
         return check(protocol_spec(file, params), Options(**opts), engine=self.engine, out=out,
                      run_name="run", **self.engine_opts)
 
-    @pytest.mark.parametrize("row", PROTOCOL_TABLE, ids=row_id)
+    @pytest.mark.parametrize("row", tiered(PROTOCOL_TABLE, FAST_PROTOCOLS, key=row_id),
+                             ids=row_id)
     def test_protocol_table(self, row, tmp_path):
         file, params, distinct, generated, depth, shortest = row
         report = self.explore_spec(file, params, out=tmp_path)
@@ -149,6 +157,7 @@ class ProtocolContract(Engine):
         assert {o.name: o.status for o in report.outcomes if o.kind == "reachable"} == {
             r.name: "reached" for r in spec.reachables}
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("row", [r for r in PROTOCOL_TABLE if r[5]], ids=row_id)
     def test_protocol_traces_are_the_local_engines(self, row):
         """Every engine picks the same shortest trace (the canonical parent: the least

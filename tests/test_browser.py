@@ -128,6 +128,7 @@ def test_a_trace_page_shows_every_step_and_the_violated_offset(browser):
 # -- the suite report ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_suite_report_links_every_trace(browser, tmp_path):
     for name in ("acks-1", "hw-truncation"):
         res = CliRunner().invoke(main, ["suite", "--scenario", name, "--out", str(tmp_path), "-q"])

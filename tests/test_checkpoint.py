@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import tiered
 
 # 69,689 states, depth 29, three violations (12, 12, 14 steps): small, and deep enough
 ARGS = ["check", "-R", "3", "-M", "1", "-E", "3", "--truncation", "kip-279", "--continue",
@@ -52,7 +53,7 @@ def uninterrupted(tmp_path_factory):
     return last_json(res.stdout), traces(out)
 
 
-@pytest.mark.parametrize("depth", [0, 5, 13, 28])
+@pytest.mark.parametrize("depth", tiered([0, 5, 13, 28], {13}))
 def test_killed_and_resumed_ends_like_an_uninterrupted_run(depth, uninterrupted, tmp_path):
     want, want_traces = uninterrupted
     ckpt, out = tmp_path / "ckpt", tmp_path / "out"
@@ -65,6 +66,7 @@ def test_killed_and_resumed_ends_like_an_uninterrupted_run(depth, uninterrupted,
     assert traces(out) == want_traces  # byte for byte
 
 
+@pytest.mark.slow
 def test_killed_in_the_middle_of_a_checkpoint_write(uninterrupted, tmp_path):
     """The process dies halfway through writing the checkpoint of depth 10: the one of depth 9
     stays current, and resuming from it ends like an uninterrupted run."""
@@ -82,6 +84,7 @@ def test_killed_in_the_middle_of_a_checkpoint_write(uninterrupted, tmp_path):
     assert traces(out) == want_traces
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before, after", [("1", "3"), ("2", "1")])
 def test_resumed_with_another_number_of_workers(before, after, uninterrupted, tmp_path):
     """The visited set is split between the workers: a checkpoint of N workers, resumed with
@@ -98,6 +101,7 @@ def test_resumed_with_another_number_of_workers(before, after, uninterrupted, tm
     assert traces(out) == want_traces
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_other_parameters_or_format_is_refused(tmp_path):
     ckpt = tmp_path / "ckpt"
     res = hwcheck("check", "-R", "2", "--checkpoint", str(ckpt), "--checkpoint-every", "0",

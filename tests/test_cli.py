@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import started
 
 R2 = ["--replicas", "2", "--max-offset", "2", "--max-epoch", "3"]
 
@@ -68,6 +69,7 @@ def test_a_tampered_trace_says_where_it_stops_matching(hw_run, tmp_path):
     assert "step 3 (FetchResponse(1)): hw is" in res.stdout
 
 
+@pytest.mark.slow
 def test_fixed_protocol_holds_with_json():
     res = hwcheck("check", *R2, "--truncation", "kip-279", "--json", "--quiet")
     assert res.returncode == 0, res.stderr
@@ -120,20 +122,19 @@ def test_malformed_trace_is_exit_2(tmp_path, content):
     assert "Traceback" not in res.stderr and res.stderr.startswith("hwcheck: error: ")
 
 
+@pytest.mark.slow
 def test_interrupted_run_reports_what_it_found(tmp_path):
     """Ctrl-C keeps what was computed: the counts so far, the violations found, their traces."""
     import signal
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
-         "--truncation", "hw", "--continue", "--json", "--out", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    for line in proc.stderr:  # wait until the search is under way (its first progress line)
-        if line.strip().startswith("level "):
-            break
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=120)
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
+           "--truncation", "hw", "--continue", "--json", "--out", str(tmp_path)]
+    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        for line in proc.stderr:  # wait until the search is under way (its first progress line)
+            if line.strip().startswith("level "):
+                break
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate()
     obj = json.loads(out.strip().splitlines()[-1])
     assert obj["complete"] is False and obj["stop_reason"] == "interrupted"
     assert 0 < obj["distinct"] < 6_168_544

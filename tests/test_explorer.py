@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import kafka
+from helpers import kafka, started
 
 from hwcheck.checker.explorer.server import serve
 from hwcheck.checker.explorer.session import Session, SessionError
@@ -183,19 +183,18 @@ def test_a_disagreement_between_kernel_and_interpreter_is_shown(spec, monkeypatc
 
 
 def test_the_explore_command_serves_a_trace_and_stops_on_ctrl_c():
-    proc = subprocess.Popen([sys.executable, "-m", "hwcheck.checker", "explore", "--trace",
-                             str(TRACE), "--port", "0"], stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT)
-    try:
+    cmd = [sys.executable, "-m", "hwcheck.checker", "explore", "--trace", str(TRACE),
+           "--port", "0"]
+    with started(cmd, stderr=subprocess.PIPE, text=True, cwd=ROOT) as proc:
         line = proc.stderr.readline()  # the URL, once it listens
         assert line.startswith("explore: KafkaHW R=2 M=2 E=3 truncation=hw"), line
         base = line.split("serving ")[1].split(" ")[0].rstrip("/")
         assert base.startswith("http://127.0.0.1:")
         status, _, body = request(base, "GET", "/api/state")
         assert status == 200 and json.loads(body)["trace"]["length"] == 8
-    finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        err = proc.stderr.read()  # to its end: the process has stopped
+        proc.wait()
     assert proc.returncode == 0 and err.strip().endswith("explore: stopped")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import kafka as build
+from helpers import tiered
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
@@ -146,6 +147,7 @@ def test_isr_shrink_reads_lag():
 # -- the runs that show what each knob finds ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_retries_duplicate_a_record_and_idempotence_prevents_it(tmp_path):
     base = ["check", "--producer-retries", "--truncation", "kip-279", "--isr-expansion",
             "epoch-start", "--invariant", "NoDuplicates", "--out", str(tmp_path), "-q"]
@@ -160,6 +162,7 @@ def test_retries_duplicate_a_record_and_idempotence_prevents_it(tmp_path):
     assert "verdict: holds; 6,500 distinct states" in ok.output
 
 
+@pytest.mark.slow
 def test_a_consumer_reads_a_lost_record_only_with_hw_truncation(tmp_path):
     bad = cli("check", "--consumers", "1", "--truncation", "hw", "--invariant", "MonotonicReads",
               "--out", str(tmp_path), "-q")
@@ -233,7 +236,9 @@ PROOFS = [
 ]
 
 
-@pytest.mark.parametrize("knobs, invariant", PROOFS, ids=[p[1] for p in PROOFS])
+@pytest.mark.parametrize("knobs, invariant", tiered(PROOFS, {"NoDuplicates"}, key=lambda p: p[1],
+                                                        unpack=True),
+                         ids=[p[1] for p in PROOFS])
 def test_a_knob_invariant_is_proved_inductive_with_its_lemmas(knobs, invariant):
     spec = build(Params(2, 2, 3, **knobs))
     sym = None if knobs.get("consumers") else C.symmetry_of(spec)
@@ -241,6 +246,7 @@ def test_a_knob_invariant_is_proved_inductive_with_its_lemmas(knobs, invariant):
     assert rep.status == "holds", [(a.action, a.status) for a in rep.actions]
 
 
+@pytest.mark.slow
 def test_lso_below_hw_is_not_inductive_with_two_transactions():
     """With two transactions (M=4) LsoBelowHw is violated (the lso-two-txns scenario); its
     proof ends in a counterexample to induction, never in a proof."""
@@ -259,6 +265,7 @@ def test_replica_symmetry_names_every_knob_variable_and_is_not_declared_with_con
     assert C.symmetry_of(with_consumers) is None
 
 
+@pytest.mark.slow
 def test_prove_and_bmc_with_consumers_run_without_symmetry(tmp_path):
     fixed = ["--truncation", "kip-279", "--isr-expansion", "epoch-start", "--consumers", "1"]
     res = cli("prove", *fixed, "--invariant", "MonotonicReads", "--out", str(tmp_path), "-q")

@@ -67,6 +67,7 @@ def test_a_run_folder_of_another_configuration_is_refused(tmp_path):
     assert again.returncode == 12
 
 
+@pytest.mark.slow
 def test_bmc_and_prove_never_overwrite_checks_traces(tmp_path):
     hwcheck("check", *R2, "-q", cwd=tmp_path)
     res = hwcheck("bmc", *R2, "--depth", "8", "-q", cwd=tmp_path)

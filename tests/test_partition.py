@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import kafka
+from helpers import kafka, tiered
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -203,7 +203,7 @@ CONFIGS = [SMALL, Params(2, 2, 3, "leader-epoch", "hw"), Params(3, 1, 3, "kip-27
            Params(2, 2, 3, "kip-279", "epoch-start", unclean=True)]
 
 
-@pytest.mark.parametrize("p", CONFIGS, ids=lambda p: p.slug())
+@pytest.mark.parametrize("p", tiered(CONFIGS, {SMALL}), ids=lambda p: p.slug())
 @pytest.mark.parametrize("parts", [1, 3, 4])
 def test_partitioned_search_agrees_with_the_local_engine(p, parts):
     """Counts, verdicts and the canonical paths of every hit (reachability included)."""

@@ -240,6 +240,7 @@ def test_outside_the_repo_a_violation_is_exit_12_and_its_traces_replay_alone(out
             "confirmed", v["property"], v["length"])
 
 
+@pytest.mark.slow
 def test_outside_the_repo_bmc_finds_the_shortest_lengths(outside):
     spec = str(outside / "two_phase.py")
     shortest = row("two_phase.py", rms=2, tm_commits_early=True)[5]
@@ -267,6 +268,7 @@ def test_outside_the_repo_bmc_finds_the_shortest_lengths(outside):
     assert (obj["verdict"], obj["violations"]) == ("unknown", [])
 
 
+@pytest.mark.slow
 def test_outside_the_repo_suite_runs_the_scenarios(outside):
     from hwcheck.checker import protocols
 
@@ -306,6 +308,7 @@ def _pre_state(itf_state: dict, rms: int):
             frozenset(itf_state["tmPrepared"]["#set"]), frozenset(msgs))
 
 
+@pytest.mark.slow
 def test_outside_the_repo_prove_is_plain_induction(outside):
     """No lemmas: TPTypeOK is inductive (exit 0). TCConsistent holds in every reachable state
     (the BFS) but is not inductive by itself (exit 12): each counterexample to induction
@@ -447,6 +450,7 @@ EARLY_COMMIT = [tp_state([0, 0], 0, [], [], 0, 0), tp_state([1, 0], 0, [], [0], 
                 tp_state([1, 3], 1, [0], [0], 1, 0), tp_state([2, 3], 1, [0], [0], 1, 0)]
 
 
+@pytest.mark.slow
 def test_a_two_phase_trace_from_another_tool_replays_with_its_parameters(outside, tmp_path):
     """Sets as #set, functions as #map; the parameters come from --param."""
     f = tmp_path / "early.itf.json"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers import kafka as build
+from helpers import tiered
 
 from hwcheck.checker import protocols
 from hwcheck.checker import suite as runner
@@ -97,7 +98,8 @@ def test_an_unknown_scenario_is_named_with_the_known_ones():
 # -- runs against the table and the committed traces ---------------------------------------------
 
 
-@pytest.mark.parametrize("sc", VIOLATING, ids=lambda s: s.name)
+@pytest.mark.parametrize("sc", tiered(VIOLATING, {"hw-truncation", "kip-279"},
+                                         key=lambda s: s.name), ids=lambda s: s.name)
 def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tmp_path):
     first = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "a")
     assert first.rows and not first.mismatches, [runner.mismatch_line(r) for r in first.mismatches]
@@ -161,6 +163,7 @@ def test_compare_names_each_difference(hw_report):
                                          "distinct states, found 10,487")
 
 
+@pytest.mark.slow
 def test_changing_one_expected_length_makes_the_suite_fail_naming_it(monkeypatch, tmp_path):
     changed = tuple(dataclasses.replace(s, expect={**s.expect, "AckedNotLost": 4})
                     if s.name == "acks-1" else s for s in scenarios.SCENARIOS)
@@ -172,6 +175,7 @@ def test_changing_one_expected_length_makes_the_suite_fail_naming_it(monkeypatch
     assert res.output.rstrip().splitlines()[-1].startswith("suite: 1 mismatch;")
 
 
+@pytest.mark.slow
 def test_a_scenario_that_never_truncates_is_reported_as_vacuous(tmp_path):
     """One replica: nothing to replicate, so no follower ever truncates. Every invariant holds,
     and the suite says that the run never reached a truncation."""
@@ -183,6 +187,7 @@ def test_a_scenario_that_never_truncates_is_reported_as_vacuous(tmp_path):
     assert not (tmp_path / "one-replica").exists()  # no trace, no folder
 
 
+@pytest.mark.slow
 def test_the_suite_prints_the_table_and_writes_the_traces(tmp_path):
     res = cli("suite", "--scenario", "unclean-election", "--out", str(tmp_path), "-q")
     assert res.exit_code == 0, res.output
@@ -237,6 +242,7 @@ def test_check_scenario_runs_its_parameters_under_its_name(tmp_path):
     assert (tmp_path / "acks-1" / "AckedNotLost.itf.json").is_file()
 
 
+@pytest.mark.slow
 def test_check_scenario_explicit_options_override_it(tmp_path):
     res = cli("check", "--scenario", "acks-1", "--acks", "all", "--out", str(tmp_path), "-q")
     assert res.exit_code == 0, res.output

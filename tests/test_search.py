@@ -146,7 +146,8 @@ def _same(a: Exploration, b: Exploration) -> None:
         {n: (h.kind, h.length, h.path) for n, h in b.hits.items()}
 
 
-@pytest.mark.parametrize("trunc,exp", [("hw", "hw"), ("kip-279", "epoch-start")])
+@pytest.mark.parametrize("trunc,exp", [("hw", "hw"), pytest.param("kip-279", "epoch-start",
+                                                                   marks=pytest.mark.slow)])
 @pytest.mark.parametrize("keep_going", [False, True])
 @pytest.mark.parametrize("symmetry", [False, True])
 def test_a_check_on_the_graph_reports_what_the_local_engine_reports(trunc, exp, keep_going,

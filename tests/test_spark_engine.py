@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from helpers import NEEDS_JAVA  # noqa: E402
+from helpers import NEEDS_JAVA, started  # noqa: E402
 
 pytestmark = NEEDS_JAVA
 
@@ -39,6 +39,7 @@ def spark_session():
     yield sc
 
 
+@pytest.mark.slow  # the fast tier runs Spark in test_spark_and_local_write_identical_traces
 class TestSparkEngine(KafkaContract):
     engine = "spark"
     engine_opts = SPARK
@@ -61,7 +62,8 @@ def _itf_files(folder):
     Params(2, 2, 3, "hw", "hw"),
     pytest.param(Params(2, 2, 3, "kip-279", "epoch-start", acks="1"), marks=pytest.mark.slow)],
                          ids=lambda p: p.slug())
-@pytest.mark.parametrize("spark_opts", [SPARK, FOUR], ids=["2-partitions", "4-partitions"])
+@pytest.mark.parametrize("spark_opts", [SPARK, pytest.param(FOUR, marks=pytest.mark.slow)],
+                         ids=["2-partitions", "4-partitions"])
 def test_spark_and_local_write_identical_traces(tmp_path, params, spark_opts):
     """Same counterexamples, byte for byte, apart from the engine's name in #meta."""
     runs = {}
@@ -86,6 +88,7 @@ def test_spark_and_local_write_identical_traces(tmp_path, params, spark_opts):
     assert json.dumps(sj).replace("/spark/", "/local/") == json.dumps(lj)
 
 
+@pytest.mark.slow
 def test_statistics_stay_per_level(tmp_path):
     """The driver reports per-level figures; the stores stay in the executors."""
     report = check(build(Params(2, 2, 3, "kip-279", "hw")), Options(stop_at_violation=False),
@@ -128,16 +131,16 @@ def test_sigterm_keeps_the_violations_with_their_traces(tmp_path):
 
     cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
            "--continue", "--json", "--run-name", "run"]
-    proc = subprocess.Popen(cmd + ["--engine", "spark", "--spark-master", "local[2]",
-                                   "--out", str(tmp_path / "spark")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, HWCHECK_SPARK_JOB_SECONDS="0.3"))  # jobs of
-    # several levels each, the signal in the middle of one
-    for line in proc.stderr:  # under way past the first violations (depth 10)
-        if line.strip().startswith("level ") and int(line.split()[1]) > 12:
-            break
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=300)
+    with started(cmd + ["--engine", "spark", "--spark-master", "local[2]",
+                        "--out", str(tmp_path / "spark")],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env=dict(os.environ, HWCHECK_SPARK_JOB_SECONDS="0.3")) as proc:  # jobs of
+        # several levels each, the signal in the middle of one
+        for line in proc.stderr:  # under way past the first violations (depth 10)
+            if line.strip().startswith("level ") and int(line.split()[1]) > 12:
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate()
     assert proc.returncode == 12, err[-2000:]
     obj = json.loads(out.strip().splitlines()[-1])
     assert (obj["verdict"], obj["complete"], obj["stop_reason"]) == (

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from engine_contract import SPECS
 
 SPEC = ["--spec", str(SPECS / "two_phase.py"), "--param", "rms=2"]
@@ -40,6 +41,7 @@ def test_a_first_run_says_it_compiles_and_a_second_compiles_nothing(tmp_path):
     assert saved == [], saved  # every function the run calls came from the cache
 
 
+@pytest.mark.slow
 def test_quiet_says_nothing_of_it(tmp_path):
     """With one worker (the fused expand kernel) and --quiet; the cache is complete as well."""
     args = ["check", *SPEC, "-q", "--workers", "1", "--out", str(tmp_path / "out")]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import kafka
+from helpers import kafka, started
 
 from hwcheck.checker import run as run_mod
 from hwcheck.checker.engines.options import Options
@@ -32,16 +32,16 @@ def last_json(text: str) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_sigterm_reports_the_violations_found_so_far(tmp_path):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "3", "-E", "3",
-         "--continue", "--json", "--out", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:  # the search is under way past the first violations (depth 10)
-        if line.strip().startswith("level ") and int(line.split()[1]) > 12:
-            break
-    proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=120)
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "3", "-E", "3",
+           "--continue", "--json", "--out", str(tmp_path)]
+    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        for line in proc.stderr:  # the search is under way past the first violations (depth 10)
+            if line.strip().startswith("level ") and int(line.split()[1]) > 12:
+                break
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate()
     obj = last_json(out)
     assert proc.returncode == 12
     assert (obj["verdict"], obj["complete"], obj["stop_reason"]) == (
@@ -72,6 +72,7 @@ def test_a_bad_size_is_one_line():
                                   "got 'lots'")
 
 
+@pytest.mark.slow
 def test_out_of_memory_while_expanding_stops_cleanly(monkeypatch):
     """The visited table cannot grow: the run stops with what it has, verdict unknown."""
     real = VisitedTable.grow
@@ -185,6 +186,7 @@ def test_collision_estimate():
     assert report.as_json()["collision_probability"] == pytest.approx(10487 * 10486 / 2**65)
 
 
+@pytest.mark.slow
 def test_a_limit_is_unknown_even_with_violations_found(tmp_path):
     """--max-memory on the R3 M3 E3 run: the violations found before the limit are reported
     with their traces, each violated, and the verdict is unknown (exit 3): the run did not do

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from engine_contract import MODEL_TABLE
-from helpers import NEEDS_JAVA, kafka
+from helpers import NEEDS_JAVA, kafka, tiered
 
 from hwcheck.checker import protocols
 from hwcheck.checker.engines.options import Options
@@ -198,11 +198,12 @@ def run(spec, engine="local", out=None, **opts):
 # acks=1, unclean election, min.insync.replicas=2)
 ORACLE_KAFKA = [
     Params(2, 2, 3, "hw", "hw"),
-    Params(2, 2, 3, "leader-epoch", "hw"),
-    Params(2, 2, 3, "kip-279", "epoch-start", acks="1"),
-    Params(2, 2, 3, "kip-279", "epoch-start", unclean=True),
-    Params(3, 1, 2, "hw", "hw"),
-    Params(3, 1, 2, "kip-279", "epoch-start", min_isr=2, unclean=True),
+    pytest.param(Params(2, 2, 3, "leader-epoch", "hw"), marks=pytest.mark.slow),
+    pytest.param(Params(2, 2, 3, "kip-279", "epoch-start", acks="1"), marks=pytest.mark.slow),
+    pytest.param(Params(2, 2, 3, "kip-279", "epoch-start", unclean=True), marks=pytest.mark.slow),
+    pytest.param(Params(3, 1, 2, "hw", "hw"), marks=pytest.mark.slow),
+    pytest.param(Params(3, 1, 2, "kip-279", "epoch-start", min_isr=2, unclean=True),
+                 marks=pytest.mark.slow),
     pytest.param(Params(3, 1, 3, "kip-279", "hw"), marks=pytest.mark.slow),
 ]
 
@@ -227,6 +228,7 @@ ORACLE_KNOBS = [  # one in the fast tier; the oracle takes ~20 s a configuration
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", ORACLE_KNOBS, ids=lambda p: p.slug())
 def test_kafka_knob_orbits_match_the_oracle(params):
     spec = kafka(params)
@@ -243,8 +245,10 @@ def test_r2_m2_e3_hw_has_6639_orbits_of_10487_states():
     assert run(spec).exploration.distinct == 10487
 
 
-@pytest.mark.parametrize("params", [{}, {"members": 3}, {"overflow": True},
-                                    {"members": 3, "links": True}],
+@pytest.mark.parametrize("params", [{}, pytest.param({"members": 3}, marks=pytest.mark.slow),
+                                    pytest.param({"overflow": True}, marks=pytest.mark.slow),
+                                    pytest.param({"members": 3, "links": True},
+                                                 marks=pytest.mark.slow)],
                          ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()) or "default")
 def test_handoff_orbits_match_the_oracle(params):
     """A protocol that is not Kafka: ids, a domain error, two member dimensions (the canonical
@@ -264,6 +268,7 @@ def test_handoff_orbits_match_the_oracle(params):
         assert orbits == got["orbits"] and states == run(spec).exploration.distinct
 
 
+@pytest.mark.slow
 def test_sort_and_every_permutation_give_the_same_orbits():
     """The exact canonical forms (sorting by packed keys, sorting by comparing slices, the
     least renaming over every permutation) pick different representatives, but count the
@@ -280,7 +285,8 @@ def test_sort_and_every_permutation_give_the_same_orbits():
     assert figures[0] == figures[1] == figures[2]
 
 
-@pytest.mark.parametrize("case", ["kafka-sort", "kafka-compare", "kafka-perms", "handoff-links"])
+@pytest.mark.parametrize("case", tiered(["kafka-sort", "kafka-compare", "kafka-perms",
+                                          "handoff-links"], {"kafka-sort"}))
 def test_the_canonical_form_is_exact(case):
     """Every renaming of a state has the same representative, and it is a renaming of the
     state: on reachable states of a small configuration, under every permutation."""
@@ -318,7 +324,8 @@ def test_the_canonical_form_is_exact(case):
 # -- verdicts and shortest violations --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("row", MODEL_TABLE, ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
+@pytest.mark.parametrize("row", tiered(MODEL_TABLE, {(2, 2, 3, "hw", "hw")}, key=lambda r: r[:5]),
+                         ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
 def test_model_md_verdicts_and_lengths_are_unchanged(row):
     R, M, E, trunc, exp, distinct, _, _, shortest = row
     report = run(kafka(Params(R, M, E, trunc, exp)), symmetry=True)
@@ -335,6 +342,7 @@ def test_model_md_verdicts_and_lengths_are_unchanged(row):
     (Params(2, 2, 3, "kip-279", "epoch-start", unclean=True),
      {"CommittedNotLost": 4, "AckedNotLost": 4, "LogsMatchBelowHw": 5}),
 ], ids=["acks-1", "unclean"])
+@pytest.mark.slow
 def test_with_and_without_symmetry_the_same_findings(params, violated):
     plain, reduced = run(kafka(params)), run(kafka(params), symmetry=True)
     for report in (plain, reduced):
@@ -365,6 +373,7 @@ def hwcheck(*args):
     ["--spec", HANDOFF, "--param", "members=3", "--param", "links=true"],
     ["--spec", HANDOFF, "--param", "members=3", "--param", "oob=true"],
 ], ids=["kip-279-r3", "kip-101", "handoff-overflow", "handoff-links", "handoff-oob"])
+@pytest.mark.slow
 def test_every_trace_found_with_symmetry_replays(args, tmp_path):
     res = hwcheck("check", *args, "--symmetry", "--continue", "--out", str(tmp_path),
                   "--run-name", "sym", "--quiet")
@@ -388,6 +397,7 @@ def test_a_transition_trace_ends_with_the_step_that_breaks_it():
     assert v.trace.states[0]["leader"] == 1
 
 
+@pytest.mark.slow
 def test_traces_start_at_the_real_initial_state_and_keep_their_length():
     report = run(kafka(Params(3, 1, 3, "kip-279", "hw")), symmetry=True)
     interp = Interpreter(report.spec)
@@ -401,7 +411,9 @@ def test_traces_start_at_the_real_initial_state_and_keep_their_length():
 # -- engines ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("params", [Params(2, 2, 3, "hw", "hw"), Params(3, 1, 3, "kip-279", "hw")],
+@pytest.mark.parametrize("params", [Params(2, 2, 3, "hw", "hw"),
+                                    pytest.param(Params(3, 1, 3, "kip-279", "hw"),
+                                                 marks=pytest.mark.slow)],
                          ids=lambda p: p.slug())
 def test_partitioned_engine_agrees(params, tmp_path):
     """The same orbits, transitions, depth and traces (byte for byte but the engine's name)."""
@@ -420,6 +432,7 @@ def test_partitioned_engine_agrees(params, tmp_path):
     (Params(2, 2, 3, "hw", "hw"), 6639),
     (Params(2, 2, 3, "kip-279", "epoch-start", unclean=True), None),
 ], ids=["R2M2E3-hw", "unclean"])
+@pytest.mark.slow
 def test_workers_with_symmetry_agree_with_one_worker(params, orbits, tmp_path):
     """--symmetry --workers 2: expand_split canonicalises every successor as expand_dedup does,
     so the orbits, levels, findings and trace files (byte for byte) are one worker's."""
@@ -450,6 +463,7 @@ def test_expand_split_canonicalises_only_in_a_symmetric_kernel():
     assert "cw = np.empty(SYM_WORK, np.int64)" in body and "canon(t, cb, cw)" in body
 
 
+@pytest.mark.slow
 def test_exact_and_symmetry_together():
     spec = kafka(Params(2, 2, 3, "hw", "hw"))
     assert run(spec, symmetry=True, exact=True).exploration.distinct == 6639
@@ -521,6 +535,7 @@ def test_symmetry_without_a_declaration_is_one_line():
         Kernel(protocols.build(protocols.load(str(SPECS / "two_phase.py")), {}), symmetry=True)
 
 
+@pytest.mark.slow
 def test_a_declaration_that_misses_a_variable_is_refused(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text(

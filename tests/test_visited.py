@@ -105,6 +105,7 @@ def _levels(engine: LocalEngine) -> list:
             for lv in engine.levels]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_levels_and_frontiers_on_disk_explore_exactly_as_in_memory(monkeypatch, tmp_path,
                                                                   workers):
@@ -157,6 +158,7 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch)
     store.close()  # files are open
 
 
+@pytest.mark.slow
 def test_a_run_thousands_of_levels_deep_keeps_a_few_files_open(tmp_path):
     """Every level's records go to the same three files: the open files do not grow with the
     depth (tests/specs/domains_wide.py counts to 5,000: 5,001 levels)."""

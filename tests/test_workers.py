@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from engine_contract import EngineContract, protocol_spec
-from helpers import kafka
+from helpers import kafka, tiered
 
 from hwcheck.checker.engines import expand as expand_mod
 from hwcheck.checker.engines import local as local_mod
@@ -57,8 +57,9 @@ def same_search(a, b) -> None:
 
 
 @pytest.mark.parametrize("chunk", [None, 7])
-@pytest.mark.parametrize("params", [HW, dict(replicas=3, max_offset=1, max_epoch=3,
-                                             truncation="kip-279")],
+@pytest.mark.parametrize("params", [HW, pytest.param(dict(replicas=3, max_offset=1, max_epoch=3,
+                                                          truncation="kip-279"),
+                                                     marks=pytest.mark.slow)],
                          ids=["R2M2E3-hw", "R3M1E3-kip-279"])
 def test_every_level_is_the_same_with_any_number_of_workers(params, chunk, monkeypatch):
     """Levels in fingerprint order with the same parents and actions, the same first hits
@@ -74,6 +75,7 @@ def test_every_level_is_the_same_with_any_number_of_workers(params, chunk, monke
         same_search(one, explore(spec, workers))
 
 
+@pytest.mark.slow
 def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_grows():
     """More successors than the free slots at the table's end, all homed near the end: the
     owner's insert stops before an insert could reach the last slot, the table grows and the
@@ -103,6 +105,7 @@ def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_gro
     assert np.array_equal(np.sort(t.fingerprints()), np.sort(fps))
 
 
+@pytest.mark.slow
 def test_domain_errors_are_found_as_with_one_worker(monkeypatch):
     """A step that leaves the declared domains: the same first (row, instance) from the merge
     of the workers' own records."""
@@ -134,6 +137,7 @@ def _reads_outside():
     return spec
 
 
+@pytest.mark.slow
 def test_state_predicates_checked_a_slice_a_worker_keep_the_first_hit(monkeypatch):
     """A state predicate that reads outside a shape, and one that fails, checked by the
     workers a slice each: the same first state for each as one call over the level."""
@@ -159,7 +163,8 @@ def files(folder) -> dict:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("name, params", VIOLATING, ids=[v[0] for v in VIOLATING])
+@pytest.mark.parametrize("name, params", tiered(VIOLATING, {"hw"}, key=lambda v: v[0], unpack=True),
+                         ids=[v[0] for v in VIOLATING])
 def test_trace_files_are_byte_identical(name, params, tmp_path):
     written = []
     for workers in (1, 2):
@@ -173,6 +178,7 @@ def test_trace_files_are_byte_identical(name, params, tmp_path):
     assert any(name.endswith(".itf.json") for name in written[0])
 
 
+@pytest.mark.slow
 def test_a_protocol_that_is_not_kafka_gives_the_same_files(tmp_path):
     written = []
     for workers in (1, 3):
@@ -239,6 +245,7 @@ def test_ctrl_c_in_the_middle_of_a_chunk_stops_at_its_end(monkeypatch):
     assert 1 < ex.distinct < 57673
 
 
+@pytest.mark.slow
 def test_out_of_memory_stops_at_a_chunk_boundary(monkeypatch):
     real, calls = VisitedTable.grow, {"n": 0}
 
@@ -257,6 +264,7 @@ def test_out_of_memory_stops_at_a_chunk_boundary(monkeypatch):
     assert 1 < ex.distinct == tables[0].filled
 
 
+@pytest.mark.slow
 def test_exact_runs_on_one_worker():
     report = check(kafka(**HW), Options(stop_at_violation=False, exact=True), workers=2)
     assert report.exploration.stats["workers"] == 1
@@ -280,6 +288,7 @@ def test_workers_below_one_is_one_line_and_exit_2(value):
     assert len(lines) == 1 and lines[0].startswith("hwcheck: error: ") and "--workers" in lines[0]
 
 
+@pytest.mark.slow
 def test_workers_on_the_command_line(tmp_path):
     objs = []
     for workers in ("1", "2"):

@@ -106,6 +106,7 @@ SETTINGS = settings(max_examples=100, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(case())
 def test_guard_effect_and_well_definedness_agree(c):
@@ -140,6 +141,7 @@ def _agree(spec, interp, layout, row, inst, eff, subs):
         assert got == [int(x) for x in want[off:off + v.size]], f"{inst.label}: {v.name}"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.integers(0, len(CONFIGS) - 1).flatmap(lambda ci: st.tuples(st.just(ci), states(ci))))
 def test_invariants_and_lemmas_agree(c):

@@ -51,6 +51,7 @@ def _check_row(params, inv, n):
     assert trace.length == n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", FAST, ids=_ids)
 def test_shortest_lengths_match_bfs(row):
     _check_row(*row)
@@ -62,6 +63,7 @@ def test_shortest_lengths_match_bfs_deep(row):
     _check_row(*row)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params,inv", [
     (Params(3, 2, 3, acks="1", **FIXED), "AckedNotLost"),
     (Params(3, 2, 3, unclean=True, **FIXED), "CommittedNotLost")], ids=["acks1", "unclean"])

@@ -36,6 +36,7 @@ def test_fixed_protocol_is_proved(size, inv):
     assert rep.status == "holds"
 
 
+@pytest.mark.slow
 def test_symmetry_reduction_agrees_with_every_instance():
     """Without the reduction every instance and leader value is checked; same verdicts."""
     for params, inv in ((Params(3, 2, 3, **FIXED), "CommittedNotLost"),

@@ -1,0 +1,98 @@
+"""What a checkpoint holds is checked before it is resumed: a truncated or altered file, an
+edited counter or a missing file is refused in one line (exit 2), never resumed into a wrong
+count; an undamaged checkpoint resumes into the exact counts of a run never stopped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# 4,978 states, depth 19: every level checkpointed, stopped partway by --max-states
+ARGS = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279", "--continue",
+        "--json", "-q"]
+
+
+def hwcheck(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hwcheck.checker", *args], capture_output=True,
+                          text=True)
+
+
+def last_json(text: str) -> dict:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp_path_factory) -> Path:
+    """A checkpoint folder of a run stopped after 2,000 states (every level checkpointed)."""
+    ckpt = tmp_path_factory.mktemp("ckpt")
+    res = hwcheck(*ARGS, "--checkpoint", str(ckpt), "--checkpoint-every", "0",
+                  "--max-states", "2000", "--out", str(ckpt.parent / "out0"))
+    assert res.returncode == 3, res.stderr  # unknown: stopped by the limit
+    assert (ckpt / "CURRENT").exists()
+    return ckpt
+
+
+def copy(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def current(ckpt: Path) -> Path:
+    return ckpt / (ckpt / "CURRENT").read_text().strip()
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def edit_distinct(path: Path) -> None:
+    meta = json.loads(path.read_text())
+    meta["distinct"] += 5
+    path.write_text(json.dumps(meta))
+
+
+DAMAGE = {
+    "a truncated level file": (lambda c: c / "levels" / "level-3.npz", truncate,
+                               "levels/level-3.npz is damaged"),
+    "a flipped byte in the visited set": (lambda c: current(c) / "visited.npy", flip,
+                                          "visited.npy is damaged"),
+    "an edited counter": (lambda c: current(c) / "meta.json", edit_distinct,
+                          "meta.json is damaged"),
+    "a missing frontier": (lambda c: current(c) / "front.npy", Path.unlink,
+                           "front.npy cannot be read"),
+}
+
+
+@pytest.mark.parametrize("what", list(DAMAGE))
+def test_a_damaged_checkpoint_is_refused_in_one_line(what, stopped, tmp_path):
+    ckpt = copy(stopped, tmp_path / "ckpt")
+    where, damage, message = DAMAGE[what]
+    damage(where(ckpt))
+    res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("hwcheck: error:")]
+    assert len(errors) == 1 and errors[0].startswith("hwcheck: error: --resume "), res.stderr
+    assert message in errors[0] and "Traceback" not in res.stderr
+    assert res.stderr.rstrip().endswith(errors[0])  # the last line: nothing explored after it
+
+
+def test_an_undamaged_checkpoint_resumes_into_the_exact_counts(stopped, tmp_path):
+    ckpt = copy(stopped, tmp_path / "ckpt")
+    res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    got = last_json(res.stdout)
+    assert (got["distinct"], got["generated"], got["depth"], got["complete"]) == \
+        (4978, 14722, 19, True)
