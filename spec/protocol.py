@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .lang import BOOL, Expr, Spec, SpecError, lift
+from .verdicts import Verdict
 
-HOLDS = "holds"
+HOLDS = Verdict.HOLDS  # what a scenario expects of a property that holds (for spec files)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from hwcheck.checker.cli.common import (
     spec_options,
 )
 from hwcheck.spec.lang import SpecError
+from hwcheck.spec.verdicts import Verdict
 
 
 def _spec(kwargs: dict, scenario: str | None):
@@ -64,7 +65,7 @@ def recoverability(spec, res, folder: Path | None, identity: dict | None, o: Out
     from hwcheck.checker.graph import recover
 
     if res is None:  # stopped before the graph was explored
-        res = recover.Recoverability(recover.UNKNOWN, 0, 0, 0, 0, 0, None, None, "-", 0.0, 0.0,
+        res = recover.Recoverability(Verdict.UNKNOWN, 0, 0, 0, 0, 0, None, None, "-", 0.0, 0.0,
                                      "stopped before the graph was explored")
     if res.trace is not None:
         o.say("")
@@ -75,7 +76,7 @@ def recoverability(spec, res, folder: Path | None, identity: dict | None, o: Out
                 o.say(f"written: {', '.join(str(p) for p in files)}")
             except OSError as e:
                 o.say(f"note: {recover.NAME}: its trace could not be written: {e.strerror or e}")
-    elif folder is not None and res.verdict == recover.RECOVERABLE:
+    elif folder is not None and res.verdict == Verdict.RECOVERABLE:
         recover.clear_stuck_trace(folder)
     if res.note:
         o.say(f"note: {res.note}")

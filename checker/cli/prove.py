@@ -22,6 +22,7 @@ from hwcheck.checker.cli.common import (
     spec_from,
     spec_options,
 )
+from hwcheck.spec.verdicts import Verdict
 
 
 def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
@@ -90,7 +91,7 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
     from hwcheck.checker.traces.output import prepare_run_folder, write_trace, write_trace_marker
     from hwcheck.checker.z3.checks import prove as run_prove
     from hwcheck.checker.z3.checks import shipped_lemmas, symmetry_of
-    from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, worst
+    from hwcheck.checker.z3.solver import worst
     from hwcheck.spec.protocol import lemmas_of
 
     o = Output(as_json, quiet)
@@ -124,16 +125,16 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
 
         rep = run_prove(spec, conj, timeout, sym, progress)
         for name, r in rep.init:
-            if r.status != HOLDS:
-                what = ("does not satisfy" if r.status == VIOLATED
+            if r.status != Verdict.HOLDS:
+                what = ("does not satisfy" if r.status == Verdict.VIOLATED
                         else "unknown whether it satisfies")
                 o.say(f"  Init {what} {name}" + (f" ({r.reason})" if r.reason else ""))
-        if rep.init_status == HOLDS:
+        if rep.init_status == Verdict.HOLDS:
             o.say(f"  Init: implies {inv} and every lemma")
         for v in rep.actions:
-            if v.status == HOLDS:
+            if v.status == Verdict.HOLDS:
                 o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
-            elif v.status == VIOLATED:
+            elif v.status == Verdict.VIOLATED:
                 ob = v.cti
                 o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
             else:
@@ -142,7 +143,7 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
                       f"{ob.case} / {ob.goal}: {ob.result.reason})")
         ctis = []
         for v in rep.actions:
-            if v.status == VIOLATED:
+            if v.status == Verdict.VIOLATED:
                 trace = _cti_trace(spec, layout, inv, v.cti, [n for n, _ in conj])
                 txt = cti_text(trace)
                 o.say("")
@@ -155,10 +156,10 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
                              **violation_json(v.cti.goal, trace.kind, 1, files)})
         st = rep.status
         statuses.append(st)
-        if st == HOLDS:
+        if st == Verdict.HOLDS:
             o.say(f"verdict: proved {inv} inductive (with {len(lem)} lemma(s)); "
                   f"{rep.seconds:.1f} s")
-        elif st == VIOLATED:
+        elif st == Verdict.VIOLATED:
             o.say(f"verdict: not inductive: {inv} "
                   f"{'with its lemmas' if lem else 'alone (plain induction)'}; {rep.seconds:.1f} s")
         else:
@@ -169,7 +170,8 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
     total = worst(statuses)
     o.result({"command": "prove", "verdict": total, "protocol": spec.source or spec.name,
               "params": dict(spec.params), "invariants": results})
-    sys.exit({HOLDS: EXIT_HOLDS, VIOLATED: EXIT_VIOLATED, UNKNOWN: EXIT_UNKNOWN}[total])
+    sys.exit({Verdict.HOLDS: EXIT_HOLDS, Verdict.VIOLATED: EXIT_VIOLATED,
+              Verdict.UNKNOWN: EXIT_UNKNOWN}[total])
 
 
 def _word(status: str) -> str:

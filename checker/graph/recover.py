@@ -38,6 +38,7 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import Recovery, recovery_of
+from hwcheck.spec.verdicts import Verdict
 
 if TYPE_CHECKING:
     from hwcheck.checker.traces.trace import Trace
@@ -47,9 +48,6 @@ NX_MAX_EDGES = 2_000_000  # networkx up to this many transitions, arrays beyond
 DEFAULT_MAX_STATES = 20_000_000
 METHODS = ("auto", "networkx", "arrays")
 
-RECOVERABLE = "recoverable"
-STUCK = "stuck"
-UNKNOWN = "unknown"
 
 
 @dataclass
@@ -86,7 +84,7 @@ class Recoverability:
     def line(self) -> str:
         """The one greppable line: ``recoverable: <verdict>; ...``."""
         head = f"recoverable: {self.verdict}"
-        if self.verdict == UNKNOWN:
+        if self.verdict == Verdict.UNKNOWN:
             return (f"{head} (the graph is incomplete: {self.stop_reason}); {self.states:,} "
                     f"states, {self.transitions:,} transitions")
         found = (f"{self.stuck:,} stuck state{'s' if self.stuck != 1 else ''}"
@@ -133,8 +131,8 @@ def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
     ``at_bound``)."""
     healthy = int(graph.flag("healthy").sum())
     if not graph.complete:
-        return Recoverability(UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None, "-",
-                              graph.seconds, 0.0, graph.stop_reason)
+        return Recoverability(Verdict.UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None,
+                              "-", graph.seconds, 0.0, graph.stop_reason)
     stuck, used, secs = classify(graph, method)
     bound = graph.flag("at_bound") if "at_bound" in graph.gk.flag_names \
         else np.zeros(graph.n, np.bool_)
@@ -142,7 +140,8 @@ def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
     first = np.flatnonzero(finding)
     first_bound = np.flatnonzero(at_bound)
     res = Recoverability(
-        STUCK if first.size else RECOVERABLE, graph.n, graph.nedges, healthy, int(first.size),
+        Verdict.STUCK if first.size else Verdict.RECOVERABLE, graph.n, graph.nedges, healthy,
+        int(first.size),
         int(first_bound.size), graph.depth_of(int(first[0])) if first.size else None,
         graph.depth_of(int(first_bound[0])) if first_bound.size else None, used,
         graph.seconds + secs, secs)

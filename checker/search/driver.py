@@ -34,8 +34,9 @@ from hwcheck.checker.search.exploration import (
     interrupt_reason,
 )
 from hwcheck.checker.search.stop import StopRule
+from hwcheck.spec.verdicts import Kind
 
-DOMAIN = "domain"  # the kind of a hit that left a variable's declared domain
+DOMAIN = Kind.DOMAIN  # the kind of a hit that left a variable's declared domain
 
 
 @dataclass

@@ -17,11 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-HOLDS = "holds"
-VIOLATED = "violated"
-UNKNOWN = "unknown"
-REACHED = "reached"
-UNREACHED = "unreached"
+from hwcheck.spec.verdicts import Verdict
 
 
 @dataclass
@@ -53,11 +49,11 @@ class Exploration:
     def status(self, name: str, kind: str) -> str:
         if kind == "reachable":
             if name in self.hits:
-                return REACHED
-            return UNREACHED if self.complete else UNKNOWN
+                return Verdict.REACHED
+            return Verdict.UNREACHED if self.complete else Verdict.UNKNOWN
         if name in self.hits:
-            return VIOLATED
-        return HOLDS if self.complete else UNKNOWN
+            return Verdict.VIOLATED
+        return Verdict.HOLDS if self.complete else Verdict.UNKNOWN
 
     exact: bool = False  # every state kept (--exact): no collision can hide one
     symmetry: bool = False  # one state per orbit kept: distinct counts orbits
@@ -77,8 +73,8 @@ class Exploration:
         ``unknown``. A run stopped by a limit the user set is ``unknown`` even with violations
         found (they are reported, each ``violated``): it did not do what was asked of it."""
         if any(h.kind != "reachable" for h in self.hits.values()):
-            return UNKNOWN if self.limited else VIOLATED
-        return HOLDS if self.complete else UNKNOWN
+            return Verdict.UNKNOWN if self.limited else Verdict.VIOLATED
+        return Verdict.HOLDS if self.complete else Verdict.UNKNOWN
 
 
 class Terminated(KeyboardInterrupt):

@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hwcheck.checker.search.exploration import Exploration, current_rss_bytes
+from hwcheck.spec.verdicts import Kind
 
-REACHABLE = "reachable"  # the one kind of hit that never stops a run (a witness, not a violation)
+REACHABLE = Kind.REACHABLE  # the one kind of hit that never stops a run (a witness)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from hwcheck.spec.lang import Expr, Spec, reads_next
+from hwcheck.spec.verdicts import Kind
 
 
 @dataclass(frozen=True)
@@ -34,10 +35,11 @@ class Properties:
 
     @classmethod
     def of(cls, spec: Spec) -> Properties:
-        state = [(i.name, i.expr, "invariant") for i in spec.invariants]
-        state += [(r.name, r.expr, "reachable") for r in spec.reachables if not reads_next(r.expr)]
-        trans = [(a.name, a.expr, "action") for a in spec.action_properties]
-        trans += [(r.name, r.expr, "reachable") for r in spec.reachables if reads_next(r.expr)]
+        state = [(i.name, i.expr, Kind.INVARIANT) for i in spec.invariants]
+        state += [(r.name, r.expr, Kind.REACHABLE) for r in spec.reachables
+                  if not reads_next(r.expr)]
+        trans = [(a.name, a.expr, Kind.ACTION) for a in spec.action_properties]
+        trans += [(r.name, r.expr, Kind.REACHABLE) for r in spec.reachables if reads_next(r.expr)]
         return cls(state, trans)
 
 

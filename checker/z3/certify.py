@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.checker.z3 import translate as T
-from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, Solver
+from hwcheck.checker.z3.solver import Solver
 from hwcheck.spec.lang import Spec, reads_next
+from hwcheck.spec.verdicts import Verdict
 
 
 @dataclass
@@ -71,9 +72,9 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         cert.problems.append(msg)
 
     def verdict(res, msg: str) -> bool:
-        if res.status == HOLDS:
+        if res.status == Verdict.HOLDS:
             return True
-        fail(msg + (f" (unknown: {res.reason})" if res.status == UNKNOWN else ""))
+        fail(msg + (f" (unknown: {res.reason})" if res.status == Verdict.UNKNOWN else ""))
         return False
 
     states = []

@@ -38,7 +38,7 @@ from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.symmetry import check_symmetry as _check_symmetry
 from hwcheck.checker.semantics.symmetry import permute_row, symmetry_of  # noqa: F401 (re-exported)
 from hwcheck.checker.z3 import translate as T
-from hwcheck.checker.z3.solver import HOLDS, UNKNOWN, VIOLATED, Result, Solver, worst
+from hwcheck.checker.z3.solver import Result, Solver, worst
 from hwcheck.spec.lang import (
     Expr,
     Instance,
@@ -52,6 +52,7 @@ from hwcheck.spec.lang import (
     walk_stmts,
 )
 from hwcheck.spec.protocol import lemmas_of
+from hwcheck.spec.verdicts import Verdict
 
 # -- case splits and symmetry ---------------------------------------------------------------------
 
@@ -223,14 +224,14 @@ def check_step(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | N
         if actions and a.name not in actions:
             continue
         t0 = time.perf_counter()
-        v = ActionVerdict(a.name, HOLDS)
+        v = ActionVerdict(a.name, Verdict.HOLDS)
         for case in all_cases[a.name]:
             ob = _step_case(spec, tr, layout, case, conjuncts, timeout, v, cache, logic)
             if ob is not None:
-                v.status, v.cti = VIOLATED, ob
+                v.status, v.cti = Verdict.VIOLATED, ob
                 break
-        if v.status == HOLDS and v.unknown:
-            v.status = UNKNOWN
+        if v.status == Verdict.HOLDS and v.unknown:
+            v.status = Verdict.UNKNOWN
         v.seconds = time.perf_counter() - t0
         if progress:
             progress(v)
@@ -280,9 +281,9 @@ def _step_case(spec, tr, layout, case: Case, conjuncts, timeout, v: ActionVerdic
     # first goal it breaks (in order: well-definedness, domains, the invariant, the lemmas).
     res = solver.can_fail(T.mk_and([g for _, g in goals]))
     v.queries += 1
-    if res.status == HOLDS:
+    if res.status == Verdict.HOLDS:
         return None
-    if res.status == UNKNOWN:
+    if res.status == Verdict.UNKNOWN:
         v.unknown.append(Obligation(case.inst.action.name, case.label,
                                     f"{len(goals)} goals", res))
         return None
@@ -491,7 +492,7 @@ def proven_facts(spec: Spec, timeout: float | None = None,
     out: list[tuple[str, Expr]] = []
     for inv in getattr(spec.protocol, "cheap", ()):
         conj = conjuncts(spec, inv)
-        if prove(spec, conj, timeout, symmetry).status == HOLDS:
+        if prove(spec, conj, timeout, symmetry).status == Verdict.HOLDS:
             out.extend(c for c in conj if all(c[0] != n for n, _ in out))
     return out
 
@@ -503,16 +504,16 @@ def _domain_hits(un: Unrolling, solver: Solver, d: int) -> tuple[Result, list[Bm
     reaches (its path ends with the failing instance)."""
     errors = un.domain_errors(d - 1)
     if not errors:
-        return Result(HOLDS), []
+        return Result(Verdict.HOLDS), []
     bad = {name: T.mk_or([c for _, c in insts]) for name, insts in errors.items()}
     res = solver.can_fail(T.mk_not(T.mk_or(list(bad.values()))))
-    if res.status != VIOLATED:
+    if res.status != Verdict.VIOLATED:
         return res, []
     hits = []
     for name, b in bad.items():
         r = res if z3.is_true(res.model.eval(T._zb(b), model_completion=True)) \
             else solver.can_fail(T.mk_not(b))
-        if r.status != VIOLATED:
+        if r.status != Verdict.VIOLATED:
             continue
         inst = next(i for i, c in errors[name]
                     if z3.is_true(r.model.eval(T._zb(c), model_completion=True)))
@@ -537,8 +538,8 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
         if d:
             dres, dom_hits = _domain_hits(un, solver, d)
             dom_seconds = dres.seconds
-            if dres.status == UNKNOWN:
-                return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+            if dres.status == Verdict.UNKNOWN:
+                return BmcReport(Verdict.UNKNOWN, last, [], time.perf_counter() - t0,
                                  f"solver gave up at depth {d}: {dres.reason}")
             solver.add(*un.extend())
             solver.add(*(T.to_bool(un.tr.expr(e, un.states[d])) for _, e in assume))
@@ -552,26 +553,27 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
             else:
                 val = un.tr.expr(e, cur)
             bad.append((name, kind, T.mk_not(T.to_bool(val))))
-        res = solver.can_fail(T.mk_not(T.mk_or([b for _, _, b in bad]))) if bad else Result(HOLDS)
+        res = (solver.can_fail(T.mk_not(T.mk_or([b for _, _, b in bad]))) if bad
+               else Result(Verdict.HOLDS))
         res.seconds += dom_seconds
-        if res.status == UNKNOWN:
-            return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+        if res.status == Verdict.UNKNOWN:
+            return BmcReport(Verdict.UNKNOWN, last, [], time.perf_counter() - t0,
                              f"solver gave up at depth {d}: {res.reason}")
-        if res.status == VIOLATED or dom_hits:
+        if res.status == Verdict.VIOLATED or dom_hits:
             hits = list(dom_hits)
-            for name, kind, b in (bad if res.status == VIOLATED else ()):
+            for name, kind, b in (bad if res.status == Verdict.VIOLATED else ()):
                 # the model at hand may already break this property; else ask for one that does
                 if z3.is_true(res.model.eval(T._zb(b), model_completion=True)):
                     r = res
                 else:
                     r = solver.can_fail(T.mk_not(b))
-                if r.status == VIOLATED:
+                if r.status == Verdict.VIOLATED:
                     hits.append(BmcHit(name, kind, d, un.path(r.model, d)))
             if progress:
                 progress(d, "violated", res.seconds)
-            return BmcReport(VIOLATED, d, hits, time.perf_counter() - t0)
+            return BmcReport(Verdict.VIOLATED, d, hits, time.perf_counter() - t0)
         last = d
         if progress:
             progress(d, "holds", res.seconds)
-    return BmcReport(UNKNOWN, last, [], time.perf_counter() - t0,
+    return BmcReport(Verdict.UNKNOWN, last, [], time.perf_counter() - t0,
                      f"no violation within {depth} steps (bounded; not a proof)")

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 import z3
 
-HOLDS = "holds"
-VIOLATED = "violated"
-UNKNOWN = "unknown"
+from hwcheck.spec.verdicts import Verdict
 
 
 @dataclass
@@ -26,13 +24,16 @@ class Result:
 
     @property
     def holds(self) -> bool:
-        return self.status == HOLDS
+        return self.status == Verdict.HOLDS
 
 
 def worst(statuses) -> str:
     """violated beats unknown beats holds."""
     s = set(statuses)
-    return VIOLATED if VIOLATED in s else UNKNOWN if UNKNOWN in s else HOLDS
+    for v in (Verdict.VIOLATED, Verdict.UNKNOWN):
+        if v in s:
+            return v
+    return Verdict.HOLDS
 
 
 class Solver:
@@ -61,7 +62,7 @@ class Solver:
     def can_fail(self, goal, timeout: float | None = None) -> Result:
         """Can ``goal`` be false under the facts? holds (no), violated (yes, model), unknown."""
         if goal is True:
-            return Result(HOLDS)
+            return Result(Verdict.HOLDS)
         self.push()
         try:
             self.add(z3.Not(goal) if goal is not False else True)
@@ -77,7 +78,7 @@ class Solver:
         r = self.z3.check()
         dt = time.perf_counter() - t0
         if r == z3.unsat:
-            return Result(HOLDS, seconds=dt)
+            return Result(Verdict.HOLDS, seconds=dt)
         if r == z3.sat:
-            return Result(VIOLATED, self.z3.model(), seconds=dt)
-        return Result(UNKNOWN, reason=self.z3.reason_unknown() or "unknown", seconds=dt)
+            return Result(Verdict.VIOLATED, self.z3.model(), seconds=dt)
+        return Result(Verdict.UNKNOWN, reason=self.z3.reason_unknown() or "unknown", seconds=dt)
