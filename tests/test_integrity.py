@@ -96,3 +96,23 @@ def test_an_undamaged_checkpoint_resumes_into_the_exact_counts(stopped, tmp_path
     got = last_json(res.stdout)
     assert (got["distinct"], got["generated"], got["depth"], got["complete"]) == \
         (4978, 14722, 19, True)
+
+
+def test_a_level_file_cut_short_is_named_not_read_as_garbage(tmp_path):
+    import numpy as np
+
+    from hwcheck.checker.engines.spill import LevelStore, WorkDir, record_dtype
+    from hwcheck.checker.environment import EnvironmentFault
+
+    work = WorkDir(tmp_path)
+    store = LevelStore(work, record_dtype(8, np.int8, np.uint8))
+    n = 100
+    store.append({"fp": np.arange(1, n + 1, dtype=np.uint64), "par": np.zeros(n, np.int32),
+                  "act": np.zeros(n, np.uint8)})
+    store.flush()
+    assert store.read("fp", 90, 10).tolist() == list(range(91, 101))
+    store.files["fp"].truncate(50 * 8)
+    with pytest.raises(EnvironmentFault, match="was cut short"):
+        store.read("fp", 90, 10)
+    store.close()
+    work.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.environment import EnvironmentFault
 
 SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
 BUCKET_BYTES = 16 << 20  # what a bucket is sized for
@@ -270,9 +271,17 @@ class LevelStore:
             f.flush()
 
     def read(self, name: str, start: int, count: int) -> np.ndarray:
+        """Entries ``start .. start + count - 1`` of column ``name``. A file shorter than the
+        entries written to it (the disk, or something else, cut it) is an error naming it, not
+        a short array: the entries a trace walks back through must be the ones written."""
         dt = self.dtypes[name]
         f = self.files[name]
-        data = os.pread(f.fileno(), count * dt.itemsize, start * dt.itemsize)
+        want = count * dt.itemsize
+        data = os.pread(f.fileno(), want, start * dt.itemsize)
+        if len(data) != want:
+            raise EnvironmentFault(f"the work folder's level file {f.name} was cut short: "
+                                   f"{len(data):,} bytes where {want:,} were written at offset "
+                                   f"{start * dt.itemsize:,}")
         return np.frombuffer(data, dt, count).copy()
 
     def close(self) -> None:
