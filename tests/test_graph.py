@@ -363,6 +363,7 @@ def _render(tmp_path, args) -> str:
 
 
 @NEEDS_DOT
+@pytest.mark.slow
 def test_the_dot_file_renders_with_graphviz(tmp_path):
     """126 states: Graphviz lays them out in a fraction of a second."""
     svg = _render(tmp_path, ["-R", "2", "-M", "1", "-E", "1"])

@@ -149,7 +149,7 @@ def _same(a: Exploration, b: Exploration) -> None:
 @pytest.mark.parametrize("trunc,exp", [("hw", "hw"), pytest.param("kip-279", "epoch-start",
                                                                    marks=pytest.mark.slow)])
 @pytest.mark.parametrize("keep_going", [False, True])
-@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("symmetry", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_check_on_the_graph_reports_what_the_local_engine_reports(trunc, exp, keep_going,
                                                                     symmetry):
     spec = kafka(**R2, truncation=trunc, isr_expansion=exp)

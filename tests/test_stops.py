@@ -52,6 +52,7 @@ def test_sigterm_reports_the_violations_found_so_far(tmp_path):
         assert hwcheck("replay", v["trace"]).returncode == 0
 
 
+@pytest.mark.slow  # R3 M3 E4: a kernel of its own
 @pytest.mark.parametrize("limit, reason", [(["--max-seconds", "0.3"], "reached --max-seconds"),
                                            (["--max-memory", "200M"], "reached --max-memory")])
 def test_limits_give_unknown_with_the_partial_figures(limit, reason, tmp_path):

@@ -56,7 +56,7 @@ def same_search(a, b) -> None:
         {n: (h.kind, h.length, h.path) for n, h in ex2.hits.items()}
 
 
-@pytest.mark.parametrize("chunk", [None, 7])
+@pytest.mark.parametrize("chunk", [pytest.param(None, marks=pytest.mark.slow), 7])
 @pytest.mark.parametrize("params", [HW, pytest.param(dict(replicas=3, max_offset=1, max_epoch=3,
                                                           truncation="kip-279"),
                                                      marks=pytest.mark.slow)],
