@@ -9,6 +9,7 @@ successor (the one the table lets through) carries the least (parent row, action
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,8 @@ class Successors:
 
 def expand(kernel: Kernel, front: np.ndarray, table: Expandable, tp_active: np.ndarray,
            tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
-           dom_inst: np.ndarray, on_chunk=None, chunk: int = CHUNK,
+           dom_inst: np.ndarray, on_chunk: Callable[[int, int], bool] | None = None,
+           chunk: int = CHUNK,
            expect: float = 2.0) -> Successors:
     """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns True, or
     Ctrl-C). Successors already in ``table`` are dropped, the others inserted. Transition

@@ -73,7 +73,7 @@ class Expandable(Visited, Protocol):
     """A visited set the kernel expands against directly (one worker)."""
 
     def room(self, mod: Any) -> int: ...
-    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]: ...
+    def expand(self, mod: Any, args: dict[str, Any]) -> tuple[int, int, int]: ...
     def make_room(self, more: int) -> None: ...
 
 
@@ -127,7 +127,7 @@ class VisitedTable:
         """The most successors one call of the kernel's expansion may add."""
         return int(mod.ROOM)
 
-    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]:
+    def expand(self, mod: Any, args: dict[str, Any]) -> tuple[int, int, int]:
         """One call of the kernel's ``expand_dedup`` against this table (``args``: the rest of
         ``DedupArgs``): (next row, successors written, transitions generated)."""
         i, wrote, self.filled, gen = mod.expand_dedup(*DedupArgs(
@@ -179,7 +179,7 @@ class Level:
         return int(self.fps[i]), int(self.parents[i]), int(self.actions[i])
 
 
-def path_to(levels: list, level: int, index: int) -> list[tuple[int, int]]:
+def path_to(levels: list[Any], level: int, index: int) -> list[tuple[int, int | None]]:
     """The (action instance, fingerprint) steps from the initial state to state ``index`` of
     ``level``."""
     steps = []
@@ -197,7 +197,7 @@ class ExactTable:
     the position of each slot's state in ``store``, so two states that share a fingerprint are
     both kept. Costs the state's row (the layout's stride) per state, on top of the table."""
 
-    def __init__(self, stride: int, dtype, capacity: int = 1 << 16):
+    def __init__(self, stride: int, dtype: Any, capacity: int = 1 << 16):
         cap = 1 << max(4, (capacity - 1).bit_length())
         self.table = np.zeros(cap, dtype=np.uint64)
         self.filled = 0
@@ -228,7 +228,7 @@ class ExactTable:
     def room(self, mod: Any) -> int:
         return int(mod.NINST)  # one row at a time
 
-    def expand(self, mod: Any, args: dict) -> tuple[int, int, int]:
+    def expand(self, mod: Any, args: dict[str, Any]) -> tuple[int, int, int]:
         """One call of the kernel's ``expand_exact`` against this table and its store."""
         i, wrote, self.filled, gen, self.nstored = mod.expand_exact(*ExactArgs(
             table=self.table, max_fill=self.max_fill, filled=self.filled, **args,

@@ -14,8 +14,9 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ class StateGraph:
     seconds: float = 0.0
     refused: int = 0  # steps not taken because they leave the declared domains
     flag_errors: int = 0  # predicate evaluations that read outside a variable's shape
-    stats: dict = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -327,7 +328,7 @@ class GraphSource(LevelSource):
             props.trans_active[j] = False
         return out
 
-    def paths(self, targets: dict) -> dict:
+    def paths(self, targets: dict[str, Any]) -> dict[str, list[tuple[int, int | None]]]:
         if self._cat is None:
             self._cat = (np.concatenate(self.fps), np.concatenate(self.parent),
                          np.concatenate(self.pact))
@@ -386,7 +387,7 @@ def _path_to(fps: np.ndarray, parent: np.ndarray, pact: np.ndarray,
 
 def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invariants: bool = True,
             max_states: int | None = None, keep_rows: bool = False, edge_properties: bool = False,
-            report=None, chunk: int = CHUNK) -> StateGraph:
+            report: Callable[[str], None] | None = None, chunk: int = CHUNK) -> StateGraph:
     """Breadth-first search of ``kernel``'s spec that records every transition.
 
     ``predicates``: named state predicates (in the spec's language) to flag every state with;
@@ -406,7 +407,8 @@ def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
     return new
 
 
-def _grown_table(mod, keys: np.ndarray, vals: np.ndarray):
+def _grown_table(mod: Any, keys: np.ndarray,
+                 vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     new_keys = np.zeros(keys.size * 2, np.uint64)
     new_vals = np.full(keys.size * 2, -1, np.int64)
     mod.table_rehash(keys, vals, new_keys, new_vals)

@@ -24,6 +24,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -152,7 +153,8 @@ def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, n
 '''
 
 
-def _state_preds(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool):
+def _state_preds(kernel: Kernel, extra: list[tuple[str, Expr]],
+                 invariants: bool) -> list[tuple[str, str]]:
     """(name, source of a call on row ``s``) of every state predicate a graph records."""
     out = [(name, f"xp_{i}(s, err)") for i, (name, _) in enumerate(extra)]
     if invariants:
@@ -263,7 +265,7 @@ class GraphKernel:
 _loaded: dict[str, object] = {}
 
 
-def _load(src: str):
+def _load(src: str) -> Any:
     key = source_key(src)
     if key in _loaded:
         return _loaded[key]
