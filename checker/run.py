@@ -14,6 +14,7 @@ from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write_trace
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec
+from hwcheck.spec.protocol import protocol_of
 
 ENGINES = ("local", "spark", "partitioned")
 
@@ -105,10 +106,7 @@ def make_engine(name: str, kernel: Kernel, opts: Options, **engine_opts):
 
 def run_name_of(spec: Spec) -> str:
     """The default folder name of a run: the protocol's name for the parameter set."""
-    proto = spec.protocol
-    if proto is not None:
-        return proto.name_of(spec.params)
-    return "-".join([spec.name] + [f"{k}-{v}" for k, v in sorted(spec.params.items())])
+    return protocol_of(spec).name_of(spec.params)
 
 
 def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = None,

@@ -19,6 +19,10 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .protocol import Protocol
 
 INT = "int"
 BOOL = "bool"
@@ -607,7 +611,7 @@ class Spec:
     # The Protocol that built this spec (None for a spec built by hand) and where that protocol
     # was loaded from (``package.module:NAME`` or ``/path/file.py:NAME``), so that another
     # process can rebuild the same spec from (source, params).
-    protocol: object = field(default=None, repr=False, compare=False)
+    protocol: Protocol | None = field(default=None, repr=False, compare=False)
     source: str = ""
 
     def __getstate__(self):  # a protocol holds functions: a pickled spec travels without it

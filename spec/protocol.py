@@ -1,11 +1,13 @@
 """A protocol: a family of specs, one per parameter set, as a value the checker receives.
 
 A ``Protocol`` names its parameters (each with a domain, a default and a help line), builds the
-``Spec`` of one parameter set, and carries what the checker may use beyond the spec itself:
-named scenarios with their expected verdicts, strengthening lemmas for Z3, the symmetry of its
-index sets, and views that draw its traces. Only ``build`` is required; the checker falls back
-to generic behaviour for anything a protocol leaves out (plain induction, no symmetry, a table of
-variables per step).
+``Spec`` of one parameter set, and names the scenarios it must pass. Beyond that it carries two
+separate, optional parts: ``Checking``, what the checker may use (strengthening lemmas for Z3,
+the symmetry of its index sets, the predicates of recoverability), and ``Views``, how it presents
+itself (drawings of its traces, names of parameter sets). Only the builder is required; the
+checker falls back to generic behaviour for anything a protocol leaves out (plain induction, no
+symmetry, a table of variables per step). ``protocol_of(spec)`` is the protocol of any spec,
+one built by hand included.
 
 Nothing here knows a particular protocol, and nothing runs on import.
 """
@@ -139,43 +141,63 @@ class Symmetry:
 
 
 @dataclass(frozen=True)
-class Views:
-    """How the protocol draws its traces. Each function takes a trace (states as dicts of
-    variables, action labels, params, property, kind) and returns text, or None to use the
-    generic table.
+class Checking:
+    """What the checker may use beyond a spec, every part optional: a protocol without any of
+    them is checked with plain induction, no symmetry and no recoverability.
 
-    ``text(trace)``: the body of the text rendering (after the headline); ``html(trace,
-    description)``: a whole HTML page; ``params_line(params)``: one line naming the parameters.
+    ``lemmas(spec)``: every strengthening lemma of a spec, as (name, state predicate) pairs;
+    ``shipped_lemmas(invariant)``: the names of the lemmas ``prove`` uses for an invariant by
+    default; ``cheap``: invariants ``bmc`` may prove first and then assume in every state;
+    ``symmetry(spec)``: the index sets whose members the spec treats alike (None for a spec
+    without); ``healthy(spec)`` and ``at_bound(spec)``: the state predicates of ``check
+    --recoverable`` (the protocol has healed, e.g. every replica holds the leader's log; a state
+    can make no progress only because of the model's bounds, e.g. no epoch left), see
+    ``recovery_of``.
     """
 
-    text: Callable | None = None
-    html: Callable | None = None
-    params_line: Callable | None = None
+    lemmas: Callable[[Spec], list[tuple[str, Expr]]] | None = None
+    shipped_lemmas: Callable[[str], list[str]] | None = None
+    cheap: tuple[str, ...] = ()
+    symmetry: Callable[[Spec], Symmetry | None] | None = None
+    healthy: Callable[[Spec], Expr] | None = None
+    at_bound: Callable[[Spec], Expr] | None = None
+
+
+@dataclass(frozen=True)
+class Views:
+    """How the protocol presents itself, every part optional. Each drawing takes a trace (states
+    as dicts of variables, action labels, params, property, kind) and returns text; without one
+    the generic table of variables is used.
+
+    ``text(trace)``: the body of the text rendering (after the headline); ``html(trace,
+    description)``: a whole HTML page; ``params_line(params)``: one line naming the parameters;
+    ``slug(params)``: a short file-name-safe name for a parameter set (run folders, trace files).
+    """
+
+    text: Callable[..., str] | None = None
+    html: Callable[..., str] | None = None
+    params_line: Callable[[dict], str] | None = None
+    slug: Callable[[dict], str] | None = None
+
+
+NO_VIEWS = Views()
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """A protocol the checker receives: parameters, ``build``, and optional extras."""
+    """A protocol the checker receives: its parameters and ``builder`` (what a spec is), the
+    scenarios it must pass, what the checker may use beyond the spec (``checking``) and how it
+    presents itself (``views``). Command-line names of parameters are their ``Param.flags``."""
 
     name: str
     params: tuple[Param, ...]
     builder: Callable[..., Spec]  # keyword arguments: the parameters
     doc: str = ""
     scenarios: tuple[Scenario, ...] = ()
-    lemmas: Callable[[Spec], list[tuple[str, Expr]]] | None = None  # every lemma of a spec
-    shipped_lemmas: Callable[[str], list[str]] | None = None  # an invariant's default lemmas
-    cheap: tuple[str, ...] = ()  # invariants bmc may prove first and assume in every state
-    symmetry: Callable[[Spec], Symmetry | None] | None = None  # None from it: none for that spec
-    views: Views = field(default_factory=Views)
-    slug: Callable[[dict], str] | None = None  # a file-name-safe name for a parameter set
     check_params: Callable[[dict], None] | None = None  # constraints between parameters
+    checking: Checking = field(default_factory=Checking)
+    views: Views = NO_VIEWS
     source: str = ""  # where it was loaded from (set by the loader): module:NAME or file.py:NAME
-    # Recoverability (``check --recoverable``): a state predicate of a spec that says the
-    # protocol has healed (e.g. every replica holds the leader's log), and one that says a state
-    # can make no progress only because of the model's bounds (e.g. no epoch left to elect a
-    # leader with); see ``recovery_of``.
-    healthy: Callable[[Spec], Expr] | None = None
-    at_bound: Callable[[Spec], Expr] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -213,8 +235,8 @@ class Protocol:
 
     def name_of(self, params: dict) -> str:
         """A short file-name-safe name for a parameter set."""
-        if self.slug is not None:
-            return self.slug(params)
+        if self.views.slug is not None:
+            return self.views.slug(params)
         parts = [f"{k}-{v}" for k, v in sorted(params.items())]
         return "-".join([self.name] + parts).replace("/", "_")
 
@@ -254,34 +276,41 @@ class Recovery:
     at_bound: Expr | None = None
 
 
+def protocol_of(spec: Spec) -> Protocol:
+    """The protocol that built ``spec``; for a spec built by hand (or one that crossed a process
+    boundary without it), a protocol of that spec alone: its name, no parameters, no extras."""
+    proto = spec.protocol
+    if isinstance(proto, Protocol):
+        return proto
+    return Protocol(spec.name, (), lambda: spec, source=spec.source)
+
+
 def recovery_of(spec: Spec) -> Recovery | None:
     """The recoverability predicates the protocol that built ``spec`` states for it (None when
     it states no healthy predicate), checked like the spec's invariants: a malformed one is a
     SpecError naming it."""
-    proto = spec.protocol
-    fn = getattr(proto, "healthy", None)
-    if fn is None:
+    proto = protocol_of(spec)
+    if proto.checking.healthy is None:
         return None
     out: list[Expr | None] = []
-    name = getattr(proto, "name", spec.name)
-    for what, f in (("healthy predicate", fn), ("at-bound predicate",
-                                                 getattr(proto, "at_bound", None))):
+    for what, f in (("healthy predicate", proto.checking.healthy),
+                    ("at-bound predicate", proto.checking.at_bound)):
         if f is None:
             out.append(None)
             continue
         try:
             e = lift(f(spec))
         except SpecError as err:
-            raise SpecError(f"{name}: {what}: {err}") from None
-        spec._check_expr(f"{name} {what}", e, BOOL, set(), set(), set(), False)
+            raise SpecError(f"{proto.name}: {what}: {err}") from None
+        spec._check_expr(f"{proto.name} {what}", e, BOOL, set(), set(), set(), False)
         out.append(e)
     healthy = out[0]
-    assert healthy is not None  # fn is not None
+    assert healthy is not None  # checking.healthy is not None
     return Recovery(healthy, out[1])
 
 
 def lemmas_of(spec: Spec) -> list[tuple[str, Expr]]:
     """Every lemma the protocol that built ``spec`` states for it (none for a spec built by hand
     or a protocol without lemmas)."""
-    fn = getattr(spec.protocol, "lemmas", None)
+    fn = protocol_of(spec).checking.lemmas
     return list(fn(spec)) if fn is not None else []

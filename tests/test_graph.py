@@ -30,7 +30,7 @@ from hwcheck.checker.traces import html, itf, report, text
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.kafka import views
 from hwcheck.spec.lang import Spec, SpecError, prime
-from hwcheck.spec.protocol import Param, Protocol, recovery_of
+from hwcheck.spec.protocol import Checking, Param, Protocol, recovery_of
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "counterexamples"
@@ -235,9 +235,9 @@ def _trap_protocol() -> Protocol:
         s.invariant("Small", c <= 3)
         return s.validate()
 
-    return Protocol("trap", (Param("unused", 0, int),), build,
-                    healthy=lambda s: (s.var("c")[()] == 0) & (s.var("trap")[()] == 0),
-                    at_bound=lambda s: s.var("c")[()] == 3)
+    return Protocol("trap", (Param("unused", 0, int),), build, checking=Checking(
+        healthy=lambda s: (s.var("c")[()] == 0) & (s.var("trap")[()] == 0),
+        at_bound=lambda s: s.var("c")[()] == 3))
 
 
 def test_a_protocol_states_its_own_healthy_predicate():
@@ -254,14 +254,15 @@ def test_a_protocol_without_a_healthy_predicate_is_a_one_line_error():
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2
     assert res.stderr.strip() == ("hwcheck: error: --recoverable: die_hard states no healthy "
-                                  "predicate (Protocol.healthy); recoverability needs one")
+                                  "predicate (Checking.healthy); recoverability needs one")
 
 
 def test_a_malformed_healthy_predicate_is_named():
     proto = _trap_protocol()
     import dataclasses
 
-    bad = dataclasses.replace(proto, healthy=lambda s: prime(s.var("c")[()]) == 0)
+    bad = dataclasses.replace(proto, checking=dataclasses.replace(
+        proto.checking, healthy=lambda s: prime(s.var("c")[()]) == 0))
     with pytest.raises(SpecError, match="trap healthy predicate: reads the next state of c"):
         recovery_of(bad.build())
 

@@ -15,7 +15,7 @@ import click
 
 from hwcheck.checker import protocols
 from hwcheck.spec.lang import Spec, SpecError
-from hwcheck.spec.protocol import Param, Protocol
+from hwcheck.spec.protocol import NO_VIEWS, Param, Protocol
 
 EXIT_HOLDS = 0
 EXIT_FAILED = 1
@@ -187,7 +187,7 @@ def spec_from(kwargs: dict, base: dict | None = None) -> tuple[Protocol, Spec]:
 def params_line(proto: Protocol | None, params: dict) -> str:
     from hwcheck.checker.traces.text import params_line as line
 
-    return line(params, proto.views if proto is not None else None)
+    return line(params, proto.views if proto is not None else NO_VIEWS)
 
 
 def output_options(what: str = "Where counterexamples are written "

@@ -18,7 +18,7 @@ import numpy as np
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError, reads_next
-from hwcheck.spec.protocol import recovery_of
+from hwcheck.spec.protocol import protocol_of, recovery_of
 
 if TYPE_CHECKING:
     from hwcheck.checker.traces.trace import Trace
@@ -93,7 +93,7 @@ class Session:
     def title(self) -> str:
         from hwcheck.checker.traces.text import params_line
 
-        views = getattr(self.spec.protocol, "views", None)
+        views = protocol_of(self.spec).views
         return f"{self.spec.name} {params_line(self.spec.params, views)}"
 
     @property
@@ -257,8 +257,8 @@ class Session:
         with self.lock:
             st = self.layout.to_dict(self.current)
             prev = self.layout.to_dict(self.path[-2][0]) if len(self.path) > 1 else None
-        views = getattr(self.spec.protocol, "views", None)
-        if views is not None and views.html is not None:  # the trace page of the path so far
+        views = protocol_of(self.spec).views
+        if views.html is not None:  # the trace page of the path so far
             from hwcheck.checker.traces.trace import Trace
 
             with self.lock:

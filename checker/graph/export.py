@@ -20,7 +20,7 @@ from hwcheck.checker.graph.explore import StateGraph, explore
 from hwcheck.checker.graph.reverse import can_reach_arrays
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec
-from hwcheck.spec.protocol import recovery_of
+from hwcheck.spec.protocol import protocol_of, recovery_of
 
 FORMATS = ("dot", "graphml", "json")
 DEFAULT_MAX_STATES = 10_000
@@ -117,7 +117,7 @@ def to_networkx(spec: Spec, m: Marked) -> nx.MultiDiGraph:
     G = nx.MultiDiGraph()
     from hwcheck.checker.traces.text import params_line
 
-    views = getattr(spec.protocol, "views", None)
+    views = protocol_of(spec).views
     G.graph.update({"spec": spec.name, "params": params_line(spec.params, views),
                     "states": g.n, "transitions": g.nedges,
                     "counterexample": m.target_why or "none"})

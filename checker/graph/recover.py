@@ -37,7 +37,7 @@ from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec, SpecError
-from hwcheck.spec.protocol import Recovery, recovery_of
+from hwcheck.spec.protocol import Recovery, protocol_of, recovery_of
 from hwcheck.spec.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -99,8 +99,7 @@ def recovery(spec: Spec) -> Recovery:
     """The protocol's recoverability predicates for ``spec``; a SpecError when it states none."""
     rec = recovery_of(spec)
     if rec is None:
-        proto = getattr(spec.protocol, "name", None) or spec.name
-        raise SpecError(f"{proto} states no healthy predicate (Protocol.healthy); "
+        raise SpecError(f"{protocol_of(spec).name} states no healthy predicate (Checking.healthy); "
                         "recoverability needs one")
     return rec
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.protocol import protocol_of
 
 METHODS = ("auto", "sort", "compare", "perms")  # compare: sort, slices never packed
 MAX_PERMS = 40320  # 8!: beyond this the permutation tables would be larger than the state space
@@ -48,7 +49,7 @@ MAX_PERMS = 40320  # 8!: beyond this the permutation tables would be larger than
 def symmetry_of(spec: Spec) -> dict | None:
     """The protocol's declared symmetry for ``spec``, as a dict (``Symmetry.as_dict``); None if
     the protocol declares none (or the spec was built by hand)."""
-    fn = getattr(spec.protocol, "symmetry", None)
+    fn = protocol_of(spec).checking.symmetry
     sym = fn(spec) if fn is not None else None  # a protocol may declare none for a configuration
     return sym.as_dict() if sym is not None else None
 
@@ -92,10 +93,9 @@ def declared(spec: Spec) -> dict:
     protocol declares none or declares one that does not cover the spec."""
     sym = symmetry_of(spec)
     if sym is None:
-        who = spec.protocol.name if spec.protocol is not None else spec.name
-        raise SpecError(f"--symmetry: {who} declares no symmetry"
-                        + (" for these parameters" if getattr(spec.protocol, "symmetry", None)
-                           else ""))
+        proto = protocol_of(spec)
+        raise SpecError(f"--symmetry: {proto.name} declares no symmetry"
+                        + (" for these parameters" if proto.checking.symmetry else ""))
     check_symmetry(spec, sym)
     return sym
 

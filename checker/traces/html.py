@@ -82,7 +82,7 @@ def generic_page(trace: Trace, description: str = "") -> str:
 def page(trace: Trace, description: str = "") -> str:
     """The trace as one HTML document: the protocol's view, or the generic table."""
     views = trace.views
-    if views is not None and views.html is not None and trace.kind != "domain":
+    if views.html is not None and trace.kind != "domain":
         return views.html(trace, headline(trace), description)
     return generic_page(trace, description)
 

@@ -4,6 +4,7 @@ variables per step, with what each step changed marked ``*``."""
 from __future__ import annotations
 
 from hwcheck.checker.traces.trace import Trace
+from hwcheck.spec.protocol import NO_VIEWS, Views
 
 
 def headline(trace: Trace) -> str:
@@ -14,9 +15,9 @@ def headline(trace: Trace) -> str:
     return f"{trace.property} {what} in {trace.length} steps ({trace.engine} engine)"
 
 
-def params_line(params: dict, views=None) -> str:
+def params_line(params: dict, views: Views = NO_VIEWS) -> str:
     """One line naming the parameters: the protocol's wording, or ``name=value`` pairs."""
-    if views is not None and views.params_line is not None:
+    if views.params_line is not None:
         return views.params_line(params)
     return " ".join(f"{k}={_value(v)}" for k, v in params.items()) or "(no parameters)"
 
@@ -46,7 +47,7 @@ def ending(trace: Trace) -> str:
 def text(trace: Trace) -> str:
     """The whole trace as text: the headline, then the protocol's view or the generic table."""
     views = trace.views
-    if views is not None and views.text is not None and trace.kind != "domain":
+    if views.text is not None and trace.kind != "domain":
         return headline(trace) + "\n" + views.text(trace)
     return headline(trace) + "\n" + generic(trace)
 

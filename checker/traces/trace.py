@@ -17,6 +17,7 @@ import numpy as np
 from hwcheck.checker.semantics.fingerprint import fingerprint
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.spec.lang import Spec, reads_next
+from hwcheck.spec.protocol import NO_VIEWS, Views, protocol_of
 
 
 class TraceError(ValueError):
@@ -34,8 +35,8 @@ class Trace:
     actions: list[str] | None  # the label of each step (len(states) - 1); None: not given
     states: list[dict]  # each state as the layout's readable dict
     meta: dict = field(default_factory=dict)
-    # How the protocol draws its traces (``spec.protocol.Views``); None: the generic table.
-    views: object = field(default=None, repr=False, compare=False)
+    # How the protocol draws its traces; NO_VIEWS: the generic table.
+    views: Views = field(default=NO_VIEWS, repr=False, compare=False)
 
     @builtins.property
     def length(self) -> int:
@@ -227,9 +228,9 @@ def domain_cti(spec: Spec, name: str, label: str, pre, meta: dict) -> Trace:
                  [interp.layout.to_dict(pre)], meta, views=views_of(spec))
 
 
-def views_of(spec: Spec):
-    """The views of the protocol that built ``spec`` (None for a spec built by hand)."""
-    return getattr(spec.protocol, "views", None)
+def views_of(spec: Spec) -> Views:
+    """The views of the protocol that built ``spec`` (none for a spec built by hand)."""
+    return protocol_of(spec).views
 
 
 KINDS = {"invariant": "invariants", "action": "action_properties", "reachable": "reachables"}

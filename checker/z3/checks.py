@@ -51,7 +51,7 @@ from hwcheck.spec.lang import (
     walk,
     walk_stmts,
 )
-from hwcheck.spec.protocol import lemmas_of
+from hwcheck.spec.protocol import lemmas_of, protocol_of
 from hwcheck.spec.verdicts import Verdict
 
 # -- case splits and symmetry ---------------------------------------------------------------------
@@ -480,17 +480,17 @@ def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tupl
 
 def shipped_lemmas(spec: Spec, inv: str) -> list[str]:
     """The names of the lemmas the protocol proves ``inv`` with by default."""
-    fn = getattr(spec.protocol, "shipped_lemmas", None)
+    fn = protocol_of(spec).checking.shipped_lemmas
     return list(fn(inv)) if fn is not None else []
 
 
 def proven_facts(spec: Spec, timeout: float | None = None,
                  symmetry: dict | None = None) -> list[tuple[str, Expr]]:
-    """The protocol's cheap invariants (``Protocol.cheap``) with their lemmas, for those whose
+    """The protocol's cheap invariants (``Checking.cheap``) with their lemmas, for those whose
     proof succeeds here: true in every reachable state, so bmc may assume them (it then explores
     no unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
     out: list[tuple[str, Expr]] = []
-    for inv in getattr(spec.protocol, "cheap", ()):
+    for inv in protocol_of(spec).checking.cheap:
         conj = conjuncts(spec, inv)
         if prove(spec, conj, timeout, symmetry).status == Verdict.HOLDS:
             out.extend(c for c in conj if all(c[0] != n for n, _ in out))

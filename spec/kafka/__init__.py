@@ -27,7 +27,7 @@ from hwcheck.spec.kafka.params import (
     TRUNCATIONS,
     Params,
 )
-from hwcheck.spec.protocol import Param, Protocol, Views
+from hwcheck.spec.protocol import Checking, Param, Protocol, Views
 
 _D = Params()
 
@@ -101,13 +101,15 @@ PROTOCOL = KafkaProtocol(
         "producer retries and idempotence, the log start offset, transactions and ISR shrink "
         "by lag (docs/kafka-model.md).",
     scenarios=scenarios.SCENARIOS,
-    lemmas=lemmas.lemmas,
-    shipped_lemmas=lemmas.shipped_for,
-    cheap=lemmas.CHEAP,
-    symmetry=lemmas.replica_symmetry,
-    views=Views(text=views.text, html=views.page, params_line=views.params_line),
-    slug=lambda p: Params(**p).slug(),
     check_params=_check,
-    healthy=health.healthy,  # check --recoverable (health.py)
-    at_bound=health.at_bound,
+    checking=Checking(
+        lemmas=lemmas.lemmas,
+        shipped_lemmas=lemmas.shipped_for,
+        cheap=lemmas.CHEAP,
+        symmetry=lemmas.replica_symmetry,
+        healthy=health.healthy,  # check --recoverable (health.py)
+        at_bound=health.at_bound,
+    ),
+    views=Views(text=views.text, html=views.page, params_line=views.params_line,
+                slug=lambda p: Params(**p).slug()),
 )

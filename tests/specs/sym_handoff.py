@@ -21,7 +21,7 @@ What the tests need from it:
 """
 
 from hwcheck.spec.lang import Block, Spec, forall, implies, ite, prime
-from hwcheck.spec.protocol import Param, Protocol, Symmetry
+from hwcheck.spec.protocol import Checking, Param, Protocol, Symmetry
 
 NONE = -1
 
@@ -101,5 +101,5 @@ PROTOCOL = Protocol(
             Param("oob", False, bool, "a transition property that reads outside val")),
     builder=build,
     doc="A leader hands a value over: a test protocol with a declared symmetry.",
-    symmetry=symmetry,
+    checking=Checking(symmetry=symmetry),
 )
