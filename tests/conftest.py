@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -9,3 +10,24 @@ from hypothesis import settings  # noqa: E402
 # the tests share the machine's cores with other work; a slow example is not a failure.
 settings.register_profile("hwcheck", deadline=None)
 settings.load_profile("hwcheck")
+
+
+# HWCHECK_TEST_KERNELS=FILE: after each test, append to FILE the kernel files it added to the
+# cache (what it compiled first), to keep the fast tier's configurations few.
+if os.environ.get("HWCHECK_TEST_KERNELS"):
+    import pytest
+
+    from hwcheck.checker import _cache
+
+    def _kernel_files() -> set[str]:
+        return {str(p.relative_to(_cache)) for d in ("kernels", "graph") if (_cache / d).is_dir()
+                for p in (_cache / d).iterdir() if not p.name.endswith(".tmp")}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        before = _kernel_files()
+        yield
+        new = sorted(_kernel_files() - before)
+        if new:
+            with open(os.environ["HWCHECK_TEST_KERNELS"], "a") as f:
+                f.write(f"{item.nodeid}\t{' '.join(new)}\n")

@@ -157,7 +157,7 @@ def explorer():
     session = Session(spec)
     session.load_trace_file(TRACE.with_suffix(".itf.json"))
     srv = serve(session, "127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     yield spec, session, f"http://127.0.0.1:{srv.server_address[1]}/"
     srv.shutdown()

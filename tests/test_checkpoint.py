@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from helpers import tiered
 
-# 69,689 states, depth 29, three violations (12, 12, 14 steps): small, and deep enough
-ARGS = ["check", "-R", "3", "-M", "1", "-E", "3", "--truncation", "kip-279", "--continue",
+# 10,487 states, depth 38, three violations (8, 8, 9 steps): small, deep, and the fast tier's
+# configuration (its kernel is compiled once for every test)
+ARGS = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--continue",
         "--json", "-q"]
 
 

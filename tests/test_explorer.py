@@ -35,7 +35,7 @@ def server(spec):
     session = Session(spec)
     session.load_trace_file(TRACE)
     srv = serve(session, "127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     yield session, f"http://127.0.0.1:{srv.server_address[1]}"
     srv.shutdown()

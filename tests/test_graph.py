@@ -14,7 +14,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from engine_contract import MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
+from engine_contract import FAST_ROWS, MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
 from helpers import kafka, tiered
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,7 +61,8 @@ def _graph(spec, **kw):
 # -- the graph -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("row", [r for r in MODEL_TABLE if r[0] == 2],
+@pytest.mark.parametrize("row", tiered([r for r in MODEL_TABLE if r[0] == 2], FAST_ROWS,
+                                       key=lambda r: r[:5]),
                          ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
 def test_the_graph_has_model_md_counts(row):
     """Every reachable state once, every transition (the base model's 'generated'), the depth."""
@@ -267,7 +268,8 @@ def test_a_malformed_healthy_predicate_is_named():
         recovery_of(bad.build())
 
 
-def test_check_recoverable_on_the_command_line(tmp_path):
+@pytest.mark.slow
+def test_check_recoverable_on_the_command_line_when_it_holds(tmp_path):
     res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279",
               "--isr-expansion", "epoch-start", "--recoverable", "--out", str(tmp_path), "-q")
     assert res.exit_code == 0, res.output
@@ -276,6 +278,8 @@ def test_check_recoverable_on_the_command_line(tmp_path):
                            "the model's bounds); 133 healthy; 4,978 states, 14,722 transitions, "
                            "networkx")
 
+
+def test_check_recoverable_on_the_command_line(tmp_path):
     res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",
               "--out", str(tmp_path), "-q", "--json")
     assert res.exit_code == 12
@@ -301,13 +305,15 @@ def test_check_recoverable_on_the_command_line(tmp_path):
 # -- export --------------------------------------------------------------------------------------
 
 
-SMALL = ["-R", "2", "-M", "1", "-E", "2"]
+# The fast tier's configuration (its kernels are compiled once for every test): 10,487 states,
+# past the default cap of an export
+SMALL = ["-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--max-states", "20000"]
 
 
 @pytest.fixture(scope="module")
 def small_graph():
-    spec = kafka(replicas=2, max_offset=1, max_epoch=2)
-    marked = export.explore_marked(spec)
+    spec = kafka(replicas=2, max_offset=2, max_epoch=3, truncation="hw")
+    marked = export.explore_marked(spec, max_states=20_000)
     return spec, marked, export.to_networkx(spec, marked)
 
 
@@ -375,13 +381,13 @@ def test_the_dot_file_renders_with_graphviz(tmp_path):
 @NEEDS_DOT
 def test_the_dot_file_of_r2_m1_e2_renders_with_graphviz(tmp_path):
     """738 states and 2,092 transitions, the counterexample drawn thick: about 25 s of dot."""
-    svg = _render(tmp_path, SMALL)
+    svg = _render(tmp_path, ["-R", "2", "-M", "1", "-E", "2"])
     assert svg.count('class="node"') == 738 and "Elect(1)" in svg
     assert 'stroke="#d00000"' in svg  # the shortest counterexample's path
 
 
 def test_a_graph_past_the_cap_is_a_clear_error():
-    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "graph", *SMALL,
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", "graph", *SMALL[:-2],
                           "--max-states", "100"], capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.startswith("hwcheck: error: the state graph has more than 100 states")

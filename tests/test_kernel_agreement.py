@@ -10,6 +10,7 @@ from functools import cache
 import numpy as np
 import pytest
 from helpers import kafka as build
+from helpers import tiered
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ CONFIGS = {
     "acks-1": Params(2, 2, 3, "kip-279", "epoch-start", acks="1"),
     "unclean": Params(2, 2, 3, "kip-279", "epoch-start", unclean=True),
 }
+FAST = {"hw", "kip-279"}  # the fast tier's configurations (compiled once for every test)
 
 
 @cache
@@ -78,7 +80,7 @@ def compare(spec, kernel, interp, row: np.ndarray, arbitrary: bool) -> list[np.n
     return succs
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("name", tiered(list(CONFIGS), FAST))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(choices=st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=40))
 def test_random_walks_agree(name, choices):
@@ -101,7 +103,7 @@ def arbitrary_state(draw, name: str):
     return row
 
 
-@pytest.mark.parametrize("name", ["hw", "kip-279-R3", "unclean"])
+@pytest.mark.parametrize("name", tiered(["hw", "kip-279", "kip-279-R3", "unclean"], FAST))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_arbitrary_states_agree(name, data):

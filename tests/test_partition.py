@@ -153,7 +153,7 @@ def reachable_rows(k, levels=6):
     return np.stack([seen[int(f)] for f in fps]), fps
 
 
-@pytest.mark.parametrize("p", [SMALL, Params(3, 1, 3, "kip-279", "hw")], ids=str)
+@pytest.mark.parametrize("p", tiered([SMALL, Params(3, 1, 3, "kip-279", "hw")], {SMALL}), ids=str)
 def test_expand_matches_brute_force(p):
     k = kernel(p)
     rows, fps = reachable_rows(k)
@@ -227,7 +227,7 @@ def test_max_states_stops_between_levels():
 @pytest.mark.parametrize("ratio", [0.0, 1e9])
 def test_merge_policy_does_not_change_results(ratio, tmp_path):
     """Runs merged after every level, or never: same counts and paths."""
-    p = Params(3, 1, 3, "kip-279", "hw")
+    p = SMALL
     k = kernel(p)
     local = LocalEngine(k, Options(stop_at_violation=False)).run()
     backend = InProcessBackend(3, merge_ratio=ratio, store=str(tmp_path))

@@ -205,15 +205,17 @@ def test_the_suite_prints_the_table_and_writes_the_traces(tmp_path):
 
 
 def test_the_suite_replaces_stale_traces_and_keeps_other_files(tmp_path):
-    folder = tmp_path / "acks-1"
+    folder = tmp_path / "hw-truncation"
     folder.mkdir()
-    (folder / "CommittedNotLost.txt").write_text("an old trace\n")
+    (folder / "HwBelowLeo.txt").write_text("an old trace of an invariant that holds\n")
+    (folder / "AckedNotLost.txt").write_text("an old trace\n")
     (folder / "notes.md").write_text("mine\n")
-    res = cli("suite", "--scenario", "acks-1", "--out", str(tmp_path), "-q")
+    res = cli("suite", "--scenario", "hw-truncation", "--out", str(tmp_path), "-q")
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in folder.iterdir()) == [
-        runner.MARKER, "AckedNotLost.html", "AckedNotLost.itf.json", "AckedNotLost.txt",
-        "notes.md"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted([runner.MARKER, "notes.md"] + [
+        f"{prop}{suffix}" for prop in ("CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw")
+        for suffix in (".html", ".itf.json", ".txt")])
+    assert (folder / "AckedNotLost.txt").read_text().startswith("AckedNotLost violated in 8")
 
 
 def test_scenarios_lists_every_scenario():
@@ -235,11 +237,11 @@ def test_suite_rejects_an_unknown_scenario(tmp_path):
 
 
 def test_check_scenario_runs_its_parameters_under_its_name(tmp_path):
-    res = cli("check", "--scenario", "acks-1", "--out", str(tmp_path), "-q")
+    res = cli("check", "--scenario", "hw-truncation", "--out", str(tmp_path), "-q")
     assert res.exit_code == 12
-    assert "truncation=kip-279 isr-expansion=epoch-start acks=1" in res.output
-    assert "verdict: violated (AckedNotLost in 3 steps)" in res.output
-    assert (tmp_path / "acks-1" / "AckedNotLost.itf.json").is_file()
+    assert "R=2 M=2 E=3 truncation=hw isr-expansion=hw acks=all" in res.output
+    assert "verdict: violated (CommittedNotLost in 8 steps, AckedNotLost in 8 steps)" in res.output
+    assert (tmp_path / "hw-truncation" / "AckedNotLost.itf.json").is_file()
 
 
 @pytest.mark.slow

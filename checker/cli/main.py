@@ -29,9 +29,7 @@ from hwcheck.checker.cli.common import (
     spec_options,
     workers_option,
 )
-from hwcheck.checker.engines.checkpoint import CheckpointError
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.checker.traces.output import OutputError
 from hwcheck.spec.lang import SpecError
 
 
@@ -134,9 +132,6 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
     point; it then reports what it found (verdict violated or unknown, never holds)."""
     from hwcheck.checker import protocols
-    from hwcheck.checker.engines.options import Options
-    from hwcheck.checker.run import check as run_check
-    from hwcheck.checker.traces import text
 
     o = Output(as_json, quiet)
     proto = protocol_from(kwargs)
@@ -169,6 +164,11 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
             members = declared(spec)["size"]
         except SpecError as e:
             raise InputError(str(e)) from None
+    # the engines are imported once the input is known to be good (a usage error stays fast)
+    from hwcheck.checker.engines.options import Options
+    from hwcheck.checker.run import check as run_check
+    from hwcheck.checker.traces import text
+
     opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
                    max_states=max_states, max_seconds=max_seconds,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
@@ -340,7 +340,9 @@ def run(args: list[str] | None = None) -> None:
     except click.ClickException as e:
         say(f"hwcheck: error: {e.format_message()}", err=True)
         sys.exit(e.exit_code)
-    except (SpecError, OutputError, EnvironmentFault, CheckpointError) as e:
+    except Exception as e:
+        if not isinstance(e, _one_line_errors()):
+            raise
         say(f"hwcheck: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
@@ -350,3 +352,15 @@ def run(args: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     run()
+
+
+# Errors of modules a command may import, reported in one line (exit 2): looked up when one is
+# raised, so that start-up (and a usage error) does not import the engines.
+_LAZY_ERRORS = (("hwcheck.checker.engines.checkpoint", "CheckpointError"),
+                ("hwcheck.checker.traces.output", "OutputError"))
+
+
+def _one_line_errors() -> tuple[type[Exception], ...]:
+    """The errors reported in one line: a module not imported yet cannot have raised its own."""
+    lazy = [getattr(sys.modules[m], name) for m, name in _LAZY_ERRORS if m in sys.modules]
+    return (SpecError, EnvironmentFault, *lazy)
