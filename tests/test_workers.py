@@ -233,16 +233,16 @@ def test_ctrl_c_in_the_middle_of_a_chunk_stops_at_its_end(monkeypatch):
 
     def insert(*a):
         calls["n"] += 1
-        if calls["n"] == 400:
+        if calls["n"] == 40:
             os.kill(os.getpid(), signal.SIGINT)
         return real(*a)
 
     monkeypatch.setattr(parallel, "_insert_owned", insert)
     tables = _tables_of(monkeypatch)
-    ex, levels = explore(kafka(**HW), 2)
+    ex, levels = explore(kafka(**dict(HW, truncation="kip-279")), 2)  # holds: unknown if stopped
     assert (ex.complete, ex.stop_reason, ex.verdict) == (False, "interrupted", "unknown")
     assert ex.distinct == sum(len(lv) for lv in levels) == tables[0].filled
-    assert 1 < ex.distinct < 10487
+    assert 1 < ex.distinct < 4978
 
 
 @pytest.mark.slow
