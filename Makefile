@@ -2,6 +2,10 @@
 # mypy), `make check` (the scenario suite: its counterexamples and their report,
 # counterexamples/index.html), `make bench` (local engine), `make bench-spark` (Spark engine).
 PY ?= python3
+# Test files spread over the machine's cores, a file's tests on one worker (its module fixtures
+# built once); JOBS=0 runs them in this process.
+JOBS ?= auto
+XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
 .PHONY: install test test-slow test-all lint check bench bench-spark clean
 
@@ -9,13 +13,13 @@ install:
 	$(PY) -m pip install -e '.[test]'
 
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 
 test-slow:
-	$(PY) -m pytest -q -m slow
+	$(PY) -m pytest -q -m slow $(XDIST)
 
 test-all:
-	$(PY) -m pytest -q -m ''
+	$(PY) -m pytest -q -m '' $(XDIST)
 
 lint:
 	$(PY) -m ruff check checker spec tests bench

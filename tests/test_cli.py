@@ -1,6 +1,7 @@
 """The hwcheck command line: verdicts, exit codes, traces on disk, replay, one-line errors."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -122,23 +123,22 @@ def test_malformed_trace_is_exit_2(tmp_path, content):
     assert "Traceback" not in res.stderr and res.stderr.startswith("hwcheck: error: ")
 
 
-@pytest.mark.slow
 def test_interrupted_run_reports_what_it_found(tmp_path):
-    """Ctrl-C keeps what was computed: the counts so far, the violations found, their traces."""
-    import signal
-
-    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
-           "--truncation", "hw", "--continue", "--json", "--out", str(tmp_path)]
-    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        for line in proc.stderr:  # wait until the search is under way (its first progress line)
-            if line.strip().startswith("level "):
-                break
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate()
+    """Ctrl-C keeps what was computed: the counts so far, the violations found, their traces.
+    The SIGINT is the process's own, sent before level 12 (HWCHECK_FAULT), past the first
+    violations (levels 8 and 9)."""
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", *R2, "--truncation", "hw",
+           "--continue", "--json", "-q", "--out", str(tmp_path)]
+    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env=dict(os.environ, HWCHECK_FAULT="interrupt:12")) as proc:
+        out, err = proc.communicate()
     obj = json.loads(out.strip().splitlines()[-1])
-    assert obj["complete"] is False and obj["stop_reason"] == "interrupted"
-    assert 0 < obj["distinct"] < 6_168_544
-    assert proc.returncode == (12 if obj["violations"] else 3)
+    assert proc.returncode == 12, err
+    assert (obj["verdict"], obj["complete"], obj["stop_reason"], obj["depth"]) == (
+        "violated", False, "interrupted", 12)
+    assert 0 < obj["distinct"] < 10_487
+    assert {v["property"]: v["length"] for v in obj["violations"]} == {
+        "CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
     for v in obj["violations"]:
         assert hwcheck("replay", v["trace"]).returncode == 0
 

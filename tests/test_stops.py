@@ -4,6 +4,7 @@ every phase, out of memory, --max-seconds and --max-memory, the fingerprint-coll
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -34,18 +35,17 @@ def last_json(text: str) -> dict:
 
 @pytest.mark.slow
 def test_sigterm_reports_the_violations_found_so_far(tmp_path):
-    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "3", "-E", "3",
+    """The SIGTERM is the process's own, sent before level 13 (HWCHECK_FAULT), past the first
+    violations (depth 10)."""
+    cmd = [sys.executable, "-m", "hwcheck.checker", "check", "-R", "3", "-M", "2", "-E", "3",
            "--continue", "--json", "--out", str(tmp_path)]
-    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        for line in proc.stderr:  # the search is under way past the first violations (depth 10)
-            if line.strip().startswith("level ") and int(line.split()[1]) > 12:
-                break
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate()
+    with started(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 env=dict(os.environ, HWCHECK_FAULT="terminate:13")) as proc:
+        out, err = proc.communicate()
     obj = last_json(out)
-    assert proc.returncode == 12
-    assert (obj["verdict"], obj["complete"], obj["stop_reason"]) == (
-        "violated", False, "terminated (SIGTERM)")
+    assert proc.returncode == 12, err
+    assert (obj["verdict"], obj["complete"], obj["stop_reason"], obj["depth"]) == (
+        "violated", False, "terminated (SIGTERM)", 13)
     assert {v["property"]: v["length"] for v in obj["violations"]} == {
         "CommittedNotLost": 9, "AckedNotLost": 9, "LogsMatchBelowHw": 10}
     for v in obj["violations"]:

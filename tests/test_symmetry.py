@@ -543,10 +543,11 @@ def test_a_declaration_that_misses_a_variable_is_refused(tmp_path):
         "from hwcheck.spec.kafka import PROTOCOL as K\n"
         "from hwcheck.spec.protocol import Symmetry\n"
         "def sym(spec):\n"
-        "    s = K.symmetry(spec)\n"
+        "    s = K.checking.symmetry(spec)\n"
         "    dims = {k: v for k, v in s.dims.items() if k != 'respHw'}\n"
         "    return Symmetry(s.size, dims, s.ids, s.other)\n"
-        "PROTOCOL = dataclasses.replace(K, symmetry=sym)\n")
+        "PROTOCOL = dataclasses.replace(K, checking=dataclasses.replace(K.checking, "
+        "symmetry=sym))\n")
     res = hwcheck("check", "--spec", str(broken), "--symmetry", "--out", str(tmp_path / "o"))
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()

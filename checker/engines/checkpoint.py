@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import time
 import zipfile
 from dataclasses import dataclass
@@ -41,19 +40,10 @@ from pathlib import Path
 import numpy as np
 
 from hwcheck.checker.engines.visited import Level
+from hwcheck.checker.search import faults
 from hwcheck.checker.search.exploration import Hit
 
 FORMAT = 3  # 3: digests of every file (2: none; 1: the tables as they were)
-# Fault injection for tests: HWCHECK_FAULT="checkpoint-write:D" kills the process (SIGKILL) in
-# the middle of writing the checkpoint at depth D, "after-checkpoint:D" right after it.
-FAULT = "HWCHECK_FAULT"
-
-
-def _fault(point: str, depth: int) -> None:
-    if os.environ.get(FAULT) == f"{point}:{depth}":
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: one line."""
 
@@ -159,7 +149,7 @@ class Checkpointer:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         visited = _save_npy(tmp / "visited.npy", snap.fingerprints)
-        _fault("checkpoint-write", snap.depth)  # as if killed halfway through the write
+        faults.at("checkpoint-write", snap.depth)  # as if killed halfway through the write
         front = _save_npy(tmp / "front.npy", snap.front)
         meta = {**self.ident, "levels": len(snap.levels), "filled": int(snap.fingerprints.size),
                 "distinct": snap.distinct, "generated": snap.generated, "depth": snap.depth,
@@ -184,7 +174,7 @@ class Checkpointer:
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
         self.last = time.monotonic()
-        _fault("after-checkpoint", snap.depth)
+        faults.at("after-checkpoint", snap.depth)
 
 
 def load(folder: Path, ident: dict, act_dtype) -> tuple[Snapshot, Checkpointer]:

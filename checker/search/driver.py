@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from hwcheck.checker.search import faults
 from hwcheck.checker.search.exploration import (
     Exploration,
     Hit,
@@ -143,6 +144,8 @@ class Search:
                     ex.stop_reason = reason
                     break
                 depth = ex.depth
+                faults.at("interrupt", depth)  # tests: a Ctrl-C or SIGTERM at a known level
+                faults.at("terminate", depth)
                 level = source.expand(depth, ex, progress, rule)
                 ex.generated += level.generated
                 _record(source, level.found, ex, targets)
