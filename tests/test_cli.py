@@ -91,7 +91,7 @@ def test_continue_reports_each_shortest_violation_in_json(tmp_path):
 
 
 def test_max_states_is_unknown_not_holds():
-    res = hwcheck("check", *R2, "--truncation", "kip-279", "--max-states", "100", "--quiet")
+    res = hwcheck("check", *R2, "--truncation", "hw", "--max-states", "100", "--quiet")
     assert res.returncode == 3
     assert "verdict: unknown" in res.stdout
 

@@ -148,7 +148,7 @@ def test_recoverability_of_model_md_configurations(row, method):
 def test_the_nearest_stuck_state_is_stuck_by_the_interpreter_alone():
     """From the last state of the stuck trace, the interpreter's own search reaches no healthy
     state (and as many states as the graph says)."""
-    spec = kafka(**R2, truncation="leader-epoch")
+    spec = kafka(**R2, truncation="hw")
     res, _ = recover.check(spec)
     interp = Interpreter(spec)
     healthy = recovery_of(spec).healthy
@@ -173,8 +173,8 @@ def _healthy_by_hand(st: dict) -> bool:
         and st["hw"][r] == sum(1 for e in st["log"][r] if e) for r in range(R))
 
 
-def test_the_healthy_predicate_is_the_issues_definition_in_kernel_and_interpreter():
-    spec = kafka(**R2, truncation="leader-epoch")
+def test_the_healthy_predicate_is_its_definition_in_kernel_and_interpreter():
+    spec = kafka(**R2, truncation="hw")
     g = _graph(spec, keep_rows=True)
     interp = Interpreter(spec)
     rec = recovery_of(spec)

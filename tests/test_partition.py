@@ -204,7 +204,7 @@ CONFIGS = [SMALL, Params(2, 2, 3, "leader-epoch", "hw"), Params(3, 1, 3, "kip-27
 
 
 @pytest.mark.parametrize("p", tiered(CONFIGS, {SMALL}), ids=lambda p: p.slug())
-@pytest.mark.parametrize("parts", [1, 3, 4])
+@pytest.mark.parametrize("parts", tiered([1, 2, 3, 4], {2}))  # one compiled expansion a count
 def test_partitioned_search_agrees_with_the_local_engine(p, parts):
     """Counts, verdicts and the canonical paths of every hit (reachability included)."""
     k = kernel(p)
@@ -217,10 +217,10 @@ def test_partitioned_search_agrees_with_the_local_engine(p, parts):
 
 
 def test_max_states_stops_between_levels():
-    k = kernel(Params(2, 2, 3, "kip-279", "hw"))
-    ex = LevelEngine(k, Options(max_states=500), InProcessBackend(4)).run()
-    assert not ex.complete and ex.verdict == "unknown"
-    assert 500 <= ex.distinct < 4978
+    k = kernel(SMALL)
+    ex = LevelEngine(k, Options(max_states=200), InProcessBackend(2)).run()
+    assert not ex.complete and ex.verdict == "unknown"  # before the first violation (level 8)
+    assert 200 <= ex.distinct < 623
     assert "max-states" in ex.stop_reason
 
 
@@ -230,7 +230,7 @@ def test_merge_policy_does_not_change_results(ratio, tmp_path):
     p = SMALL
     k = kernel(p)
     local = LocalEngine(k, Options(stop_at_violation=False)).run()
-    backend = InProcessBackend(3, merge_ratio=ratio, store=str(tmp_path))
+    backend = InProcessBackend(2, merge_ratio=ratio, store=str(tmp_path))
     part = LevelEngine(k, Options(stop_at_violation=False), backend).run()
     assert summary(part) == summary(local)
     merged = list(tmp_path.rglob("R*.fps"))

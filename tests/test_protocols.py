@@ -366,9 +366,11 @@ def test_a_function_spec_gets_its_keyword_arguments_as_parameters(outside):
     assert obj["protocol"] == f"{spec}:build"
     assert [(p["name"], p["domain"], p["default"]) for p in obj["params"]] == [
         ("big", "integer", 5), ("small", "integer", 3), ("goal", "integer", 4)]
-    res = hwcheck("check", "--spec", spec, "--param", "goal=3", "--json", "-q", "--out", "g",
-                  cwd=outside)
+    # the parameter reaches the builder (bmc: no kernel to compile for one more configuration)
+    res = hwcheck("bmc", "--spec", spec, "--param", "goal=3", "--depth", "4", "--json", "-q",
+                  "--out", "g", cwd=outside)
     assert res.returncode == 12
+    assert last_json(res)["params"] == {"big": 5, "small": 3, "goal": 3}
     assert last_json(res)["violations"][0]["length"] == die_hard(goal=3)[3]["NotSolved"] == 2
 
 

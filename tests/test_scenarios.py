@@ -98,7 +98,7 @@ def test_an_unknown_scenario_is_named_with_the_known_ones():
 # -- runs against the table and the committed traces ---------------------------------------------
 
 
-@pytest.mark.parametrize("sc", tiered(VIOLATING, {"hw-truncation", "kip-279"},
+@pytest.mark.parametrize("sc", tiered(VIOLATING, {"hw-truncation"},
                                          key=lambda s: s.name), ids=lambda s: s.name)
 def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tmp_path):
     first = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "a")
