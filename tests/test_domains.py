@@ -36,7 +36,7 @@ def last_json(res) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("engine, opts", [("local", {}), ("partitioned", {"parts": 3})])
+@pytest.mark.parametrize("engine, opts", [("local", {}), ("partitioned", {"parts": 2})])
 def test_an_unguarded_increment_is_a_finding_not_a_wrap(engine, opts, tmp_path):
     spec = protocol_spec(OVERFLOW, {"top": 3})
     report = check(spec, Options(stop_at_violation=False), engine=engine, out=tmp_path,
@@ -59,7 +59,7 @@ def test_an_unguarded_increment_is_a_finding_not_a_wrap(engine, opts, tmp_path):
 def test_every_engine_writes_the_same_trace(tmp_path):
     spec = protocol_spec(OVERFLOW, {"top": 2})
     files = {}
-    for engine, opts in (("local", {}), ("partitioned", {"parts": 3})):
+    for engine, opts in (("local", {}), ("partitioned", {"parts": 2})):
         check(spec, Options(stop_at_violation=False), engine=engine, out=tmp_path / engine,
               run_name="r", **opts)
         data = json.loads((tmp_path / engine / "r" / "DomainError-a-IncA.itf.json").read_text())

@@ -128,7 +128,7 @@ class _Interrupting(InProcessBackend):
     """Ctrl-C at a chosen phase of the partitioned engine."""
 
     def __init__(self, at: str, level: int = 0):
-        super().__init__(parts=3)
+        super().__init__(parts=2)
         self.at, self.level, self.steps = at, level, 0
 
     def step(self, task):
@@ -159,7 +159,7 @@ def test_the_partitioned_engine_interrupted_at_any_phase_is_never_holds(at, leve
         assert all(h.path is None for h in ex.hits.values())
     elif level > 10:
         whole = LevelEngine(Kernel(spec), Options(stop_at_violation=False),
-                            InProcessBackend(parts=3)).run()
+                            InProcessBackend(parts=2)).run()
         assert ex.verdict == "violated" and ex.hits
         for name, hit in ex.hits.items():
             assert hit.path is not None and hit.path == whole.hits[name].path
