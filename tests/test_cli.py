@@ -191,6 +191,6 @@ def test_kafka_options_do_not_mix_with_another_spec():
 
 def test_a_spec_by_module_and_params_runs():
     res = hwcheck("check", "--spec", "hwcheck.spec.kafka:PROTOCOL", "--param", "replicas=2",
-                  "--param", "truncation=kip-279", "--json", "-q")
+                  "--param", "truncation=kip-279", "--json", "-q", "--workers", "1")
     assert res.returncode == 0, res.stderr
     assert last_json(res)["distinct"] == 4978

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from engine_contract import EngineContract, protocol_spec
+from engine_contract import FAST_ROW, EngineContract, model_table_test, protocol_spec
 from helpers import kafka, tiered
 
 from hwcheck.checker.engines import expand as expand_mod
@@ -35,6 +35,7 @@ class TestLocalEngineTwoWorkers(EngineContract):
 
     engine = "local"
     engine_opts = {"workers": 2}
+    test_model_table = model_table_test(FAST_ROW)
 
 
 def explore(spec, workers: int, **opts):
