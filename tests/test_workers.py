@@ -242,10 +242,12 @@ def test_ctrl_c_in_the_middle_of_a_chunk_stops_at_its_end(monkeypatch):
 
     monkeypatch.setattr(parallel, "_insert_owned", insert)
     tables = _tables_of(monkeypatch)
-    ex, levels = explore(kafka(**dict(HW, truncation="kip-279")), 2)  # holds: unknown if stopped
-    assert (ex.complete, ex.stop_reason, ex.verdict) == (False, "interrupted", "unknown")
+    ex, levels = explore(kafka(**HW), 2)
+    violated = any(h.kind != "reachable" for h in ex.hits.values())  # found before the stop
+    assert (ex.complete, ex.stop_reason) == (False, "interrupted")
+    assert ex.verdict == ("violated" if violated else "unknown")
     assert ex.distinct == sum(len(lv) for lv in levels) == tables[0].filled
-    assert 1 < ex.distinct < 4978
+    assert 1 < ex.distinct < 10487
 
 
 @pytest.mark.slow

@@ -219,12 +219,14 @@ def workers_option(fn):
     return click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
                         help="Threads of the local engine, each expanding part of every level "
                              "and owning a slice of the visited set; the same counts and traces "
-                             "for any N [default: the cores this process may use]")(fn)
+                             "for any N [default: the cores this process may use; one when the "
+                             "declared domains allow fewer than 2^20 states]")(fn)
 
 
-def local_workers(engine: str, workers: int | None) -> dict:
+def local_workers(engine: str, workers: int | None, spec: Spec | None = None) -> dict:
     """The engine options that --workers gives: the local engine's thread count (default: the
-    cores this process may use); refused with another engine."""
+    cores this process may use, one for a small ``spec``: ``parallel.default_workers``);
+    refused with another engine."""
     if engine != "local":
         if workers is not None:
             raise InputError("--workers is for the local engine (the Spark engine has "
@@ -232,7 +234,7 @@ def local_workers(engine: str, workers: int | None) -> dict:
         return {}
     from hwcheck.checker.engines.parallel import default_workers
 
-    return {"workers": workers or default_workers()}
+    return {"workers": workers or default_workers(spec)}
 
 
 def check_properties(spec: Spec, names, kinds=("invariant", "action")) -> None:

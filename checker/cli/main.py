@@ -186,7 +186,7 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
     if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
         raise InputError("--resume goes on writing checkpoints to its own folder; give "
                          "--checkpoint the same folder, or leave it out")
-    engine_opts = local_workers(engine, 1 if exact else workers)
+    engine_opts = local_workers(engine, 1 if exact else workers, spec)
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions}
     if exact and (workers or 1) > 1:

@@ -39,6 +39,7 @@ canonical parent; the run stops as incomplete.)
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -60,6 +61,7 @@ from hwcheck.checker.semantics.fingerprint import (
 )
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
+from hwcheck.spec.lang import Spec
 
 BUFFER_BYTES = 16 << 20
 # Free slots asked for at a table's end before a chunk's inserts: as many as the inserts, up to
@@ -68,12 +70,25 @@ BUFFER_BYTES = 16 << 20
 END_ROOM = TAIL // 2
 
 
-def default_workers() -> int:
-    """The cores this process may run on."""
+SMALL_SPACE_BITS = 20  # a spec whose declared domains allow fewer than 2**20 states
+
+
+def default_workers(spec: Spec | None = None) -> int:
+    """The cores this process may run on; one for a spec whose declared domains allow fewer
+    than 2**20 states (``space_bits``): its whole run takes milliseconds, and a second worker
+    would only add the compile of another expansion on its first run (seconds)."""
+    if spec is not None and space_bits(spec) < SMALL_SPACE_BITS:
+        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def space_bits(spec: Spec) -> float:
+    """log2 of the number of states the variables' declared domains allow (an upper bound of
+    the reachable states)."""
+    return sum(v.size * math.log2(v.hi - v.lo + 1) for v in spec.variables)
 
 
 @njit(cache=True, nogil=True)
