@@ -1,7 +1,13 @@
 """The shared engine contract, run against the partitioned engine with every partition in this
 process: the Spark engine's algorithm without a JVM."""
 
-from engine_contract import FAST_ROW, EngineContract, model_table_test
+from engine_contract import (
+    FAST_PROTOCOL,
+    FAST_ROW,
+    EngineContract,
+    model_table_test,
+    protocol_table_test,
+)
 
 
 class TestPartitionedEngine(EngineContract):
@@ -9,3 +15,4 @@ class TestPartitionedEngine(EngineContract):
     engine_opts = {"parts": 2}  # two owners: the expansion the fast tier compiles once (three and
     # four partitions: tests/test_partition.py, tests/test_part_matrix.py)
     test_model_table = model_table_test(FAST_ROW)
+    test_protocol_table = protocol_table_test(FAST_PROTOCOL)

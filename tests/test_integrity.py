@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-# 4,978 states, depth 19: every level checkpointed, stopped partway by --max-states
-ARGS = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279", "--continue",
+# 10,487 states, depth 38 (the fast tier's configuration): every level checkpointed, stopped
+# partway by --max-states
+ARGS = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--continue",
         "--json", "-q"]
 
 
@@ -92,10 +93,12 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(what, stopped, tmp_path):
 def test_an_undamaged_checkpoint_resumes_into_the_exact_counts(stopped, tmp_path):
     ckpt = copy(stopped, tmp_path / "ckpt")
     res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 12, res.stderr
     got = last_json(res.stdout)
     assert (got["distinct"], got["generated"], got["depth"], got["complete"]) == \
-        (4978, 14722, 19, True)
+        (10487, 30880, 38, True)
+    assert {v["property"]: v["length"] for v in got["violations"]} == {
+        "CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
 
 
 def test_a_level_file_cut_short_is_named_not_read_as_garbage(tmp_path):

@@ -12,7 +12,14 @@ import sys
 
 import numpy as np
 import pytest
-from engine_contract import FAST_ROW, EngineContract, model_table_test, protocol_spec
+from engine_contract import (
+    FAST_PROTOCOL,
+    FAST_ROW,
+    EngineContract,
+    model_table_test,
+    protocol_spec,
+    protocol_table_test,
+)
 from helpers import kafka, tiered
 
 from hwcheck.checker.engines import expand as expand_mod
@@ -36,6 +43,7 @@ class TestLocalEngineTwoWorkers(EngineContract):
     engine = "local"
     engine_opts = {"workers": 2}
     test_model_table = model_table_test(FAST_ROW)
+    test_protocol_table = protocol_table_test(FAST_PROTOCOL)
 
 
 def explore(spec, workers: int, **opts):
