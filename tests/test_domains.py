@@ -57,7 +57,7 @@ def test_an_unguarded_increment_is_a_finding_not_a_wrap(engine, opts, tmp_path):
 
 
 def test_every_engine_writes_the_same_trace(tmp_path):
-    spec = protocol_spec(OVERFLOW, {"top": 2})
+    spec = protocol_spec(OVERFLOW, {"top": 3})
     files = {}
     for engine, opts in (("local", {}), ("partitioned", {"parts": 2})):
         check(spec, Options(stop_at_violation=False), engine=engine, out=tmp_path / engine,
