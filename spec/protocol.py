@@ -56,7 +56,7 @@ class Param:
             return "|".join(map(str, d))
         return "any"
 
-    def check(self, value) -> Any:
+    def check(self, value: Any) -> Any:
         """``value`` if it is in the domain; a SpecError naming the parameter otherwise."""
         d = self.domain
         ok = True
@@ -105,12 +105,12 @@ class Scenario:
     name: str
     story: str
     bug: str
-    params: dict
-    expect: dict = field(default_factory=dict)
+    params: dict[str, Any]
+    expect: dict[str, Any] = field(default_factory=dict)
     reached: tuple[str, ...] = ()
     states: int | None = None
 
-    def expected(self, prop: str):
+    def expected(self, prop: str) -> Any:
         return self.expect.get(prop)
 
     def violated(self) -> dict[str, int]:
@@ -130,12 +130,12 @@ class Symmetry:
     """
 
     size: int
-    dims: dict
-    ids: tuple = ()
-    other: tuple = ()
+    dims: dict[str, tuple[int, ...]]
+    ids: tuple[str, ...] = ()
+    other: tuple[str, ...] = ()
     params: str = "member"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"size": self.size, "dims": dict(self.dims), "ids": tuple(self.ids),
                 "other": tuple(self.other), "params": self.params}
 
@@ -176,8 +176,8 @@ class Views:
 
     text: Callable[..., str] | None = None
     html: Callable[..., str] | None = None
-    params_line: Callable[[dict], str] | None = None
-    slug: Callable[[dict], str] | None = None
+    params_line: Callable[[dict[str, Any]], str] | None = None
+    slug: Callable[[dict[str, Any]], str] | None = None
 
 
 NO_VIEWS = Views()
@@ -194,7 +194,7 @@ class Protocol:
     builder: Callable[..., Spec]  # keyword arguments: the parameters
     doc: str = ""
     scenarios: tuple[Scenario, ...] = ()
-    check_params: Callable[[dict], None] | None = None  # constraints between parameters
+    check_params: Callable[[dict[str, Any]], None] | None = None  # constraints between parameters
     checking: Checking = field(default_factory=Checking)
     views: Views = NO_VIEWS
     source: str = ""  # where it was loaded from (set by the loader): module:NAME or file.py:NAME
@@ -206,10 +206,10 @@ class Protocol:
         known = ", ".join(p.name for p in self.params) or "none"
         raise SpecError(f"{self.name} has no parameter {name!r} (known: {known})")
 
-    def defaults(self) -> dict:
+    def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
-    def resolve(self, given: dict | None = None) -> dict:
+    def resolve(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
         """The full parameter set: the defaults overridden by ``given``, each value checked."""
         given = dict(given or {})
         out = self.defaults()
@@ -222,7 +222,7 @@ class Protocol:
             p.check(out[p.name])
         return out
 
-    def build(self, given: dict | None = None) -> Spec:
+    def build(self, given: dict[str, Any] | None = None) -> Spec:
         """The validated spec of one parameter set."""
         params = self.resolve(given)
         spec = self.builder(**params)
@@ -233,7 +233,7 @@ class Protocol:
         spec.source = self.source
         return spec.validate()
 
-    def name_of(self, params: dict) -> str:
+    def name_of(self, params: dict[str, Any]) -> str:
         """A short file-name-safe name for a parameter set."""
         if self.views.slug is not None:
             return self.views.slug(params)
