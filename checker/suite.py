@@ -8,8 +8,10 @@ names the scenario, the property, what was expected and what was found.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.protocols import build
@@ -51,7 +53,7 @@ class ScenarioResult:
         return self.report.exploration.seconds if self.report else 0.0
 
 
-def _expected_text(want) -> str:
+def _expected_text(want: Any) -> str:
     return HOLDS if want == HOLDS else f"violated in {want}"
 
 
@@ -102,8 +104,9 @@ def compare(scenario: Scenario, report: Report) -> list[Row]:
     return rows
 
 
-def run_scenario(protocol: Protocol, scenario: Scenario, out: Path | None = None, report=None,
-                 engine: str = "local", **engine_opts) -> ScenarioResult:
+def run_scenario(protocol: Protocol, scenario: Scenario, out: Path | None = None,
+                 report: Callable[[str], None] | None = None, engine: str = "local",
+                 **engine_opts: Any) -> ScenarioResult:
     """Explore ``scenario`` of ``protocol`` in full; write its counterexamples under
     ``out/<name>``."""
     opts = Options(properties=None, reachability=True, stop_at_violation=False, report=report)
@@ -142,7 +145,7 @@ def mismatch_line(row: Row) -> str:
     return f"mismatch: {row.scenario}: {row.prop}: {row.why}"
 
 
-def as_json(result: ScenarioResult) -> dict:
+def as_json(result: ScenarioResult) -> dict[str, Any]:
     """One scenario's result in ``suite --json``."""
     rep = result.report
     return {"scenario": result.scenario.name, "ok": not result.mismatches,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
 
 import networkx as nx
 import numpy as np
@@ -40,8 +42,8 @@ class Marked:
     graph: StateGraph
     violates: list[list[str]]  # per state: the invariants it violates
     stuck: np.ndarray | None  # bool [n]; None: the protocol has no healthy predicate
-    path_nodes: set
-    path_edges: set  # edge indices
+    path_nodes: set[int]
+    path_edges: set[int]  # edge indices
     target: int | None  # the end of the shortest counterexample path
     target_why: str
 
@@ -95,7 +97,7 @@ def explore_marked(spec: Spec, kernel: Kernel | None = None,
     return Marked(g, violates, stuck, path_nodes, path_edges, target, why)
 
 
-def _path(g: StateGraph, i: int) -> tuple[set, set]:
+def _path(g: StateGraph, i: int) -> tuple[set[int], set[int]]:
     nodes, edges = {i}, set()
     while i > 0:
         p, a = int(g.parent[i]), int(g.pact[i])
@@ -175,7 +177,7 @@ def _dot_graph(G: nx.MultiDiGraph) -> nx.MultiDiGraph:
     return D
 
 
-def write(G: nx.MultiDiGraph, fmt: str, out) -> None:
+def write(G: nx.MultiDiGraph, fmt: str, out: str | Path | TextIO) -> None:
     """Write ``G`` in ``fmt`` to ``out`` (a path or a text file object), with networkx's
     writers."""
     if fmt == "dot":
@@ -196,8 +198,8 @@ def write(G: nx.MultiDiGraph, fmt: str, out) -> None:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
 
 
-def _emit(out, text: str) -> None:
-    if hasattr(out, "write"):
+def _emit(out: str | Path | TextIO, text: str) -> None:
+    if not isinstance(out, (str, Path)):
         out.write(text)
     else:
         from hwcheck.checker.traces.output import write_atomic

@@ -9,6 +9,7 @@ read them as 64-bit words.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class Layout:
 
     # -- readable forms ------------------------------------------------------------------------
 
-    def to_dict(self, row) -> dict:
+    def to_dict(self, row: np.ndarray) -> dict[str, Any]:
         """Variables by name: ints for scalars, nested lists for maps, sorted lists for sets."""
         out: dict[str, object] = {}
         for v in self.spec.variables:
@@ -70,7 +71,7 @@ class Layout:
                 out[v.name] = _nest(flat, v.shape)
         return out
 
-    def from_dict(self, values: dict) -> np.ndarray:
+    def from_dict(self, values: dict[str, Any]) -> np.ndarray:
         row = self.empty()
         missing = [v.name for v in self.spec.variables if v.name not in values]
         if missing:
@@ -99,14 +100,14 @@ class Layout:
 CELL_TYPES = (np.int8, np.int16, np.int32)
 
 
-def _nest(flat: list[int], shape: tuple[int, ...]):
+def _nest(flat: list[int], shape: tuple[int, ...]) -> Any:
     if len(shape) == 1:
         return flat
     step = len(flat) // shape[0]
     return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-def _flatten(val, shape: tuple[int, ...], name: str) -> list[int]:
+def _flatten(val: Any, shape: tuple[int, ...], name: str) -> list[int]:
     if not isinstance(val, (list, tuple)) or len(val) != shape[0]:
         raise SpecError(f"{name}: expected a list of {shape[0]}, got {val!r}")
     if len(shape) == 1:

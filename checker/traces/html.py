@@ -8,9 +8,11 @@ always gives the same bytes.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from hwcheck.checker.traces.text import ending, headline, params_line
 from hwcheck.checker.traces.trace import Trace
+from hwcheck.spec.lang import Spec
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
@@ -36,7 +38,7 @@ CTI_NOTE = ('<p class="cti">This is a <b>counterexample to induction</b>, not a 
             "need not be reachable, and the one step from it breaks the invariant.</p>")
 
 
-def _cell(value, old) -> str:
+def _cell(value: Any, old: Any) -> str:
     """A value as HTML; the elements that differ from ``old`` are highlighted."""
     if isinstance(value, list):
         olds = old if isinstance(old, list) and len(old) == len(value) else [None] * len(value)
@@ -87,7 +89,7 @@ def page(trace: Trace, description: str = "") -> str:
     return generic_page(trace, description)
 
 
-def describe(spec, name: str) -> str:
+def describe(spec: Spec, name: str) -> str:
     """The doc line of ``spec``'s property ``name`` ('' if none)."""
     for group in (spec.invariants, spec.action_properties, spec.reachables):
         for p in group:

@@ -7,10 +7,13 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from hwcheck.checker.traces import html, itf, text
 from hwcheck.checker.traces.trace import Trace
+from hwcheck.spec.lang import Spec
 
 
 def write_atomic(path: Path, data: str) -> Path:
@@ -31,8 +34,8 @@ def write_atomic(path: Path, data: str) -> Path:
     return path
 
 
-def write_trace(spec, trace: Trace, folder: Path, text_body: str | None = None,
-                identity: dict | None = None) -> list[Path]:
+def write_trace(spec: Spec, trace: Trace, folder: Path, text_body: str | None = None,
+                identity: dict[str, Any] | None = None) -> list[Path]:
     """Write ``<folder>/<Property>.itf.json``, ``.txt`` and ``.html``; returns the paths.
     ``text_body`` replaces the text rendering (a counterexample to induction has its own);
     ``identity`` is recorded in the folder's marker file (see ``prepare_run_folder``)."""
@@ -72,7 +75,7 @@ def check_run_name(run_name: str) -> str:
     return run_name
 
 
-def prepare_run_folder(out: Path, run_name: str, identity: dict) -> Path:
+def prepare_run_folder(out: Path, run_name: str, identity: dict[str, Any]) -> Path:
     """``out/run_name``, checked before the exploration: the output folder can be written, and
     the run folder holds no traces of another configuration or command (``identity``: the
     protocol, its parameters and the command). The folder itself is made when the first trace
@@ -100,13 +103,13 @@ def prepare_run_folder(out: Path, run_name: str, identity: dict) -> Path:
     return folder
 
 
-def write_trace_marker(folder: Path, identity: dict) -> Path:
+def write_trace_marker(folder: Path, identity: dict[str, Any]) -> Path:
     """Record in ``folder`` what wrote the traces under it (``prepare_run_folder`` reads it)."""
     return write_atomic(Path(folder) / MARKER, json.dumps(identity, sort_keys=True, indent=1)
                         + "\n")
 
 
-def clear_stale(folder: Path, names, written) -> None:
+def clear_stale(folder: Path, names: Iterable[str], written: Iterable[Path]) -> None:
     """Remove the trace files of properties ``names`` that this run did not write, so that the
     folder holds exactly the current traces (other files are left alone)."""
     folder = Path(folder)

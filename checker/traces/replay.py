@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hwcheck.checker import protocols
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
@@ -23,11 +24,11 @@ from hwcheck.spec.lang import Spec, SpecError
 class ReplayRequest:
     path: Path
     spec_source: str | None = None  # --spec
-    param_pairs: tuple = ()  # --param KEY=VALUE
+    param_pairs: tuple[str, ...] = ()  # --param KEY=VALUE
     prop: str | None = None  # --property, for a trace without #meta.property
 
 
-def spec_for(req: ReplayRequest, meta: dict) -> Spec:
+def spec_for(req: ReplayRequest, meta: dict[str, Any]) -> Spec:
     """The spec a trace is replayed against (TraceError if it cannot be had)."""
     source = req.spec_source or meta.get("protocol")
     if source is not None and not isinstance(source, str):
@@ -39,7 +40,7 @@ def spec_for(req: ReplayRequest, meta: dict) -> Spec:
                          "not written by hwcheck): give --spec and --param")
     try:
         proto = protocols.load(source)
-        given: dict = {}
+        given: dict[str, Any] = {}
         if req.spec_source is None or meta.get("protocol") == source:
             given = meta.get("params") or {}
             if not isinstance(given, dict):

@@ -3,6 +3,8 @@ variables per step, with what each step changed marked ``*``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.spec.protocol import NO_VIEWS, Views
 
@@ -15,14 +17,14 @@ def headline(trace: Trace) -> str:
     return f"{trace.property} {what} in {trace.length} steps ({trace.engine} engine)"
 
 
-def params_line(params: dict, views: Views = NO_VIEWS) -> str:
+def params_line(params: dict[str, Any], views: Views = NO_VIEWS) -> str:
     """One line naming the parameters: the protocol's wording, or ``name=value`` pairs."""
     if views.params_line is not None:
         return views.params_line(params)
     return " ".join(f"{k}={_value(v)}" for k, v in params.items()) or "(no parameters)"
 
 
-def _value(v) -> str:
+def _value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
@@ -70,7 +72,7 @@ def generic(trace: Trace) -> str:
     return "\n".join(out) + "\n"
 
 
-def _show(v) -> str:
+def _show(v: Any) -> str:
     if isinstance(v, list):
         return "[" + " ".join(_show(x) for x in v) + "]"
     return _value(v)
