@@ -27,7 +27,7 @@ _BITS = 16
 
 
 @njit(cache=True, nogil=True)
-def _radix_order(keys):  # pragma: no cover - compiled
+def _radix_order(keys: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     n = keys.size
     nb = 1 << _BITS
     mask = np.uint64(nb - 1)
@@ -65,7 +65,7 @@ def radix_order(keys: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _firsts(keys, order):  # pragma: no cover - compiled
+def _firsts(keys: np.ndarray, order: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     out = np.empty(order.size, np.int64)
     m = 0
     for j in range(order.size):
@@ -85,7 +85,8 @@ def first_index(keys: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _owner_order(own, parts):  # pragma: no cover - compiled
+def _owner_order(own: np.ndarray,
+                 parts: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     bounds = np.zeros(parts + 1, np.int64)
     for i in range(own.size):
         bounds[own[i] + 1] += 1
@@ -107,7 +108,8 @@ def owner_order(own: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def _mark_members(run, keys, seen):  # pragma: no cover - compiled
+def _mark_members(run: np.ndarray, keys: np.ndarray,
+                  seen: np.ndarray) -> None:  # pragma: no cover - compiled
     n = run.size
     j = 0
     for i in range(keys.size):

@@ -40,7 +40,8 @@ def reverse_csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, n
 
 
 @njit(cache=True)
-def _backward(n, offsets, pred, target, out):
+def _backward(n: int, offsets: np.ndarray, pred: np.ndarray, target: np.ndarray,
+              out: np.ndarray) -> int:
     queue = np.empty(n, np.int64)
     head = tail = 0
     for i in range(n):
@@ -71,7 +72,7 @@ def can_reach_arrays(n: int, src: np.ndarray, dst: np.ndarray,
 
 
 @njit(cache=True)
-def _forward(start, offsets, dst, seen):
+def _forward(start: int, offsets: np.ndarray, dst: np.ndarray, seen: np.ndarray) -> int:
     n = offsets.size - 1
     queue = np.empty(n, np.int64)
     queue[0] = start
