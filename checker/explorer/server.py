@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
 
 from hwcheck.checker.explorer.page import PAGE
 from hwcheck.checker.explorer.session import Session, SessionError
@@ -38,7 +39,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- plumbing ----------------------------------------------------------------------------
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # quiet: the explorer's terminal shows only its own lines
 
     def _send(self, status: int, body: bytes, ctype: str) -> None:
@@ -51,10 +52,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, obj) -> None:
+    def _json(self, status: int, obj: Any) -> None:
         self._send(status, (json.dumps(obj) + "\n").encode(), "application/json")
 
-    def send_error(self, code, message=None, explain=None) -> None:
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
         """Every error as one line of JSON; an unsupported method is 405, not 501."""
         if code == 501:
             code, message = 405, f"method {self.command} not allowed"
@@ -104,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._route("POST")
 
-    def _body(self) -> dict:
+    def _body(self) -> dict[str, Any]:
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if ctype != "application/json":
             raise SessionError("the body must be JSON (Content-Type: application/json)", 415)

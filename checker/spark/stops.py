@@ -17,7 +17,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 HELD = (signal.SIGINT, signal.SIGTERM)
 
@@ -25,7 +27,7 @@ HELD = (signal.SIGINT, signal.SIGTERM)
 class Stops:
     """The watcher for one SparkContext; ``close()`` when the backend closes."""
 
-    def __init__(self, sc):
+    def __init__(self, sc: Any):  # a SparkContext
         self.sc = sc
         self.active = threading.current_thread() is threading.main_thread()
         self.thread = None
@@ -59,7 +61,7 @@ class Stops:
                     pass
 
     @contextmanager
-    def held(self):
+    def held(self) -> Iterator[None]:
         """Ctrl-C and SIGTERM recorded, not raised, until the block ends; then the first one
         is handled as usual (its handler raises there)."""
         if not self.active:
