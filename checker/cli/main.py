@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -51,11 +52,11 @@ class Commands(click.Group):
             for cmd in importlib.import_module(modname).COMMANDS:
                 self.add_command(cmd)
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         self._load()
         return super().list_commands(ctx)
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands:
             self._load()
         return super().get_command(ctx, name)
@@ -122,11 +123,12 @@ def main() -> None:
                    "state (the protocol's healthy predicate): stuck states, the shortest trace "
                    "to one (<out>/<run-name>/Recoverable.*)")
 @json_option
-def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoint,
-          checkpoint_every, resume, exact, workdir, symmetry, workers, out, run_name, scenario,
-          engine,
-          spark_master,
-          partitions, as_json, quiet, **kwargs) -> None:
+def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
+          max_seconds: float | None, max_memory: str | None, checkpoint: Path | None,
+          checkpoint_every: float, resume: Path | None, exact: bool, workdir: Path | None,
+          symmetry: bool, workers: int | None, out: Path, run_name: str | None,
+          scenario: str | None, engine: str, spark_master: str, partitions: int | None,
+          as_json: bool, quiet: bool, **kwargs: Any) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
@@ -260,8 +262,8 @@ def check(invariants, keep_going, max_states, max_seconds, max_memory, checkpoin
 @click.option("--z3", "with_z3", is_flag=True,
               help="Also certify every step with Z3 (guard and effect) and the final violation")
 @json_option
-def replay(trace_file: Path, spec_source, param_pairs, prop, with_z3: bool,
-           as_json: bool) -> None:
+def replay(trace_file: Path, spec_source: str | None, param_pairs: tuple[str, ...],
+           prop: str | None, with_z3: bool, as_json: bool) -> None:
     """Re-run a trace through the interpreter and confirm what it claims.
 
     A trace written by hwcheck names its protocol and parameters in #meta. A trace written by
@@ -306,7 +308,7 @@ def replay(trace_file: Path, spec_source, param_pairs, prop, with_z3: bool,
 @click.option("--spec", "spec_source", default=None, metavar="SOURCE",
               help="The protocol [default: the default protocol]")
 @json_option
-def params(spec_source, as_json) -> None:
+def params(spec_source: str | None, as_json: bool) -> None:
     """List a protocol's parameters: name, domain, default, and the option that sets it."""
     o = Output(as_json)
     proto = protocol_from({"spec_source": spec_source})
