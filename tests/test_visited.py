@@ -106,7 +106,7 @@ def _levels(engine: LocalEngine) -> list:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [2])  # one worker: tests/test_part_matrix.py (local-disk)
 def test_levels_and_frontiers_on_disk_explore_exactly_as_in_memory(monkeypatch, tmp_path,
                                                                   workers):
     """Small buckets spilled to files from the first byte: the same counts, the same levels
