@@ -13,7 +13,7 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write_trace
 from hwcheck.checker.traces.trace import Trace, from_path
-from hwcheck.spec.lang import Spec
+from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import protocol_of
 
 ENGINES = ("local", "spark", "partitioned")
@@ -132,13 +132,19 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
         folder = prepare_run_folder(Path(out), run_name, identity)
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered = None
+    live = liveness_selected(spec, opts)
+    if live and opts.symmetry:
+        raise SpecError("liveness properties are checked without --symmetry (fairness is per "
+                        "action instance, which a renaming of the members changes)")
     try:
         kernel = Kernel(spec, symmetry=opts.symmetry)
         canon = kernel.canonical if kernel.symmetric else None
-        if recoverable:
+        if recoverable or live:
             from hwcheck.checker.graph.recover import check_on_graph
 
-            ex, recovered, _ = check_on_graph(kernel, opts)
+            ex, recovered, _, outs = check_on_graph(kernel, opts, recoverable=recoverable,
+                                                    liveness=live)
+            add_liveness(ex, outs)
         else:
             ex = make_engine(engine, kernel, opts, **engine_opts).run()
     except (KeyboardInterrupt, MemoryError) as e:
@@ -151,13 +157,21 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
             o = PropertyOutcome(name, kind, ex.status(name, kind))
             outcomes.append(o)
             hit = ex.hits.get(name)
+            if kind == "liveness":
+                o.note = liveness_note(ex.stats["liveness"][name])
             if hit is None:
                 continue
             o.length = hit.length
-            if hit.path is None:
+            if hit.lasso is not None:
+                from hwcheck.checker.traces.lasso import from_lasso
+
+                o.trace = from_lasso(spec, interp, name, "graph", hit.lasso.prefix,
+                                     hit.lasso.cycle)
+            elif hit.path is None:
                 o.note = "its trace was not rebuilt (the run was stopped first)"
                 continue
-            o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path, canon)
+            else:
+                o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path, canon)
             if out is not None and (kind != "reachable" or write_witnesses):
                 try:
                     o.files = write_trace(spec, o.trace, folder, identity=identity)
@@ -176,6 +190,37 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
                     name, kind, ex.status(name, kind), hit.length if hit else None,
                     note="its trace was not rebuilt (the run was stopped first)" if hit else ""))
     return Report(spec, ex, outcomes, run_name, recovered)
+
+
+def liveness_selected(spec: Spec, opts: Options) -> list:
+    """The liveness properties a run with ``opts`` decides: all of them, or those named."""
+    want = None if opts.properties is None else set(opts.properties)
+    return [p for p in spec.liveness if want is None or p.name in want]
+
+
+def add_liveness(ex: Exploration, outs: list) -> None:
+    """The liveness verdicts decided on the state graph, as the exploration's: a violation is a
+    hit with its lasso; a lasso that exists only at the model's bounds is a note."""
+    from hwcheck.checker.search.exploration import Hit
+
+    for o in outs:
+        ex.checked.append((o.name, "liveness"))
+        ex.decided[o.name] = o.status
+        if o.lasso is not None:
+            ex.hits[o.name] = Hit(o.name, "liveness", o.lasso.length, None, o.lasso)
+        ex.stats.setdefault("liveness", {})[o.name] = {
+            "status": str(o.status), "fair_states": o.fair_states,
+            "seconds": round(o.seconds, 3), "note": o.note,
+            "at_bound_lasso": o.at_bound.length if o.at_bound is not None else None}
+
+
+def liveness_note(info: dict) -> str:
+    if info["note"]:
+        return info["note"]
+    if info["at_bound_lasso"] is not None:
+        return (f"a fair lasso of {info['at_bound_lasso']} steps breaks it only at the model's "
+                "bounds (its cycle lies in states the protocol marks at_bound); not a finding")
+    return ""
 
 
 def run_identity(spec: Spec, command: str) -> dict:

@@ -550,6 +550,9 @@ class Action:
     body: tuple
     modifies: frozenset[str]
     doc: str = ""
+    # "weak" or "strong" fairness of each instance (an instance continuously, or infinitely
+    # often, enabled is eventually taken); None: none. Read only by the liveness check.
+    fairness: str | None = None
 
     def instances(self) -> list[tuple[int, ...]]:
         return list(itertools.product(*(range(p.size) for p in self.params)))
@@ -581,6 +584,41 @@ class Reachable:
     doc: str = ""
 
 
+FAIRNESS = ("weak", "strong")
+LIVENESS_FORMS = ("leads_to", "always_eventually", "eventually_always")
+
+
+@dataclass(frozen=True, eq=False)
+class Liveness:
+    """A property of infinite behaviours, decided on the state graph under the actions' declared
+    fairness. The behaviours are the infinite ones: any state may stutter (repeat unchanged), so
+    a state with no successor stutters forever.
+
+    - ``leads_to``: every state satisfying ``p`` is followed (now or later) by one satisfying
+      ``q`` (TLA+ ``p ~> q``);
+    - ``always_eventually``: ``p`` holds infinitely often (``[]<>p``; ``q`` unused);
+    - ``eventually_always``: from some point on ``p`` holds forever (``<>[]p``).
+
+    ``quiet``: names of actions that, for this property, eventually stop: only behaviours that
+    take them finitely often are considered (TLA+ ``<>[][~A]_vars => property``), the way to say
+    "once failures stop"."""
+
+    name: str
+    form: str
+    p: Expr
+    q: Expr | None = None
+    doc: str = ""
+    quiet: tuple[str, ...] = ()
+
+    @property
+    def predicates(self) -> list[tuple[str, Expr]]:
+        """The state predicates the check reads: (``<name>.p``, p) and, for leads-to, q."""
+        out = [(f"{self.name}.p", self.p)]
+        if self.q is not None:
+            out.append((f"{self.name}.q", self.q))
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class Instance:
     """One action instance: the action and the values of its parameters."""
@@ -608,6 +646,7 @@ class Spec:
     invariants: list[Invariant] = field(default_factory=list)
     action_properties: list[ActionProperty] = field(default_factory=list)
     reachables: list[Reachable] = field(default_factory=list)
+    liveness: list[Liveness] = field(default_factory=list)
     # The Protocol that built this spec (None for a spec built by hand) and where that protocol
     # was loaded from (``package.module:NAME`` or ``/path/file.py:NAME``), so that another
     # process can rebuild the same spec from (source, params).
@@ -646,10 +685,14 @@ class Spec:
             raise SpecError("Init: the initial state has no guard")
         self.init = b.stmts
 
-    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = ""):
+    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = "",
+               fairness: str | None = None):
         """Decorator: ``@spec.action("Crash", over=[R], modifies=[alive, ...])`` on
         ``def crash(b, f): ...``. The function states the guard with ``b.require`` and the effect
-        with the other Block methods."""
+        with the other Block methods. ``fairness``: "weak" or "strong", for each instance apart
+        (the liveness properties assume it); None, the default: none."""
+        if fairness not in (None, *FAIRNESS):
+            raise SpecError(f"{name}: fairness must be 'weak', 'strong' or None, got {fairness!r}")
 
         def deco(fn: Callable) -> Callable:
             params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
@@ -657,7 +700,8 @@ class Spec:
             fn(b, *params)
             names = frozenset(m.var.name if isinstance(m, Read) else m.name for m in modifies)
             self.actions.append(Action(name, params, conj(*b.guard) if b.guard else TRUE,
-                                       tuple(b.stmts), names, doc or (fn.__doc__ or "").strip()))
+                                       tuple(b.stmts), names, doc or (fn.__doc__ or "").strip(),
+                                       fairness))
             return fn
 
         return deco
@@ -670,6 +714,21 @@ class Spec:
 
     def reachable(self, name: str, expr, doc: str = "") -> None:
         self.reachables.append(Reachable(name, lift(expr), doc))
+
+    def leads_to(self, name: str, p, q, doc: str = "", quiet: Sequence[str] = ()) -> None:
+        """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
+        ``q`` (``p ~> q``)."""
+        self.liveness.append(Liveness(name, "leads_to", lift(p), lift(q), doc, tuple(quiet)))
+
+    def always_eventually(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+        """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
+        self.liveness.append(Liveness(name, "always_eventually", lift(p), None, doc,
+                                      tuple(quiet)))
+
+    def eventually_always(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+        """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
+        self.liveness.append(Liveness(name, "eventually_always", lift(p), None, doc,
+                                      tuple(quiet)))
 
     # -- derived -------------------------------------------------------------------------------
 
@@ -708,16 +767,39 @@ class Spec:
                                 f"{', '.join(sorted(unknown))}")
         for kind, props, primed in (("invariant", self.invariants, False),
                                     ("action property", self.action_properties, True),
-                                    ("reachability check", self.reachables, True)):
+                                    ("reachability check", self.reachables, True),
+                                    ("liveness property", self.liveness, False)):
             seen = set()
             for p in props:
                 if p.name in seen:
                     raise SpecError(f"{kind} {p.name} declared twice")
                 seen.add(p.name)
+                if isinstance(p, Liveness):
+                    self._check_liveness(p, declared)
+                    continue
                 self._check_expr(f"{kind} {p.name}", p.expr, BOOL, set(), set(), set(), primed)
+        others = {p.name for g in (self.invariants, self.action_properties, self.reachables)
+                  for p in g}
+        for p in self.liveness:
+            if p.name in others:
+                raise SpecError(f"liveness property {p.name}: another property has its name")
         if len({a.name for a in self.actions}) != len(self.actions):
             raise SpecError("two actions share a name")
         return self
+
+    def _check_liveness(self, p: Liveness, declared: dict) -> None:
+        where = f"liveness property {p.name}"
+        if p.form not in LIVENESS_FORMS:
+            raise SpecError(f"{where}: unknown form {p.form!r}")
+        if (p.q is None) != (p.form != "leads_to"):
+            raise SpecError(f"{where}: leads-to takes p and q, the others p alone")
+        for e in (p.p, p.q):
+            if e is not None:  # state predicates: a liveness property reads no next state
+                self._check_expr(where, e, BOOL, set(), set(), set(), False)
+        actions = {a.name for a in self.actions}
+        for a in p.quiet:
+            if a not in actions:
+                raise SpecError(f"{where}: quiet names {a!r}, which is not an action")
 
     def _check_var(self, where: str, var: Var) -> None:
         if var not in self.variables:

@@ -156,7 +156,7 @@ def test_a_check_on_the_graph_reports_what_the_local_engine_reports(trunc, exp, 
     kernel = Kernel(spec, symmetry=symmetry)
     opts = Options(stop_at_violation=not keep_going, symmetry=symmetry)
     local = LocalEngine(kernel, opts).run()
-    on_graph, res, graph = recover.check_on_graph(kernel, Options(
+    on_graph, res, graph, _ = recover.check_on_graph(kernel, Options(
         stop_at_violation=not keep_going, symmetry=symmetry))
     _same(on_graph, local)
     assert graph.complete and res.verdict in ("stuck", "recoverable")
@@ -168,8 +168,8 @@ def test_stuck_orbits_are_the_orbits_of_the_stuck_states():
     spec = kafka(**R2, truncation="hw")
     plain = Kernel(spec)
     sym = Kernel(spec, symmetry=True)
-    _, full, g = recover.check_on_graph(plain, Options(stop_at_violation=False))
-    _, orbits, gs = recover.check_on_graph(sym, Options(stop_at_violation=False))
+    _, full, g, _ = recover.check_on_graph(plain, Options(stop_at_violation=False))
+    _, orbits, gs, _ = recover.check_on_graph(sym, Options(stop_at_violation=False))
     assert (full.stuck, full.at_bound) == (953, 4433)
     stuck, _, _ = recover.classify(g)
     bound = g.flag("at_bound")

@@ -243,6 +243,9 @@ def check_properties(spec: Spec, names, kinds=("invariant", "action")) -> None:
         known += [p.name for p in spec.invariants]
     if "action" in kinds:
         known += [p.name for p in spec.action_properties]
+    if "liveness" in kinds:
+        known += [p.name for p in spec.liveness]
+    what = "property" if "liveness" in kinds else "invariant"
     for name in names:
         if name not in known:
-            raise InputError(f"unknown invariant {name!r} (known: {', '.join(known)})")
+            raise InputError(f"unknown {what} {name!r} (known: {', '.join(known)})")

@@ -34,6 +34,13 @@ from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.spec.lang import SpecError
 
 
+class _Selected:
+    """The part of Options that says which properties a run checks (before Options exists)."""
+
+    def __init__(self, properties: tuple[str, ...] | None):
+        self.properties = properties
+
+
 class Commands(click.Group):
     """The command group; the commands of the other modules (scenarios, Z3) are loaded on first
     use, which keeps start-up light."""
@@ -76,8 +83,9 @@ def main() -> None:
 
 @main.command()
 @spec_options
-@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-              help="Check only this invariant or action property (repeatable) [default: all]")
+@click.option("--invariant", "--property", "invariants", multiple=True, metavar="NAME",
+              help="Check only this invariant, action property or liveness property "
+                   "(repeatable) [default: all]")
 @click.option("--continue", "keep_going", is_flag=True,
               help="Explore everything; report the shortest violation of each invariant")
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
@@ -152,12 +160,22 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         spec = protocols.build(proto, params)
     except SpecError as e:
         raise InputError(str(e)) from None
-    check_properties(spec, invariants)
+    check_properties(spec, invariants, ("invariant", "action", "liveness"))
     recoverable = kwargs.pop("recoverable", False)  # check --recoverable: checker/cli/graph.py
     if recoverable:
         from hwcheck.checker.cli import graph as recover_cli
 
         recover_cli.require_recovery(spec)
+    from hwcheck.checker.run import liveness_selected
+
+    live = liveness_selected(spec, _Selected(tuple(invariants) or None))
+    if live and symmetry:
+        raise InputError("liveness properties are checked without --symmetry (fairness is per "
+                         "action instance, which renaming the members changes); leave out "
+                         "--symmetry, or check the others with --property")
+    if live and (engine != "local" or exact or checkpoint is not None or resume is not None):
+        raise InputError("liveness properties are decided on the state graph on one local "
+                         "worker: without --engine spark, --exact, --checkpoint or --resume")
     members = 0
     if symmetry:  # a protocol without a symmetry, or with one that misses a variable: refused
         from hwcheck.checker.semantics.symmetry import declared
@@ -196,7 +214,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     how = [f"engine {engine}"]
     if engine == "local":
         how.append(f"{engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)}")
-    if recoverable:  # the state graph: one worker, every transition kept
+    if recoverable or live:  # the state graph: one worker, every transition kept
         how = ["state graph, 1 worker"]
     if symmetry:
         how.append("symmetry")
@@ -216,6 +234,10 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         if v.note:
             o.say(f"note: {v.name}: {v.note}")
     for oc in report.outcomes:
+        if oc.kind == "liveness":
+            o.say(f"liveness: {oc.name} {oc.status}"
+                  + (f" (a lasso of {oc.length} steps)" if oc.length is not None else "")
+                  + (f"; {oc.note}" if oc.note and oc.status != "violated" else ""))
         if oc.kind == "reachable" and oc.status != "reached":
             o.say(f"note: {oc.name} was {oc.status} (a check that passes without it may be "
                   "vacuous)")

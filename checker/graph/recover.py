@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.graph import liveness as live
 from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
 from hwcheck.checker.graph.reverse import (
     can_reach_arrays,
@@ -154,14 +156,21 @@ def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
 
 
 def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
-                   method: str = "auto") -> tuple[Exploration, Recoverability, StateGraph]:
-    """A check and its recoverability in one exploration: the search runs on the state graph
-    with the check's stop rule (its report is the check's, as any engine's), then goes on to
-    the whole graph (the user's time and memory limits still hold) and decides
-    recoverability on it. Under ``--symmetry`` the graph is of orbits (the healthy predicate
-    is symmetric, so a state is stuck exactly when its orbit is)."""
-    rec = recovery(kernel.spec)
-    source = GraphSource(kernel, predicates(rec), max_states=max_states,
+                   method: str = "auto", recoverable: bool = True, liveness: Sequence = (),
+                   ) -> tuple[Exploration, Recoverability | None, StateGraph, list]:
+    """A check, its recoverability and its liveness properties in one exploration: the search
+    runs on the state graph with the check's stop rule (its report is the check's, as any
+    engine's), then goes on to the whole graph (the user's time and memory limits still hold)
+    and decides recoverability (``recoverable``) and each of ``liveness`` (``liveness.decide``;
+    with the protocol's at-bound predicate when it states one) on it. Under ``--symmetry`` the
+    graph is of orbits (the healthy predicate is symmetric, so a state is stuck exactly when
+    its orbit is)."""
+    spec = kernel.spec
+    rec = recovery(spec) if recoverable else recovery_of(spec) if liveness else None
+    preds = predicates(rec) if rec is not None else []
+    for p in liveness or []:
+        preds += p.predicates
+    source = GraphSource(kernel, preds, max_states=max_states,
                          props=PropertySet(kernel, opts))
     s = Search(source, opts.report)
     try:
@@ -172,10 +181,13 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
         full = s.finish()
     ex.stats = full.stats
     graph = source.graph(full)
-    res = analyse(graph, method)
-    if res.witness is not None:
-        res.trace = stuck_trace(kernel.spec, graph, res)
-    return ex, res, graph
+    res = None
+    if recoverable:
+        res = analyse(graph, method)
+        if res.witness is not None:
+            res.trace = stuck_trace(spec, graph, res)
+    outcomes = live.decide(spec, graph, liveness) if liveness else []
+    return ex, res, graph, outcomes
 
 
 def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEFAULT_MAX_STATES,

@@ -30,6 +30,7 @@ class Hit:
     # (action instance, fingerprint after it), in order; None when the run was interrupted
     # before the path was rebuilt (the hit is known, its trace is not)
     path: list[tuple[int, int]] | None
+    lasso: Any = None  # a liveness property's: the Lasso (prefix and cycle) on the state graph
 
 
 @dataclass
@@ -45,8 +46,13 @@ class Exploration:
     checked: list[tuple[str, str]] = field(default_factory=list)  # (name, kind) of each property
     # the engine's figures: peak memory, per-level times ...
     stats: dict[str, Any] = field(default_factory=dict)
+    # verdicts decided after the search, on the whole state graph (liveness properties), which
+    # the search's own completeness does not decide
+    decided: dict[str, str] = field(default_factory=dict)
 
     def status(self, name: str, kind: str) -> str:
+        if name in self.decided:
+            return self.decided[name]
         if kind == "reachable":
             if name in self.hits:
                 return Verdict.REACHED
@@ -74,6 +80,8 @@ class Exploration:
         found (they are reported, each ``violated``): it did not do what was asked of it."""
         if any(h.kind != "reachable" for h in self.hits.values()):
             return Verdict.UNKNOWN if self.limited else Verdict.VIOLATED
+        if any(v == Verdict.UNKNOWN for v in self.decided.values()):
+            return Verdict.UNKNOWN
         return Verdict.HOLDS if self.complete else Verdict.UNKNOWN
 
 

@@ -29,6 +29,8 @@ td.changed { background: #fffbe0; }
 span.changed { background: #ffe066; border-radius: 2px; padding: 0 2px; }
 .verdict { margin-top: 16px; padding: 10px 12px; border-left: 5px solid #d00; background: #fdecea; }
 .verdict.reached { border-left-color: #2a9d8f; background: #e8f6f3; }
+tr.cycle td { border-left: 3px solid #7048e8; }
+p.lasso { padding: 8px 12px; border-left: 5px solid #7048e8; background: #f3f0ff; }
 p.cti { padding: 8px 12px; border-left: 5px solid #6c757d; background: #f1f3f5; }
 """
 
@@ -57,6 +59,7 @@ def generic_page(trace: Trace, description: str = "") -> str:
            f"<h1>{title}</h1>",
            f'<p class="params">{escape(params_line(trace.params, trace.views))}</p>',
            *([CTI_NOTE] if trace.is_cti else []),
+           *([lasso_note(trace)] if trace.kind == "liveness" else []),
            '<table class="trace"><tr><th>step</th>'
            + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"]
     prev = None
@@ -68,7 +71,9 @@ def generic_page(trace: Trace, description: str = "") -> str:
             changed = prev is not None and old != st.get(n)
             cls = ' class="changed"' if changed else ""
             cells.append(f"<td{cls}>{_cell(st.get(n), old if changed else None)}</td>")
-        out.append(f"<tr>{''.join(cells)}</tr>")
+        loop = trace.meta.get("loop") if trace.kind == "liveness" else None
+        row_cls = ' class="cycle"' if loop is not None and i >= loop else ""
+        out.append(f"<tr{row_cls}>{''.join(cells)}</tr>")
         prev = st
     out.append("</table>")
     verdict = escape(ending(trace)[:-1])
@@ -81,6 +86,12 @@ def generic_page(trace: Trace, description: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
+def lasso_note(trace: Trace) -> str:
+    """The paragraph that says a page shows a lasso, and where its cycle is."""
+    return (f'<p class="lasso">A <b>lasso</b>: {escape(ending(trace))} The rows marked on the '
+            "left are the cycle.</p>")
+
+
 def page(trace: Trace, description: str = "") -> str:
     """The trace as one HTML document: the protocol's view, or the generic table."""
     views = trace.views
@@ -91,7 +102,7 @@ def page(trace: Trace, description: str = "") -> str:
 
 def describe(spec: Spec, name: str) -> str:
     """The doc line of ``spec``'s property ``name`` ('' if none)."""
-    for group in (spec.invariants, spec.action_properties, spec.reachables):
+    for group in (spec.invariants, spec.action_properties, spec.reachables, spec.liveness):
         for p in group:
             if p.name == name:
                 return p.doc

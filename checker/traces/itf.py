@@ -159,7 +159,7 @@ def read(path: Path) -> dict:
     return data
 
 
-KINDS = ("invariant", "action", "reachable", "domain")
+KINDS = ("invariant", "action", "reachable", "domain", "liveness")
 
 
 def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = None) -> Trace:

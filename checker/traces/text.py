@@ -13,7 +13,7 @@ def headline(trace: Trace) -> str:
     if trace.property is None:
         return f"a behaviour of {trace.spec} in {trace.length} steps"
     what = {"invariant": "violated", "action": "violated", "reachable": "reached",
-            "domain": "violated"}.get(trace.kind, "claimed")
+            "domain": "violated", "liveness": "violated"}.get(trace.kind, "claimed")
     return f"{trace.property} {what} in {trace.length} steps ({trace.engine} engine)"
 
 
@@ -41,6 +41,13 @@ def ending(trace: Trace) -> str:
                     f"{d.get('message', '')}")
         return f"Evaluating {d.get('where')} on the last state leaves the declared domains: " \
                f"{d.get('message', '')}"
+    if trace.kind == "liveness":
+        k, n = trace.meta.get("loop"), len(trace.states) - 1
+        cycle = ("state {k} stutters forever" if n - k == 1 and trace.actions
+                 and trace.actions[-1] == "(stutter)"
+                 else f"steps {k + 1}..{n} repeat forever (state {n} is state {k} again)")
+        return (f"A lasso: {cycle.format(k=k)}; on this fair behaviour {trace.property} "
+                "fails.")
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if trace.kind == "reachable" else "violates"
     return f"The last {last} {verb} {trace.property}."
@@ -50,7 +57,10 @@ def text(trace: Trace) -> str:
     """The whole trace as text: the headline, then the protocol's view or the generic table."""
     views = trace.views
     if views.text is not None and trace.kind != "domain":
-        return headline(trace) + "\n" + views.text(trace)
+        body = views.text(trace)
+        if trace.kind == "liveness":
+            body = body.rstrip("\n") + "\n" + ending(trace) + "\n"
+        return headline(trace) + "\n" + body
     return headline(trace) + "\n" + generic(trace)
 
 
@@ -63,6 +73,8 @@ def generic(trace: Trace) -> str:
     for i, st in enumerate(trace.states):
         out.append(f"State 0: {trace.start_label}" if i == 0
                    else f"Step {i}: {trace.actions[i - 1]}")
+        if trace.kind == "liveness" and i == trace.meta.get("loop"):
+            out[-1] += "    <- the cycle starts here"
         for name in names:
             star = "*" if prev is not None and prev.get(name) != st.get(name) else ""
             out.append(f"    {name.ljust(width)}  {_show(st.get(name))}{star}")

@@ -233,7 +233,8 @@ def views_of(spec: Spec) -> Views:
     return protocol_of(spec).views
 
 
-KINDS = {"invariant": "invariants", "action": "action_properties", "reachable": "reachables"}
+KINDS = {"invariant": "invariants", "action": "action_properties", "reachable": "reachables",
+         "liveness": "liveness"}
 
 
 def _property(spec: Spec, name: str, kind: str | None = None):
@@ -251,7 +252,8 @@ def _property(spec: Spec, name: str, kind: str | None = None):
 
 def _kind_word(kind: str) -> str:
     return {"invariant": "invariant", "action": "action property",
-            "reachable": "reachability check"}.get(kind, repr(kind))
+            "reachable": "reachability check",
+            "liveness": "liveness property"}.get(kind, repr(kind))
 
 
 def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str, rows: list) -> None:
@@ -274,7 +276,12 @@ def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str, rows:
 
 def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
     """Re-run a trace's actions through the interpreter and compare every state with the one
-    the trace records; returns the rows. Raises TraceError naming the first step that differs."""
+    the trace records; returns the rows. Raises TraceError naming the first step that differs.
+    A lasso (a liveness counterexample) is confirmed by ``lasso.replay``."""
+    if trace.kind == "liveness":
+        from hwcheck.checker.traces import lasso
+
+        return lasso.replay(spec, trace)
     interp = Interpreter(spec)
     layout = interp.layout
     row = interp.initial()

@@ -70,6 +70,11 @@ PARAMS = (
           "When the leader may drop a follower from the ISR: any (any time), or lag:N (only "
           "when it is more than N records behind, replica.lag.max.messages)",
           ("--isr-shrink",)),
+    Param("liveness", _D.liveness, bool,
+          "Declare the liveness properties (ElectionAfterCrash, AckedReplicated, HwCatchesUp, "
+          "LogsConverge) and the fairness they assume: fetches, responses, truncation, "
+          "restarts and elections weakly fair",
+          ("--liveness/--no-liveness",)),
 )
 
 

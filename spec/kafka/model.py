@@ -91,6 +91,7 @@ def build(p: Params) -> Spec:
     RETRY, IDEM = p.producer_retries, p.idempotence
     TX, T = p.transactions, p.T
     C = p.consumers
+    FAIR = "weak" if p.liveness else None  # the fairness the liveness properties assume
     READ_COMMITTED = TX and p.isolation == "read-committed"
     RESTART = E + 2  # with LS: respRec of "below the leader's log start offset: start there"
     spec = Spec("KafkaHW", p.as_dict())
@@ -334,7 +335,8 @@ def build(p: Params) -> Spec:
 
     @spec.action("FetchRequest", over=[R],
                  modifies=[resp_rec, resp_hw, pending, rleo, isr, hw, *ghosts, *fetch_extra,
-                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])])
+                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
+                 fairness=FAIR)
     def fetch_request(b: Block, f) -> None:
         """The leader serves follower f's fetch at offset leo(f)."""
         b.require(leader != NONE, f != leader, alive[f], synced[f], ~pending[f])
@@ -377,7 +379,8 @@ def build(p: Params) -> Spec:
 
     @spec.action("FetchResponse", over=[R],
                  modifies=[log, hw, pending, resp_rec, resp_hw, *cells, *fetch_extra,
-                           *([log_start] if LS else [])])
+                           *([log_start] if LS else [])],
+                 fairness=FAIR)
     def fetch_response(b: Block, f) -> None:
         """Follower f applies its fetch response."""
         b.require(pending[f])
@@ -426,7 +429,8 @@ def build(p: Params) -> Spec:
             b.set(resp[f], 0)
 
     @spec.action("BecomeFollower", over=[R],
-                 modifies=[log, hw, synced, *cells, *([log_start] if LS else [])])
+                 modifies=[log, hw, synced, *cells, *([log_start] if LS else [])],
+                 fairness=FAIR)
     def become_follower(b: Block, f) -> None:
         """Follower f truncates its log for the current leader before fetching."""
         b.require(leader != NONE, f != leader, alive[f], ~synced[f])
@@ -466,7 +470,8 @@ def build(p: Params) -> Spec:
                 b.set(rleo[f], 0)
 
     @spec.action("Restart", over=[R],
-                 modifies=[alive, synced, log, hw, *cells, *([log_start] if LS else [])])
+                 modifies=[alive, synced, log, hw, *cells, *([log_start] if LS else [])],
+                 fairness=FAIR)
     def restart(b: Block, r) -> None:
         """Broker r comes back; with HW truncation it truncates its log to its HW."""
         b.require(~alive[r])
@@ -478,7 +483,8 @@ def build(p: Params) -> Spec:
     @spec.action("Elect", over=[R],
                  modifies=[isr, leader, epoch, rleo, synced, pending, resp_rec, resp_hw, hw,
                            *ghosts, *fetch_extra,
-                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])])
+                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
+                 fairness=FAIR)
     def elect(b: Block, c) -> None:
         """The controller elects c from the live ISR (or, unclean, any live replica) and bumps
         the epoch."""
@@ -693,6 +699,9 @@ def build(p: Params) -> Spec:
                 T, lambda t: implies(cret[c, k] == t + 1, outcome[t] == COMMITTED), "t"), "k"),
                 "c"), "a consumer never returns a record of an aborted or open transaction")
 
+    if p.liveness:
+        declare_liveness(spec, p)
+
     same_leader = (leader != NONE) & (prime(leader) == leader) & (prime(epoch) == epoch)
     spec.action_property("LeaderHwMonotonic",
                          implies(same_leader, prime(hw[leader]) >= hw[leader]),
@@ -760,3 +769,34 @@ def build(p: Params) -> Spec:
             R, lambda f: isr[f] & ~prime(isr[f]), "f"),
             f"the leader dropped a follower more than {p.lag} records behind from the ISR")
     return spec.validate()
+
+
+def declare_liveness(spec: Spec, p: Params) -> None:
+    """The liveness properties (``--liveness``), each on the behaviours whose crashes eventually
+    stop (``quiet``: a broker that crashes forever keeps any partition from progressing), under
+    weak fairness of fetches, responses, truncation, restarts and elections (produce, crash and
+    ISR shrink are not fair: a producer need not produce, a broker need not fail). Lassos that
+    exist only because the model ran out of epochs are counted apart (``health.at_bound``)."""
+    R, M, E = p.R, p.M, p.E
+    log, hw, acked = spec.var("log"), spec.var("hw"), spec.var("acked")
+    alive, isr = spec.var("alive"), spec.var("isr")
+    leader, epoch = spec.var("leader")[()], spec.var("epoch")[()]
+    start = spec.var("logStart") if p.log_start_offset else None
+
+    def leo(r):
+        n = count(M, lambda k: log[r, k] != 0, "k")
+        return start[r] + n if start is not None else n
+
+    quiet = ["Crash"]
+    spec.leads_to("ElectionAfterCrash", (leader == NONE) & (epoch < E), leader != NONE,
+                  "a partition without a leader gets one (below the epoch bound)", quiet=quiet)
+    spec.always_eventually("AckedReplicated", forall(M, lambda k: implies(
+        acked[k] != 0, forall(R, lambda r: implies(alive[r] & isr[r], log[r, k] == acked[k]),
+                              "r")), "k"),
+        "again and again, every acknowledged record is on every alive ISR member",
+        quiet=quiet)
+    spec.always_eventually("HwCatchesUp", (leader != NONE) & (hw[leader] == leo(leader)),
+                           "again and again, the leader's HW reaches its LEO", quiet=quiet)
+    spec.eventually_always("LogsConverge", forall(R, lambda a: forall(R, lambda c: implies(
+        alive[a] & alive[c], forall(M, lambda k: log[a, k] == log[c, k], "k")), "c"), "a"),
+        "from some point on, the alive replicas' logs are equal", quiet=quiet)

@@ -29,6 +29,7 @@ KNOBS_OFF = {
     "transactions": False,
     "isolation": "read-committed",
     "isr_shrink": "any",
+    "liveness": False,
 }
 
 
@@ -61,6 +62,7 @@ class Params:
     transactions: bool = False
     isolation: str = "read-committed"
     isr_shrink: str = "any"
+    liveness: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -83,7 +85,7 @@ class Params:
         need(isinstance(self.min_isr, int) and 1 <= self.min_isr <= self.replicas,
              f"min-isr must be in 1..replicas ({self.replicas}), got {self.min_isr!r}")
         for name in ("unclean", "producer_retries", "idempotence", "log_start_offset",
-                     "transactions"):
+                     "transactions", "liveness"):
             need(isinstance(getattr(self, name), bool),
                  f"{name.replace('_', '-')} must be a boolean, got {getattr(self, name)!r}")
         need(self.isolation in ISOLATIONS,
@@ -157,6 +159,7 @@ class Params:
         s += "-read-uncommitted" if self.isolation == "read-uncommitted" else ""
         if self.lag is not None:
             s += f"-shrink-lag{self.lag}"
+        s += "-liveness" if self.liveness else ""
         return s
 
     @classmethod

@@ -1,0 +1,274 @@
+"""Liveness under fairness: the language, the check on the state graph against an independent
+plain-Python check and against TLC's verdicts, lasso traces (written, replayed, rejected when
+the cycle is not fair), and the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+from helpers import kafka, tiered
+
+from hwcheck.checker import protocols
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.graph.recover import check_on_graph
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
+from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.traces import itf
+from hwcheck.checker.traces.trace import TraceError, replay
+from hwcheck.spec.lang import Block, Spec, SpecError
+
+SPECS = Path(__file__).resolve().parent / "specs"
+
+
+def spec_of(file: str, **params) -> Spec:
+    return protocols.build(protocols.load(str(SPECS / file)), params)
+
+
+def graph_verdicts(spec: Spec) -> dict[str, str]:
+    _, _, _, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),
+                                   recoverable=False, liveness=spec.liveness)
+    return {o.name: str(o.status) for o in outs}
+
+
+# -- an independent check: the interpreter's state graph in networkx, fair cycles by recursive
+# decomposition, written without the checker's arrays or its order of work ---------------------
+
+
+def independent_verdicts(spec: Spec) -> dict[str, str]:
+    interp = Interpreter(spec)
+    insts = interp.instances
+    key = lambda row: tuple(int(x) for x in row)  # noqa: E731
+    start = interp.initial()
+    rows, edges = {key(start): start}, []
+    todo = [start]
+    while todo:
+        row = todo.pop()
+        for inst in insts:
+            try:
+                nxt = interp.step(inst, row)
+            except ModelError:
+                continue
+            if nxt is None:
+                continue
+            if key(nxt) not in rows:
+                rows[key(nxt)] = nxt
+                todo.append(nxt)
+            edges.append((key(row), key(nxt), inst))
+    enabled = {s: {e[2].label for e in edges if e[0] == s and e[1] != s} for s in rows}
+    fair = {i.label: i.action.fairness for i in insts if i.action.fairness}
+    out = {}
+    for p in spec.liveness:
+        quiet = set(p.quiet)
+
+        def holds(e, s):
+            return bool(interp.holds(e, rows[s]))
+
+        if p.form == "eventually_always":
+            region = set(rows)
+            accept = {s for s in rows if not holds(p.p, s)}
+            starts = set(rows)
+        else:
+            goal = p.q if p.form == "leads_to" else p.p
+            region = {s for s in rows if not holds(goal, s)}
+            accept = set(region)
+            starts = {s for s in region if p.form != "leads_to" or holds(p.p, s)}
+        fair_states = _fair_states(region, edges, enabled, fair, accept, quiet)
+        g = nx.DiGraph()
+        g.add_nodes_from(region)
+        g.add_edges_from((a, b) for a, b, _ in edges if a in region and b in region)
+        bad = any(nx.has_path(g, s, f) for s in starts for f in fair_states) \
+            if fair_states else False
+        out[p.name] = "violated" if bad else "holds"
+    return out
+
+
+def _fair_states(region, edges, enabled, fair, accept, quiet) -> set:
+    """The states on a fair cycle inside ``region`` that visits ``accept``."""
+    g = nx.DiGraph()
+    g.add_nodes_from(region)
+    for a, b, inst in edges:
+        if a in region and b in region and inst.action.name not in quiet:
+            g.add_edge(a, b)
+    found = set()
+    work = [set(c) for c in nx.strongly_connected_components(g)]
+    while work:
+        comp = work.pop()
+        if not comp & accept:
+            continue
+        taken = {inst.label for a, b, inst in edges
+                 if a in comp and b in comp and a != b and inst.action.name not in quiet}
+        en_all = set.intersection(*(enabled[s] for s in comp))
+        en_any = set.union(*(enabled[s] for s in comp))
+        if any(f == "weak" and lab in en_all and lab not in taken for lab, f in fair.items()):
+            continue
+        bad = {lab for lab, f in fair.items() if f == "strong" and lab in en_any
+               and lab not in taken}
+        if not bad:
+            found |= comp
+            continue
+        rest = {s for s in comp if not enabled[s] & bad}
+        sub = g.subgraph(rest)
+        work += [set(c) for c in nx.strongly_connected_components(sub)]
+    return found
+
+
+# -- TLC's verdicts on the same definitions (tests/specs/tla/: TokenRing.tla, Peterson.tla) -----
+
+TLC_TOKEN_RING = {  # (use, passing) -> property -> TLC's verdict, nodes = 3
+    ("none", "weak"): {"Served": "violated", "TokenVisits": "holds", "Settles": "violated",
+                       "SettlesOnceQuiet": "violated"},
+    ("weak", "weak"): {"Served": "violated", "TokenVisits": "holds", "Settles": "violated",
+                       "SettlesOnceQuiet": "violated"},
+    ("strong", "weak"): {"Served": "holds", "TokenVisits": "holds", "Settles": "violated",
+                         "SettlesOnceQuiet": "holds"},
+    ("strong", "none"): {"Served": "violated", "TokenVisits": "violated", "Settles": "violated",
+                         "SettlesOnceQuiet": "violated"},
+}
+TLC_PETERSON = {  # (fairness, naive) -> TLC's verdict of NoStarvation0 and NoStarvation1
+    ("none", False): "violated",
+    ("weak", False): "holds",
+    ("strong", False): "holds",
+    ("weak", True): "violated",
+    ("strong", True): "violated",
+}
+
+
+@pytest.mark.parametrize("use,passing", tiered(list(TLC_TOKEN_RING), {("weak", "weak")},
+                                               unpack=True))
+def test_token_ring_verdicts_match_tlc_and_the_independent_check(use, passing):
+    spec = spec_of("token_ring.py", nodes=3, use=use, passing=passing)
+    got = graph_verdicts(spec)
+    assert got == TLC_TOKEN_RING[(use, passing)]
+    assert got == independent_verdicts(spec)
+
+
+@pytest.mark.parametrize("fairness,naive", tiered(list(TLC_PETERSON), {("weak", True)},
+                                                  unpack=True))
+def test_peterson_verdicts_match_tlc_and_the_independent_check(fairness, naive):
+    spec = spec_of("peterson.py", fairness=fairness, naive=naive)
+    got = graph_verdicts(spec)
+    want = TLC_PETERSON[(fairness, naive)]
+    assert got == {"NoStarvation0": want, "NoStarvation1": want}
+    assert got == independent_verdicts(spec)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nodes", [1, 2, 4])
+@pytest.mark.parametrize("use", ["none", "weak", "strong"])
+def test_token_ring_sizes_agree_with_the_independent_check(nodes, use):
+    spec = spec_of("token_ring.py", nodes=nodes, use=use)
+    assert graph_verdicts(spec) == independent_verdicts(spec)
+
+
+def test_without_fairness_every_progress_property_fails_by_stuttering():
+    spec = spec_of("token_ring.py", nodes=3, use="none", passing="none")
+    _, _, _, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),
+                                   recoverable=False, liveness=spec.liveness)
+    for o in outs:
+        assert o.status == "violated", o.name
+        if o.name in ("Served", "TokenVisits"):  # progress: the last state stutters
+            assert o.lasso is not None and o.lasso.cycle == [], o.name
+
+
+# -- lasso traces ------------------------------------------------------------------------------
+
+
+def test_check_writes_lassos_that_replay_and_an_unfair_cycle_is_rejected(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(main, ["check", "--spec", str(SPECS / "token_ring.py"), "--param",
+                               "use=weak", "--out", str(tmp_path), "--json", "-q"])
+    assert res.exit_code == 12, res.output
+    obj = json.loads(res.output)
+    assert obj["verdict"] == "violated"
+    served = next(v for v in obj["violations"] if v["property"] == "Served")
+    assert served["kind"] == "liveness"
+    data = json.loads(Path(served["trace"]).read_text())
+    assert data["#meta"]["kind"] == "liveness"
+    loop = data["#meta"]["loop"]
+    assert data["states"][loop] == {**data["states"][-1], "#meta": data["states"][loop]["#meta"]}
+    for v in obj["violations"]:
+        ok = runner.invoke(main, ["replay", v["trace"]])
+        assert ok.exit_code == 0 and "confirmed" in ok.output, ok.output
+    # the same lasso under strong fairness on Use: its cycle passes the token by node 0's open
+    # request forever, which strong fairness forbids
+    data["#meta"]["params"]["use"] = "strong"
+    unfair = tmp_path / "unfair.itf.json"
+    unfair.write_text(json.dumps(data))
+    bad = runner.invoke(main, ["replay", str(unfair)])
+    assert bad.exit_code == 1 and "not fair" in bad.output and "Use(0)" in bad.output
+
+
+def test_a_lasso_is_confirmed_by_the_interpreter_alone():
+    spec = spec_of("token_ring.py", nodes=3, use="weak")
+    _, _, _, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),
+                                   recoverable=False, liveness=spec.liveness)
+    from hwcheck.checker.traces.lasso import from_lasso
+
+    o = next(o for o in outs if o.name == "Served")
+    trace = from_lasso(spec, Interpreter(spec), "Served", "graph", o.lasso.prefix,
+                       o.lasso.cycle)
+    back = itf.from_itf(spec, itf.to_itf(spec, trace))
+    assert back.meta["loop"] == trace.meta["loop"]
+    replay(spec, back)
+    back.meta["loop"] = len(back.states) - 1  # a cycle must have a step
+    with pytest.raises(TraceError, match="cycle must start"):
+        replay(spec, back)
+    back.meta["loop"] = 0  # state 0 is not the last state: the cycle does not close
+    with pytest.raises(TraceError, match="does not close"):
+        replay(spec, back)
+    quiet = itf.from_itf(spec, itf.to_itf(spec, trace))
+    quiet.property = "TokenVisits"  # holds on this behaviour: the token comes back
+    with pytest.raises(TraceError, match="holds on this behaviour"):
+        replay(spec, quiet)
+
+
+# -- the language ------------------------------------------------------------------------------
+
+
+def test_the_language_refuses_malformed_liveness_properties():
+    def base() -> tuple[Spec, object]:
+        s = Spec("T", {})
+        x = s.scalar("x", 0, 1)
+        s.initial(lambda b: None)
+
+        @s.action("Flip", modifies=[x], fairness="weak")
+        def flip(b: Block) -> None:
+            b.set(x, 1 - x)
+
+        return s, x
+
+    with pytest.raises(SpecError, match="fairness must be"):
+        s, x = base()
+        s.action("A", fairness="fair")
+    s, x = base()
+    s.leads_to("P", x == 0, x == 1, quiet=["Nope"])
+    with pytest.raises(SpecError, match="not an action"):
+        s.validate()
+    s, x = base()
+    s.invariant("P", x >= 0)
+    s.always_eventually("P", x == 1)
+    with pytest.raises(SpecError, match="another property has its name"):
+        s.validate()
+    s, x = base()
+    s.always_eventually("Flips", x == 1)
+    s.validate()
+    assert graph_verdicts(s) == {"Flips": "holds"}  # weak fairness keeps it flipping
+
+
+def test_liveness_with_symmetry_is_one_line_exit_2():
+    res = CliRunner().invoke(main, ["check", "--liveness", "--symmetry", "-R", "2", "-M", "1",
+                                    "-E", "2"])
+    assert res.exit_code == 2 and "without --symmetry" in res.output
+
+
+# -- Kafka -------------------------------------------------------------------------------------
+
+
+def test_the_kafka_liveness_knob_off_declares_nothing():
+    assert kafka(replicas=2, max_offset=1, max_epoch=2).liveness == []
+    assert all(a.fairness is None for a in kafka(replicas=2, max_offset=1, max_epoch=2).actions)
