@@ -70,6 +70,8 @@ class Report:
             "stop_reason": ex.stop_reason,
             "engine": ex.engine,
             "workers": ex.stats.get("workers"),
+            **({"liveness": {"graph": ex.stats["graph"], **ex.stats.get("liveness", {})}}
+               if "graph" in ex.stats else {}),
             **({"memory": {"peak_rss": ex.stats["peak_rss"],
                            "bytes_per_state": round(ex.stats["explore_bytes_per_state"], 2),
                            "disk_bytes": ex.stats["disk_bytes"]}}
@@ -142,8 +144,13 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
         if recoverable or live:
             from hwcheck.checker.graph.recover import check_on_graph
 
-            ex, recovered, _, outs = check_on_graph(kernel, opts, recoverable=recoverable,
-                                                    liveness=live)
+            ex, recovered, graph, outs = check_on_graph(kernel, opts, recoverable=recoverable,
+                                                        liveness=live)
+            if live:
+                ex.stats["graph"] = {"states": graph.n, "transitions": graph.nedges,
+                                     "complete": graph.complete,
+                                     "explore_seconds": round(graph.seconds, 3),
+                                     "liveness_seconds": round(sum(o.seconds for o in outs), 3)}
             add_liveness(ex, outs)
         else:
             ex = make_engine(engine, kernel, opts, **engine_opts).run()

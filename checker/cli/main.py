@@ -233,6 +233,11 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
             o.say(f"written: {', '.join(str(p) for p in v.files)}")
         if v.note:
             o.say(f"note: {v.name}: {v.note}")
+    g = ex.stats.get("graph")
+    if g is not None:
+        o.say(f"liveness: decided on the {'whole ' if g['complete'] else 'incomplete '}state "
+              f"graph of {g['states']:,} states and {g['transitions']:,} transitions "
+              f"({g['explore_seconds']:.2f} s exploring, {g['liveness_seconds']:.2f} s deciding)")
     for oc in report.outcomes:
         if oc.kind == "liveness":
             o.say(f"liveness: {oc.name} {oc.status}"

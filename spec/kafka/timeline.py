@@ -32,6 +32,9 @@ LABEL_SPACE = 92  # below the lanes: each step's action, rotated
 
 CSS = """
 .timeline { margin: 4px 0 16px 0; overflow-x: auto; }
+.timeline rect.cycle { fill: #f3f0ff; stroke: #7048e8; stroke-dasharray: 4 3; }
+.timeline path.cycle-back { fill: none; stroke: #7048e8; stroke-width: 1.5; }
+.timeline text.cycle { fill: #7048e8; font-size: 11px; text-anchor: middle; }
 .timeline svg { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 .timeline .lane { stroke: #888; stroke-width: 2; }
 .timeline .lane.down { stroke: #bbb; stroke-dasharray: 4 4; }
@@ -98,6 +101,14 @@ def timeline(trace, colour) -> str:
     out = [f'<div class="timeline"><svg width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="timeline of the trace: brokers as lanes, steps across">']
+    loop = trace.meta.get("loop") if trace.kind == "liveness" else None
+    if isinstance(loop, int) and 0 <= loop < n:  # a lasso: its cycle shaded, an arrow back
+        out.append(f'<rect class="cycle" x="{x(loop)}" y="{TOP - 12}" '
+                   f'width="{x(n) - x(loop)}" height="{R * LANE + 12}"/>')
+        out.append(f'<path class="cycle-back" d="M {x(n)} {TOP - 6} C {x(n)} {TOP - 30}, '
+                   f'{x(loop)} {TOP - 30}, {x(loop)} {TOP - 6}"/>')
+        out.append(f'<text class="cycle" x="{(x(loop) + x(n)) / 2}" y="{TOP - 26}">'
+                   "repeats forever</text>")
     # step numbers (state j at x(j))
     for j in range(n + 1):
         out.append(f'<text class="tick" x="{x(j)}" y="{TOP - 18}">{j}</text>')

@@ -252,6 +252,8 @@ def text(trace) -> str:
     prev = None
     for i, st in enumerate(trace.states):
         title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
+        if trace.kind == "liveness" and i == trace.meta.get("loop"):
+            title += "    <- the cycle starts here"
         out.append(title)
         out.append(_summary(st, prev))
         if _knobbed(st):
@@ -261,8 +263,8 @@ def text(trace) -> str:
         prev = st
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if trace.kind == "reachable" else "violates"
-    if trace.property is not None:  # (None: a behaviour, with no claim)
-        out.append(f"The last {last} {verb} {trace.property}.")
+    if trace.property is not None and trace.kind != "liveness":  # a lasso: the checker says
+        out.append(f"The last {last} {verb} {trace.property}.")  # what its cycle is
         why, _ = explain(trace)  # the page's explanation, in the same words
         if why:
             out.append(f"Here {why}.")
@@ -276,6 +278,7 @@ EPOCH_COLOURS = ("#8ecae6", "#ffb703", "#90be6d", "#f28482", "#cdb4db", "#f4a261
                  "#bdb2ff")
 
 CSS = """
+tr.cycle td { box-shadow: inset 3px 0 0 #7048e8; }
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
        color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px 0; }
@@ -578,7 +581,9 @@ def page(trace, headline: str, description: str = "") -> str:
                          f"{_flags(st, r, prev)}{_meta(st, r, oor, prev)}</td>")
         cluster, _ = _cluster(st, prev)
         cells.append(f'<td class="cluster">{cluster}</td>')
-        out.append(f"<tr>{''.join(cells)}</tr>")
+        loop = trace.meta.get("loop") if trace.kind == "liveness" else None
+        cyc = ' class="cycle"' if isinstance(loop, int) and i >= loop else ""
+        out.append(f"<tr{cyc}>{''.join(cells)}</tr>")
         prev = st
     out.append("</table>")
     if trace.property is None:  # a behaviour, with no claim (the explorer's path)
@@ -588,6 +593,12 @@ def page(trace, headline: str, description: str = "") -> str:
     last = "step" if trace.kind == "action" else "state"
     verb = "satisfies" if reached else "violates"
     verdict = f"The last {last} {verb} <b>{escape(trace.property)}</b>"
+    if trace.kind == "liveness":
+        loop, n = trace.meta.get("loop"), last_index
+        verdict = (f"A lasso: steps {loop + 1}..{n} repeat forever (state {n} is state {loop} "
+                   f"again, rows marked on the left); on this fair behaviour "
+                   f"<b>{escape(trace.property)}</b> fails")
+        why = ""
     if description:
         verdict += f": {escape(description)}"
     verdict += "."
