@@ -33,7 +33,9 @@ transition), shared by every property.
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,6 +103,7 @@ class Fairness:
 class GraphArrays:
     """What every property's search shares: the enabled bits and the reversed transitions."""
 
+    act: np.ndarray  # int64 [transitions]: each transition's action instance
     enabled: np.ndarray  # uint64 [n, words]
     rev_offsets: np.ndarray  # int64 [n + 1]
     rev_edges: np.ndarray  # int64 [transitions]: transition ids by destination
@@ -112,12 +115,13 @@ class GraphArrays:
 def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
     n = graph.n
     src = graph.src()
+    act = graph.act.astype(np.int64)
     enabled = np.zeros((n, fair.words), np.uint64)
-    _enabled_bits(graph.offsets, graph.dst, graph.act.astype(np.int64), fair.index, enabled)
+    _enabled_bits(graph.offsets, graph.dst, act, fair.index, enabled)
     order = radix_order(graph.dst).astype(np.int64)
     rev_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(graph.dst, minlength=n), out=rev_offsets[1:])
-    return GraphArrays(enabled, rev_offsets, order, src, graph.depths())
+    return GraphArrays(act, enabled, rev_offsets, order, src, graph.depths())
 
 
 def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
@@ -132,8 +136,8 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
     arrays = prepare(graph, fair)
     bound = graph.flag("at_bound") if "at_bound" in graph.gk.flag_names else None
     insts = spec.instances()
-    out = []
-    for p in props:
+
+    def one(p: Liveness) -> LiveOutcome:
         t = time.perf_counter()
         quiet = np.zeros(max(len(insts), 1), np.bool_)
         for i in insts:
@@ -157,8 +161,14 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
             fb = fair_components(graph, arrays, fair, region & bound, accept, ok_edge)
             res.at_bound = _lasso(graph, arrays, fair, region, start, fb, accept, ok_edge)
         res.seconds = time.perf_counter() - t
-        out.append(res)
-    return out
+        return res
+
+    # the properties apart on the cores (the numba searches release the GIL)
+    workers = min(len(props), os.cpu_count() or 1)
+    if workers <= 1:
+        return [one(p) for p in props]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(one, props))
 
 
 def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.ndarray,
@@ -169,7 +179,7 @@ def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, regi
     all of them); -1 elsewhere. Strong fairness refines a component until it holds or
     vanishes."""
     n = graph.n
-    act = graph.act.astype(np.int64)
+    act = arrays.act
     acc = np.ones(n, np.bool_) if accept is None else np.ascontiguousarray(accept, np.bool_)
     mask = np.ascontiguousarray(region, np.bool_).copy()
     fcomp = np.full(n, -1, np.int64)
@@ -222,7 +232,7 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
     cycle is, then back to ``f``. Empty when ``f`` alone, stuttering, is fair."""
     c = fcomp[f]
     member = fcomp == c
-    act = graph.act.astype(np.int64)
+    act = arrays.act
     en = arrays.enabled
     words = fair.words
     allen = np.full(words, ~np.uint64(0), np.uint64)
@@ -284,7 +294,7 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
 # -- numba ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _enabled_bits(offsets, dst, act, index, enabled):  # pragma: no cover - compiled
     n = offsets.size - 1
     for s in range(n):
@@ -294,7 +304,7 @@ def _enabled_bits(offsets, dst, act, index, enabled):  # pragma: no cover - comp
                 enabled[s, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tarjan(offsets, dst, act, mask, ok_edge, comp):  # pragma: no cover - compiled
     """Strongly connected components of the states in ``mask`` over the transitions between
     them that ``ok_edge`` allows; iterative (an explicit call stack). Returns how many."""
@@ -358,7 +368,7 @@ def _tarjan(offsets, dst, act, mask, ok_edge, comp):  # pragma: no cover - compi
     return ncomp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _judge(offsets, dst, act, comp, ncomp, enabled, index, weak, strong, accept, ok_edge,
            fcomp, keep, next_id):  # pragma: no cover - compiled
     """Each component: fair (its states get a new id in ``fcomp``), refined (its states that
@@ -424,7 +434,7 @@ def _judge(offsets, dst, act, comp, ncomp, enabled, index, weak, strong, accept,
     return next_id
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backward_bfs(rev_offsets, rev_edges, src, region, target, dist,
                   nxt):  # pragma: no cover - compiled
     """Distances inside ``region`` to ``target`` (its states at 0), and for every other state
@@ -450,7 +460,7 @@ def _backward_bfs(rev_offsets, rev_edges, src, region, target, dist,
                 tail += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bfs_to(offsets, dst, act, member, ok_edge, start, kind, b, index, enabled, accept,
             path):  # pragma: no cover - compiled
     """A shortest path inside ``member`` (over transitions ``ok_edge`` allows) from ``start``
@@ -511,7 +521,7 @@ def _bfs_to(offsets, dst, act, member, ok_edge, start, kind, b, index, enabled, 
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _source(offsets, e):  # pragma: no cover - compiled
     lo = 0
     hi = offsets.size - 1
