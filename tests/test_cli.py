@@ -100,7 +100,7 @@ def test_max_states_is_unknown_not_holds():
     (["check", "--replicas", "0"], "replicas must be an integer in 1..5"),
     (["check", "--max-offset", "99"], "max-offset must be an integer in 1..8"),
     (["check", "--replicas", "2", "--min-isr", "3"], "min-isr must be in 1..replicas"),
-    (["check", "--invariant", "NoSuchThing"], "unknown invariant 'NoSuchThing'"),
+    (["check", "--invariant", "NoSuchThing"], "unknown property 'NoSuchThing'"),
     (["check", "--truncation", "sometimes"], "'sometimes' is not one of"),
     (["check", "--replicas", "two"], "'two' is not a valid integer"),
     (["replay", "/nonexistent/trace.itf.json"], "no such trace file"),

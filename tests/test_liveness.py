@@ -300,8 +300,16 @@ def test_kafka_liveness_matches_tlc_and_recoverability(truncation, tmp_path):
     assert hw.at_bound is not None
     from hwcheck.checker.traces.lasso import from_lasso
 
+    from hwcheck.checker.traces import html, text
+
     for o in outs:  # every lasso replays through the interpreter, fairness checked
         if o.lasso is not None:
             t = from_lasso(spec, Interpreter(spec), o.name, "graph", o.lasso.prefix,
                            o.lasso.cycle)
             replay(spec, itf.from_itf(spec, itf.to_itf(spec, t)))
+            # the page marks the cycle's rows and shades it in the timeline; the text says it
+            page = html.page(t, "")
+            loop, n = t.meta["loop"], len(t.states) - 1
+            assert page.count('<tr class="cycle">') == n - loop + 1
+            assert '<rect class="cycle"' in page and "repeats forever" in page
+            assert f"steps {loop + 1}..{n} repeat forever" in text.text(t)

@@ -29,11 +29,13 @@ td.changed { background: #fffbe0; }
 span.changed { background: #ffe066; border-radius: 2px; padding: 0 2px; }
 .verdict { margin-top: 16px; padding: 10px 12px; border-left: 5px solid #d00; background: #fdecea; }
 .verdict.reached { border-left-color: #2a9d8f; background: #e8f6f3; }
-tr.cycle td { border-left: 3px solid #7048e8; }
-p.lasso { padding: 8px 12px; border-left: 5px solid #7048e8; background: #f3f0ff; }
 p.cti { padding: 8px 12px; border-left: 5px solid #6c757d; background: #f1f3f5; }
 """
 
+
+LASSO_CSS = """tr.cycle td { border-left: 3px solid #7048e8; }
+p.lasso { padding: 8px 12px; border-left: 5px solid #7048e8; background: #f3f0ff; }
+"""  # a lasso's page only
 
 CTI_NOTE = ('<p class="cti">This is a <b>counterexample to induction</b>, not a run of the '
             "protocol: state 0 is a hypothetical pre-state that satisfies every hypothesis but "
@@ -54,8 +56,9 @@ def _cell(value: Any, old: Any) -> str:
 def generic_page(trace: Trace, description: str = "") -> str:
     title = escape(headline(trace))
     names = list(trace.states[0]) if trace.states else []
+    css = CSS + (LASSO_CSS if trace.kind == "liveness" else "")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{title}</title>", f"<style>{CSS}</style>", "</head>", "<body>",
+           f"<title>{title}</title>", f"<style>{css}</style>", "</head>", "<body>",
            f"<h1>{title}</h1>",
            f'<p class="params">{escape(params_line(trace.params, trace.views))}</p>',
            *([CTI_NOTE] if trace.is_cti else []),

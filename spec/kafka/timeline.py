@@ -32,9 +32,6 @@ LABEL_SPACE = 92  # below the lanes: each step's action, rotated
 
 CSS = """
 .timeline { margin: 4px 0 16px 0; overflow-x: auto; }
-.timeline rect.cycle { fill: #f3f0ff; stroke: #7048e8; stroke-dasharray: 4 3; }
-.timeline path.cycle-back { fill: none; stroke: #7048e8; stroke-width: 1.5; }
-.timeline text.cycle { fill: #7048e8; font-size: 11px; text-anchor: middle; }
 .timeline svg { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
 .timeline .lane { stroke: #888; stroke-width: 2; }
 .timeline .lane.down { stroke: #bbb; stroke-dasharray: 4 4; }

@@ -277,8 +277,14 @@ def text(trace) -> str:
 EPOCH_COLOURS = ("#8ecae6", "#ffb703", "#90be6d", "#f28482", "#cdb4db", "#f4a261", "#80ed99",
                  "#bdb2ff")
 
+# a lasso's page only: its cycle's rows marked, its span shaded in the timeline
+LASSO_CSS = """tr.cycle td { box-shadow: inset 3px 0 0 #7048e8; }
+.timeline rect.cycle { fill: #f3f0ff; stroke: #7048e8; stroke-dasharray: 4 3; }
+.timeline path.cycle-back { fill: none; stroke: #7048e8; stroke-width: 1.5; }
+.timeline text.cycle { fill: #7048e8; font-size: 11px; text-anchor: middle; }
+"""
+
 CSS = """
-tr.cycle td { box-shadow: inset 3px 0 0 #7048e8; }
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px;
        color: #222; }
 h1 { font-size: 20px; margin: 0 0 4px 0; }
@@ -545,8 +551,9 @@ def page(trace, headline: str, description: str = "") -> str:
     R = len(trace.states[0]["hw"])
     oor = trace.params.get("max_epoch", 0) + 1
     title = escape(headline)
+    css = CSS + timeline.CSS + (LASSO_CSS if trace.kind == "liveness" else "")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{title}</title>", f"<style>{CSS}{timeline.CSS}</style>", "</head>",
+           f"<title>{title}</title>", f"<style>{css}</style>", "</head>",
            "<body>", f"<h1>{title}</h1>",
            f'<p class="params">{escape(params_line(trace.params))}</p>']
     if trace.is_cti:  # not a run of the protocol: one induction step from a hypothetical state
