@@ -64,6 +64,7 @@ def compare(scenario: Scenario, report: Report) -> list[Row]:
     rows = []
     checked = [(p.name, "invariant") for p in spec.invariants]
     checked += [(p.name, "action") for p in spec.action_properties]
+    checked += [(p.name, "liveness") for p in spec.liveness]
     for name, kind in checked:
         want = scenario.expected(name)
         o = outcomes.get(name)

@@ -298,9 +298,8 @@ def test_kafka_liveness_matches_tlc_and_recoverability(truncation, tmp_path):
     # HwCatchesUp fails only where the model has no epoch left to elect a leader with
     hw = next(o for o in outs if o.name == "HwCatchesUp")
     assert hw.at_bound is not None
-    from hwcheck.checker.traces.lasso import from_lasso
-
     from hwcheck.checker.traces import html, text
+    from hwcheck.checker.traces.lasso import from_lasso
 
     for o in outs:  # every lasso replays through the interpreter, fairness checked
         if o.lasso is not None:

@@ -186,7 +186,9 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
         res = analyse(graph, method)
         if res.witness is not None:
             res.trace = stuck_trace(spec, graph, res)
-    outcomes = live.decide(spec, graph, liveness) if liveness else []
+    t = time.perf_counter()
+    outcomes = live.decide(spec, graph, list(liveness)) if liveness else []
+    graph.stats["liveness_seconds"] = time.perf_counter() - t
     return ex, res, graph, outcomes
 
 

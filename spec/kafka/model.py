@@ -42,6 +42,7 @@ BASE_INVARIANTS = ("HwBelowLeo", "LeaderInIsr", "CommittedNotLost", "AckedNotLos
                    "LogsMatchBelowHw")
 BASE_ACTION_PROPERTIES = ("LeaderHwMonotonic", "EpochMonotonic")
 BASE_REACHABLES = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
+LIVENESS = ("ElectionAfterCrash", "AckedReplicated", "HwCatchesUp", "LogsConverge")
 
 
 def property_names(p: Params) -> tuple[str, ...]:
@@ -60,6 +61,8 @@ def property_names(p: Params) -> tuple[str, ...]:
     names += list(BASE_ACTION_PROPERTIES)
     if p.consumers:
         names += ["ReadsBelowHw"]
+    if p.liveness:
+        names += list(LIVENESS)
     return tuple(names)
 
 

@@ -82,6 +82,8 @@ _TXN_TWO = Params(2, 4, 3, transactions=True, **FIXED)
 _TXN_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", transactions=True)
 _LAG_7128 = Params(3, 1, 3, truncation="kip-279", isr_expansion="hw", isr_shrink="lag:0")
 _LAG_FIXED = Params(3, 1, 3, isr_shrink="lag:0", **FIXED)
+_LIVE_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", liveness=True)
+_LIVE_279 = Params(2, 2, 3, truncation="kip-279", isr_expansion="hw", liveness=True)
 
 KNOB_SCENARIOS: tuple[Scenario, ...] = (
     _knob("consumers-hw",
@@ -139,6 +141,16 @@ KNOB_SCENARIOS: tuple[Scenario, ...] = (
     _knob("isr-lag-fixed",
           "The fixed protocol with lag-based ISR shrink: every invariant holds.", "KAFKA-7128",
           _LAG_FIXED, 40_933),
+    _knob("liveness-hw",
+          "Liveness under fairness with HW truncation: once crashes stop, an acknowledged "
+          "record lost by truncation never reaches the ISR again and the logs never converge "
+          "(each a lasso).", "KIP-101", _LIVE_HW, 10_487,
+          CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9, AckedReplicated=15,
+          LogsConverge=14),
+    _knob("liveness-kip-279",
+          "KIP-279 truncation: every liveness property holds (a partition gets a leader, "
+          "acknowledged records reach every alive ISR member, the HW catches up, the logs "
+          "converge).", "KIP-279", _LIVE_279, 4_978),
 )
 
 
