@@ -19,19 +19,13 @@ keeps its machine code; the name hashes the source, which names the kernel's own
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-import tempfile
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.checker.semantics.codegen import source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
-from hwcheck.checker.semantics.kernel import Kernel, cache_dir
+from hwcheck.checker.semantics.kernel import Kernel, load_generated
 from hwcheck.checker.semantics.templates import SYMMETRY, hit
 from hwcheck.spec.lang import Expr, reads_next
 
@@ -262,34 +256,5 @@ class GraphKernel:
         mod.table_set(keys, vals, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
 
-_loaded: dict[str, object] = {}
-
-
 def _load(src: str) -> Any:
-    key = source_key(src)
-    if key in _loaded:
-        return _loaded[key]
-    folder = cache_dir() / "graph"
-    path = folder / f"g_{key}.py"
-    if not path.exists():
-        tmp = None
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w") as f:
-                f.write(src)
-            os.replace(tmp, path)
-        except OSError as e:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
-            raise EnvironmentFault(f"the kernel cache {folder} cannot be written "
-                                   f"({e.strerror or e}); set HWCHECK_CACHE to a writable "
-                                   "folder") from None
-    name = f"hwcheck_graph_{key}"
-    mspec = importlib.util.spec_from_file_location(name, path)
-    assert mspec is not None and mspec.loader is not None  # a .py file always has both
-    mod = importlib.util.module_from_spec(mspec)
-    sys.modules[name] = mod
-    mspec.loader.exec_module(mod)
-    _loaded[key] = mod
-    return mod
+    return load_generated(src, "graph", "g", "hwcheck_graph")

@@ -17,6 +17,7 @@ import tempfile
 import time
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,15 +42,24 @@ def cache_dir() -> Path:
     return _cache
 
 
-_loaded: dict[str, object] = {}
+_loaded: dict[tuple[str, str], Any] = {}
 
 
 def _load(src: str):
+    return load_generated(src, "kernels", "k", "hwcheck_kernel")
+
+
+def load_generated(src: str, sub: str, prefix: str, modname: str) -> Any:
+    """The generated module of source ``src``, written once (atomically) to the cache folder
+    ``sub`` as ``<prefix>_<hash>.py`` and imported as ``<modname>_<hash>``: a real file, so
+    numba's disk cache keeps its machine code, and one name in every process (numba's cached
+    code refers to its module by name). The kernel, the graph kernel and the simulation
+    kernel are each one of these."""
     key = source_key(src)
-    if key in _loaded:
-        return _loaded[key]
-    folder = cache_dir() / "kernels"
-    path = folder / f"k_{key}.py"
+    if (sub, key) in _loaded:
+        return _loaded[(sub, key)]
+    folder = cache_dir() / sub
+    path = folder / f"{prefix}_{key}.py"
     if not path.exists():
         tmp = None
         try:
@@ -64,15 +74,13 @@ def _load(src: str):
             raise EnvironmentFault(f"the kernel cache {folder} cannot be written "
                                    f"({e.strerror or e}); set HWCHECK_CACHE to a writable "
                                    "folder") from None
-    mod = _import(path, key)
-    _loaded[key] = mod
+    mod = _import(path, f"{modname}_{key}")
+    _loaded[(sub, key)] = mod
     return mod
 
 
-def _import(path: Path, key: str):
-    """The generated module at ``path``, under the one name every process gives it (numba's
-    cached code refers to its module by name)."""
-    name = f"hwcheck_kernel_{key}"
+def _import(path: Path, name: str):
+    """The generated module at ``path``, under the one name every process gives it."""
     if name in sys.modules:
         return sys.modules[name]
     mspec = importlib.util.spec_from_file_location(name, path)
@@ -314,7 +322,7 @@ def precompile(path: str, key: str) -> None:
 
     from numba import typeof
 
-    mod = _import(Path(path), key)
+    mod = _import(Path(path), f"hwcheck_kernel_{key}")
     args = _samples(mod)
     row, err = np.zeros(mod.STRIDE, mod.DTYPE), np.zeros(1, np.int64)
     actions = sorted(int(name[2:]) for name in vars(mod) if name.startswith("g_"))
