@@ -46,7 +46,7 @@ class Commands(click.Group):
     use, which keeps start-up light."""
 
     optional = ("hwcheck.checker.cli.prove", "hwcheck.checker.cli.scenarios",
-                "hwcheck.checker.cli.graph")
+                "hwcheck.checker.cli.graph", "hwcheck.checker.cli.simulate")
     _loaded = False
 
     def _load(self) -> None:
