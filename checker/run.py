@@ -46,6 +46,24 @@ class Report:
     def verdict(self) -> str:
         return self.exploration.verdict
 
+    def coverage(self) -> dict[str, dict[str, int]] | None:
+        """Per action (in declaration order): the explored states that enable it (any of its
+        instances) and the new states it was the first to reach; None when the engine does not
+        count them (Spark, a resumed run)."""
+        cov = self.exploration.stats.get("coverage")
+        if cov is None:
+            return None
+        out: dict[str, dict[str, int]] = {a.name: {"enabled": 0, "new": 0}
+                                          for a in self.spec.actions}
+        for inst in self.spec.instances():
+            out[inst.action.name]["enabled"] += cov["enabled"][inst.index]
+            out[inst.action.name]["new"] += cov["new"][inst.index]
+        return out
+
+    def never_enabled(self) -> list[str]:
+        cov = self.coverage()
+        return [] if cov is None else [a for a, c in cov.items() if c["enabled"] == 0]
+
     def violations(self) -> list[PropertyOutcome]:
         return [o for o in self.outcomes if o.status == "violated"]
 
@@ -70,6 +88,7 @@ class Report:
             "stop_reason": ex.stop_reason,
             "engine": ex.engine,
             "workers": ex.stats.get("workers"),
+            "coverage": self.coverage(),
             **({"liveness": {"graph": ex.stats["graph"], **ex.stats.get("liveness", {})}}
                if "graph" in ex.stats else {}),
             **({"memory": {"peak_rss": ex.stats["peak_rss"],

@@ -246,6 +246,10 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         if oc.kind == "reachable" and oc.status != "reached":
             o.say(f"note: {oc.name} was {oc.status} (a check that passes without it may be "
                   "vacuous)")
+    never = report.never_enabled()
+    if never:
+        o.say(f"note: coverage: {', '.join(never)} never enabled in any explored state (a "
+              "guard that cannot hold, or a model too small: what it should check is vacuous)")
     if not ex.complete:
         o.say(f"note: exploration incomplete: {ex.stop_reason}")
     if symmetry:

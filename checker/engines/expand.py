@@ -38,14 +38,17 @@ def expand(kernel: Kernel, front: np.ndarray, table: Expandable, tp_active: np.n
            tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
            dom_inst: np.ndarray, on_chunk: Callable[[int, int], bool] | None = None,
            chunk: int = CHUNK,
-           expect: float = 2.0) -> Successors:
+           expect: float = 2.0, cov: np.ndarray | None = None) -> Successors:
     """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns True, or
     Ctrl-C). Successors already in ``table`` are dropped, the others inserted. Transition
     predicates set ``tp_row``/``tp_inst`` at their first hit; a step that leaves the declared
     domains sets ``dom_row``/``dom_inst`` of its error code at its first occurrence.
     ``expect``: the successors a row is expected to let through (the buffers start there and
-    double when short)."""
+    double when short). ``cov`` (int64 [instances]): each instance's count of expanded states
+    that enable it is added to it."""
     mod, stride = kernel.mod, kernel.stride
+    if cov is None:
+        cov = np.zeros(max(kernel.ninst, 1), np.int64)
     n = front.shape[0]
     cap = max(1024, int(expect * n), 2 * mod.ROOM)
     out = np.empty((cap, stride), kernel.dtype)
@@ -61,7 +64,7 @@ def expand(kernel: Kernel, front: np.ndarray, table: Expandable, tp_active: np.n
             i, wrote, gen = table.expand(mod, dict(
                 front=front, lo=lo, hi=hi, out=out[w:], par=par[w:], act=act[w:], fps=fps[w:],
                 tp_active=tp_active, tp_row=tp_row, tp_inst=tp_inst, err=err, dom_row=dom_row,
-                dom_inst=dom_inst))
+                dom_inst=dom_inst, cov=cov))
             w += wrote
             generated += gen
             if i < hi:  # the kernel stopped for room: make some and go on from row i

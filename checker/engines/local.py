@@ -87,6 +87,11 @@ class LocalEngine(LevelSource):
         self.front: Frontier | None = None
         self.table: Any = None  # the visited set (engines/visited.py), made by ``start``
         self.levels: list = []
+        # action coverage: per instance, the expanded states that enable it and the new states
+        # it was the first to reach (None after a resume: the counts would be partial)
+        ninst = max(self.kernel.ninst, 1)
+        self.cov_enabled: np.ndarray | None = np.zeros(ninst, np.int64)
+        self.cov_new: np.ndarray | None = np.zeros(ninst, np.int64)
 
     def _new_table(self, fps: np.ndarray | None = None):
         """The visited set: one table, or one per worker; holding ``fps`` (a checkpoint's)."""
@@ -110,6 +115,7 @@ class LocalEngine(LevelSource):
             ex.hits, ex.checked = snap.hits, snap.checked
             props.state_active[:], props.trans_active[:] = snap.state_active, snap.trans_active
             progress.offset = snap.seconds
+            self.cov_enabled = self.cov_new = None
             return LevelResult()
         if opts.checkpoint is not None:
             self.ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
@@ -173,6 +179,9 @@ class LocalEngine(LevelSource):
             frontier_bytes=self.front_peak,
             bytes_per_state=peak / max(ex.distinct, 1),
             explore_bytes_per_state=max(peak - self.base_rss, 0) / max(ex.distinct, 1))
+        if self.cov_enabled is not None and self.cov_new is not None:
+            ex.stats["coverage"] = {"enabled": self.cov_enabled.tolist(),
+                                    "new": self.cov_new.tolist()}
 
     # -- one level ---------------------------------------------------------------------------
 
@@ -197,11 +206,13 @@ class LocalEngine(LevelSource):
 
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
-                                       dom_row, dom_inst, on_chunk)
+                                       dom_row, dom_inst, on_chunk, cov=self.cov_enabled)
             else:
                 new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
-                             dom_row, dom_inst, on_chunk)
+                             dom_row, dom_inst, on_chunk, cov=self.cov_enabled)
             nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
+            if self.cov_new is not None and new.acts.size:
+                self.cov_new += np.bincount(new.acts, minlength=self.cov_new.size)
             out.generated += new.generated
             out.found += self._domain_hits(dom_row, dom_inst, depth, off)
             out.found += self._transition_hits(rows, off, depth, tp_row, tp_inst)

@@ -253,7 +253,8 @@ class Workers:
         return _results([self.pool.submit(fn, *a) for a in args])
 
     def expand(self, front: np.ndarray, table: PartitionedTable, tp_active, tp_row, tp_inst,
-               dom_row, dom_inst, on_chunk=None, chunk: int | None = None) -> Expanded:
+               dom_row, dom_inst, on_chunk=None, chunk: int | None = None,
+               cov: np.ndarray | None = None) -> Expanded:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
@@ -265,6 +266,8 @@ class Workers:
         for r in self.rounds:
             r.hits = [(tp_row.copy(), tp_inst.copy(), dom_row.copy(), dom_inst.copy(),
                        np.zeros(1, np.int64)) for _ in range(ns)]
+            # per slice: the states enabling each instance (summed into ``cov`` at the end)
+            r.covs = [np.zeros(max(k.ninst, 1), np.int64) for _ in range(ns)]
         generated, lo, interrupted = 0, 0, None
 
         def generate(r: _Round, s: int, a: int, b: int, tables: tuple) -> int:
@@ -278,7 +281,7 @@ class Workers:
                     o_rows=tuple(x.rows.view(np.uint64) for x in bufs),
                     o_par=tuple(x.par for x in bufs), o_act=tuple(x.act for x in bufs),
                     o_fps=tuple(x.fps for x in bufs), o_n=at, tp_active=tp_active, tp_row=tr,
-                    tp_inst=ti, err=err, dom_row=dr, dom_inst=di))
+                    tp_inst=ti, err=err, dom_row=dr, dom_inst=di, cov=r.covs[s]))
                 gen += g
                 for x, m in zip(bufs, at):
                     x.n = int(m)
@@ -346,6 +349,10 @@ class Workers:
         with _signals_held():
             if cur is not None:  # a chunk generated but not inserted: dropped
                 wait(cur.futures)
+            if cov is not None:
+                for r in self.rounds:
+                    for c in r.covs:
+                        cov += c
             return self._sorted(shares, generated, lo, interrupted)
 
     def check_states(self, rows: np.ndarray, active, hits, err, dom_row) -> None:

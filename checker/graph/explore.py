@@ -343,6 +343,14 @@ class GraphSource(LevelSource):
         return out
 
     def finish(self, ex: Exploration) -> None:
+        ninst = max(self.kernel.ninst, 1)
+        enabled = np.zeros(ninst, np.int64)
+        for a in self.act_parts:  # one transition per (state, enabled instance)
+            enabled += np.bincount(a, minlength=ninst)
+        new = np.zeros(ninst, np.int64)
+        for a in self.pact[1:]:  # each level's states by the instance that first reached them
+            new += np.bincount(a, minlength=ninst)
+        ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
         peak = peak_rss_bytes()
         ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
                         explore_bytes_per_state=max(peak - self.base_rss, 0) / max(self.n, 1),

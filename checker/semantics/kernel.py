@@ -294,7 +294,8 @@ def _samples(mod, owners: int = 2) -> dict:
     par, act, fps = (np.empty(ninst, np.int32), np.empty(ninst, act_dtype_of(ninst)),
                      np.empty(ninst, np.uint64))
     tp = dict(tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
-              tp_inst=np.full(nt, -1, np.int64), err=err, dom_row=dom_row, dom_inst=dom_inst)
+              tp_inst=np.full(nt, -1, np.int64), err=err, dom_row=dom_row, dom_inst=dom_inst,
+              cov=np.zeros(max(ninst, 1), np.int64))
     table = np.zeros(16, np.uint64)
     level = dict(front=one, lo=0, hi=0, table=table, max_fill=8, filled=0, out=out, par=par,
                  act=act, fps=fps, **tp)

@@ -63,6 +63,8 @@ class DedupArgs(NamedTuple):
     err: Any
     dom_row: Any
     dom_inst: Any
+    cov: Any  # int64 [instances]: per action instance, the expanded states enabling it (+=)
+
 
 
 class ExactArgs(NamedTuple):
@@ -89,6 +91,8 @@ class ExactArgs(NamedTuple):
     slots: Any  # int64 [slots]: the store row of each table entry
     store: Any  # rows [cap, stride]: every state kept
     nstored: int  # rows of ``store`` in use
+    cov: Any  # int64 [instances]: per action instance, the expanded states enabling it (+=)
+
 
 
 class SplitArgs(NamedTuple):
@@ -110,6 +114,8 @@ class SplitArgs(NamedTuple):
     err: Any
     dom_row: Any
     dom_inst: Any
+    cov: Any  # int64 [instances]: per action instance, the expanded states enabling it (+=)
+
 
 
 class CheckArgs(NamedTuple):

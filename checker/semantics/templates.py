@@ -352,6 +352,7 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
         ok = " and err[0] == 0" if g_fails else ""
         lines += [f"{pad}if g_{ai}({', '.join(['s', *args, 'err'])}){ok}:  # {a.name}",
                   f"{pad}    gen += 1",
+                  f"{pad}    cov[{inst}] += 1",
                   f"{pad}    _get_words(fw, i, tw)",
                   f"{pad}    e_{ai}({', '.join(['t', *args, 'err'])})"]
         inner = pad + "    "

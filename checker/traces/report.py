@@ -48,6 +48,7 @@ table.props th { background: #f4f4f4; }
 tr.bad td { background: #fdecea; }
 td.found.violated { color: #b00; font-weight: bold; }
 td.links a { margin-right: 6px; }
+details.coverage { font-size: 13px; margin-top: 8px; }
 """
 
 
@@ -91,6 +92,7 @@ def entry(result, params_line: str) -> dict:
         "rows": [{"property": r.prop, "kind": r.kind, "expected": r.expected, "found": r.found,
                   "length": r.length, "ok": r.ok, "why": r.why} for r in result.rows],
         "files": files,
+        "coverage": rep.coverage() if rep is not None else None,
     }
 
 
@@ -170,8 +172,25 @@ def _section(name: str, e: dict | None) -> str:
                      f"<td>{escape(r['expected'])}</td>"
                      f'<td class="found {escape(r["found"])}">{escape(found)}</td>'
                      f'<td class="links">{links}</td></tr>')
-    parts.append("</table></section>")
+    parts.append("</table>")
+    if e.get("coverage"):
+        parts.append(_coverage(e["coverage"]))
+    parts.append("</section>")
     return "\n".join(parts)
+
+
+def _coverage(cov: dict) -> str:
+    """The scenario's action coverage: per action, the states that enable it and the new states
+    it was the first to reach; an action never enabled is marked (what it should exercise is
+    vacuous)."""
+    cells = []
+    for a, c in cov.items():
+        cls = ' class="bad"' if c["enabled"] == 0 else ""
+        cells.append(f"<tr{cls} data-action=\"{escape(a)}\"><td>{escape(a)}</td>"
+                     f"<td>{c['enabled']:,}</td><td>{c['new']:,}</td></tr>")
+    return ('<details class="coverage"><summary>action coverage</summary>'
+            '<table class="props"><tr><th>action</th><th>states enabling it</th>'
+            "<th>new states it reached first</th></tr>" + "".join(cells) + "</table></details>")
 
 
 def _kind_of(f: str) -> str:
