@@ -214,6 +214,7 @@ class _Round:
                      for _ in range(slices)]  # [slice][owner]
         self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
         self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
+        self.covs: list[np.ndarray] = []  # per slice: the states enabling each instance
         self.futures: list = []
         self.lo = self.hi = 0
 
