@@ -46,7 +46,8 @@ class Commands(click.Group):
     use, which keeps start-up light."""
 
     optional = ("hwcheck.checker.cli.prove", "hwcheck.checker.cli.scenarios",
-                "hwcheck.checker.cli.graph", "hwcheck.checker.cli.simulate")
+                "hwcheck.checker.cli.graph", "hwcheck.checker.cli.simulate",
+                "hwcheck.checker.cli.mutate")
     _loaded = False
 
     def _load(self) -> None:
