@@ -45,7 +45,8 @@ def plain_coverage() -> dict:
     return {"enabled": enabled, "distinct": len(seen)}
 
 
-@pytest.mark.parametrize("how", [dict(workers=1), dict(workers=2), dict(recoverable=True)])
+@pytest.mark.parametrize("how", [dict(workers=1), dict(workers=2), dict(recoverable=True),
+                                 dict(engine="partitioned", parts=3)])
 def test_every_source_counts_the_same_coverage(how):
     spec = kafka(**R2)
     rep = check(spec, Options(stop_at_violation=False), **how)

@@ -53,7 +53,7 @@ def test_the_table_names_every_required_scenario_once():
 @pytest.mark.parametrize("sc", scenarios.SCENARIOS, ids=lambda s: s.name)
 def test_each_scenario_expects_a_verdict_for_every_property(sc: Scenario):
     spec = build(sc.params)
-    props = {p.name for p in spec.invariants + spec.action_properties}
+    props = {p.name for p in spec.invariants + spec.action_properties + spec.liveness}
     assert set(sc.expect) == props
     assert {"LeaderHwMonotonic", "EpochMonotonic"} <= set(sc.expect)
     assert all(v == HOLDS or (isinstance(v, int) and v > 0) for v in sc.expect.values())

@@ -109,6 +109,7 @@ class Expanded:
     generated: int  # transitions evaluated, duplicates included
     tp_hits: dict = field(default_factory=dict)  # prop index -> (parent fp, action, successor fp)
     dom_hits: dict = field(default_factory=dict)  # error code -> (parent fp, action)
+    cov: np.ndarray | None = None  # int64 [instances]: the expanded rows that enable each
 
 
 # -- kernels, built once per process ------------------------------------------------------------
@@ -160,14 +161,16 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
     nt = tp_active.size
     tp_row = np.full(nt, -1, np.int64)
     tp_inst = np.full(nt, -1, np.int64)
+    cov = np.zeros(max(kernel.ninst, 1), np.int64)
     if n == 0:
-        return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0)
+        return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0, cov=cov)
     rows = np.ascontiguousarray(rows, kernel.dtype)
     _, dom_row, dom_inst = kernel.error_arrays()
     # every successor of a row is new to this scratch table unless another row found it: up
     # to ninst a row; buffers for EXPECT a row cover the models measured without growing
     succ = expand_rows(kernel, rows, VisitedTable(4 * n * 2), tp_active, tp_row, tp_inst,
-                       dom_row, dom_inst, chunk=CHUNK, expect=min(EXPECT, kernel.ninst))
+                       dom_row, dom_inst, chunk=CHUNK, expect=min(EXPECT, kernel.ninst),
+                       cov=cov)
     dom = {int(c): (int(fps[dom_row[c]]), int(dom_inst[c])) for c in np.flatnonzero(dom_row >= 0)}
     hits = {}
     for j in np.flatnonzero(tp_row >= 0):
@@ -175,7 +178,7 @@ def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> 
         nxt = kernel.step(int(tp_inst[j]), parent)
         hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.state_fingerprint(nxt))
     batch = Batch(succ.rows, succ.fps, fps[succ.parents], succ.acts)  # split_by_owner gathers
-    return Expanded(batch, succ.generated, hits, dom)
+    return Expanded(batch, succ.generated, hits, dom, cov)
 
 
 def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
@@ -288,7 +291,11 @@ def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
     runs.write_level(task.level, new.fps, new.parents, new.acts)
     sp_active = np.array(task.sp_active or (False,), np.bool_)
     sp, dom_sp = state_hits(k, new.rows, new.fps, sp_active)
+    # the new states each instance reached first (the initial state, level 0, by none)
+    cov_new = np.bincount(new.acts, minlength=max(k.ninst, 1)) if task.level and len(new) \
+        else np.zeros(max(k.ninst, 1), np.int64)
     stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
+             "cov_new": cov_new,
              "shuffled_bytes": sum(b.nbytes for _, b in blocks), **runs.stats()}
     return new, stats
 
@@ -300,7 +307,7 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
     ex = expand(task.kernel(), rows, fps, tp_active)
     blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
     return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "dom_tp": ex.dom_hits,
-                    "expanded": int(fps.size)}
+                    "expanded": int(fps.size), "cov_enabled": ex.cov}
 
 
 def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:

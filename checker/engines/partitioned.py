@@ -21,6 +21,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from hwcheck.checker.engines import runs
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.partition import (
@@ -221,6 +223,9 @@ class LevelEngine(LevelSource):
             shuffled_bytes=ts.get("shuffled_bytes", 0),
             task_merge_seconds=ts["merge_seconds"],
             task_expand_seconds=ts["expand_seconds"], **info)
+        if "cov_enabled" in ts and "cov_new" in ts:
+            ex.stats["coverage"] = {"enabled": [int(x) for x in ts["cov_enabled"]],
+                                    "new": [int(x) for x in ts["cov_new"]]}
 
     def _backend_info(self, ex: Exploration) -> dict:
         try:
@@ -239,6 +244,10 @@ class LevelEngine(LevelSource):
         ts["merge_seconds"] += sum(s["merge_seconds"] for s in stats)
         ts["expand_seconds"] += sum(s["expand_seconds"] for s in stats)
         ts["store_bytes"] = sum(s["disk_bytes"] for s in stats)
+        for s in stats:  # action coverage (statistics from another hwcheck may lack it)
+            for key in ("cov_enabled", "cov_new"):
+                if s.get(key) is not None:
+                    ts[key] = ts[key] + s[key] if key in ts else np.array(s[key], np.int64)
         ts["shuffled_bytes"] = ts.get("shuffled_bytes", 0) + sum(s["shuffled_bytes"] for s in stats)
         self.level_tasks.append((
             round(self.level_seconds[-1], 4),
