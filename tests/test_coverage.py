@@ -8,7 +8,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from helpers import kafka
+from helpers import kafka, tiered
 
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.engines.options import Options
@@ -45,8 +45,10 @@ def plain_coverage() -> dict:
     return {"enabled": enabled, "distinct": len(seen)}
 
 
-@pytest.mark.parametrize("how", [dict(workers=1), dict(workers=2), dict(recoverable=True),
-                                 dict(engine="partitioned", parts=3)])
+@pytest.mark.parametrize("how", tiered([dict(workers=1), dict(recoverable=True), dict(workers=2),
+                                        dict(engine="partitioned", parts=3)],
+                                       {"workers=1", "recoverable=True"},
+                                       key=lambda h: ",".join(f"{k}={v}" for k, v in h.items())))
 def test_every_source_counts_the_same_coverage(how):
     spec = kafka(**R2)
     rep = check(spec, Options(stop_at_violation=False), **how)

@@ -165,6 +165,7 @@ def test_token_ring_sizes_agree_with_the_independent_check(nodes, use):
     assert graph_verdicts(spec) == independent_verdicts(spec)
 
 
+@pytest.mark.slow
 def test_without_fairness_every_progress_property_fails_by_stuttering():
     spec = spec_of("token_ring.py", nodes=3, use="none", passing="none")
     _, _, _, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),

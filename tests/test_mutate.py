@@ -62,6 +62,7 @@ def test_the_kill_matrix_of_two_phase_commit():
     assert 0.5 < rep.kill_rate <= 1.0
 
 
+@pytest.mark.slow
 def test_a_mutant_in_the_schema_has_the_states_of_the_mutant_alone():
     """The compiled schema running mutant k explores what the interpreter explores on the
     schema whose initial state picks k (an independent search over tuples)."""

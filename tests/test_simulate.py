@@ -42,6 +42,7 @@ def test_simulate_finds_kip_101s_loss_and_the_minimised_trace_replays(tmp_path):
     assert again["violations"][0]["length"] == v["length"]
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_walks_on_any_number_of_workers():
     spec = kafka(replicas=2, max_offset=2, max_epoch=3, truncation="kip-279",
                  isr_expansion="epoch-start")
@@ -67,6 +68,7 @@ def test_a_violation_is_the_least_walk_whatever_the_workers():
     replay(spec, trace)
 
 
+@pytest.mark.slow
 def test_simulate_runs_any_spec_and_reports_unknown_when_nothing_is_found(tmp_path):
     res, obj = run("--spec", str(SPECS / "two_phase.py"), "--param", "tm_commits_early=true",
                    "--walks", "500", "--out", str(tmp_path))
@@ -85,6 +87,7 @@ def test_simulate_runs_any_spec_and_reports_unknown_when_nothing_is_found(tmp_pa
                                    "RMChooseToAbort", "RMRcvCommitMsg", "RMRcvAbortMsg"}
 
 
+@pytest.mark.slow
 def test_a_step_out_of_the_domains_is_a_finding_that_replays(tmp_path):
     res, obj = run("--spec", str(SPECS / "domains_overflow.py"), "--walks", "200", "--out",
                    str(tmp_path))
