@@ -147,8 +147,8 @@ def test_token_ring_verdicts_match_tlc_and_the_independent_check(use, passing):
     assert got == independent_verdicts(spec)
 
 
-@pytest.mark.parametrize("fairness,naive", tiered(list(TLC_PETERSON), {("weak", True)},
-                                                  unpack=True))
+@pytest.mark.slow
+@pytest.mark.parametrize("fairness,naive", list(TLC_PETERSON))
 def test_peterson_verdicts_match_tlc_and_the_independent_check(fairness, naive):
     spec = spec_of("peterson.py", fairness=fairness, naive=naive)
     got = graph_verdicts(spec)
@@ -288,7 +288,8 @@ TLC_KAFKA = {
 }
 
 
-@pytest.mark.parametrize("truncation", tiered(list(TLC_KAFKA), {"hw"}))
+@pytest.mark.slow
+@pytest.mark.parametrize("truncation", list(TLC_KAFKA))
 def test_kafka_liveness_matches_tlc_and_recoverability(truncation, tmp_path):
     spec = kafka(replicas=2, max_offset=2, max_epoch=3, truncation=truncation, liveness=True)
     _, rec, _, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),

@@ -295,7 +295,7 @@ def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
     cov_new = np.bincount(new.acts, minlength=max(k.ninst, 1)) if task.level and len(new) \
         else np.zeros(max(k.ninst, 1), np.int64)
     stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
-             "cov_new": cov_new,
+             "cov_new": cov_new.tolist(),
              "shuffled_bytes": sum(b.nbytes for _, b in blocks), **runs.stats()}
     return new, stats
 
@@ -307,7 +307,8 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
     ex = expand(task.kernel(), rows, fps, tp_active)
     blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
     return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "dom_tp": ex.dom_hits,
-                    "expanded": int(fps.size), "cov_enabled": ex.cov}
+                    "expanded": int(fps.size),
+                    "cov_enabled": ex.cov.tolist() if ex.cov is not None else None}
 
 
 def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:

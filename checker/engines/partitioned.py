@@ -178,6 +178,7 @@ class LevelEngine(LevelSource):
         self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
                            "store_bytes": 0}
+        self.coverage: dict[str, np.ndarray] = {}  # cov_enabled, cov_new summed over tasks
         self.pending: list[dict] = []
         self.left = 0
         # the partitions' initial items; their workers build their kernels before the clock starts
@@ -223,9 +224,10 @@ class LevelEngine(LevelSource):
             shuffled_bytes=ts.get("shuffled_bytes", 0),
             task_merge_seconds=ts["merge_seconds"],
             task_expand_seconds=ts["expand_seconds"], **info)
-        if "cov_enabled" in ts and "cov_new" in ts:
-            ex.stats["coverage"] = {"enabled": [int(x) for x in ts["cov_enabled"]],
-                                    "new": [int(x) for x in ts["cov_new"]]}
+        cov = self.coverage
+        if "cov_enabled" in cov and "cov_new" in cov:
+            ex.stats["coverage"] = {"enabled": [int(x) for x in cov["cov_enabled"]],
+                                    "new": [int(x) for x in cov["cov_new"]]}
 
     def _backend_info(self, ex: Exploration) -> dict:
         try:
@@ -247,7 +249,9 @@ class LevelEngine(LevelSource):
         for s in stats:  # action coverage (statistics from another hwcheck may lack it)
             for key in ("cov_enabled", "cov_new"):
                 if s.get(key) is not None:
-                    ts[key] = ts[key] + s[key] if key in ts else np.array(s[key], np.int64)
+                    add = np.asarray(s[key], np.int64)
+                    self.coverage[key] = self.coverage[key] + add if key in self.coverage \
+                        else add
         ts["shuffled_bytes"] = ts.get("shuffled_bytes", 0) + sum(s["shuffled_bytes"] for s in stats)
         self.level_tasks.append((
             round(self.level_seconds[-1], 4),
