@@ -11,6 +11,12 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("hwcheck", deadline=None)
 settings.load_profile("hwcheck")
 
+# Under pytest-xdist every core already runs a test file: no compile helper processes beside
+# them (they would compile again what the test's own process compiles). Inherited by the
+# command lines the tests start; the test of the helper itself turns it back on.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("HWCHECK_COMPILE_HELPER", "0")
+
 
 # HWCHECK_TEST_KERNELS=FILE: after each test, append to FILE the kernel files it added to the
 # cache (what it compiled first), to keep the fast tier's configurations few.
@@ -20,7 +26,8 @@ if os.environ.get("HWCHECK_TEST_KERNELS"):
     from hwcheck.checker import _cache
 
     def _kernel_files() -> set[str]:
-        return {str(p.relative_to(_cache)) for d in ("kernels", "graph") if (_cache / d).is_dir()
+        return {str(p.relative_to(_cache)) for d in ("kernels", "graph", "sim")
+                if (_cache / d).is_dir()
                 for p in (_cache / d).iterdir() if not p.name.endswith(".tmp")}
 
     @pytest.hookimpl(hookwrapper=True)

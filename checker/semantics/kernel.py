@@ -231,7 +231,10 @@ class Kernel:
         return cache_dir() / "kernels" / f"k_{self.key}.{part}.compiled"
 
     def _start_helper(self):
-        if len(_cores()) < 2 or not sys.executable:
+        # HWCHECK_COMPILE_HELPER=0: no helper (the cores are busy anyway, as under a parallel
+        # test run: a helper would only compile what this process compiles too)
+        if len(_cores()) < 2 or not sys.executable \
+                or os.environ.get("HWCHECK_COMPILE_HELPER") == "0":
             return None
         path = cache_dir() / "kernels" / f"k_{self.key}.py"
         try:
