@@ -16,7 +16,7 @@ cycle is taken on it (enabled: it leads to a state other than the one it starts 
 from __future__ import annotations
 
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
-from hwcheck.checker.traces.trace import Trace, TraceError, _fp, views_of
+from hwcheck.checker.traces.trace import Trace, TraceError, _fp, replayed_rows, views_of
 from hwcheck.spec.lang import Liveness, Spec
 
 STUTTER = "(stutter)"
@@ -62,33 +62,9 @@ def from_lasso(spec: Spec, interp: Interpreter, name: str, engine: str,
                  [layout.to_dict(r) for r in rows], meta, views=views_of(spec))
 
 
-def replay_steps(interp: Interpreter, trace: Trace) -> list:
-    """The rows of a lasso trace read from a file, every step replayed (a ``(stutter)`` step
-    must change nothing) and compared with the recorded state."""
-    from hwcheck.checker.traces.trace import _checked_step, _same
-
-    layout = interp.layout
-    row = interp.initial()
-    _same(layout, row, trace.states[0], 0, "the initial state")
-    rows = [row]
-    if trace.actions is None or len(trace.actions) != len(trace.states) - 1:
-        raise TraceError(f"the trace has {len(trace.states)} states but "
-                         f"{len(trace.actions or [])} actions")
-    for step, label in enumerate(trace.actions, start=1):
-        if label == STUTTER:
-            _same(layout, row, trace.states[step], step, "a stuttering step changes nothing")
-            nxt = row.copy()
-        else:
-            nxt = _checked_step(interp, row, label, step, trace.states[step],
-                                "the state before it")
-        rows.append(nxt)
-        row = nxt
-    return rows
-
-
 def replay(spec: Spec, trace: Trace) -> list:
     interp = Interpreter(spec)
-    rows = replay_steps(interp, trace)
+    rows = replayed_rows(interp, trace, STUTTER)
     loop = trace.meta.get("loop")
     if isinstance(loop, bool) or not isinstance(loop, int):
         raise TraceError("a liveness counterexample needs #meta.loop, the index of the state "

@@ -283,19 +283,7 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
 
         return lasso.replay(spec, trace)
     interp = Interpreter(spec)
-    layout = interp.layout
-    row = interp.initial()
-    if not trace.states:
-        raise TraceError("the trace has no states")
-    _same(layout, row, trace.states[0], 0, "the initial state")
-    rows = [row]
-    if trace.actions is None or len(trace.actions) != len(trace.states) - 1:
-        raise TraceError(f"the trace has {len(trace.states)} states but "
-                         f"{len(trace.actions or [])} actions")
-    for step, label in enumerate(trace.actions, start=1):
-        nxt = _checked_step(interp, row, label, step, trace.states[step], "the state before it")
-        rows.append(nxt)
-        row = nxt
+    rows = replayed_rows(interp, trace)
     if trace.kind == "domain":
         claimed = trace.meta.get("domain_error")
         if not isinstance(claimed, dict):
@@ -306,6 +294,30 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
         _confirm_domain(spec, interp, trace.property, rows, last)
     else:
         _confirm(spec, interp, trace.property, trace.kind, rows)
+    return rows
+
+
+def replayed_rows(interp: Interpreter, trace: Trace, stutter: str | None = None) -> list:
+    """The rows of ``trace``, each step replayed from the initial state and compared with the
+    state it records; a step labelled ``stutter`` (a lasso's) must change nothing."""
+    layout = interp.layout
+    row = interp.initial()
+    if not trace.states:
+        raise TraceError("the trace has no states")
+    _same(layout, row, trace.states[0], 0, "the initial state")
+    rows = [row]
+    if trace.actions is None or len(trace.actions) != len(trace.states) - 1:
+        raise TraceError(f"the trace has {len(trace.states)} states but "
+                         f"{len(trace.actions or [])} actions")
+    for step, label in enumerate(trace.actions, start=1):
+        if stutter is not None and label == stutter:
+            _same(layout, row, trace.states[step], step, "a stuttering step changes nothing")
+            nxt = row.copy()
+        else:
+            nxt = _checked_step(interp, row, label, step, trace.states[step],
+                                "the state before it")
+        rows.append(nxt)
+        row = nxt
     return rows
 
 
