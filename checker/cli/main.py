@@ -247,6 +247,10 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         if oc.kind == "reachable" and oc.status != "reached":
             o.say(f"note: {oc.name} was {oc.status} (a check that passes without it may be "
                   "vacuous)")
+    cov = report.coverage()
+    if cov:
+        o.say("coverage (states enabling it / new states it reached first): "
+              + ", ".join(f"{a} {c['enabled']:,}/{c['new']:,}" for a, c in cov.items()))
     never = report.never_enabled()
     if never:
         o.say(f"note: coverage: {', '.join(never)} never enabled in any explored state (a "
