@@ -108,7 +108,7 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
           f"survived)); {rep.seconds:.1f} s")
     for op, (k, n) in sorted(rep.by_operator().items()):
         o.say(f"  {op:<16} {k:>4} of {n:<4} killed")
-    survived = [r for r in rep.results if r.status == SURVIVED or r.escalated]
+    survived = [r for r in rep.results if r.status in (SURVIVED, EQUIVALENT)]
     if survived:
         o.say("surviving mutants (no property tells them from the original at this size):")
         for r in survived:
