@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -109,7 +109,6 @@ class GraphArrays:
     rev_edges: np.ndarray  # int64 [transitions]: transition ids by destination
     src: np.ndarray  # int32 [transitions]
     depth: np.ndarray  # int32 [n]
-    extra: dict = field(default_factory=dict)
 
 
 def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
@@ -295,7 +294,8 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
 
 
 @njit(cache=True, nogil=True)
-def _enabled_bits(offsets, dst, act, index, enabled):  # pragma: no cover - compiled
+def _enabled_bits(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.ndarray,
+                  enabled: np.ndarray) -> None:  # pragma: no cover - compiled
     n = offsets.size - 1
     for s in range(n):
         for e in range(offsets[s], offsets[s + 1]):
@@ -305,7 +305,8 @@ def _enabled_bits(offsets, dst, act, index, enabled):  # pragma: no cover - comp
 
 
 @njit(cache=True, nogil=True)
-def _tarjan(offsets, dst, act, mask, ok_edge, comp):  # pragma: no cover - compiled
+def _tarjan(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, mask: np.ndarray,
+            ok_edge: np.ndarray, comp: np.ndarray) -> int:  # pragma: no cover - compiled
     """Strongly connected components of the states in ``mask`` over the transitions between
     them that ``ok_edge`` allows; iterative (an explicit call stack). Returns how many."""
     n = offsets.size - 1
@@ -369,8 +370,10 @@ def _tarjan(offsets, dst, act, mask, ok_edge, comp):  # pragma: no cover - compi
 
 
 @njit(cache=True, nogil=True)
-def _judge(offsets, dst, act, comp, ncomp, enabled, index, weak, strong, accept, ok_edge,
-           fcomp, keep, next_id):  # pragma: no cover - compiled
+def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarray, ncomp: int,
+           enabled: np.ndarray, index: np.ndarray, weak: np.ndarray, strong: np.ndarray,
+           accept: np.ndarray, ok_edge: np.ndarray, fcomp: np.ndarray, keep: np.ndarray,
+           next_id: int) -> int:  # pragma: no cover - compiled
     """Each component: fair (its states get a new id in ``fcomp``), refined (its states that
     enable a strongly fair instance it never takes are dropped, the others go to ``keep`` for
     the next decomposition) or without a fair cycle. Returns the next free id."""
@@ -435,8 +438,9 @@ def _judge(offsets, dst, act, comp, ncomp, enabled, index, weak, strong, accept,
 
 
 @njit(cache=True, nogil=True)
-def _backward_bfs(rev_offsets, rev_edges, src, region, target, dist,
-                  nxt):  # pragma: no cover - compiled
+def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, src: np.ndarray,
+                  region: np.ndarray, target: np.ndarray, dist: np.ndarray,
+                  nxt: np.ndarray) -> None:  # pragma: no cover - compiled
     """Distances inside ``region`` to ``target`` (its states at 0), and for every other state
     the transition that starts a shortest path (``nxt``)."""
     n = rev_offsets.size - 1
@@ -461,8 +465,10 @@ def _backward_bfs(rev_offsets, rev_edges, src, region, target, dist,
 
 
 @njit(cache=True, nogil=True)
-def _bfs_to(offsets, dst, act, member, ok_edge, start, kind, b, index, enabled, accept,
-            path):  # pragma: no cover - compiled
+def _bfs_to(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, member: np.ndarray,
+            ok_edge: np.ndarray, start: int, kind: int, b: int, index: np.ndarray,
+            enabled: np.ndarray, accept: np.ndarray,
+            path: np.ndarray) -> int:  # pragma: no cover - compiled
     """A shortest path inside ``member`` (over transitions ``ok_edge`` allows) from ``start``
     to: kind 0, an accepting state; 1, a transition of fair instance ``b`` to another state
     (taken last); 2, a state where ``b`` is disabled, or such a transition; 3, the state ``b``.
@@ -522,7 +528,7 @@ def _bfs_to(offsets, dst, act, member, ok_edge, start, kind, b, index, enabled, 
 
 
 @njit(cache=True, nogil=True)
-def _source(offsets, e):  # pragma: no cover - compiled
+def _source(offsets: np.ndarray, e: int) -> int:  # pragma: no cover - compiled
     lo = 0
     hi = offsets.size - 1
     while hi - lo > 1:  # the state s with offsets[s] <= e < offsets[s + 1]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hwcheck.spec.lang import (
     INT,
@@ -139,8 +140,8 @@ class _Builder:
 
     # -- statements ----------------------------------------------------------------------------
 
-    def stmts(self, body: list) -> list:
-        out: list = []
+    def stmts(self, body: list[Any]) -> list[Any]:
+        out: list[Any] = []
         for s in body:
             if isinstance(s, Assign):
                 value = self.expr(s.value)

@@ -14,6 +14,7 @@ mutant) before it counts.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +101,7 @@ def _running(kernel: Kernel, k: int) -> Kernel:
 
 
 def mutate(spec: Spec, only: list[int] | None = None, max_states: int | None = None,
-           report=None) -> MutationReport:
+           report: Callable[[str], None] | None = None) -> MutationReport:
     """Check every mutant of ``spec`` (or those numbered in ``only``) exhaustively."""
     t0 = time.perf_counter()
     sch, found = schema(spec)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,7 +109,8 @@ class SimResult:
         }
 
 
-def simulate(spec: Spec, opts: SimOptions, report=None) -> SimResult:
+def simulate(spec: Spec, opts: SimOptions,
+             report: Callable[[str], None] | None = None) -> SimResult:
     """Random walks of ``spec`` (see the module's doc); Ctrl-C and SIGTERM stop after the
     batch under way, keeping what was found."""
     kernel = Kernel(spec)
@@ -136,7 +138,7 @@ def simulate(spec: Spec, opts: SimOptions, report=None) -> SimResult:
     res = SimResult(spec, opts)
     lens_sum = lens_sq = 0.0
 
-    def batch(w0: int, count: int, tid: int):
+    def batch(w0: int, count: int, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         path = np.zeros((count, depth), np.int64)
         out = np.zeros(6, np.int64)
         lengths = np.zeros(count, np.int64)
@@ -210,7 +212,8 @@ def simulate(spec: Spec, opts: SimOptions, report=None) -> SimResult:
     return res
 
 
-def _seen(res: SimResult, tables, fills, fill_max: int) -> None:
+def _seen(res: SimResult, tables: list[tuple[np.ndarray, np.ndarray]], fills: list[int],
+          fill_max: int) -> None:
     """Distinct states over every worker's table, and the Chao1 estimate of the total from the
     states seen exactly once and exactly twice."""
     keys = np.concatenate([k[k != 0] for k, _ in tables])
@@ -225,8 +228,8 @@ def _seen(res: SimResult, tables, fills, fill_max: int) -> None:
     res.saturated = any(f >= fill_max for f in fills)
 
 
-def _found(spec: Spec, kernel: Kernel, sk: SimKernel, hit, sp_active, tp_active,
-           minimise: bool) -> Found:
+def _found(spec: Spec, kernel: Kernel, sk: SimKernel, hit: tuple[int, int, int, int, list[int]],
+           sp_active: np.ndarray, tp_active: np.ndarray, minimise: bool) -> Found:
     walk, steps, kind, j, path = hit
     props = kernel.props
     if kind == 2:
@@ -243,7 +246,8 @@ def _found(spec: Spec, kernel: Kernel, sk: SimKernel, hit, sp_active, tp_active,
     return Found(name, what, walk, steps, path)
 
 
-def _minimised(sk: SimKernel, start: np.ndarray, path: list[int], sp, tp) -> list[int]:
+def _minimised(sk: SimKernel, start: np.ndarray, path: list[int], sp: np.ndarray,
+               tp: np.ndarray) -> list[int]:
     """Drop steps while the rest replays and still violates (cut at its first violation):
     one step at a time, then two at once (a crash and its restart, say), until neither helps."""
     def violates(cand: np.ndarray) -> int:

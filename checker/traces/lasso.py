@@ -15,9 +15,11 @@ cycle is taken on it (enabled: it leads to a state other than the one it starts 
 
 from __future__ import annotations
 
+import numpy as np
+
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.traces.trace import Trace, TraceError, _fp, replayed_rows, views_of
-from hwcheck.spec.lang import Liveness, Spec
+from hwcheck.spec.lang import Expr, Instance, Liveness, Spec
 
 STUTTER = "(stutter)"
 FORMS = {"leads_to": "~>", "always_eventually": "[]<>", "eventually_always": "<>[]"}
@@ -62,7 +64,7 @@ def from_lasso(spec: Spec, interp: Interpreter, name: str, engine: str,
                  [layout.to_dict(r) for r in rows], meta, views=views_of(spec))
 
 
-def replay(spec: Spec, trace: Trace) -> list:
+def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
     interp = Interpreter(spec)
     rows = replayed_rows(interp, trace, STUTTER)
     loop = trace.meta.get("loop")
@@ -73,7 +75,8 @@ def replay(spec: Spec, trace: Trace) -> list:
     return rows
 
 
-def confirm(spec: Spec, interp: Interpreter, name: str | None, rows: list, labels: list[str],
+def confirm(spec: Spec, interp: Interpreter, name: str | None, rows: list[np.ndarray],
+            labels: list[str],
             loop: int) -> None:
     """Raise TraceError unless (rows, labels) with its cycle from ``loop`` is a fair behaviour
     of ``spec`` that breaks the liveness property ``name``."""
@@ -94,14 +97,14 @@ def confirm(spec: Spec, interp: Interpreter, name: str | None, rows: list, label
     _fair(spec, interp, cycle_states, rows[loop + 1:last + 1], cycle_labels)
 
 
-def _holds(interp: Interpreter, e, row) -> bool:
+def _holds(interp: Interpreter, e: Expr, row: np.ndarray) -> bool:
     try:
         return bool(interp.holds(e, row))
     except ModelError as err:
         raise TraceError(f"the property reads outside the declared domains: {err}") from None
 
 
-def _breaks(interp: Interpreter, p: Liveness, rows: list, loop: int) -> None:
+def _breaks(interp: Interpreter, p: Liveness, rows: list[np.ndarray], loop: int) -> None:
     cyc = rows[loop:-1]
     if p.form == "eventually_always":
         if all(_holds(interp, p.p, r) for r in cyc):
@@ -125,7 +128,8 @@ def _breaks(interp: Interpreter, p: Liveness, rows: list, loop: int) -> None:
                      "followed by one with q")
 
 
-def _fair(spec: Spec, interp: Interpreter, states: list, after: list, labels: list[str]) -> None:
+def _fair(spec: Spec, interp: Interpreter, states: list[np.ndarray], after: list[np.ndarray],
+          labels: list[str]) -> None:
     """Every fairness condition of the spec on the cycle (states[i] --labels[i]--> after[i])."""
     taken = set()
     for row, nxt, label in zip(states, after, labels, strict=True):
@@ -146,7 +150,7 @@ def _fair(spec: Spec, interp: Interpreter, states: list, after: list, labels: li
                              "on the cycle and never taken")
 
 
-def _enabled(interp: Interpreter, inst, row) -> bool:
+def _enabled(interp: Interpreter, inst: Instance, row: np.ndarray) -> bool:
     try:
         nxt = interp.step(inst, row)
     except ModelError:
