@@ -98,10 +98,11 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
                                    if r2.status == KILLED else
                                    f"{r2.status} at {escalate}={bigger[escalate]}")
     original = rep.original
-    if original.verdict != "holds":
-        o.say(f"note: the original already violates "
-              f"{', '.join(sorted(h for h in original.hits))}: a mutant counts as killed only "
-              "by a violation the original does not have (or has at another length)")
+    broken = sorted(n for n, h in original.hits.items() if h.kind != "reachable")
+    if broken:
+        o.say(f"note: the original already violates {', '.join(broken)}: a mutant counts as "
+              "killed only by a violation the original does not have (or has at another "
+              "length)")
     o.say(f"mutants: {len(rep.results)}; killed {rep.count('killed')}, survived "
           f"{rep.count('survived')}, equivalent at this size {rep.count('equivalent')}, "
           f"unknown {rep.count('unknown')}; kill rate {rep.kill_rate:.1%} (killed / (killed + "
