@@ -9,6 +9,8 @@ kernel (its ``step`` and its property predicates, imported, not copied):
   fingerprint -> id hash table; a new state gets the next id and its row is kept for the next
   level) and record every transition as (destination id, action instance); optionally, per
   transition, which action properties it violates;
+- the fingerprint -> id table's functions (``idtable.py``, compiled once for every graph
+  kernel), re-exported;
 - ``eval_flags``: per state, a bit mask of state predicates: those the caller states in the
   spec's language (a protocol's healthy predicate), compiled here by the kernel's own
   expression generator, then the spec's invariants (the kernel's ``sp_j``).
@@ -40,6 +42,7 @@ import sys
 import numpy as np
 from numba import njit
 
+from hwcheck.checker.graph.idtable import table_find, table_put, table_rehash, table_set
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -53,43 +56,6 @@ DTYPE = _k.DTYPE
 '''
 
 BODY = '''
-
-@njit(cache=True)
-def table_find(keys, vals, mask, fp):
-    """The id of ``fp``, or -1 (then ``keys[slot]`` is free at the returned slot)."""
-    i = np.int64(fp & np.uint64(mask))
-    while True:
-        v = keys[i]
-        if v == fp:
-            return vals[i], i
-        if v == np.uint64(0):
-            return -1, i
-        i = (i + 1) & mask
-
-
-@njit(cache=True)
-def table_put(keys, vals, mask, fp, ident):
-    found, slot = table_find(keys, vals, mask, fp)
-    if found < 0:
-        keys[slot] = fp
-        vals[slot] = ident
-
-
-@njit(cache=True)
-def table_rehash(keys, vals, new_keys, new_vals):
-    mask = new_keys.size - 1
-    for i in range(keys.size):
-        if keys[i] != np.uint64(0):
-            table_put(new_keys, new_vals, mask, keys[i], vals[i])
-
-
-@njit(cache=True)
-def table_set(keys, vals, mask, fps, ids):
-    """Give each of ``fps`` (all in the table) its new id."""
-    for q in range(fps.size):
-        found, slot = table_find(keys, vals, mask, fps[q])
-        vals[slot] = ids[q]
-
 
 @njit(cache=True)
 def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, new_fps, new_par,

@@ -218,8 +218,9 @@ _DOC_SPLIT = (
     '    before a block of rows whose successors might overflow an owner\'s buffers.\n'
     '    Domain errors and transition predicates as ``expand_dedup``. Returns (next\n'
     '    row, transitions generated)."""')
-_PROLOGUE = ["    tw = np.empty(WORDS, np.uint64)  # the scratch successor, as words to hash",
-             "    t = tw.view(DTYPE)",
+_PROLOGUE = ["    bw = np.empty((NINST, WORDS), np.uint64)  # a row's successors, as words",
+             "    bt = bw.view(DTYPE)",
+             "    bi = np.empty(NINST, np.int64)  # the instance of each",
              "    fw = front.view(np.uint64)  # rows are copied a word at a time"]
 
 
@@ -328,12 +329,15 @@ def _append(w: str) -> Callable[[str], list[str]]:
 
 def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[Pass, ...],
                 keep: Callable[[str], list[str]]) -> list[str]:
-    """The loop body over one frontier row ``s`` (row ``i``): every action instance's guard,
-    effect into ``t``, transition predicates, the passes, the fingerprint, then ``keep``. A
-    guard, effect or transition predicate that leaves the declared domains reports its error
-    code's first (row, instance) and keeps nothing. ``err`` is looked at only after the
-    functions that have a run-time check."""
-    lines: list[str] = []
+    """The loop body over one frontier row ``s`` (row ``i``), in two phases. First every action
+    instance's guard and effect: each enabled instance's successor goes to the row's buffer
+    (``bw``/``bt``, its instance to ``bi``). Then, once for all of them, each successor ``t``
+    (words ``tw``) of instance ``inst`` goes through the transition predicates, the passes and
+    the fingerprint, then ``keep``. The tail is written once, not once an action, which keeps
+    the expand kernels small to compile. A guard, effect or transition predicate that leaves
+    the declared domains reports its error code's first (row, instance) and keeps nothing.
+    ``err`` is looked at only after the functions that have a run-time check."""
+    lines: list[str] = ["        nq = 0"]
     tp_fails = any(fails[f"tp_{j}"] for j in range(len(props.transition)))
     for ai, a, base in instances(spec):
         sizes = [p.size for p in a.params]
@@ -353,27 +357,37 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
         lines += [f"{pad}if g_{ai}({', '.join(['s', *args, 'err'])}){ok}:  # {a.name}",
                   f"{pad}    gen += 1",
                   f"{pad}    cov[{inst}] += 1",
-                  f"{pad}    _get_words(fw, i, tw)",
-                  f"{pad}    e_{ai}({', '.join(['t', *args, 'err'])})"]
+                  f"{pad}    _get_words(fw, i, bw[nq])",
+                  f"{pad}    e_{ai}({', '.join(['bt[nq]', *args, 'err'])})"]
         inner = pad + "    "
         if e_fails:
             lines.append(f"{inner}if err[0] == 0:")
             inner += "    "
-        for j, (pname, _, kind) in enumerate(props.transition):
-            lines += [f"{inner}if tp_active[{j}] and tp_row[{j}] < 0:  # {pname}",
-                      f"{inner}    h = {hit(kind, f'tp_{j}(s, t, err)')}",
-                      f"{inner}    if h{' and err[0] == 0' if fails[f'tp_{j}'] else ''}:",
-                      f"{inner}        tp_row[{j}] = i",
-                      f"{inner}        tp_inst[{j}] = {inst}"]
-        if tp_fails:
-            lines.append(f"{inner}if err[0] == 0:")
-            inner += "    "
-        lines += [f"{inner}{line}" for p in passes for line in p.apply]
-        lines.append(f"{inner}fp = fingerprint_words(tw)")
-        lines += [line.replace("{inst}", inst) for line in keep(inner)]
-        if g_fails or e_fails or tp_fails:
+        lines += [f"{inner}bi[nq] = {inst}", f"{inner}nq += 1"]
+        if g_fails or e_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
+    pad = "        "
+    lines += [f"{pad}for z in range(nq):",
+              f"{pad}    inst = bi[z]",
+              f"{pad}    tw = bw[z]",
+              f"{pad}    t = bt[z]"]
+    inner = pad + "    "
+    for j, (pname, _, kind) in enumerate(props.transition):
+        lines += [f"{inner}if tp_active[{j}] and tp_row[{j}] < 0:  # {pname}",
+                  f"{inner}    h = {hit(kind, f'tp_{j}(s, t, err)')}",
+                  f"{inner}    if h{' and err[0] == 0' if fails[f'tp_{j}'] else ''}:",
+                  f"{inner}        tp_row[{j}] = i",
+                  f"{inner}        tp_inst[{j}] = inst"]
+    if tp_fails:
+        lines.append(f"{inner}if err[0] == 0:")
+        inner += "    "
+    lines += [f"{inner}{line}" for p in passes for line in p.apply]
+    lines.append(f"{inner}fp = fingerprint_words(tw)")
+    lines += [line.replace("{inst}", "inst") for line in keep(inner)]
+    if tp_fails:
+        lines += [f"{pad}    if err[0] != 0:",
+                  f"{pad}        _dom(err, dom_row, dom_inst, i, inst)"]
     return lines
 
 
