@@ -60,6 +60,19 @@ class Expr:
     def __rsub__(self, other):
         return Arith("-", lift(other), self)
 
+    # products and quotients by constants: the constant is always the right operand
+    def __mul__(self, other):
+        return Arith("*", self, _constant(other, "*"))
+
+    def __rmul__(self, other):
+        return Arith("*", self, _constant(other, "*"))
+
+    def __floordiv__(self, other):
+        return Arith("//", self, _constant(other, "//", positive=True))
+
+    def __mod__(self, other):
+        return Arith("%", self, _constant(other, "%", positive=True))
+
     def __eq__(self, other):  # type: ignore[override]
         return Cmp("==", self, lift(other))
 
@@ -149,7 +162,10 @@ class Local(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Arith(Expr):
-    op: str  # + - min max
+    """``a op b``. For ``*``, ``//`` (floor division, TLA+ ``\\div``) and ``%`` (TLA+ ``%``)
+    ``b`` is a constant, positive for the last two."""
+
+    op: str  # + - min max * // %
     a: Expr
     b: Expr
     sort = INT
@@ -211,6 +227,15 @@ class Quant(Expr):
     @property
     def sort(self) -> str:
         return BOOL if self.kind in ("forall", "exists") else INT
+
+
+def _constant(x, op: str, positive: bool = False) -> Const:
+    c = x if isinstance(x, Const) else lift(x) if isinstance(x, (bool, int)) else None
+    if not isinstance(c, Const) or isinstance(c.value, bool):
+        raise SpecError(f"{op} takes an integer constant as one operand, got {x!r}")
+    if positive and c.value <= 0:
+        raise SpecError(f"{op} takes a positive constant divisor, got {c.value}")
+    return c
 
 
 def lift(x) -> Expr:
@@ -434,8 +459,10 @@ class Block:
     ...     b.set(rleo[r], 0)
     """
 
-    def __init__(self, owner: str):
+    def __init__(self, owner: str, nparams: int = 0):
         self.owner = owner
+        self.nparams = nparams  # the action's parameters; choices are numbered after them
+        self.choices: list[ActionParam] = []
         self.guard: list[Expr] = []
         self.stmts: list = []
         self._stack: list[list] = [self.stmts]
@@ -447,6 +474,40 @@ class Block:
         if self.stmts:
             raise SpecError(f"{self.owner}: require() after an effect statement")
         self.guard.extend(lift(c) for c in conds)
+
+    def choose(self, n: int) -> ActionParam:
+        """A value in ``0..n-1`` chosen by the action (TLA+ ``\\E x \\in 0..n-1`` in the
+        action's body): every choice is its own successor, as if it were one more parameter of
+        the action. Constrain it with ``require``; so, like a guard, it comes before the
+        effect."""
+        if self.stmts:
+            raise SpecError(f"{self.owner}: choose() after an effect statement")
+        if self.owner == "Init":
+            raise SpecError("Init: the initial state is one state (choose() is for actions)")
+        if not isinstance(n, int) or n < 1:
+            raise SpecError(f"{self.owner}: choose() needs a positive number of values, got {n!r}")
+        p = ActionParam(f"{self.owner}.p{self.nparams + len(self.choices)}", n)
+        self.choices.append(p)
+        return p
+
+    def put(self, target, value) -> None:
+        """Write a whole typed value (a record, a set, a sequence, ...: ``spec/types.py``);
+        every part of ``value`` is read before ``target`` is written."""
+        from hwcheck.spec.types import put
+
+        put(self, target, value)
+
+    def append(self, seq, value) -> None:
+        """Append ``value`` to the sequence ``seq`` (past its capacity: a domain error)."""
+        from hwcheck.spec.types import append
+
+        append(self, seq, value)
+
+    def truncate(self, seq, k) -> None:
+        """Keep the first ``k`` items of the sequence ``seq``."""
+        from hwcheck.spec.types import truncate
+
+        truncate(self, seq, k)
 
     def _emit(self, s) -> None:
         self._stack[-1].append(s)
@@ -513,6 +574,23 @@ class Block:
         finally:
             self._stack.pop()
             self._last_if = None
+
+
+def _modified(m) -> list[str]:
+    """The names of the core variables an entry of an action's ``modifies`` stands for: a
+    variable, a read of one, its name, or a typed variable (``spec/types.py``) or a part of
+    one."""
+    if isinstance(m, str):
+        return [m]
+    if isinstance(m, Read):
+        return [m.var.name]
+    if isinstance(m, Var):
+        return [m.name]
+    from hwcheck.spec.types import TypedVar, stored_vars
+
+    if isinstance(m, TypedVar):
+        return [v.name for _, v in m.leaves]
+    return stored_vars(m)
 
 
 def walk_stmts(stmts: Sequence) -> Iterator:
@@ -647,6 +725,9 @@ class Spec:
     action_properties: list[ActionProperty] = field(default_factory=list)
     reachables: list[Reachable] = field(default_factory=list)
     liveness: list[Liveness] = field(default_factory=list)
+    # the variables declared with a structured type (``spec/types.py``), each stored as the
+    # core variables of its leaves (which ``variables`` lists)
+    typed: list = field(default_factory=list)
     # The Protocol that built this spec (None for a spec built by hand) and where that protocol
     # was loaded from (``package.module:NAME`` or ``/path/file.py:NAME``), so that another
     # process can rebuild the same spec from (source, params).
@@ -674,6 +755,13 @@ class Spec:
     def array(self, name: str, shape: tuple[int, ...], lo: int, hi: int, doc: str = "") -> Var:
         return self._declare(Var(name, tuple(shape), lo, hi, INT, "map", doc))
 
+    def declare(self, name: str, type, over: Sequence[int] = (), doc: str = ""):
+        """A variable of a structured type (``spec/types.py``: Int, Bool, Enum, Record, Opt,
+        SetOf, Seq), over the dimensions ``over``: its handle, or a ``TypedVar`` to index."""
+        from hwcheck.spec.types import declare
+
+        return declare(self, name, type, tuple(over), doc)
+
     def set_of(self, name: str, n: int, doc: str = "") -> Var:
         """A subset of 0..n-1, stored as n booleans."""
         return self._declare(Var(name, (n,), 0, 1, BOOL, "set", doc))
@@ -696,9 +784,10 @@ class Spec:
 
         def deco(fn: Callable) -> Callable:
             params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
-            b = Block(name)
+            b = Block(name, len(params))
             fn(b, *params)
-            names = frozenset(m.var.name if isinstance(m, Read) else m.name for m in modifies)
+            params += tuple(b.choices)
+            names = frozenset(n for m in modifies for n in _modified(m))
             self.actions.append(Action(name, params, conj(*b.guard) if b.guard else TRUE,
                                        tuple(b.stmts), names, doc or (fn.__doc__ or "").strip(),
                                        fairness))
@@ -832,6 +921,10 @@ class Spec:
         if isinstance(e, Const):
             return
         if isinstance(e, Arith):
+            if e.op in ("*", "//", "%") and (not isinstance(e.b, Const) or (
+                    e.op != "*" and int(e.b.value) <= 0)):
+                raise SpecError(f"{where}: {e.op} needs a constant (positive divisor) on the "
+                                "right")
             for x in (e.a, e.b):
                 self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
             return

@@ -100,7 +100,8 @@ class _Builder:
                 out = self.choose(k, Read(e.var, moved, e.primed), out)
             return out
         if isinstance(e, Arith):
-            a, b = self._operand(e.a), self._operand(e.b)
+            a = self._operand(e.a)  # a product's or quotient's constant stays one
+            b = e.b if e.op in ("*", "//", "%") else self._operand(e.b)
             return Arith(e.op, a, b)
         if isinstance(e, Cmp):
             a, b = self._operand(e.a), self._operand(e.b)

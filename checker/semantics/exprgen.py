@@ -15,6 +15,7 @@ transition predicate); ``BodyGen`` compiles an action's statements into an in-pl
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import TypeGuard
 
 from hwcheck.checker.semantics.layout import Layout
@@ -44,6 +45,13 @@ INF = 1 << 40  # larger than any model value: the "no candidate" of an unrolled 
 UNBOUNDED = (-(1 << 62), 1 << 62)  # the range of a value nothing is known of
 
 Code = int | bool | str  # a folded constant, or Python source
+
+
+# each arithmetic operator on Python ints (// and % floor, as TLA+'s \\div and % with a
+# positive divisor, and as numba compiles them)
+ARITH: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "min": min, "max": max,
+    "*": lambda a, b: a * b, "//": lambda a, b: a // b, "%": lambda a, b: a % b}
 
 
 def _const(c: Code) -> TypeGuard[int | bool]:
@@ -195,6 +203,13 @@ class ExprGen:
                 return (a0 - b1, a1 - b0)
             if e.op == "min":
                 return (min(a0, b0), min(a1, b1))
+            if e.op == "*":  # b is a constant
+                return (min(a0 * b0, a1 * b0), max(a0 * b0, a1 * b0))
+            if e.op == "//":  # b is a positive constant
+                return (a0 // b0, a1 // b0)
+            if e.op == "%":
+                return (0, b0 - 1) if a1 - a0 >= b0 or a0 % b0 > a1 % b0 else (a0 % b0,
+                                                                                a1 % b0)
             return (max(a0, b0), max(a1, b1))
         if isinstance(e, Ite):
             (a0, a1), (b0, b1) = r(e.then, env, inner), r(e.other, env, inner)
@@ -234,8 +249,8 @@ class ExprGen:
         if isinstance(e, Arith):
             a, b = g(e.a, env), g(e.b, env)
             if _const(a) and _const(b):
-                return {"+": a + b, "-": a - b, "min": min(a, b), "max": max(a, b)}[e.op]
-            if e.op in ("+", "-"):
+                return ARITH[e.op](a, b)
+            if e.op in ("+", "-", "*", "//", "%"):
                 if _const(b) and b == 0:
                     return a
                 return f"({src(a)} {e.op} {src(b)})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwcheck.checker.semantics.exprgen import ARITH
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import (
     BOOL,
@@ -81,8 +82,7 @@ class Interpreter:
             return env[e.name]
         if isinstance(e, Arith):
             a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
-            return a + b if e.op == "+" else a - b if e.op == "-" else min(a, b) if e.op == "min" \
-                else max(a, b)
+            return ARITH[e.op](a, b)
         if isinstance(e, Cmp):
             a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
             return a == b if e.op == "==" else a != b if e.op == "!=" else a < b if e.op == "<" \

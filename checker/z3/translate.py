@@ -30,6 +30,7 @@ from typing import Any
 
 import z3
 
+from hwcheck.checker.semantics.exprgen import ARITH
 from hwcheck.spec.lang import (
     BOOL,
     ActionParam,
@@ -167,8 +168,13 @@ def mk_cmp(op, a, b):
 
 def mk_arith(op, a, b):
     if is_const(a) and is_const(b):
-        return a + b if op == "+" else a - b if op == "-" else min(a, b) if op == "min" \
-            else max(a, b)
+        return ARITH[op](a, b)
+    if op == "*":  # b is a constant (and // and % divide by a positive one: SMT-LIB's
+        return a * b  # div and mod are then Python's // and %, as in the kernel)
+    if op == "//":
+        return a / b
+    if op == "%":
+        return a % b
     if op == "+":
         return a if is_const(b) and b == 0 else a + b
     if op == "-":
