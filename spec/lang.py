@@ -509,6 +509,25 @@ class Block:
 
         truncate(self, seq, k)
 
+    def insert(self, s, value, count: int = 1) -> None:
+        """Add ``value`` to the set or bag ``s`` (``types.ValueSet``, ``types.Bag``): kept in
+        sorted slots; past the capacity, a domain error."""
+        from hwcheck.spec.types import insert
+
+        insert(self, s, value, count)
+
+    def remove(self, s, k) -> None:
+        """Remove the member in slot ``k`` of the set or bag ``s``."""
+        from hwcheck.spec.types import remove
+
+        remove(self, s, k)
+
+    def deliver(self, s, k) -> None:
+        """One delivery of the bag ``s``'s value in slot ``k`` (its count goes down by one)."""
+        from hwcheck.spec.types import deliver
+
+        deliver(self, s, k)
+
     def _emit(self, s) -> None:
         self._stack[-1].append(s)
         self._last_if = s if isinstance(s, If) else None

@@ -562,3 +562,184 @@ def truncate(b, seq: SeqVal, k) -> None:
         for cell, d in zip(targets(seq[slot]), defaults):
             b.set(cell, ite(slot < kk, cell, lift(bool(d)) if cell.sort == BOOL else d))
     b.set(seq.len, kk)
+
+
+# --------------------------------------------------------------------------------------------
+# Sets and bags of structured values: sorted slots
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Slots(Type):
+    """Up to ``cap`` distinct values of type ``of`` (each with a ``count`` when ``max_count``
+    is not None: a bag), stored in slots sorted by value; the slots past ``used`` hold their
+    defaults. So a set or bag is one row whatever the order its members came in. Use it
+    through ``ValueSet`` and ``Bag``."""
+
+    of: Type
+    cap: int
+    max_count: int | None = None
+
+    def leaves(self) -> list[Leaf]:
+        if self.cap < 1:
+            raise SpecError(f"a set or bag needs a capacity of at least 1, got {self.cap}")
+        out = [Leaf(("used",), (), 0, self.cap, INT, 0)]
+        out += [Leaf(("items",) + x.path, (self.cap,) + x.dims, x.lo, x.hi, x.sort, x.default)
+                for x in self.of.leaves()]
+        if self.max_count is not None:
+            out.append(Leaf(("count",), (self.cap,), 0, self.max_count, INT, 0))
+        return out
+
+    def handle(self, get):
+        count = None if self.max_count is None else (lambda k: get(("count",), (k,)))
+        return SlotsVal(self, get(("used",), ()),
+                        lambda k: self.of.handle(lambda p, i: get(("items",) + p, (k,) + i)),
+                        count)
+
+
+def ValueSet(of: Type, cap: int) -> Slots:  # noqa: N802 (a type constructor)
+    """A set of at most ``cap`` values of type ``of`` (records, say: a set of messages)."""
+    return Slots(of, cap)
+
+
+def Bag(of: Type, cap: int, max_count: int = 3) -> Slots:  # noqa: N802
+    """A bag of values of type ``of``: at most ``cap`` distinct ones, each with a count of
+    deliveries left (0..``max_count``). A value sent stays in the bag at count 0 once
+    delivered, as a TLA+ function from messages to counts keeps its domain."""
+    return Slots(of, cap, max_count)
+
+
+class SlotsVal(Composite):
+    def __init__(self, stype: Slots, used: Expr, item: Callable[[Any], Any],
+                 count: Callable[[Any], Expr] | None):
+        self._type, self.used, self._item, self._count = stype, used, item, count
+
+    @property
+    def cap(self) -> int:
+        return self._type.cap
+
+    def item(self, k):
+        """The value in slot ``k`` (meaningful for ``k < used``)."""
+        return self._item(lift(k) if not isinstance(k, int) else k)
+
+    def count(self, k) -> Expr:
+        """A bag's count of the value in slot ``k``."""
+        if self._count is None:
+            raise SpecError("a set has no counts (a bag has)")
+        return self._count(lift(k) if not isinstance(k, int) else k)
+
+    def present(self, k) -> Expr:
+        """Whether slot ``k`` holds a value (of a bag: also one not yet delivered)."""
+        live = lift(k) < self.used
+        return live if self._count is None else live & (self.count(k) > 0)
+
+    def has(self, value) -> Expr:
+        """Whether ``value`` is a member (of a bag: with a count above 0)."""
+        return disj(lift(False), *(self.present(k) & (self.item(k) == value)
+                                   for k in range(self.cap)))
+
+    def known(self, value) -> Expr:
+        """Whether ``value`` is in the slots at all (a bag's value delivered to count 0 is)."""
+        return disj(lift(False), *((k < self.used) & (self.item(k) == value)
+                                   for k in range(self.cap)))
+
+    def size(self) -> Expr:
+        return count(self.cap, lambda k: self.present(k))
+
+    def forall(self, body: Callable[[Any], Expr]) -> Expr:
+        """Every member satisfies ``body(member)``."""
+        return conj(*(~self.present(k) | lift(body(self.item(k))) for k in range(self.cap)))
+
+    def exists(self, body: Callable[[Any], Expr]) -> Expr:
+        return disj(lift(False), *(self.present(k) & lift(body(self.item(k)))
+                                   for k in range(self.cap)))
+
+    def parts(self) -> Iterator[Expr]:
+        yield self.used
+        for k in range(self.cap):
+            yield from _parts(self._item(k))
+        if self._count is not None:
+            for k in range(self.cap):
+                yield self._count(k)
+
+
+def _less(a: list[Expr], b: list[Expr]) -> Expr:
+    """``a < b`` in the lexicographic order of their parts (booleans as 0 < 1)."""
+    out: Expr = lift(False)
+    for x, y in reversed(list(zip(a, b))):
+        xi = ite(x, 1, 0) if x.sort == BOOL else x
+        yi = ite(y, 1, 0) if y.sort == BOOL else y
+        out = (xi < yi) | ((xi == yi) & out)
+    return out
+
+
+def insert(b, s: SlotsVal, value, count: int = 1) -> None:
+    """Add ``value`` to the set or bag ``s``: a set keeps a member it has; a bag adds ``count``
+    to the value's count (past ``max_count``: a domain error of ``<name>.count``). A new value
+    takes its place in the sorted slots (the later ones move up); past the capacity, a domain
+    error of ``<name>.used``, reported as a finding."""
+    parts = _saved(b, value)
+    used = b.let("used", s.used)
+    cap = s.cap
+    olds = [targets(s.item(k)) for k in range(cap)]
+    # where it is, if it is there; else how many members sort below it
+    at = b.let("at", lift(-1))
+    for k in range(cap):
+        with b.when((k < used) & conj(*(c == p for c, p in zip(olds[k], parts)))):
+            b.assign(at, k)
+    if s._count is not None:
+        for k in range(cap):
+            with b.when(at == k):
+                b.set(s.count(k), s.count(k) + count)
+    with b.when(at < 0):
+        pos = b.let("pos", count_of(cap, lambda k: (k < used) & _less(olds[k], parts)))
+        b.set(s.used, used + 1)  # past the capacity: the finding
+        for k in reversed(range(cap)):  # from the top: each slot reads the one below, unmoved
+            for q, c in enumerate(olds[k]):
+                if k:
+                    b.set(c, ite(k > pos, olds[k - 1][q], ite(k == pos, parts[q], c)))
+                else:
+                    b.set(c, ite(pos == 0, parts[q], c))
+            if s._count is not None:
+                cnt = s.count(k)
+                below_cnt = s.count(k - 1) if k else cnt
+                b.set(cnt, ite(k > pos, below_cnt, ite(k == pos, lift(count), cnt)))
+
+
+def count_of(n: int, cond: Callable[[int], Expr]) -> Expr:
+    """How many of the static ``k in 0..n-1`` satisfy ``cond(k)``."""
+    out: Expr = lift(0)
+    for k in range(n):
+        out = out + ite(cond(k), 1, 0)
+    return out
+
+
+def remove(b, s: SlotsVal, k) -> None:
+    """Remove the value in slot ``k`` (``k < used``: a receive's parameter) from the set or bag
+    ``s``: the slots above move down and the last one goes back to its defaults."""
+    kk = b.let("k", lift(k))
+    used = b.let("used", s.used)
+    cap = s.cap
+    olds = [targets(s.item(j)) for j in range(cap)]
+    defaults = [x.default for x in s._type.of.leaves() for _ in range(_cells(x.dims))]
+    for j in range(cap):  # from the bottom: each slot reads the one above, unmoved
+        above = olds[j + 1] if j + 1 < cap else None
+        for q, c in enumerate(olds[j]):
+            d = lift(bool(defaults[q])) if c.sort == BOOL else lift(defaults[q])
+            nxt = above[q] if above is not None else d
+            b.set(c, ite(j < kk, c, ite(j + 1 < used, nxt, d)))
+        if s._count is not None:
+            cnt = s.count(j)
+            nxt_cnt = s.count(j + 1) if j + 1 < cap else lift(0)
+            b.set(cnt, ite(j < kk, cnt, ite(j + 1 < used, nxt_cnt, 0)))
+    b.set(s.used, used - 1)
+
+
+def deliver(b, s: SlotsVal, k) -> None:
+    """One delivery of the bag's value in slot ``k``: its count goes down by one (the value
+    stays, at count 0 once delivered as often as it was sent)."""
+    if s._count is None:
+        raise SpecError(f"{b.owner}: deliver() is for a bag; remove() a set's member")
+    for j in range(s.cap):
+        with b.when(lift(k) == j):
+            b.set(s.count(j), s.count(j) - 1)
