@@ -394,6 +394,13 @@ class Var:
     sort: str = INT
     kind: str = "scalar"
     doc: str = ""
+    # the value of every cell before Init writes it: 0, or the domain's bound nearest to 0;
+    # a typed variable's leaf sets its own (an absent optional's sentinel, say)
+    start: int | None = None
+
+    @property
+    def initial(self) -> int:
+        return self.start if self.start is not None else max(self.lo, min(self.hi, 0))
 
     def __getitem__(self, index) -> Read:
         idx = index if isinstance(index, tuple) else (index,)

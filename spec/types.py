@@ -500,7 +500,8 @@ def declare(spec, name: str, t: Type, over: tuple[int, ...] = (), doc: str = "")
         shape = tuple(over) + leaf.dims
         kind = "scalar" if not shape else "set" if (leaf.sort == BOOL and not over
                                                       and len(leaf.dims) == 1) else "map"
-        var = Var(leaf_name(name, leaf.path), shape, leaf.lo, leaf.hi, leaf.sort, kind, doc)
+        var = Var(leaf_name(name, leaf.path), shape, leaf.lo, leaf.hi, leaf.sort, kind, doc,
+                  leaf.default)
         spec._declare(var)
         pairs.append((leaf, var))
     tv = TypedVar(name, tuple(over), t, tuple(pairs))

@@ -131,7 +131,7 @@ def canon_spec() -> Spec:
 
     Msg = Record(src=Int(0, 2), epoch=Int(0, 3), ok=Enum("No", "Yes"))
     msgs = spec.declare("msgs", Bag(Msg, 3, max_count=2))
-    reqs = spec.declare("reqs", ValueSet(Record(leader=Int(0, 2), isr=SetOf(3)), 2))
+    reqs = spec.declare("reqs", ValueSet(Record(leader=Opt(Int(0, 2)), isr=SetOf(3)), 2))
 
     @spec.action("Send", over=[3, 2], modifies=[msgs])
     def send(b: Block, src, e) -> None:
@@ -154,6 +154,8 @@ def canon_spec() -> Spec:
     @spec.action("Overfill", modifies=[q])
     def overfill(b: Block) -> None:  # no guard: past the capacity it is a domain error
         b.append(q, Item(v=2, tag=set_of(2)))
+
+    spec.reachable("Busy", (msgs.used == 2) & (reqs.used == 2) & slot.is_some() & (q.len == 2))
 
     return spec
 
@@ -189,6 +191,64 @@ def test_a_set_of_records_removed_and_added_again_is_one_row():
     with pytest.raises(ModelError, match=r"reqs\.used"):  # a third member: past the capacity
         _, _, interp, _ = backends("canon")
         interp.step(interp.instance("Request(1)"), a)
+
+
+def test_a_set_emptied_again_is_the_initial_row():
+    # every leaf starts at its default (an optional's sentinel), as removal leaves it
+    assert np.array_equal(walk("canon", []), walk("canon", ["Request(1)", "Drop(0)"]))
+
+
+BUSY = ["Send(2, 0)", "Send(0, 1)", "Send(2, 0)", "Request(2)", "Request(0)", "Take(1)",
+        "Push(1)", "Push(0)", "Add(2)"]
+
+
+def busy_trace():
+    from hwcheck.checker.traces.trace import from_path
+
+    spec, _, interp, _ = backends("canon")
+    path = [(interp.instance(label).index, None) for label in BUSY]
+    return spec, from_path(spec, interp, "Busy", "reachable", "test", path)
+
+
+def test_itf_shows_typed_variables_as_values():
+    from hwcheck.checker.traces import itf
+
+    spec, trace = busy_trace()
+    data = itf.to_itf(spec, trace)
+    assert data["vars"] == ["q", "outer", "slot", "msgs", "reqs"]
+    last = data["states"][-1]
+    assert last["q"] == [{"v": 1, "tag": {"#set": [1]}}, {"v": 0, "tag": {"#set": [0]}}]
+    assert last["slot"] == {"tag": "Some", "value": {"owner": 1, "epoch": 3}}
+    assert last["outer"] == {"inner": {"members": {"#set": [2]}, "count": 0}, "flag": 0}
+    assert last["msgs"] == {"#map": [[{"src": 0, "epoch": 2, "ok": "Yes"}, 1],
+                                     [{"src": 2, "epoch": 1, "ok": "No"}, 2]]}
+    assert last["reqs"]["#set"][0] == {"leader": {"tag": "Some", "value": 0},
+                                       "isr": {"#set": [0]}}
+    from hwcheck.checker.traces.text import generic
+
+    text = generic(trace)
+    assert "slot   Some([owner |-> 1, epoch |-> 3])" in text
+    assert "q      <<[v |-> 1, tag |-> {1}], [v |-> 0, tag |-> {0}]>>" in text
+
+
+def test_a_typed_itf_with_members_in_any_order_replays_and_a_wrong_one_does_not():
+    import json
+
+    from hwcheck.checker.traces import itf
+    from hwcheck.checker.traces.trace import TraceError, replay
+
+    spec, trace = busy_trace()
+    data = json.loads(itf.dumps(spec, trace))
+    for st in data["states"]:  # another tool may list a set's or a bag's members in any order
+        st["msgs"]["#map"].reverse()
+        st["reqs"]["#set"].reverse()
+    replay(spec, itf.from_itf(spec, data))
+    data["states"][3]["msgs"]["#map"][0][1] = 1  # a count the run never had (it is 2)
+    with pytest.raises(TraceError, match="step 3"):
+        replay(spec, itf.from_itf(spec, data))
+    data["states"][3]["slot"] = {"tag": "Maybe", "value": 1}
+    with pytest.raises(TraceError, match="state 3: slot should be"):
+        itf.from_itf(spec, data)
 
 
 def test_a_sequence_truncated_and_appended_again_is_the_same_row():

@@ -154,7 +154,7 @@ class Interpreter:
         for v in self.spec.variables:  # start every variable at the bottom of its domain ...
             off = self.layout.offsets[v.name]
             for i in range(v.size):
-                t[off + i] = max(v.lo, min(v.hi, 0))
+                t[off + i] = v.initial
         self._run(self.spec.init, t, {}, "Init")  # ... then run Init
         return np.array(t, dtype=self.layout.dtype)
 

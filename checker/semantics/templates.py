@@ -117,7 +117,7 @@ def _put_words(src, rows, i):
 def initial_fn(spec: Spec, layout: Layout, body: BodyGen) -> str:
     lines = ["\n@njit(cache=True)\ndef initial(err):", "    t = np.zeros(STRIDE, DTYPE)"]
     for v in spec.variables:
-        low = max(v.lo, min(v.hi, 0))
+        low = v.initial
         if low:
             off = layout.offsets[v.name]
             lines.append(f"    t[{off}:{off + v.size}] = {low}")

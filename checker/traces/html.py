@@ -12,6 +12,7 @@ from typing import Any
 
 from hwcheck.checker.traces.text import ending, headline, params_line
 from hwcheck.checker.traces.trace import Trace
+from hwcheck.checker.traces.values import show
 from hwcheck.spec.lang import Spec
 
 CSS = """
@@ -55,7 +56,8 @@ def _cell(value: Any, old: Any) -> str:
 
 def generic_page(trace: Trace, description: str = "") -> str:
     title = escape(headline(trace))
-    names = list(trace.states[0]) if trace.states else []
+    states = trace.shown()
+    names = list(states[0]) if states else []
     css = CSS + (LASSO_CSS if trace.kind == "liveness" else "")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f"<title>{title}</title>", f"<style>{css}</style>", "</head>", "<body>",
@@ -66,14 +68,17 @@ def generic_page(trace: Trace, description: str = "") -> str:
            '<table class="trace"><tr><th>step</th>'
            + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"]
     prev = None
-    for i, st in enumerate(trace.states):
+    typed = trace.present is not None
+    for i, st in enumerate(states):
         action = trace.start_label if i == 0 else trace.actions[i - 1]
         cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
         for n in names:
             old = prev.get(n) if prev is not None else None
             changed = prev is not None and old != st.get(n)
             cls = ' class="changed"' if changed else ""
-            cells.append(f"<td{cls}>{_cell(st.get(n), old if changed else None)}</td>")
+            cell = (escape(show(st.get(n))) if typed  # a typed value: TLA+'s notation
+                    else _cell(st.get(n), old if changed else None))
+            cells.append(f"<td{cls}>{cell}</td>")
         loop = trace.meta.get("loop") if trace.kind == "liveness" else None
         row_cls = ' class="cycle"' if loop is not None and i >= loop else ""
         out.append(f"<tr{row_cls}>{''.join(cells)}</tr>")

@@ -1,7 +1,9 @@
 """Traces as ITF JSON (the Informal Trace Format that Apalache and Quint read and write).
 
 Values follow the TLA+ model: a scalar is a JSON number, a set is ``{"#set": [...]}``, a
-function over an index range is ``{"#map": [[key, value], ...]}``. ``#meta`` carries the
+function over an index range is ``{"#map": [[key, value], ...]}``; a variable of a structured
+type is one value (records as objects, sequences as lists, optional values as tagged variants,
+enum members by name: ``values.py``). ``#meta`` carries the
 protocol (a source ``hwcheck --spec`` understands) and its parameters, the engine, the property
 and the action taken into each state. Traces from other tools may lack all of that but the
 states.
@@ -13,6 +15,7 @@ import json
 from pathlib import Path
 
 from hwcheck.checker.traces.trace import Trace, TraceError
+from hwcheck.checker.traces.values import ValueError_, absorb, present, shown_names
 from hwcheck.spec.lang import Spec
 
 FORMAT = "ITF"
@@ -108,14 +111,20 @@ def _short(x) -> str:
 
 
 def to_itf(spec: Spec, trace: Trace) -> dict:
-    names = [v.name for v in spec.variables]
+    names = shown_names(spec)
     states = []
     for i, st in enumerate(trace.states):
         meta: dict[str, object] = {"index": i}
         if i:
             meta["action"] = trace.actions[i - 1]
         item = {"#meta": meta}
-        item.update({v.name: _encode(v, st[v.name]) for v in spec.variables})
+        if spec.typed:  # typed variables as values (records as objects, ...), the rest as is
+            shown = present(spec, st)
+            raw = {v.name: v for v in spec.variables}
+            item.update({n: _encode(raw[n], shown[n]) if n in raw else shown[n]
+                         for n in names})
+        else:
+            item.update({v.name: _encode(v, st[v.name]) for v in spec.variables})
         states.append(item)
     meta = {
         "format": FORMAT,
@@ -169,11 +178,12 @@ def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = No
     None when no state names the action that led to it (a trace from another tool); ``prop``
     names the property when ``#meta`` does not."""
     meta = data.get("#meta") or {}
-    names = {v.name for v in spec.variables}
+    shown = shown_names(spec)
+    names = set(shown)
     if "vars" in data and (not isinstance(data["vars"], list) or set(map(str, data["vars"]))
                            != names or len(data["vars"]) != len(names)):
         raise TraceError(f"{where}: vars {_short(data['vars'])} are not the variables of "
-                         f"{spec.name} ({', '.join(v.name for v in spec.variables)})")
+                         f"{spec.name} ({', '.join(shown)})")
     if "spec" in meta and meta["spec"] != spec.name:
         raise TraceError(f"{where}: the trace is of spec {_short(meta['spec'])}, not "
                          f"{spec.name}")
@@ -187,15 +197,21 @@ def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = No
     for i, item in enumerate(data["states"]):
         if not isinstance(item, dict):
             raise TraceError(f"{where}: state {i} is not an object")
-        missing = [v.name for v in spec.variables if v.name not in item]
+        missing = [n for n in shown if n not in item]
         if missing:
             raise TraceError(f"{where}: state {i} lacks {', '.join(missing)}")
         extra = sorted(k for k in item if k not in names and k != "#meta")
         if extra:
             raise TraceError(f"{where}: state {i} has {_short(extra[0])}, which is not a "
                              f"variable of {spec.name}")
-        states.append({v.name: _decode(v, item[v.name], f"{where} state {i}")
-                       for v in spec.variables})
+        if spec.typed:
+            try:
+                states.append(absorb(spec, item, f"{where} state {i}", _decode))
+            except ValueError_ as e:
+                raise TraceError(str(e)) from None
+        else:
+            states.append({v.name: _decode(v, item[v.name], f"{where} state {i}")
+                           for v in spec.variables})
         smeta = item.get("#meta", {})
         if not isinstance(smeta, dict):
             raise TraceError(f"{where}: state {i} has a #meta that is not an object")

@@ -18,7 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
-from hwcheck.checker.traces.trace import Trace, TraceError, _fp, replayed_rows, views_of
+from hwcheck.checker.traces.trace import (
+    Trace,
+    TraceError,
+    _fp,
+    presenter_of,
+    replayed_rows,
+    views_of,
+)
 from hwcheck.spec.lang import Expr, Instance, Liveness, Spec
 
 STUTTER = "(stutter)"
@@ -61,7 +68,8 @@ def from_lasso(spec: Spec, interp: Interpreter, name: str, engine: str,
     meta = {"loop": loop, "liveness": {"form": p.form, "cycle_steps": len(rows) - 1 - loop,
                                        "quiet": list(p.quiet)}}
     return Trace(spec.name, dict(spec.params), engine, name, "liveness", labels,
-                 [layout.to_dict(r) for r in rows], meta, views=views_of(spec))
+                 [layout.to_dict(r) for r in rows], meta, views=views_of(spec),
+                 present=presenter_of(spec))
 
 
 def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:

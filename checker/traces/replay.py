@@ -16,7 +16,14 @@ from typing import Any
 from hwcheck.checker import protocols
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.traces import itf
-from hwcheck.checker.traces.trace import Trace, TraceError, replay, replay_cti, views_of
+from hwcheck.checker.traces.trace import (
+    Trace,
+    TraceError,
+    presenter_of,
+    replay,
+    replay_cti,
+    views_of,
+)
 from hwcheck.spec.lang import Spec, SpecError
 
 
@@ -60,6 +67,7 @@ def load_and_replay(req: ReplayRequest) -> tuple[Spec, Trace, TraceError | None]
     spec = spec_for(req, meta)
     trace = itf.from_itf(spec, data, str(req.path), prop=req.prop)
     trace.views = views_of(spec)
+    trace.present = presenter_of(spec)
     try:
         if trace.actions is None:  # a trace without action names: find them
             trace.actions = find_actions(spec, trace)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hwcheck.checker.traces.trace import Trace
+from hwcheck.checker.traces.values import show
 from hwcheck.spec.protocol import NO_VIEWS, Views
 
 
@@ -67,17 +68,19 @@ def text(trace: Trace) -> str:
 def generic(trace: Trace) -> str:
     """Every variable of every state, one line each; ``*`` marks what the step changed."""
     out = [params_line(trace.params), ""]
-    names = list(trace.states[0]) if trace.states else []
+    states = trace.shown()
+    names = list(states[0]) if states else []
     width = max((len(n) for n in names), default=0)
+    fmt = show if trace.present is not None else _show  # typed values in TLA+'s notation
     prev = None
-    for i, st in enumerate(trace.states):
+    for i, st in enumerate(states):
         out.append(f"State 0: {trace.start_label}" if i == 0
                    else f"Step {i}: {trace.actions[i - 1]}")
         if trace.kind == "liveness" and i == trace.meta.get("loop"):
             out[-1] += "    <- the cycle starts here"
         for name in names:
             star = "*" if prev is not None and prev.get(name) != st.get(name) else ""
-            out.append(f"    {name.ljust(width)}  {_show(st.get(name))}{star}")
+            out.append(f"    {name.ljust(width)}  {fmt(st.get(name))}{star}")
         out.append("")
         prev = st
     out.append(ending(trace))

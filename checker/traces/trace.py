@@ -9,7 +9,9 @@ never shown unless the model itself produces it. ``replay`` re-checks a trace re
 from __future__ import annotations
 
 import builtins
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +39,13 @@ class Trace:
     meta: dict = field(default_factory=dict)
     # How the protocol draws its traces; NO_VIEWS: the generic table.
     views: Views = field(default=NO_VIEWS, repr=False, compare=False)
+    # How a state is shown when the spec has typed variables (``values.present``): each as one
+    # value instead of its leaves; None: as it is.
+    present: Callable[[dict], dict] | None = field(default=None, repr=False, compare=False)
+
+    def shown(self) -> list[dict]:
+        """The states as a user reads them (typed variables as values)."""
+        return [self.present(s) for s in self.states] if self.present else self.states
 
     @builtins.property
     def length(self) -> int:
@@ -110,7 +119,8 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
         _confirm(spec, interp, prop, kind, rows)
     layout = interp.layout
     return Trace(spec.name, dict(spec.params), engine, prop, kind, labels,
-                 [layout.to_dict(r) for r in rows], meta, views=views_of(spec))
+                 [layout.to_dict(r) for r in rows], meta, views=views_of(spec),
+                 present=presenter_of(spec))
 
 
 DOMAIN_ERROR = re.compile(r"^DomainError\((?P<var>[^,()]+), (?P<where>[^()]+)\)$")
@@ -225,7 +235,17 @@ def domain_cti(spec: Spec, name: str, label: str, pre, meta: dict) -> Trace:
     interp = Interpreter(spec)
     meta = dict(meta, cti=True, domain_error=_confirm_domain(spec, interp, name, [pre], label))
     return Trace(spec.name, dict(spec.params), "z3-induction", name, "domain", [],
-                 [interp.layout.to_dict(pre)], meta, views=views_of(spec))
+                 [interp.layout.to_dict(pre)], meta, views=views_of(spec),
+                 present=presenter_of(spec))
+
+
+def presenter_of(spec: Spec) -> Callable[[dict], dict] | None:
+    """How ``spec``'s states are shown: its typed variables as values, if it has any."""
+    if not spec.typed:
+        return None
+    from hwcheck.checker.traces.values import present
+
+    return functools.partial(present, spec)
 
 
 def views_of(spec: Spec) -> Views:

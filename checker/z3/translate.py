@@ -524,7 +524,7 @@ class Translator:
 
     def initial(self) -> State:
         """The initial state (concrete: Init is deterministic), as the interpreter builds it."""
-        st = {v.name: [max(v.lo, min(v.hi, 0))] * v.size for v in self.spec.variables}
+        st = {v.name: [v.initial] * v.size for v in self.spec.variables}
         ctx = _Ctx(st, None, {}, where="Init")
         self._run(self.spec.init, st, ctx, True, None)
         return st
