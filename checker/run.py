@@ -154,6 +154,9 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered = None
     live = liveness_selected(spec, opts)
+    if spec.view is not None and (opts.symmetry or opts.exact or live or recoverable):
+        raise SpecError("a spec with a VIEW is checked without --symmetry, --exact, "
+                        "--recoverable and liveness properties (each reads whole states)")
     if live and opts.symmetry:
         raise SpecError("liveness properties are checked without --symmetry (fairness is per "
                         "action instance, which a renaming of the members changes)")

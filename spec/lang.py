@@ -754,6 +754,9 @@ class Spec:
     # the variables declared with a structured type (``spec/types.py``), each stored as the
     # core variables of its leaves (which ``variables`` lists)
     typed: list = field(default_factory=list)
+    # VIEW: the names of the core variables a state's fingerprint covers (None: all of them);
+    # two states that agree on these are one state (``Spec.view_of``)
+    view: tuple[str, ...] | None = None
     # The Protocol that built this spec (None for a spec built by hand) and where that protocol
     # was loaded from (``package.module:NAME`` or ``/path/file.py:NAME``), so that another
     # process can rebuild the same spec from (source, params).
@@ -820,6 +823,20 @@ class Spec:
             return fn
 
         return deco
+
+    def view_of(self, *variables) -> None:
+        """TLA+'s VIEW: states are told apart by ``variables`` alone (core variables, typed
+        variables or their names); the others (auxiliary counters, histories) ride along with
+        the first state found of each view. hwcheck classifies the view when it checks: sound
+        when no excluded variable is read by a guard, by a property or by the update of an
+        included one, order-dependent otherwise (the counts may then depend on the order of
+        exploration, as TLC's do)."""
+        names: list[str] = []
+        for v in variables:
+            for n in _modified(v):
+                if n not in names:
+                    names.append(n)
+        self.view = tuple(names)
 
     def invariant(self, name: str, expr, doc: str = "") -> None:
         self.invariants.append(Invariant(name, lift(expr), doc))
@@ -900,6 +917,11 @@ class Spec:
                 raise SpecError(f"liveness property {p.name}: another property has its name")
         if len({a.name for a in self.actions}) != len(self.actions):
             raise SpecError("two actions share a name")
+        if self.view is not None:
+            strays = [n for n in self.view if n not in declared]
+            if strays or not self.view:
+                raise SpecError(f"the view names unknown variable(s) {', '.join(strays)}"
+                                if strays else "the view names no variable")
         return self
 
     def _check_liveness(self, p: Liveness, declared: dict) -> None:

@@ -3,9 +3,10 @@ entry point that turns every input error into one line and a fixed exit code."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -31,7 +32,10 @@ from hwcheck.checker.cli.common import (
     workers_option,
 )
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.spec.lang import SpecError
+from hwcheck.spec.lang import Spec, SpecError
+
+if TYPE_CHECKING:
+    from hwcheck.checker.engines.options import Options
 
 
 class _Selected:
@@ -201,6 +205,9 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
                          "--engine spark, --exact, --checkpoint or --resume")
     if exact and (engine != "local" or checkpoint is not None or resume is not None):
         raise InputError("--exact is for the local engine, without --checkpoint or --resume")
+    if spec.view is not None and (symmetry or exact or recoverable or live):
+        raise InputError(f"{spec.name} has a VIEW: check it without --symmetry, --exact, "
+                         "--recoverable and liveness properties (each reads whole states)")
     if engine != "local" and (checkpoint is not None or resume is not None):
         raise InputError("--checkpoint and --resume are for the local engine (the Spark engine "
                          "keeps its own checkpoints of its partitions)")
@@ -224,6 +231,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     report = run_check(spec, opts, engine=engine, out=out, run_name=run_name,
                        recoverable=recoverable, **engine_opts)
     ex = report.exploration
+    view = view_report(spec, opts, o)
     for v in report.violations():
         o.say("")
         if v.trace is not None:
@@ -281,10 +289,35 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
 
         rec = recover_cli.recoverability(spec, report.recovery, Path(out) / report.run_name,
                                          run_identity(spec, "check"), o)
-    o.result(report.as_json() if rec is None else
-             {**report.as_json(), "recoverability": rec.as_json()})
+    result = report.as_json() if rec is None else \
+        {**report.as_json(), "recoverability": rec.as_json()}
+    if view is not None:
+        result["view"] = view
+    o.result(result)
     sys.exit(VERDICT_EXIT[report.verdict] if rec is None else
              recover_cli.exit_code(report.verdict, rec))
+
+
+def view_report(spec: Spec, opts: Options, o: Any) -> dict[str, Any] | None:
+    """Under a VIEW: its classification, said in one line; an order-dependent one is also
+    explored without it (the local engine, no traces) and both counts are said."""
+    from hwcheck.checker.run import check as run_check
+    from hwcheck.checker.semantics.view import classify
+
+    vc = classify(spec)
+    if vc is None:
+        return None
+    o.say(vc.line())
+    out: dict[str, Any] = {"kind": vc.kind, "covers": list(vc.covered),
+                           "excluded": list(vc.excluded), "reasons": list(vc.reasons)}
+    if not vc.sound:
+        full = run_check(dataclasses.replace(spec, view=None),
+                         dataclasses.replace(opts, report=None), engine="local").exploration
+        o.say(f"full state (no view): {full.distinct:,} distinct states, {full.generated:,} "
+              f"generated, depth {full.depth}" + ("" if full.complete else " (incomplete)"))
+        out["full_state"] = {"distinct": full.distinct, "generated": full.generated,
+                             "depth": full.depth, "complete": full.complete}
+    return out
 
 
 @main.command()

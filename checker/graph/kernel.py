@@ -132,6 +132,8 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
     if kernel.symmetric:  # successors become representatives, as in the engines' expansion
         imports += "canon = _k.canon\nSYM_WORK = _k.SYM_WORK\n"
     imports += "".join(f"k_tp_{j} = _k.tp_{j}\n" for j in range(len(kernel.props.transition)))
+    if kernel.spec.view is not None:  # a state's fingerprint reads the VIEW's cells only
+        imports += "fingerprint = _k.view_fp\n"
     lines = [HEADER.format(key=kernel.key, name=spec.name, params=spec.params, imports=imports)]
     for i, (name, expr) in enumerate(extra):
         if reads_next(expr):

@@ -33,6 +33,7 @@ from hwcheck.checker.semantics.templates import (
     expand_split_fn,
     initial_fn,
     step_fn,
+    view_source,
 )
 from hwcheck.spec.lang import Spec
 
@@ -99,6 +100,8 @@ def generate(spec: Spec, layout: Layout | None = None,
         lines.append(f"\n@njit(cache=True)\ndef tp_{j}(s, n, err):  # {name}\n"
                      f"    return {src(code)}\n")
 
+    if spec.view is not None:
+        lines.append(view_source(spec, layout))
     lines.append(initial_fn(spec, layout, body))
     lines.append(check_states_fn(props, fails))
     lines.append(step_fn(spec))

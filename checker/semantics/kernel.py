@@ -178,7 +178,7 @@ class Kernel:
     def fingerprint(self, row: np.ndarray) -> int:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
-        return int(fingerprint(np.ascontiguousarray(row, dtype=self.dtype)))
+        return int(fingerprint(self.layout.identity(row)))
 
     def step(self, inst: int, row: np.ndarray) -> np.ndarray | None:
         """The successor of ``row`` by instance ``inst``; None when the instance is disabled or

@@ -9,6 +9,7 @@ read them as 64-bit words.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,28 @@ class Layout:
         per_word = 8 // np.dtype(dtype).itemsize  # cells per 64-bit word
         stride = max(per_word, (off + per_word - 1) // per_word * per_word)
         return cls(spec, offsets, off, stride, dtype)
+
+    @cached_property
+    def view_mask(self) -> np.ndarray | None:
+        """Under a VIEW (``Spec.view``): the row's 64-bit words with every bit of the cells the
+        view covers set and those of the other cells clear, so ``words & mask`` is what a
+        fingerprint reads. None without a view."""
+        if self.spec.view is None:
+            return None
+        cells: np.ndarray = np.zeros(self.stride, self.dtype)
+        for v in self.spec.variables:
+            if v.name in self.spec.view:
+                off = self.offsets[v.name]
+                cells[off:off + v.size] = -1  # all bits set
+        return cells.view(np.uint64).copy()
+
+    def identity(self, row: np.ndarray) -> np.ndarray:
+        """What a state's fingerprint reads: the row, its cells outside a VIEW cleared."""
+        mask = self.view_mask
+        row = np.ascontiguousarray(row, dtype=self.dtype)
+        if mask is None:
+            return row
+        return (row.view(np.uint64) & mask).view(self.dtype)
 
     def cell(self, var: Var, idx: tuple[int, ...]) -> int:
         """The row position of ``var[idx]``; raises IndexError outside the variable's shape."""

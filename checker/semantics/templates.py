@@ -229,8 +229,25 @@ def _head(name: str, sig: type, doc: str, nogil: bool = False) -> list[str]:
             doc] + _PROLOGUE
 
 
-def _scratch(passes: tuple[Pass, ...]) -> list[str]:
-    return [f"    {line}" for p in passes for line in p.scratch] + ["    gen = 0"]
+def _scratch(spec: Spec, passes: tuple[Pass, ...]) -> list[str]:
+    view = ["    vw = np.empty(WORDS, np.uint64)  # what the fingerprint reads under the VIEW"] \
+        if spec.view is not None else []
+    return [f"    {line}" for p in passes for line in p.scratch] + view + ["    gen = 0"]
+
+
+def view_source(spec: Spec, layout: Layout) -> str:
+    """Under a VIEW: the mask of the words a fingerprint reads (``Layout.view_mask``) and
+    ``view_fp``, a row's fingerprint through it (for the graph and simulation kernels)."""
+    mask = layout.view_mask
+    assert mask is not None
+    words = ", ".join(str(int(w)) for w in mask)
+    return (f"\nVMASK = np.array([{words}], dtype=np.uint64)  # the VIEW's cells\n\n"
+            "\n@njit(cache=True)\ndef view_fp(row):\n"
+            "    w = row.view(np.uint64)\n"
+            "    vw = np.empty(WORDS, np.uint64)\n"
+            "    for q in range(WORDS):\n"
+            "        vw[q] = w[q] & VMASK[q]\n"
+            "    return fingerprint_words(vw)\n")
 
 
 def expand_dedup_fn(spec: Spec, props: Properties, fails: dict[str, bool],
@@ -241,7 +258,7 @@ def expand_dedup_fn(spec: Spec, props: Properties, fails: dict[str, bool],
     ret = "w, filled, gen"
     lines = _head("expand_dedup", DedupArgs, _DOC_DEDUP)
     lines += ["    ow = out.view(np.uint64)", "    cap = out.shape[0]", "    w = 0"]
-    lines += _scratch(passes)
+    lines += _scratch(spec, passes)
     lines += ["    q = 0",
               "    tcap = table.size - TAIL",
               "    for i in range(lo, hi):",
@@ -268,7 +285,7 @@ def expand_exact_fn(spec: Spec, props: Properties, fails: dict[str, bool],
     ret = "w, filled, gen, nstored"
     lines = _head("expand_exact", ExactArgs, _DOC_DEDUP)
     lines += ["    ow = out.view(np.uint64)", "    cap = out.shape[0]", "    w = 0"]
-    lines += _scratch(passes)
+    lines += _scratch(spec, passes)
     lines += ["    mask = table.size - 1",
               "    for i in range(lo, hi):",
               "        if (w + NINST > cap or filled + NINST > max_fill"
@@ -297,7 +314,7 @@ def expand_split_fn(spec: Spec, props: Properties, fails: dict[str, bool],
               "    par = np.empty(ROOM, np.int32)",
               "    act = np.empty(ROOM, ACT)",
               "    fps = np.empty(ROOM, np.uint64)"]
-    lines += _scratch(passes)
+    lines += _scratch(spec, passes)
     lines += ["    q = 0",
               "    for i in range(lo, hi):",
               "        if (i - lo) % BLOCK == 0:",
@@ -383,7 +400,11 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
         lines.append(f"{inner}if err[0] == 0:")
         inner += "    "
     lines += [f"{inner}{line}" for p in passes for line in p.apply]
-    lines.append(f"{inner}fp = fingerprint_words(tw)")
+    if spec.view is not None:  # the fingerprint reads the VIEW's cells only
+        lines += [f"{inner}for u in range(WORDS):", f"{inner}    vw[u] = tw[u] & VMASK[u]",
+                  f"{inner}fp = fingerprint_words(vw)"]
+    else:
+        lines.append(f"{inner}fp = fingerprint_words(tw)")
     lines += [line.replace("{inst}", "inst") for line in keep(inner)]
     if tp_fails:
         lines += [f"{pad}    if err[0] != 0:",

@@ -182,6 +182,8 @@ def generate(kernel: Kernel) -> str:
     spec, props = kernel.spec, kernel.props
     imports = "".join(f"k_sp_{j} = _k.sp_{j}\n" for j in range(len(props.state)))
     imports += "".join(f"k_tp_{j} = _k.tp_{j}\n" for j in range(len(props.transition)))
+    if kernel.spec.view is not None:  # a state's fingerprint reads the VIEW's cells only
+        imports += "fingerprint = _k.view_fp\n"
     lines = [HEADER.format(key=kernel.key, name=spec.name, params=spec.params, imports=imports)]
     cs = ["\n@njit(cache=True, nogil=True)", "def check_step(s, t, sp_active, tp_active, err):"]
     for j, (name, _, kind) in enumerate(props.transition):

@@ -52,7 +52,7 @@ def from_lasso(spec: Spec, interp: Interpreter, name: str, engine: str,
         except ModelError as e:
             raise TraceError(f"step {step} ({inst.label}): the interpreter refuses the step: "
                              f"{e}") from None
-        if nxt is None or _fp(nxt) != want:
+        if nxt is None or _fp(nxt, interp.layout) != want:
             raise TraceError(f"step {step} ({inst.label}): the replayed state differs from the "
                              "one the state graph recorded")
         rows.append(nxt)

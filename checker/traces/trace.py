@@ -18,6 +18,7 @@ import numpy as np
 
 from hwcheck.checker.semantics.fingerprint import fingerprint
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
+from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import Spec, reads_next
 from hwcheck.spec.protocol import NO_VIEWS, Views, protocol_of
 
@@ -65,8 +66,10 @@ class Trace:
             if self.is_cti else "initial"
 
 
-def _fp(row: np.ndarray) -> int:
-    return int(fingerprint(np.ascontiguousarray(row)))
+def _fp(row: np.ndarray, layout: Layout | None = None) -> int:
+    """A state's fingerprint as the engines record it (under a VIEW, of the view's cells)."""
+    return int(fingerprint(layout.identity(row) if layout is not None
+                           else np.ascontiguousarray(row)))
 
 
 def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
@@ -104,7 +107,7 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
             raise TraceError(f"step {step} ({inst.label}): the action is not enabled on replay; "
                              "the engine and the interpreter disagree on its guard, or actions "
                              "were numbered in a different order")
-        if want is not None and _fp(nxt) != want:
+        if want is not None and _fp(nxt, interp.layout) != want:
             raise TraceError(f"step {step} ({inst.label}): the replayed state differs from the one "
                              "the engine recorded; the compiled effect and the interpreter "
                              "disagree, or actions were enumerated in a nondeterministic order")
@@ -167,7 +170,7 @@ def _concrete_step(spec: Spec, interp: Interpreter, canon, row, taken: int, want
             nxt = interp.step(inst, row)
         except ModelError:  # another instance: not the step the path took
             continue
-        if nxt is None or _fp(canon(nxt)) != want:
+        if nxt is None or _fp(canon(nxt), interp.layout) != want:
             continue
         if goal is not None:
             try:

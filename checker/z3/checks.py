@@ -431,7 +431,7 @@ class Unrolling:
         for k in range(depth):
             a = model.eval(self.acts[k], model_completion=True).as_long()
             row = T.decode(self.spec, self.layout, self.states[k + 1], model)
-            out.append((a, _fp(row)))
+            out.append((a, _fp(row, self.layout)))
         return out
 
 
