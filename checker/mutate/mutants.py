@@ -69,10 +69,15 @@ class Mutant:
 class _Builder:
     """Walks the actions once, numbering mutants; with ``var`` set, builds the schema too."""
 
-    def __init__(self, var: Var | None):
+    def __init__(self, var: Var | None, keep: frozenset[int] | None = None):
         self.var = var
+        self.keep = keep  # the mutants the schema holds (None: all); the others stay numbered
         self.mutants: list[Mutant] = []
         self.action = ""
+
+    def _live(self, k: int) -> bool:
+        """Whether the schema holds mutant ``k``."""
+        return self.var is not None and (self.keep is None or k in self.keep)
 
     def _new(self, operator: str, before: str, after: str) -> int:
         k = len(self.mutants) + 1
@@ -84,7 +89,7 @@ class _Builder:
         return Cmp("==", Read(self.var, ()), Const(k))
 
     def choose(self, k: int, mutated: Expr, original: Expr) -> Expr:
-        return original if self.var is None else Ite(self._is(k), mutated, original)
+        return Ite(self._is(k), mutated, original) if self._live(k) else original
 
     # -- expressions ---------------------------------------------------------------------------
 
@@ -115,7 +120,7 @@ class _Builder:
             if len(args) >= 2:
                 for i, a in enumerate(e.args):
                     k = self._new("drop-conjunct", show(a), "True")
-                    if self.var is not None:
+                    if self._live(k):
                         args[i] = Or((self._is(k), args[i]))
             return And(tuple(args))
         if isinstance(e, Or):
@@ -150,8 +155,7 @@ class _Builder:
                 k = self._new("drop-statement", f"{show(s.target)} := {show(s.value)}",
                               "(not done)")
                 stmt = Assign(target, value)
-                out.append(stmt if self.var is None else
-                           If(Not(self._is(k)), [stmt], []))
+                out.append(If(Not(self._is(k)), [stmt], []) if self._live(k) else stmt)
             elif isinstance(s, SetLocal):
                 out.append(SetLocal(s.local, self.expr(s.value)))
             elif isinstance(s, If):
@@ -177,15 +181,17 @@ def mutants(spec: Spec) -> list[Mutant]:
     return b.mutants
 
 
-def schema(spec: Spec) -> tuple[Spec, list[Mutant]]:
+def schema(spec: Spec, only: list[int] | None = None) -> tuple[Spec, list[Mutant]]:
     """The mutant schema of ``spec`` (its initial state has ``mutant = 0``: the original) and
-    its mutants. Properties, the initial state and the protocol stay the spec's."""
+    its mutants. Properties, the initial state and the protocol stay the spec's. ``only``: the
+    schema holds just these mutants (a smaller kernel to compile); every mutant keeps its
+    number."""
     found = mutants(spec)
     if any(v.name == VAR for v in spec.variables):
         raise ValueError(f"the spec already has a variable named {VAR!r}")
     var = Var(VAR, (), 0, max(len(found), 1), INT, "scalar",
               "which mutant runs (0: the original); constant along a behaviour")
-    b = _Builder(var)
+    b = _Builder(var, None if only is None else frozenset(only))
     actions = []
     for a in spec.actions:
         b.action = a.name
