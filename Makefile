@@ -1,13 +1,14 @@
 # hwcheck: `make test` (fast tier), `make test-slow`, `make test-all` (both), `make lint` (ruff,
 # mypy), `make check` (the scenario suite: its counterexamples and their report,
-# counterexamples/index.html), `make bench` (local engine), `make bench-spark` (Spark engine).
+# counterexamples/index.html), `make bench` (local engine), `make bench-ports` (the TLA+ ports
+# against TLC), `make bench-spark` (Spark engine).
 PY ?= python3
 # Test files spread over the machine's cores, a file's tests on one worker (its module fixtures
 # built once); JOBS=0 runs them in this process.
 JOBS ?= auto
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: install test test-slow test-all lint check bench bench-spark clean
+.PHONY: install test test-slow test-all lint check bench bench-ports bench-spark clean
 
 install:
 	$(PY) -m pip install -e '.[test]'
@@ -30,6 +31,9 @@ check:
 
 bench:
 	$(PY) bench/bench_local.py
+
+bench-ports:  # TLC=path/to/tla2tools.jar TLA=folder of the TLA+ modules: TLC in the same run
+	$(PY) bench/bench_ports.py $(if $(TLC),--tlc $(TLC) --tla $(TLA),)
 
 bench-spark:
 	$(PY) bench/bench_spark.py
