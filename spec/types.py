@@ -744,3 +744,14 @@ def deliver(b, s: SlotsVal, k) -> None:
     for j in range(s.cap):
         with b.when(lift(k) == j):
             b.set(s.count(j), s.count(j) - 1)
+
+
+def holds_slots(t: Type) -> bool:
+    """Whether a value of type ``t`` keeps a set or bag in sorted slots anywhere inside."""
+    if isinstance(t, Slots):
+        return True
+    if isinstance(t, Record):
+        return any(holds_slots(f) for f in t.fields.values())
+    if isinstance(t, (Opt, Seq)):
+        return holds_slots(t.of)
+    return False

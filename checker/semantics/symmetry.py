@@ -67,6 +67,14 @@ def check_symmetry(spec: Spec, symmetry: dict, member_params: bool = False) -> N
         unknown = sorted(g - names)
         if unknown:
             raise SpecError(f"symmetry: {spec.name} has no variable {unknown[0]!r}")
+    from hwcheck.spec.types import holds_slots
+
+    for t in spec.typed:  # a renaming would reorder a set's sorted slots: not a canonical form
+        if holds_slots(t.type) and any(
+                v.name in symmetry["dims"] or v.name in symmetry["ids"] for _, v in t.leaves):
+            raise SpecError(f"symmetry: {t.name} is a set or bag kept in sorted slots; renaming "
+                            "the members it holds would reorder it, which the symmetry does "
+                            "not do")
     for v in spec.variables:
         k = sum(v.name in g for g in groups)
         if k != 1:
