@@ -401,3 +401,16 @@ def test_products_and_floor_quotients_agree_everywhere():
             y = got[interp.layout.offsets["y"]]
             assert y == (xv * 3 + 1) % 7 - xv // 2 + 2 * (xv % 3) + (k + 1) * 2 // 3
     assert row is not None
+
+
+def test_symmetry_refuses_to_rename_members_held_in_sorted_slots():
+    from hwcheck.checker.semantics.symmetry import check_symmetry
+
+    spec = Spec("Sym", {})
+    reqs = spec.declare("reqs", ValueSet(Record(leader=Int(0, 2)), 2))
+    spec.initial(lambda b: None)
+    names = [v.name for _, v in spec.typed[0].leaves]
+    assert names == ["reqs.used", "reqs.items.leader"] and reqs.cap == 2
+    sym = {"size": 3, "dims": {}, "ids": {"reqs.items.leader": 1}, "other": ["reqs.used"]}
+    with pytest.raises(SpecError, match="reqs is a set or bag kept in sorted slots"):
+        check_symmetry(spec, sym)
