@@ -33,7 +33,7 @@ def counts(spec, **opts):
     return ex.distinct, ex.generated, ex.depth
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_sound_view_counts_as_tlc_does(workers):
     assert counts(counter(), workers=workers) == (9, 21, 4)
     assert counts(counter(view=False), workers=workers) == (21, 49, 5)
@@ -63,6 +63,7 @@ def test_the_classification_names_what_reads_a_variable_left_out():
     assert got.reasons == ("Copy writes a from b", "invariant Small reads b")
 
 
+@pytest.mark.slow  # kernels of their own
 def test_check_says_an_order_dependent_view_and_gives_the_full_state_counts(tmp_path):
     res = CliRunner().invoke(main, ["check", "--spec", SPEC, "--param", "peek=true",
                                     "--continue", "--json", "--out", str(tmp_path)])
@@ -75,6 +76,7 @@ def test_check_says_an_order_dependent_view_and_gives_the_full_state_counts(tmp_
                                          "complete": True}
 
 
+@pytest.mark.slow  # kernels of their own
 def test_a_violation_under_a_view_has_a_trace_that_replays(tmp_path):
     res = CliRunner().invoke(main, ["check", "--spec", SPEC, "--param", "target=2",
                                     "--out", str(tmp_path)])
@@ -100,6 +102,7 @@ def test_what_reads_whole_states_is_refused_with_a_view(tmp_path):
         spec.validate()
 
 
+@pytest.mark.slow  # kernels of their own
 def test_simulation_counts_views_too():
     from hwcheck.checker.sim.simulate import SimOptions, simulate
 
