@@ -124,9 +124,11 @@ class Symmetry:
     pick members out).
 
     ``size``: the number of members; ``dims``: for each variable, the dimensions indexed by a
-    member; ``ids``: scalar variables holding a member's id (a negative value means none);
-    ``other``: the variables a renaming leaves alone; ``params``: "member" when every action
-    parameter ranges over the members. Every variable is in exactly one of dims, ids, other.
+    member; ``ids``: variables whose every cell holds a member's id (a negative value means
+    none); ``other``: the variables a renaming leaves alone; ``params``: "member" when every
+    action parameter ranges over the members. Every variable is in exactly one of dims, ids,
+    other, or in both dims and ids (an array over the members holding member ids: renamed both
+    ways, which only the canonical form by permutations does).
     """
 
     size: int

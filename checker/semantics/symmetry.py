@@ -77,9 +77,11 @@ def check_symmetry(spec: Spec, symmetry: dict, member_params: bool = False) -> N
                             "not do")
     for v in spec.variables:
         k = sum(v.name in g for g in groups)
-        if k != 1:
+        both = v.name in symmetry["dims"] and v.name in symmetry["ids"]  # member ids by member
+        if k != 1 and not (k == 2 and both):
             raise SpecError(f"symmetry: variable {v.name} is listed {k} times (dims, ids, other);"
-                            " every variable must be in exactly one")
+                            " every variable must be in exactly one (or in dims and ids: an "
+                            "array over the members holding member ids)")
         if v.name in symmetry["dims"]:
             dims = tuple(symmetry["dims"][v.name])
             if not dims or len(set(dims)) != len(dims) or any(
@@ -127,9 +129,9 @@ def permute_row(spec: Spec, layout: Layout, row, perm, symmetry: dict) -> np.nda
             for idx in itertools.product(*(range(d) for d in v.shape)):
                 new = tuple(perm[i] if d in dims else i for d, i in enumerate(idx))
                 out[layout.cell(v, new)] = row[layout.cell(v, idx)]
-        elif v.name in symmetry["ids"]:
+        if v.name in symmetry["ids"]:
             for i in range(v.size):
-                x = int(row[off + i])
+                x = int(out[off + i])
                 out[off + i] = perm[x] if x >= 0 else x
     return out
 
@@ -172,12 +174,16 @@ def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Pl
         if v.name in symmetry["ids"]:
             off = layout.offsets[v.name]
             ids.extend(range(off, off + v.size))
-    separable = all(len(d) == 1 for d in symmetry["dims"].values())
+    # Sorting members by their slices needs one member dimension per variable and member ids
+    # only outside the slices (an id inside a slice changes with the renaming it decides).
+    separable = all(len(d) == 1 for d in symmetry["dims"].values()) and not (
+        set(symmetry["dims"]) & set(symmetry["ids"]))
     if method == "auto":
         method = "sort" if separable else "perms"
     if method in ("sort", "compare"):
         if not separable:
-            raise ValueError("the sort method needs one member dimension per variable")
+            raise ValueError("the sort method needs one member dimension per variable and no "
+                             "member ids inside a member's slice")
         base, step, lo, hi = [], [], [], []
         for v in spec.variables:
             if v.name in symmetry["dims"]:
