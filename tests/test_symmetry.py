@@ -42,6 +42,10 @@ HANDOFF_ROLES = {"val": (0,), "link": (0, 1), "leader": "id"}
 # the producer's and the transaction's variables are not indexed by a replica.
 KNOB_ROLES = {**KAFKA_ROLES, **{n: (0,) for n in ("logStart", "respLs", "seq", "respSeq", "txn",
                                                   "ctl", "respTxn", "respCtl")}}
+# The KRaft controller: each broker's view names its leader (a replica dimension holding
+# replica ids: ("id", dims)), and each leader keeps records over the replicas (two dimensions).
+KRAFT_ROLES = {**KAFKA_ROLES, "rleo": (0, 1), "lIsr": (0, 1), "bLeader": ("id", 0),
+               **{n: (0,) for n in ("bEpoch", "fenced", "elr", "unclean", "flushed")}}
 
 
 # -- the oracle ----------------------------------------------------------------------------------
@@ -69,6 +73,8 @@ def renamed(state: dict, perm, roles: dict, kinds: dict) -> dict:
             out[name] = value
         elif role == "id":
             out[name] = perm[value] if value >= 0 else value
+        elif role[0] == "id":  # replica ids over a replica dimension
+            out[name] = [perm[x] if x >= 0 else x for x in _rename(value, role[1:], perm)]
         elif kinds[name] == "set":
             out[name] = sorted(perm[i] for i in value)
         else:
@@ -92,13 +98,18 @@ class Oracle:
         self.roles = roles
         self.kinds = {v.name: v.kind for v in spec.variables}
         lay = self.layout
+        def holds_ids(role) -> bool:
+            return role == "id" or (isinstance(role, tuple) and role[0] == "id")
+
         self.ids = np.array([lay.offsets[v.name] + i for v in spec.variables
-                             if roles.get(v.name) == "id" for i in range(v.size)], np.int64)
+                             if holds_ids(roles.get(v.name)) for i in range(v.size)], np.int64)
         self.gathers = []
         for perm in self.perms:
             src = np.arange(lay.stride)
             for v in spec.variables:
                 dims = roles.get(v.name)
+                if dims is not None and dims != "id" and dims[0] == "id":
+                    dims = dims[1:]
                 if dims is None or dims == "id":
                     continue
                 for idx in itertools.product(*(range(d) for d in v.shape)):
@@ -110,7 +121,7 @@ class Oracle:
         """``row`` renamed by the k-th permutation."""
         src, perm = self.gathers[k]
         out = row[src]
-        x = row[self.ids].astype(np.int64)
+        x = out[self.ids].astype(np.int64)  # the ids' cells after the dimensions' renaming
         out[self.ids] = np.where(x >= 0, perm[np.maximum(x, 0)], x)
         return out
 
@@ -233,6 +244,22 @@ ORACLE_KNOBS = [  # the oracle takes ~20 s a configuration (R3 with transactions
 def test_kafka_knob_orbits_match_the_oracle(params):
     spec = kafka(params)
     want = Oracle(spec, params.R, KNOB_ROLES).explore()
+    got = engine_figures(run(spec, symmetry=True))
+    assert got == want
+
+
+ORACLE_KRAFT = [  # an array of replica ids over the replicas, two replica dimensions
+    Params(2, 1, 2, "kip-279", "epoch-start", controller="kraft"),
+    pytest.param(Params(2, 1, 2, "kip-279", "epoch-start", min_isr=2, controller="kraft",
+                        fencing="kip-320", elr=True), marks=SLOW),
+    pytest.param(Params(3, 1, 1, "kip-279", "epoch-start", controller="kraft"), marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("params", ORACLE_KRAFT, ids=lambda p: p.slug())
+def test_kraft_orbits_match_the_oracle(params):
+    spec = kafka(params)
+    want = Oracle(spec, params.R, KRAFT_ROLES).explore()
     got = engine_figures(run(spec, symmetry=True))
     assert got == want
 

@@ -473,6 +473,9 @@ def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tupl
             out.append((n, known[n]))
         elif n in invariants:
             out.append((n, invariants[n]))
+        elif not known and names is None:
+            raise SpecError(f"{spec.name} states no lemmas for these parameters: prove {inv} "
+                            "alone with --no-lemmas, or check it by exploring (hwcheck check)")
         else:
             raise SpecError(f"unknown lemma {n!r} (known: {', '.join(known) or 'none'})")
     return out

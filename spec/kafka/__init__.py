@@ -4,7 +4,8 @@ Every Kafka fact lives in this package: the model (``model.py``), its parameters
 domains (``params.py``), the named scenarios of its history (``scenarios.py``), the lemmas and
 replica symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``). The knobs
 beyond the base model (consumers, producer retries and idempotence, the log start offset,
-transactions, ISR shrink by lag) are documented in docs/kafka-model.md.
+transactions, ISR shrink by lag, power loss, the KRaft controller, KIP-320 fencing and KIP-966
+eligible leader replicas) are documented in docs/kafka-model.md.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from hwcheck.spec.kafka import (
 )
 from hwcheck.spec.kafka.params import (
     ACKS,
+    CONTROLLERS,
     EXPANSIONS,
+    FENCINGS,
     ISOLATIONS,
     KNOBS_OFF,
     MAX_CONSUMERS,
@@ -75,6 +78,20 @@ PARAMS = (
           "LogsConverge) and the fairness they assume: fetches, responses, truncation, "
           "restarts and elections weakly fair",
           ("--liveness/--no-liveness",)),
+    Param("unflushed_loss", _D.unflushed_loss, bool,
+          "A power loss (PowerLoss) loses each broker's records past its last flush (Flush); "
+          "a crash keeps them (the page cache)", ("--unflushed-loss/--no-unflushed-loss",)),
+    Param("controller", _D.controller, CONTROLLERS,
+          "atomic: every broker sees the controller's decisions at once; kraft: the KRaft "
+          "controller (broker registrations and fencing, AlterPartition, metadata propagation)",
+          ("--controller",)),
+    Param("fencing", _D.fencing, FENCINGS,
+          "kip-320: fetches carry the fetcher's leader epoch; a leader in another epoch refuses "
+          "them (with --controller kraft)", ("--fencing",)),
+    Param("elr", _D.elr, bool,
+          "KIP-966 eligible leader replicas: the HW advances only with min ISR in the ISR, "
+          "replicas leaving it below min ISR stay eligible (with --controller kraft)",
+          ("--elr/--no-elr",)),
 )
 
 

@@ -26,6 +26,7 @@ from hwcheck.spec.lang import (
     min_over,
     prime,
 )
+from hwcheck.spec.types import SetOf
 
 NONE = -1
 
@@ -58,7 +59,11 @@ def property_names(p: Params) -> tuple[str, ...]:
         names += ["LsoBelowHw", "MarkersSurvive"]
         if p.consumers:
             names += ["ReadCommittedIsolation"]
+    if p.elr:
+        names += ["ElrMembersComplete"]
     names += list(BASE_ACTION_PROPERTIES)
+    if p.kraft:
+        names += ["LeaderEpochFenced"]
     if p.consumers:
         names += ["ReadsBelowHw"]
     if p.liveness:
@@ -82,6 +87,12 @@ def reachable_names(p: Params) -> tuple[str, ...]:
         if p.consumers:
             names += ["AbortedRecordSkipped" if p.isolation == "read-committed"
                       else "AbortedRecordReturned"]
+    if p.unflushed_loss:
+        names += ["PowerLossLostRecords"]
+    if p.kraft:
+        names += ["ZombieLeader"]
+    if p.elr:
+        names += ["ElectedFromElr"]
     if p.lag is not None:
         names += ["IsrShrunk"]
     return tuple(names)
@@ -97,6 +108,8 @@ def build(p: Params) -> Spec:
     FAIR = "weak" if p.liveness else None  # the fairness the liveness properties assume
     READ_COMMITTED = TX and p.isolation == "read-committed"
     RESTART = E + 2  # with LS: respRec of "below the leader's log start offset: start there"
+    UL, K, ELR = p.unflushed_loss, p.kraft, p.elr
+    FENCE = p.fencing == "kip-320"
     spec = Spec("KafkaHW", p.as_dict())
 
     log = spec.array("log", (R, M), 0, E, "leader epoch of the record at each offset; 0 = none")
@@ -106,7 +119,11 @@ def build(p: Params) -> Spec:
     epoch = spec.scalar("epoch", 1, E, "the current leader epoch")
     isr = spec.set_of("isr", R, "the in-sync replica set")
     synced = spec.set_of("synced", R, "replicas that truncated for the current leader")
-    rleo = spec.array("rleo", (R,), 0, M, "the leader's record of each follower's LEO")
+    if K:  # a deposed leader that has not learned it yet keeps its own records
+        rleo = spec.array("rleo", (R, R), 0, M, "rleo[L][f]: broker L's record of follower f's "
+                                                "LEO while L believes it leads")
+    else:
+        rleo = spec.array("rleo", (R,), 0, M, "the leader's record of each follower's LEO")
     pending = spec.set_of("pending", R, "followers with a fetch response in flight")
     if LS:
         resp_rec = spec.array("respRec", (R,), 0, RESTART,
@@ -157,6 +174,30 @@ def build(p: Params) -> Spec:
             cret = spec.array("cret", (C, M), 0, T, "ghost: the transaction of the data record "
                                                     "each consumer returned at each offset")
 
+    # Power loss (docs/kafka-model.md): what a crash of the machine keeps.
+    if UL:
+        flushed = spec.array("flushed", (R,), 0, M,
+                             "each replica's log is on disk below this offset (its last flush); "
+                             "the records from there on are in the page cache only")
+    # The KRaft controller: its partition state (leader, epoch, isr above), its broker
+    # registrations, and each broker's view of the partition state apart.
+    if K:
+        fenced = spec.set_of("fenced", R, "controller: brokers whose registration is fenced")
+        b_leader = spec.array("bLeader", (R,), NONE, R - 1,
+                              "the leader in the partition state each broker has applied; "
+                              "-1 = none")
+        b_epoch = spec.array("bEpoch", (R,), 0, E, "the leader epoch each broker has applied; "
+                                                  "0 = none yet (restarted)")
+        spec.declare("lIsr", SetOf(R), over=(R,),
+                     doc="the ISR of a broker that believes it leads (its view); empty for "
+                         "the others")
+        l_isr = spec.var("lIsr")
+        if ELR:
+            elr = spec.set_of("elr", R, "controller: the eligible leader replicas (KIP-966)")
+            if UL:
+                unclean = spec.set_of("unclean", R, "brokers down after an unclean shutdown "
+                                                    "(power loss): their registration says so")
+
     # -- helpers (macros: they build expressions and statements) -------------------------------
 
     def leo(r) -> object:
@@ -166,6 +207,31 @@ def build(p: Params) -> Spec:
 
     def isr_size():
         return count(R, lambda r: isr[r], "r")
+
+    # What leader L works with: with the KRaft controller, its own view and records.
+    def rl(L, f):
+        return rleo[L, f] if K else rleo[f]
+
+    def in_isr(L, f):
+        return l_isr[L, f] if K else isr[f]
+
+    def isr_size_of(L):
+        return count(R, lambda r: in_isr(L, r), "r")
+
+    def current(L):
+        """KRaft: the controller accepts L's AlterPartition: L leads in the controller's current
+        leader epoch and proposes from the ISR the controller has (the partition epoch; see
+        docs/kafka-model.md)."""
+        return (leader == L) & (epoch == b_epoch[L]) & forall(
+            R, lambda s: isr[s] == l_isr[L, s], "s")
+
+    def update_elr(b: Block, joined) -> None:
+        """KIP-966 after an ISR change (Kafka's PartitionChangeBuilder): with the ISR at min ISR
+        or more the ELR is empty; below, the ELR keeps its members, gains ``joined(r)`` (the
+        replicas that just left the ISR) and never holds an ISR member."""
+        size = b.let("isrSize", isr_size())
+        with b.each(R, "r") as r:
+            b.set(elr[r], ite(size >= p.min_isr, False, (elr[r] | joined(r)) & ~isr[r]))
 
     def end_offset(lg, leo_l, e):
         """The first offset of log lg holding an epoch > e; its LEO if none."""
@@ -177,6 +243,8 @@ def build(p: Params) -> Spec:
             for cell, _ in payload:
                 b.set(cell[r, k], ite(k < n, cell[r, k], 0))
         b.set(hw[r], min_(hw[r], n))
+        if UL:
+            b.set(flushed[r], min_(flushed[r], n))
         if LS:  # a truncation below the log start offset starts the log there (Kafka truncateTo)
             b.set(log_start[r], min_(log_start[r], n))
 
@@ -212,10 +280,14 @@ def build(p: Params) -> Spec:
     def advance_hw(b: Block, L) -> None:
         """Raise the leader's HW to the least LEO over the ISR; record what becomes committed."""
         leo_l = b.let("leoL", leo(L))
-        low = min_over(R, lambda f: rleo[f], lambda f: isr[f] & (f != L), leo_l, "f")
-        new = b.let("newHw", max_(hw[L], min_(leo_l, low)))
+        low = min_over(R, lambda f: rl(L, f), lambda f: in_isr(L, f) & (f != L), leo_l, "f")
+        if ELR:  # KIP-966: the HW advances only while the ISR has min ISR members
+            new = b.let("newHw", ite(isr_size_of(L) >= p.min_isr,
+                                     max_(hw[L], min_(leo_l, low)), hw[L]))
+        else:
+            new = b.let("newHw", max_(hw[L], min_(leo_l, low)))
         old = b.let("oldHw", hw[L])
-        ack_all = b.let("ackAll", isr_size() >= p.min_isr) if p.acks == "all" else None
+        ack_all = b.let("ackAll", isr_size_of(L) >= p.min_isr) if p.acks == "all" else None
         with b.each(M, "k") as k:
             with b.when((old <= k) & (k < new)):
                 with b.when(committed[k] == 0):
@@ -291,6 +363,11 @@ def build(p: Params) -> Spec:
             b.set(synced[r], True)
         b.set(leader, 0)
         b.set(epoch, 1)
+        if K:
+            with b.each(R, "r") as r:
+                b.set(b_leader[r], 0)
+                b.set(b_epoch[r], 1)
+                b.set(l_isr[0, r], True)
 
     spec.initial(init)
 
@@ -302,86 +379,142 @@ def build(p: Params) -> Spec:
     producer = ([p_seq] if RETRY else []) + ([txn_id, txn_state, outcome] if TX else []) + \
         ([p_wait] if RETRY or TX else [])
 
-    @spec.action("Produce", modifies=[log, hw, *ghosts, *cells, *producer])
-    def produce(b: Block) -> None:
-        """The leader appends a producer record in its epoch. With retries or transactions the
-        one producer sends its next record once the previous one is answered (one request in
-        flight); with transactions the record belongs to the open transaction, or begins the
-        next one."""
-        b.require(leader != NONE, leo(leader) < M)
-        if p.acks == "all":
-            b.require(isr_size() >= p.min_isr)
-        if RETRY:
-            b.require(p_wait == 0, p_seq < M)
-        if TX:
-            b.require(p_wait == 0, (txn_state == OPEN) | ((txn_state == IDLE) & (txn_id < T)))
-        L = b.let("L", leader)
-        n = b.let("n", leo(L))
-        b.set(log[L, n], epoch)
-        if RETRY:
-            b.set(p_seq, p_seq + 1)
-            b.set(seq[L, n], p_seq)
-            b.set(p_wait, epoch)
-        if TX:
-            with b.when(txn_state == IDLE):
-                b.set(txn_id, txn_id + 1)
-                b.set(txn_state, OPEN)
-            b.set(txn[L, n], txn_id)
-            b.set(ctl[L, n], DATA)
-            b.set(p_wait, epoch)
-        if p.acks == "1":
-            with b.when(acked[n] == 0):
-                b.set(acked[n], epoch)
-        advance_hw(b, L)
+    if K:
+        @spec.action("Produce", over=[R], modifies=[log, hw, *ghosts])
+        def produce_kraft(b: Block, L) -> None:
+            """A producer's record reaches broker L, which believes it leads (a leader deposed
+            by the controller that has not learned it yet too), and L appends it in the epoch
+            it knows."""
+            b.require(alive[L], b_leader[L] == L, leo(L) < M)
+            if p.acks == "all":
+                b.require(isr_size_of(L) >= p.min_isr)
+            n = b.let("n", leo(L))
+            b.set(log[L, n], b_epoch[L])
+            if p.acks == "1":
+                with b.when(acked[n] == 0):
+                    b.set(acked[n], b_epoch[L])
+            advance_hw(b, L)
+    else:
+        @spec.action("Produce", modifies=[log, hw, *ghosts, *cells, *producer])
+        def produce(b: Block) -> None:
+            """The leader appends a producer record in its epoch. With retries or transactions the
+            one producer sends its next record once the previous one is answered (one request in
+            flight); with transactions the record belongs to the open transaction, or begins the
+            next one."""
+            b.require(leader != NONE, leo(leader) < M)
+            if p.acks == "all":
+                b.require(isr_size() >= p.min_isr)
+            if RETRY:
+                b.require(p_wait == 0, p_seq < M)
+            if TX:
+                b.require(p_wait == 0, (txn_state == OPEN) | ((txn_state == IDLE) & (txn_id < T)))
+            L = b.let("L", leader)
+            n = b.let("n", leo(L))
+            b.set(log[L, n], epoch)
+            if RETRY:
+                b.set(p_seq, p_seq + 1)
+                b.set(seq[L, n], p_seq)
+                b.set(p_wait, epoch)
+            if TX:
+                with b.when(txn_state == IDLE):
+                    b.set(txn_id, txn_id + 1)
+                    b.set(txn_state, OPEN)
+                b.set(txn[L, n], txn_id)
+                b.set(ctl[L, n], DATA)
+                b.set(p_wait, epoch)
+            if p.acks == "1":
+                with b.when(acked[n] == 0):
+                    b.set(acked[n], epoch)
+            advance_hw(b, L)
 
     fetch_extra = resp_cells + ([resp_ls] if LS else [])
+    durable = [flushed] if UL else []  # what a truncation lowers with the log
 
-    @spec.action("FetchRequest", over=[R],
-                 modifies=[resp_rec, resp_hw, pending, rleo, isr, hw, *ghosts, *fetch_extra,
-                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
-                 fairness=FAIR)
-    def fetch_request(b: Block, f) -> None:
-        """The leader serves follower f's fetch at offset leo(f)."""
-        b.require(leader != NONE, f != leader, alive[f], synced[f], ~pending[f])
-        L = b.let("L", leader)
-        lf = b.let("lf", leo(f))
-        ll = b.let("ll", leo(L))
-
-        def serve() -> None:
+    if K:
+        @spec.action("FetchRequest", over=[R],
+                     modifies=[resp_rec, resp_hw, pending, rleo, isr, l_isr, hw, *ghosts,
+                               *([elr] if ELR else [])])
+        def fetch_request_kraft(b: Block, f) -> None:
+            """Follower f fetches at offset leo(f) from the broker it believes leads, which
+            serves it if it believes it leads too (with KIP-320 fencing, only in f's leader
+            epoch: else FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH, and f waits for
+            metadata). A follower that has caught up joins the ISR by an AlterPartition that
+            the controller accepts: L is its current leader, proposes from the current ISR,
+            and f is not fenced."""
+            b.require(alive[f], b_leader[f] != NONE, b_leader[f] != f, synced[f], ~pending[f])
+            b.require(alive[b_leader[f]], b_leader[b_leader[f]] == b_leader[f])
+            if FENCE:
+                b.require(b_epoch[b_leader[f]] == b_epoch[f])
+            L = b.let("L", b_leader[f])
+            lf = b.let("lf", leo(f))
+            ll = b.let("ll", leo(L))
             with b.when(lf > ll):
                 b.set(resp_rec[f], OOR)
                 b.set(resp_hw[f], ll)
                 b.set(pending[f], True)
             with b.otherwise():
-                b.set(rleo[f], lf)
-                join = ~isr[f] & (lf >= hw[L])
+                b.set(rleo[L, f], lf)
+                join = ~l_isr[L, f] & (lf >= hw[L])
                 if p.isr_expansion == "epoch-start":
-                    start = min_over(M, lambda k: k, lambda k: (k < ll) & (log[L, k] == epoch),
-                                     ll, "k")
+                    start = min_over(M, lambda k: k,
+                                     lambda k: (k < ll) & (log[L, k] == b_epoch[L]), ll, "k")
                     join = join & (lf >= start)
-                with b.when(join):
+                with b.when(join & current(L) & ~fenced[f]):
                     b.set(isr[f], True)
+                    b.set(l_isr[L, f], True)
+                    if ELR:
+                        update_elr(b, lambda r: False)
                 advance_hw(b, L)
                 b.set(resp_rec[f], ite(lf < ll, log[L, lf], 0))
-                for cell, resp in payload:
-                    b.set(resp[f], ite(lf < ll, cell[L, lf], 0))
                 b.set(resp_hw[f], hw[L])
-                if LS:
-                    b.set(resp_ls[f], log_start[L])
                 b.set(pending[f], True)
+    else:
+        @spec.action("FetchRequest", over=[R],
+                     modifies=[resp_rec, resp_hw, pending, rleo, isr, hw, *ghosts, *fetch_extra,
+                               *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
+                     fairness=FAIR)
+        def fetch_request(b: Block, f) -> None:
+            """The leader serves follower f's fetch at offset leo(f)."""
+            b.require(leader != NONE, f != leader, alive[f], synced[f], ~pending[f])
+            L = b.let("L", leader)
+            lf = b.let("lf", leo(f))
+            ll = b.let("ll", leo(L))
 
-        if LS:
-            with b.when(lf < log_start[L]):  # OFFSET_OUT_OF_RANGE: below the leader's log start
-                b.set(resp_rec[f], RESTART)
-                b.set(resp_hw[f], log_start[L])
-                b.set(pending[f], True)
-            with b.otherwise():
+            def serve() -> None:
+                with b.when(lf > ll):
+                    b.set(resp_rec[f], OOR)
+                    b.set(resp_hw[f], ll)
+                    b.set(pending[f], True)
+                with b.otherwise():
+                    b.set(rleo[f], lf)
+                    join = ~isr[f] & (lf >= hw[L])
+                    if p.isr_expansion == "epoch-start":
+                        start = min_over(M, lambda k: k, lambda k: (k < ll) & (log[L, k] == epoch),
+                                         ll, "k")
+                        join = join & (lf >= start)
+                    with b.when(join):
+                        b.set(isr[f], True)
+                    advance_hw(b, L)
+                    b.set(resp_rec[f], ite(lf < ll, log[L, lf], 0))
+                    for cell, resp in payload:
+                        b.set(resp[f], ite(lf < ll, cell[L, lf], 0))
+                    b.set(resp_hw[f], hw[L])
+                    if LS:
+                        b.set(resp_ls[f], log_start[L])
+                    b.set(pending[f], True)
+
+            if LS:
+                with b.when(lf < log_start[L]):  # OFFSET_OUT_OF_RANGE: below the leader's log start
+                    b.set(resp_rec[f], RESTART)
+                    b.set(resp_hw[f], log_start[L])
+                    b.set(pending[f], True)
+                with b.otherwise():
+                    serve()
+            else:
                 serve()
-        else:
-            serve()
 
     @spec.action("FetchResponse", over=[R],
-                 modifies=[log, hw, pending, resp_rec, resp_hw, *cells, *fetch_extra,
+                 modifies=[log, hw, pending, resp_rec, resp_hw, *cells, *fetch_extra, *durable,
                            *([log_start] if LS else [])],
                  fairness=FAIR)
     def fetch_response(b: Block, f) -> None:
@@ -432,34 +565,61 @@ def build(p: Params) -> Spec:
             b.set(resp[f], 0)
 
     @spec.action("BecomeFollower", over=[R],
-                 modifies=[log, hw, synced, *cells, *([log_start] if LS else [])],
+                 modifies=[log, hw, synced, *cells, *durable, *([log_start] if LS else [])],
                  fairness=FAIR)
     def become_follower(b: Block, f) -> None:
-        """Follower f truncates its log for the current leader before fetching."""
-        b.require(leader != NONE, f != leader, alive[f], ~synced[f])
-        L = b.let("L", leader)
+        """Follower f truncates its log for the current leader before fetching (KRaft: the
+        leader it knows; by leader epoch or KIP-279 it asks that leader, which answers if it
+        believes it leads, with KIP-320 fencing in f's leader epoch)."""
+        if K:
+            b.require(alive[f], b_leader[f] != NONE, b_leader[f] != f, ~synced[f])
+            if p.truncation != "hw":
+                b.require(alive[b_leader[f]], b_leader[b_leader[f]] == b_leader[f])
+                if FENCE:
+                    b.require(b_epoch[b_leader[f]] == b_epoch[f])
+            L = b.let("L", b_leader[f])
+        else:
+            b.require(leader != NONE, f != leader, alive[f], ~synced[f])
+            L = b.let("L", leader)
         n = b.let("cut", truncation_point(b, f, L))
         truncate(b, f, n)
         b.set(synced[f], True)
 
-    @spec.action("ShrinkIsr", over=[R],
-                 modifies=[isr, hw, *ghosts, *([p_wait, txn_state] if TX else
-                                               [p_wait] if RETRY else [])])
-    def shrink_isr(b: Block, f) -> None:
-        """The leader drops follower f from the ISR (the lag timer is abstracted; with
-        --isr-shrink lag:N only a follower more than N records behind)."""
-        b.require(leader != NONE, f != leader, isr[f])
-        if p.lag is not None:
-            b.require(leo(leader) - rleo[f] > p.lag)
-        L = b.let("L", leader)
-        b.set(isr[f], False)
-        advance_hw(b, L)
+    if K:
+        @spec.action("ShrinkIsr", over=[R, R],
+                     modifies=[isr, l_isr, hw, *ghosts, *([elr] if ELR else [])])
+        def shrink_isr_kraft(b: Block, L, f) -> None:
+            """Broker L, which believes it leads, drops follower f from the ISR by an
+            AlterPartition that the controller accepts (L is its current leader and proposes
+            from the current ISR; a stale one is rejected and changes nothing). With the ELR,
+            f joins it if the ISR falls below min ISR."""
+            b.require(alive[L], b_leader[L] == L, f != L, l_isr[L, f])
+            if p.lag is not None:
+                b.require(leo(L) - rleo[L, f] > p.lag)
+            b.require(current(L))
+            b.set(isr[f], False)
+            b.set(l_isr[L, f], False)
+            if ELR:
+                update_elr(b, lambda r: r == f)
+            advance_hw(b, L)
+    else:
+        @spec.action("ShrinkIsr", over=[R],
+                     modifies=[isr, hw, *ghosts, *([p_wait, txn_state] if TX else
+                                                   [p_wait] if RETRY else [])])
+        def shrink_isr(b: Block, f) -> None:
+            """The leader drops follower f from the ISR (the lag timer is abstracted; with
+            --isr-shrink lag:N only a follower more than N records behind)."""
+            b.require(leader != NONE, f != leader, isr[f])
+            if p.lag is not None:
+                b.require(leo(leader) - rleo[f] > p.lag)
+            L = b.let("L", leader)
+            b.set(isr[f], False)
+            advance_hw(b, L)
 
-    @spec.action("Crash", over=[R],
-                 modifies=[alive, synced, pending, resp_rec, resp_hw, leader, rleo, *fetch_extra])
-    def crash(b: Block, r) -> None:
-        """Broker r fails and loses its in-memory state; its log and HW survive."""
-        b.require(alive[r])
+    def go_down(b: Block, r) -> None:
+        """Broker r stops and loses its in-memory state. With the atomic controller a leader
+        that stops leaves the partition without one; the KRaft controller learns of it only by
+        fencing r."""
         b.set(alive[r], False)
         b.set(synced[r], False)
         b.set(pending[r], False)
@@ -467,48 +627,100 @@ def build(p: Params) -> Spec:
         b.set(resp_hw[r], 0)
         for resp in fetch_extra:
             b.set(resp[r], 0)
-        with b.when(leader == r):
-            b.set(leader, NONE)
+        if K:
+            b.set(b_leader[r], NONE)
+            b.set(b_epoch[r], 0)
             with b.each(R, "f") as f:
-                b.set(rleo[f], 0)
+                b.set(l_isr[r, f], False)
+                b.set(rleo[r, f], 0)
+        else:
+            with b.when(leader == r):
+                b.set(leader, NONE)
+                with b.each(R, "f") as f:
+                    b.set(rleo[f], 0)
+
+    down = [alive, synced, pending, resp_rec, resp_hw, *fetch_extra,
+            *([b_leader, b_epoch, l_isr, rleo] if K else [leader, rleo])]
+
+    @spec.action("Crash", over=[R], modifies=down)
+    def crash(b: Block, r) -> None:
+        """Broker r fails and loses its in-memory state; its log and HW survive (with
+        --unflushed-loss: the operating system's page cache keeps what is not flushed yet)."""
+        b.require(alive[r])
+        go_down(b, r)
 
     @spec.action("Restart", over=[R],
-                 modifies=[alive, synced, log, hw, *cells, *([log_start] if LS else [])],
+                 modifies=[alive, synced, log, hw, *cells, *durable, *([log_start] if LS else []),
+                           *([elr, unclean] if ELR and UL else [])],
                  fairness=FAIR)
     def restart(b: Block, r) -> None:
-        """Broker r comes back; with HW truncation it truncates its log to its HW."""
+        """Broker r comes back; with HW truncation it truncates its log to its HW. With the
+        KRaft controller it registers again, once the controller has fenced its old
+        registration; with the ELR, a registration after an unclean shutdown removes it from
+        the ELR."""
         b.require(~alive[r])
+        if K:
+            b.require(fenced[r])
+            if ELR and UL:
+                with b.when(unclean[r]):
+                    b.set(elr[r], False)
+                    b.set(unclean[r], False)
         b.set(alive[r], True)
         b.set(synced[r], False)
         if p.truncation == "hw":
             truncate(b, r, b.let("n", min_(leo(r), hw[r])))
 
-    @spec.action("Elect", over=[R],
-                 modifies=[isr, leader, epoch, rleo, synced, pending, resp_rec, resp_hw, hw,
-                           *ghosts, *fetch_extra,
-                           *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
-                 fairness=FAIR)
-    def elect(b: Block, c) -> None:
-        """The controller elects c from the live ISR (or, unclean, any live replica) and bumps
-        the epoch."""
-        b.require(leader == NONE, epoch < E, alive[c])
-        if p.unclean:
-            b.require(isr[c] | ~exists(R, lambda r: isr[r] & alive[r], "r"))
-        else:
-            b.require(isr[c])
-        clean = b.let("clean", isr[c])
-        with b.each(R, "r") as r:
-            b.set(isr[r], ite(clean, isr[r] & alive[r], r == c))
-            b.set(rleo[r], 0)
-            b.set(synced[r], r == c)
-            b.set(pending[r], False)
-            b.set(resp_rec[r], 0)
-            b.set(resp_hw[r], 0)
-            for resp in fetch_extra:
-                b.set(resp[r], 0)
-        b.set(leader, c)
-        b.set(epoch, epoch + 1)
-        advance_hw(b, c)
+    if K:
+        @spec.action("Elect", over=[R], modifies=[isr, leader, epoch, *([elr] if ELR else [])])
+        def elect_kraft(b: Block, c) -> None:
+            """The controller elects c, unfenced, from the ISR (with the ELR: or from the ELR;
+            unclean: any unfenced replica when no member of either is) and bumps the epoch. An
+            ELR member elected joins the ISR; the brokers learn it from the metadata."""
+            b.require(leader == NONE, epoch < E, ~fenced[c])
+            eligible = (isr[c] | elr[c]) if ELR else isr[c]
+            if p.unclean:
+                b.require(eligible | ~exists(R, lambda r: (isr[r] | elr[r] if ELR else isr[r])
+                                             & ~fenced[r], "r"))
+            else:
+                b.require(eligible)
+            clean = b.let("clean", eligible)
+            with b.each(R, "r") as r:
+                b.set(isr[r], ite(clean, isr[r] | (r == c), r == c))
+            if ELR:
+                with b.when(clean):
+                    update_elr(b, lambda r: False)
+                with b.otherwise():  # an unclean election leaves no replica eligible
+                    with b.each(R, "r") as r:
+                        b.set(elr[r], False)
+            b.set(leader, c)
+            b.set(epoch, epoch + 1)
+    else:
+        @spec.action("Elect", over=[R],
+                     modifies=[isr, leader, epoch, rleo, synced, pending, resp_rec, resp_hw, hw,
+                               *ghosts, *fetch_extra,
+                               *([p_wait, txn_state] if TX else [p_wait] if RETRY else [])],
+                     fairness=FAIR)
+        def elect(b: Block, c) -> None:
+            """The controller elects c from the live ISR (or, unclean, any live replica) and bumps
+            the epoch."""
+            b.require(leader == NONE, epoch < E, alive[c])
+            if p.unclean:
+                b.require(isr[c] | ~exists(R, lambda r: isr[r] & alive[r], "r"))
+            else:
+                b.require(isr[c])
+            clean = b.let("clean", isr[c])
+            with b.each(R, "r") as r:
+                b.set(isr[r], ite(clean, isr[r] & alive[r], r == c))
+                b.set(rleo[r], 0)
+                b.set(synced[r], r == c)
+                b.set(pending[r], False)
+                b.set(resp_rec[r], 0)
+                b.set(resp_hw[r], 0)
+                for resp in fetch_extra:
+                    b.set(resp[r], 0)
+            b.set(leader, c)
+            b.set(epoch, epoch + 1)
+            advance_hw(b, c)
 
     # -- producer retries and idempotence --------------------------------------------------------
 
@@ -620,6 +832,83 @@ def build(p: Params) -> Spec:
             else:
                 read()
 
+    # -- power loss ----------------------------------------------------------------------------
+
+    if UL:
+        @spec.action("Flush", over=[R], modifies=[flushed])
+        def flush(b: Block, r) -> None:
+            """Broker r's log reaches the disk (a flush: log.flush.interval, a segment roll, the
+            operating system's writeback; a clean shutdown flushes before it stops)."""
+            b.require(alive[r], flushed[r] < leo(r))
+            b.set(flushed[r], leo(r))
+
+        @spec.action("PowerLoss", over=[R],
+                     modifies=[*down, log, hw, *cells, *durable,
+                               *([unclean] if K and ELR else [])])
+        def power_loss(b: Block, r) -> None:
+            """Broker r's machine loses power: it stops as in a crash, and its log loses the
+            records past its last flush (Kafka acknowledges without fsync)."""
+            b.require(alive[r])
+            go_down(b, r)
+            truncate(b, r, b.let("n", flushed[r]))
+            if K and ELR:
+                b.set(unclean[r], True)
+
+    # -- the KRaft controller: registrations and metadata propagation -------------------------
+
+    if K:
+        @spec.action("FenceBroker", over=[R], modifies=[fenced, isr, leader,
+                                                        *([elr] if ELR else [])])
+        def fence_broker(b: Block, r) -> None:
+            """The controller fences broker r: its heartbeats stopped (it is down, or cut off
+            from the controller while it runs on). r leaves the ISR, unless it is the last
+            member (with the ELR always, joining the ELR if the ISR falls below min ISR); if r
+            leads, the partition has no leader until the controller elects one."""
+            b.require(~fenced[r])
+            b.set(fenced[r], True)
+            if ELR:
+                was = b.let("was", isr[r])
+                b.set(isr[r], False)
+                update_elr(b, lambda s: (s == r) & was)
+            else:
+                with b.when(exists(R, lambda s: isr[s] & (s != r), "s")):
+                    b.set(isr[r], False)
+            with b.when(leader == r):
+                b.set(leader, NONE)
+
+        @spec.action("UnfenceBroker", over=[R], modifies=[fenced], fairness=FAIR)
+        def unfence_broker(b: Block, r) -> None:
+            """The controller unfences broker r: it runs, heartbeats, and has caught up with
+            the partition state."""
+            b.require(alive[r], fenced[r], b_leader[r] == leader, b_epoch[r] == epoch)
+            b.set(fenced[r], False)
+
+        @spec.action("LearnMetadata", over=[R],
+                     modifies=[b_leader, b_epoch, l_isr, rleo, synced, pending, resp_rec,
+                               resp_hw, hw, *ghosts],
+                     fairness=FAIR)
+        def learn_metadata(b: Block, r) -> None:
+            """Broker r applies the controller's latest partition state (metadata propagation:
+            until then it acts on the state it has). On a new leader or epoch it drops its
+            fetch in flight and, as a follower, truncates again before it fetches; as the
+            leader it starts afresh with the ISR and computes its HW."""
+            moved = (b_leader[r] != leader) | (b_epoch[r] != epoch)
+            b.require(alive[r], moved | ((leader == r) & exists(
+                R, lambda s: isr[s] != l_isr[r, s], "s")))
+            new = b.let("moved", moved)
+            b.set(b_leader[r], leader)
+            b.set(b_epoch[r], epoch)
+            with b.each(R, "s") as s_:
+                b.set(l_isr[r, s_], (leader == r) & isr[s_])
+                b.set(rleo[r, s_], ite(new | (leader != r), 0, rleo[r, s_]))
+            with b.when(new):
+                b.set(synced[r], leader == r)
+                b.set(pending[r], False)
+                b.set(resp_rec[r], 0)
+                b.set(resp_hw[r], 0)
+            with b.when(leader == r):
+                advance_hw(b, r)
+
     # -- properties ------------------------------------------------------------------------------
 
     def above_start(r, k):
@@ -634,12 +923,15 @@ def build(p: Params) -> Spec:
                    "every replica's HW is at most its LEO")
     spec.invariant("LeaderInIsr", implies(leader != NONE, isr[leader]),
                    "the leader is in the ISR")
-    spec.invariant("CommittedNotLost", implies(leader != NONE, forall(
+    # With the KRaft controller the leader of record may be down (the controller has not fenced
+    # it yet): what is lost is what a leader that runs does not hold.
+    serving = ((leader != NONE) & alive[leader]) if K else (leader != NONE)
+    spec.invariant("CommittedNotLost", implies(serving, forall(
         M, lambda k: implies(only_above(leader, k, committed[k] != 0),
                              log[leader, k] == committed[k]), "k")),
         "the leader's log holds every committed record" + (" above its log start offset"
                                                            if LS else ""))
-    spec.invariant("AckedNotLost", implies(leader != NONE, forall(
+    spec.invariant("AckedNotLost", implies(serving, forall(
         M, lambda k: implies(only_above(leader, k, acked[k] != 0),
                              log[leader, k] == acked[k]), "k")),
         "the leader's log holds every acknowledged record" + (" above its log start offset"
@@ -702,15 +994,39 @@ def build(p: Params) -> Spec:
                 T, lambda t: implies(cret[c, k] == t + 1, outcome[t] == COMMITTED), "t"), "k"),
                 "c"), "a consumer never returns a record of an aborted or open transaction")
 
+    if ELR:
+        def complete(r):
+            return forall(M, lambda k: implies(committed[k] != 0, log[r, k] == committed[k]),
+                          "k")
+        spec.invariant("ElrMembersComplete", forall(R, lambda r: implies(
+            elr[r] & ~unclean[r] if UL else elr[r], complete(r)), "r"),
+            "every ELR member holds every committed record" + (" (but one down after a power "
+                                                               "loss, not registered again)"
+                                                               if UL else ""))
     if p.liveness:
         declare_liveness(spec, p)
 
-    same_leader = (leader != NONE) & (prime(leader) == leader) & (prime(epoch) == epoch)
-    spec.action_property("LeaderHwMonotonic",
-                         implies(same_leader, prime(hw[leader]) >= hw[leader]),
-                         "while the same leader leads, its HW never decreases")
+    if K:  # a leader is a broker that runs and believes it leads, in the epoch it knows
+        def still_leads(r):
+            return alive[r] & (b_leader[r] == r) & prime(alive[r]) & (prime(b_leader[r]) == r) \
+                & (prime(b_epoch[r]) == b_epoch[r])
+        spec.action_property("LeaderHwMonotonic", forall(R, lambda r: implies(
+            still_leads(r), prime(hw[r]) >= hw[r]), "r"),
+            "while a broker leads in one epoch, its HW never decreases")
+    else:
+        same_leader = (leader != NONE) & (prime(leader) == leader) & (prime(epoch) == epoch)
+        spec.action_property("LeaderHwMonotonic",
+                             implies(same_leader, prime(hw[leader]) >= hw[leader]),
+                             "while the same leader leads, its HW never decreases")
     spec.action_property("EpochMonotonic", prime(epoch) >= epoch,
                          "the leader epoch never decreases")
+    if K:
+        def served(f):  # a fetch of f was served: a response is now in flight
+            return ~pending[f] & prime(pending[f])
+
+        spec.action_property("LeaderEpochFenced", forall(R, lambda f: implies(
+            served(f), b_epoch[max_(b_leader[f], 0)] == b_epoch[f]), "f"),
+            "a leader serves a fetch only in the fetcher's leader epoch")
     if C:
         spec.action_property("ReadsBelowHw", forall(C, lambda c: forall(M, lambda k: implies(
             prime(cread[c, k]) != cread[c, k],
@@ -767,6 +1083,18 @@ def build(p: Params) -> Spec:
                     C, lambda c: exists(M, lambda k: aborted_read(c, k) & (cret[c, k] != 0),
                                         "k"), "c"),
                     "a read_uncommitted consumer returned a record of an aborted transaction")
+    if UL:
+        spec.reachable("PowerLossLostRecords", exists(R, lambda r: alive[r] & ~prime(alive[r])
+                                                      & (prime(leo(r)) < leo(r)), "r"),
+                       "a power loss that dropped records")
+    if K:
+        spec.reachable("ZombieLeader", exists(R, lambda r: alive[r] & (b_leader[r] == r) & (
+            (leader != r) | (epoch != b_epoch[r])), "r"),
+            "a broker believes it leads after the controller moved on")
+    if ELR:
+        spec.reachable("ElectedFromElr", (prime(leader) != leader) & exists(
+            R, lambda r: elr[r] & (prime(leader) == r), "r"),
+            "the controller elected an ELR member")
     if p.lag is not None:
         spec.reachable("IsrShrunk", (leader != NONE) & (prime(leader) == leader) & exists(
             R, lambda f: isr[f] & ~prime(isr[f]), "f"),

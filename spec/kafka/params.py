@@ -17,6 +17,8 @@ TRUNCATIONS = ("hw", "leader-epoch", "kip-279")
 EXPANSIONS = ("hw", "epoch-start")
 ACKS = ("0", "1", "all")
 ISOLATIONS = ("read-committed", "read-uncommitted")
+CONTROLLERS = ("atomic", "kraft")
+FENCINGS = ("none", "kip-320")
 MAX_CONSUMERS = 2
 MAX_LAG = 8
 
@@ -30,6 +32,10 @@ KNOBS_OFF = {
     "isolation": "read-committed",
     "isr_shrink": "any",
     "liveness": False,
+    "unflushed_loss": False,
+    "controller": "atomic",
+    "fencing": "none",
+    "elr": False,
 }
 
 
@@ -63,6 +69,10 @@ class Params:
     isolation: str = "read-committed"
     isr_shrink: str = "any"
     liveness: bool = False
+    unflushed_loss: bool = False
+    controller: str = "atomic"
+    fencing: str = "none"
+    elr: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -85,12 +95,16 @@ class Params:
         need(isinstance(self.min_isr, int) and 1 <= self.min_isr <= self.replicas,
              f"min-isr must be in 1..replicas ({self.replicas}), got {self.min_isr!r}")
         for name in ("unclean", "producer_retries", "idempotence", "log_start_offset",
-                     "transactions", "liveness"):
+                     "transactions", "liveness", "unflushed_loss", "elr"):
             need(isinstance(getattr(self, name), bool),
                  f"{name.replace('_', '-')} must be a boolean, got {getattr(self, name)!r}")
         need(self.isolation in ISOLATIONS,
              f"isolation must be one of {', '.join(ISOLATIONS)}, got {self.isolation!r}")
         parse_isr_shrink(self.isr_shrink)
+        need(self.controller in CONTROLLERS,
+             f"controller must be one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
+        need(self.fencing in FENCINGS,
+             f"fencing must be one of {', '.join(FENCINGS)}, got {self.fencing!r}")
         # Combinations the model states no semantics for: one line each.
         need(not self.producer_retries or self.acks == "all",
              "--producer-retries needs --acks all (with acks 0 nothing is answered; with acks 1 "
@@ -108,6 +122,21 @@ class Params:
         need(self.transactions or self.isolation == "read-committed",
              "--isolation read-uncommitted needs --transactions (without transactions the two "
              "isolation levels read the same records)")
+        need(not (self.unflushed_loss and self.log_start_offset),
+             "--unflushed-loss with --log-start-offset is not modelled (a power loss below the "
+             "log start offset's checkpoint)")
+        kraft = self.controller == "kraft"
+        need(kraft or self.fencing == "none",
+             "--fencing kip-320 needs --controller kraft (with the atomic controller every "
+             "broker learns a new leader epoch at once: there is no stale epoch to fence)")
+        need(kraft or not self.elr, "--elr needs --controller kraft (the ELR is the KRaft "
+                                    "controller's partition state)")
+        stated = ("consumers", "producer_retries", "transactions", "log_start_offset", "liveness")
+        off = [k for k in stated if getattr(self, k) != KNOBS_OFF[k]]
+        need(not kraft or not off,
+             f"--controller kraft with --{', --'.join(k.replace('_', '-') for k in off)} is not "
+             "modelled (the KRaft model states the producer, the fetches, the ISR and the "
+             "controller; not consumers, producer state, the log start offset or liveness)")
 
     @property
     def R(self) -> int:
@@ -126,6 +155,12 @@ class Params:
         """With --transactions: how many transactions the producer runs (one per two offsets of
         log capacity, at least one)."""
         return max(1, self.max_offset // 2) if self.transactions else 0
+
+    @property
+    def kraft(self) -> bool:
+        """The KRaft controller (``--controller kraft``): the controller and each broker's view
+        of the partition state apart."""
+        return self.controller == "kraft"
 
     @property
     def lag(self) -> int | None:
@@ -160,6 +195,10 @@ class Params:
         if self.lag is not None:
             s += f"-shrink-lag{self.lag}"
         s += "-liveness" if self.liveness else ""
+        s += "-unflushed-loss" if self.unflushed_loss else ""
+        s += "-kraft" if self.controller == "kraft" else ""
+        s += "-fencing-kip-320" if self.fencing == "kip-320" else ""
+        s += "-elr" if self.elr else ""
         return s
 
     @classmethod
