@@ -17,6 +17,15 @@ while it leads. Actions:
 - ShrinkIsr(f): a dashed arrow from the leader to f, ``-isr``;
 - any other action (the knobs of docs/kafka-model.md): a labelled dot on the leader's lane.
 
+With the KRaft controller (``--controller kraft``) the controller has a lane of its own above
+the brokers; a broker's band shows when *it believes* it leads (a deposed leader that has not
+learned it yet keeps its band: two bands at once), in the colour of the epoch it knows; Elect
+also marks the controller's lane; FenceBroker(b) / UnfenceBroker(b): an arrow from the
+controller to b; LearnMetadata(b): a dotted arrow from the controller to b with the epoch it
+learns; ShrinkIsr(L, f): an arrow from L to the controller (AlterPartition), ``-f``. With
+``--unflushed-loss``: PowerLoss(b) an orange cross (``->n``: what its log keeps), Flush(b) a
+small square.
+
 Every step is a ``<g class="step" data-step="i" data-action="Name">`` holding a ``<title>``
 with its label, so a reader hovering over it (and a test reading the page) finds it.
 """
@@ -57,6 +66,16 @@ CSS = """
 .timeline g.step:hover .act { font-weight: bold; }
 """
 
+# the KRaft controller's lane and messages, and power loss: on their pages only
+KNOB_CSS = """.timeline .lane.ctl { stroke: #7048e8; stroke-width: 2; }
+.timeline .msg.ctl { stroke: #7048e8; }
+.timeline .head.ctl { fill: #7048e8; }
+.timeline .msg.meta { stroke: #7048e8; stroke-dasharray: 2 2; }
+.timeline .head.meta { fill: #7048e8; }
+.timeline .power { stroke: #f77f00; stroke-width: 3; }
+.timeline .flush { fill: #495057; }
+"""
+
 _ARGS = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<args>[^)]*)\))?$")
 
 
@@ -77,6 +96,12 @@ def _leo(st: dict, r: int) -> int:
     return start + sum(1 for e in st["log"][r] if e)
 
 
+def css(trace) -> str:
+    """The timeline's style sheet for ``trace``'s page."""
+    first = trace.states[0] if trace.states else {}
+    return CSS + (KNOB_CSS if "bLeader" in first or "flushed" in first else "")
+
+
 def timeline(trace, colour) -> str:
     """The trace's timeline as an HTML fragment; ``colour(epoch)`` is the page's colour of an
     epoch (the same as its records')."""
@@ -86,14 +111,16 @@ def timeline(trace, colour) -> str:
     R = len(states[0]["hw"])
     n = len(actions)
     oor = trace.params.get("max_epoch", 0) + 1  # respRec of an out-of-range response
+    kraft = "bLeader" in states[0]  # the KRaft controller: a lane of its own, above
+    top = TOP + (LANE if kraft else 0)
     width = LEFT + max(n, 1) * STEP + RIGHT
-    height = TOP + R * LANE + LABEL_SPACE
+    height = top + R * LANE + LABEL_SPACE
 
     def x(j: float) -> float:
         return LEFT + j * STEP
 
-    def y(r: int) -> float:
-        return TOP + r * LANE + LANE / 2
+    def y(r: int) -> float:  # r = -1: the controller's lane
+        return top + r * LANE + LANE / 2
 
     out = [f'<div class="timeline"><svg width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" '
@@ -109,6 +136,10 @@ def timeline(trace, colour) -> str:
     # step numbers (state j at x(j))
     for j in range(n + 1):
         out.append(f'<text class="tick" x="{x(j)}" y="{TOP - 18}">{j}</text>')
+    if kraft:
+        out.append(f'<text class="who" x="{LEFT - 10}" y="{y(-1)}">ctl</text>')
+        out.append(f'<line class="lane ctl" x1="{x(0)}" y1="{y(-1)}" x2="{x(max(n, 1))}" '
+                   f'y2="{y(-1)}"><title>the KRaft controller</title></line>')
     # lanes: the state during (j-1, j] is state j-1 before step j
     for r in range(R):
         out.append(f'<text class="who" x="{LEFT - 10}" y="{y(r)}">r{r}</text>')
@@ -118,10 +149,12 @@ def timeline(trace, colour) -> str:
             cls = "lane" if up else "lane down"
             out.append(f'<line class="{cls}" x1="{x(j)}" y1="{y(r)}" x2="{x(j + 1)}" '
                        f'y2="{y(r)}"/>')
-            if st["leader"] == r:
+            leads, e = ((st["bLeader"][r] == r and up, st["bEpoch"][r]) if kraft
+                        else (st["leader"] == r, st["epoch"]))
+            if leads:
                 out.append(f'<line class="lead" x1="{x(j)}" y1="{y(r)}" x2="{x(j + 1)}" '
-                           f'y2="{y(r)}" stroke="{colour(st["epoch"])}">'
-                           f'<title>r{r} leads in epoch {st["epoch"]}</title></line>')
+                           f'y2="{y(r)}" stroke="{colour(e)}">'
+                           f'<title>r{r} leads in epoch {e}</title></line>')
         for j, st in enumerate(states):
             down = "" if r in st["alive"] else " down"
             out.append(f'<circle class="node{down}" cx="{x(j)}" cy="{y(r)}" r="3"/>')
@@ -135,7 +168,7 @@ def timeline(trace, colour) -> str:
         parts = [f'<g class="step" data-step="{i}" data-action="{escape(name)}">',
                  f"<title>step {i}: {escape(label)}</title>"]
         parts += _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by, oor)
-        lx, ly = mid, TOP + R * LANE + 6
+        lx, ly = mid, top + R * LANE + 6
         parts.append(f'<text class="act" x="{lx}" y="{ly}" transform="rotate(35 {lx} {ly})">'
                      f"{escape(label)}</text>")
         parts.append("</g>")
@@ -165,6 +198,20 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
           oor: int) -> list[str]:
     a = args[0] if args else None
     half = 22
+    if "bLeader" in before:
+        drawn = _draw_kraft(name, args, before, after, mid, x, y, R, colour, sent_by)
+        if drawn is not None:
+            return drawn
+    if name == "PowerLoss" and a is not None:
+        c, d = mid, y(a)
+        text = f"power loss ->{_leo(after, a)}" if _leo(after, a) < _leo(before, a) \
+            else "power loss"
+        return [f'<line class="power" x1="{c - 7}" y1="{d - 7}" x2="{c + 7}" y2="{d + 7}"/>',
+                f'<line class="power" x1="{c - 7}" y1="{d + 7}" x2="{c + 7}" y2="{d - 7}"/>',
+                f'<text class="lbl" x="{c}" y="{d - 11}">{escape(text)}</text>']
+    if name == "Flush" and a is not None:
+        return [f'<rect class="flush" x="{mid - 4}" y="{y(a) - 4}" width="8" height="8"/>',
+                f'<text class="lbl" x="{mid}" y="{y(a) - 9}">flush @{after["flushed"][a]}</text>']
     if name == "Produce" and L >= 0:
         e = before["epoch"]
         return _arrow(mid, y(0) - LANE / 2 - 8, mid, y(L) - 6, "", "", 0, 0) + [
@@ -225,6 +272,44 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
     d = y(L) if L >= 0 else y(0) - LANE / 2
     return [f'<circle class="dot" cx="{mid}" cy="{d}" r="4"/>',
             f'<text class="lbl" x="{mid}" y="{d - 8}">{escape(name)}</text>']
+
+
+def _draw_kraft(name, args, before, after, mid, x, y, R, colour, sent_by) -> list[str] | None:
+    """The KRaft controller's steps and the steps whose broker is its own view's; None for the
+    others (drawn as without the controller)."""
+    a = args[0] if args else None
+    half = 22
+    ctl = y(-1)
+    if name == "Produce" and a is not None:
+        e = before["bEpoch"][a]
+        return _arrow(mid, ctl + 8, mid, y(a) - 6, "", "", 0, 0) + [
+            f'<circle cx="{mid}" cy="{y(a)}" r="7" fill="{colour(e)}" stroke="#333"/>',
+            f'<text class="lbl" x="{mid}" y="{y(a) + 3}">{e}</text>']
+    if name == "FetchRequest" and a is not None:
+        L = before["bLeader"][a]
+        sent_by[a] = L
+        joined = a not in before["isr"] and a in after["isr"]
+        text = f"@{_leo(before, a)} e{before['bEpoch'][a]}" + (" +isr" if joined else "")
+        return _arrow(mid - half, y(a), mid + half, y(L), "", text, mid, (y(a) + y(L)) / 2 - 4)
+    if name == "ShrinkIsr" and len(args) == 2:
+        L, f = args
+        return _arrow(mid - half, y(L), mid + half, ctl, "ctl", f"alter -r{f}",
+                      mid, (y(L) + ctl) / 2 - 4)
+    if name in ("FenceBroker", "UnfenceBroker") and a is not None:
+        text = "fence" if name == "FenceBroker" else "unfence"
+        return _arrow(mid - half, ctl, mid + half, y(a), "ctl", text, mid, (ctl + y(a)) / 2 - 4)
+    if name == "LearnMetadata" and a is not None:
+        L = after["bLeader"][a]
+        text = f"e{after['bEpoch'][a]} " + ("lead" if L == a else f"r{L}" if L >= 0 else "none")
+        return _arrow(mid - half, ctl, mid + half, y(a), "meta", text, mid, (ctl + y(a)) / 2 - 4)
+    if name == "Elect" and a is not None:
+        c, d = mid, y(a)
+        star = " ".join(f"{c + px:.1f},{d + py:.1f}" for px, py in _STAR)
+        return [f'<line class="rule" x1="{c}" y1="{ctl}" x2="{c}" y2="{d}"/>',
+                f'<circle class="dot" cx="{c}" cy="{ctl}" r="4"/>',
+                f'<polygon class="elect" points="{star}" fill="{colour(after["epoch"])}"/>',
+                f'<text class="lbl" x="{c}" y="{ctl - 8}">elect r{a} e{after["epoch"]}</text>']
+    return None
 
 
 # a five-pointed star of radius 8 around the origin

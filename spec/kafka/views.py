@@ -39,6 +39,10 @@ def _knobs_line(p: dict) -> str:
     iso = p.get("isolation", "read-committed")
     s += f" isolation={iso}" if iso != "read-committed" else ""
     s += f" isr-shrink={p['isr_shrink']}" if p.get("isr_shrink", "any") != "any" else ""
+    s += " unflushed-loss" if p.get("unflushed_loss") else ""
+    s += f" controller={p['controller']}" if p.get("controller", "atomic") != "atomic" else ""
+    s += f" fencing={p['fencing']}" if p.get("fencing", "none") != "none" else ""
+    s += " elr" if p.get("elr") else ""
     return s
 
 
@@ -51,7 +55,8 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
             return text + ("*" if changed else "")
 
         flags = [name for name, on in (("alive", r in st["alive"]), ("isr", r in st["isr"]),
-                                       ("synced", r in st["synced"])) if on]
+                                       ("synced", r in st["synced"]), *_kraft_flags(st, r))
+                 if on]
         if st["leader"] == r:
             flags.insert(0, "LEADER")
         resp = "-"
@@ -66,7 +71,7 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
             rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(_leo(log)), "log"),
                          mark(str(st["hw"][r]), "hw"),
                          mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
-                         mark(str(st["rleo"][r]), "rleo"),
+                         mark(_rleo_text(st, r), "rleo"),
                          mark(resp, "pending", "respRec", "respHw")])
             continue
         row = [f"r{r}", mark(_fmt_replica_log(st, r), "log", *_present(st, "logStart"))]
@@ -76,23 +81,56 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
         row.append(leo + ("*" if prev is not None and _leo_of(prev, r) != _leo_of(st, r) else ""))
         if "logStart" in st:
             row.append(mark(str(st["logStart"][r]), "logStart"))
+        if "flushed" in st:
+            row.append(mark(str(st["flushed"][r]), "flushed"))
         row += [mark(str(st["hw"][r]), "hw"),
-                mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
-                mark(str(st["rleo"][r]), "rleo"),
-                mark(resp, "pending", "respRec", "respHw", *_resp_arrays(st))]
+                mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader",
+                     *_present(st, "fenced", "elr", "unclean")),
+                mark(_rleo_text(st, r), "rleo")]
+        if "bLeader" in st:
+            row.append(mark(_view_text(st, r), "bLeader", "bEpoch", "lIsr"))
+        row.append(mark(resp, "pending", "respRec", "respHw", *_resp_arrays(st)))
         rows.append(row)
     return rows
 
 
 # -- the knobs of docs/kafka-model.md: shown only when their variables exist --------------------
 
-_KNOB_VARS = ("logStart", "seq", "txn", "pWait", "cpos")
+_KNOB_VARS = ("logStart", "seq", "txn", "pWait", "cpos", "flushed", "bLeader")
 _TXN_STATES = ("idle", "open", "prepare-commit", "prepare-abort")
 _OUTCOMES = (".", "commit", "abort")
 
 
 def _knobbed(st: dict) -> bool:
     return any(n in st for n in _KNOB_VARS)
+
+
+def _kraft_flags(st: dict, r: int) -> tuple[tuple[str, bool], ...]:
+    """The KRaft controller's marks of a broker: fenced, in the ELR, down after a power loss."""
+    return tuple((n, r in st[n]) for n in ("fenced", "elr", "unclean") if n in st)
+
+
+def _rleo_text(st: dict, r: int) -> str:
+    """The leader's record of r's LEO; with the KRaft controller, r's own records of its
+    followers while it believes it leads ('-' otherwise)."""
+    v = st["rleo"][r]
+    if not isinstance(v, list):
+        return str(v)
+    if st["bLeader"][r] != r:
+        return "-"
+    return "[" + " ".join("." if f == r else str(x) for f, x in enumerate(v)) + "]"
+
+
+def _view_text(st: dict, r: int) -> str:
+    """The partition state broker r has applied (KRaft): whom it follows, in which epoch."""
+    L, e = st["bLeader"][r], st["bEpoch"][r]
+    if e == 0:
+        return "-"
+    if L == r:
+        v = st["lIsr"][r]  # one boolean per replica
+        isr = ",".join(f"r{f}" for f, on in enumerate(v) if on)
+        return f"leads e{e} isr {{{isr}}}"
+    return f"follows r{L} e{e}" if L >= 0 else f"no leader e{e}"
 
 
 def _record_arrays(st: dict) -> tuple[str, ...]:
@@ -184,6 +222,14 @@ def _knob_lines(st: dict, prev: dict | None) -> list[str]:
             out.append(f"  leader's LSO {min(fu, st['hw'][L])} (first unstable offset {fu})")
     if "logStart" in st:
         out.append(f"  low watermark {min(st['logStart'])}")
+    if "bLeader" in st:
+        def members(name: str) -> str:
+            return "{" + ",".join(f"r{r}" for r in sorted(st[name])) + "}"
+        line = "  controller: " + mark(f"ISR {members('isr')}", "isr")
+        if "elr" in st:
+            line += ", " + mark(f"ELR {members('elr')}", "elr")
+        line += ", " + mark(f"fenced {members('fenced')}", "fenced")
+        out.append(line)
     if "cpos" in st:
         for c, pos in enumerate(st["cpos"]):
             line = (f"  consumer c{c}: " + mark(f"position {pos}", "cpos") + ", read "
@@ -199,7 +245,7 @@ def _at(st: dict, name: str, r: int):
     v = st[name]
     if name == "leader":
         return v == r
-    if name in ("alive", "isr", "synced", "pending"):
+    if name in ("alive", "isr", "synced", "pending", "fenced", "elr", "unclean"):
         return r in v
     return v[r]
 
@@ -225,6 +271,12 @@ def _summary(st: dict, prev: dict | None) -> str:
 
 def _knob_legend(st: dict) -> list[str]:
     out = []
+    if "flushed" in st:
+        out.append("disk: the offset below which the replica's log is flushed (a power loss "
+                   "keeps only that).")
+    if "bLeader" in st:
+        out.append("LEADER: the controller's leader; view: the partition state the broker has "
+                   "applied; rleo: its records while it believes it leads.")
     if "logStart" in st:
         out.append("'x' = an offset below the replica's log start offset (start): deleted.")
     if "seq" in st:
@@ -247,7 +299,9 @@ def text(trace) -> str:
     first = trace.states[0] if trace.states else {}
     if _knobbed(first):
         header = ["replica", "log"] + (["records"] if _record_arrays(first) else []) + ["LEO"] \
-            + (["start"] if "logStart" in first else []) + header[3:]
+            + (["start"] if "logStart" in first else []) \
+            + (["disk"] if "flushed" in first else []) + header[3:6] \
+            + (["view"] if "bLeader" in first else []) + header[6:]
         out[-1:-1] = _knob_legend(first)
     prev = None
     for i, st in enumerate(trace.states):
@@ -361,7 +415,10 @@ def _flags(st: dict, r: int, prev: dict | None = None) -> str:
     for name, on, was, cls in (("leader", st["leader"] == r, p["leader"] == r, " leader"),
                                ("down", r not in st["alive"], r not in p["alive"], " down"),
                                ("isr", r in st["isr"], r in p["isr"], ""),
-                               ("synced", r in st["synced"], r in p["synced"], "")):
+                               ("synced", r in st["synced"], r in p["synced"], ""),
+                               *((n, r in st[n], r in p[n], "") for n in ("fenced", "elr",
+                                                                           "unclean")
+                                 if n in st)):
         if on != was:  # set (marked) or cleared (struck through) by the step
             out.append(f'<span class="flag{cls} chg{"" if on else " off"}">{name}</span>')
         elif on:
@@ -370,11 +427,15 @@ def _flags(st: dict, r: int, prev: dict | None = None) -> str:
 
 
 def _meta(st: dict, r: int, oor: int, prev: dict | None = None) -> str:
-    parts = [f"hw={st['hw'][r]} leo={_leo_of(st, r)} rleo={st['rleo'][r]}"]
+    parts = [f"hw={st['hw'][r]} leo={_leo_of(st, r)} rleo={_rleo_text(st, r)}"]
     if "logStart" in st:
         parts[0] += f" start={st['logStart'][r]}"
+    if "flushed" in st:
+        parts[0] += f" disk={st['flushed'][r]}"
     if _record_arrays(st):
         parts.append(f"records {_fmt_tags(st, r)}")
+    if "bLeader" in st:
+        parts.append(f"view: {_view_text(st, r)}")
     if r in st["pending"]:
         rec = st["respRec"][r]
         parts.append(f"in flight: out-of-range (leader leo {st['respHw'][r]})" if rec == oor
@@ -395,16 +456,20 @@ def _meta_marked(st: dict, prev: dict, r: int, parts: list[str]) -> str:
         return f'<span class="chg">{text}</span>' if now != was else text
 
     first = [val("hw", st["hw"][r], prev["hw"][r]), val("leo", _leo_of(st, r), _leo_of(prev, r)),
-             val("rleo", st["rleo"][r], prev["rleo"][r])]
+             val("rleo", _rleo_text(st, r), _rleo_text(prev, r))]
     if "logStart" in st:
         first.append(val("start", st["logStart"][r], prev["logStart"][r]))
+    if "flushed" in st:
+        first.append(val("disk", st["flushed"][r], prev["flushed"][r]))
     resp = ("respRec", "respHw", *_resp_arrays(st))
     flight = (r in st["pending"]) != (r in prev["pending"]) or any(
         st[n][r] != prev[n][r] for n in resp)
     rec = any(st[n][r] != prev[n][r] for n in _record_arrays(st))
     out = [f'<div class="meta">{" ".join(first)}</div>']
+    view = "bLeader" in st and _view_text(st, r) != _view_text(prev, r)
     for line in parts[1:]:
-        changed = flight if line.startswith("in flight") else rec
+        changed = flight if line.startswith("in flight") else view \
+            if line.startswith("view") else rec
         text = f'<span class="chg">{escape(line)}</span>' if changed else escape(line)
         out.append(f'<div class="meta">{text}</div>')
     return "".join(out)
@@ -414,11 +479,11 @@ def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
     if prev is None:
         return False
     for name in ("log", "hw", "rleo", "respRec", "respHw", "logStart", "respLs", "seq", "respSeq",
-                 "txn", "respTxn", "ctl", "respCtl"):
+                 "txn", "respTxn", "ctl", "respCtl", "flushed", "bLeader", "bEpoch", "lIsr"):
         if name in st and prev[name][r] != st[name][r]:
             return True
-    for name in ("alive", "isr", "synced", "pending"):
-        if (r in prev[name]) != (r in st[name]):
+    for name in ("alive", "isr", "synced", "pending", "fenced", "elr", "unclean"):
+        if name in st and (r in prev[name]) != (r in st[name]):
             return True
     return (prev["leader"] == r) != (st["leader"] == r)
 
@@ -431,7 +496,8 @@ def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
     if _knobbed(st):
         lines += [x.strip() for x in _knob_lines(st, None)]
         names += [n for n in ("pSeq", "pWait", "txnId", "txnState", "outcome", "logStart", "cpos",
-                              "cread", "cret") if n in st]
+                              "cread", "cret", "isr", "elr", "fenced") if n in st
+                  and (n not in ("isr",) or "bLeader" in st)]
     changed = prev is not None and any(prev[n] != st[n] for n in names)
     if prev is None or not changed:
         return "<br>".join(escape(x) for x in lines), changed
@@ -551,7 +617,7 @@ def page(trace, headline: str, description: str = "") -> str:
     R = len(trace.states[0]["hw"])
     oor = trace.params.get("max_epoch", 0) + 1
     title = escape(headline)
-    css = CSS + timeline.CSS + (LASSO_CSS if trace.kind == "liveness" else "")
+    css = CSS + timeline.css(trace) + (LASSO_CSS if trace.kind == "liveness" else "")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            f"<title>{title}</title>", f"<style>{css}</style>", "</head>",
            "<body>", f"<h1>{title}</h1>",
