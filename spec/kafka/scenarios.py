@@ -82,6 +82,11 @@ _TXN_TWO = Params(2, 4, 3, transactions=True, **FIXED)
 _TXN_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", transactions=True)
 _LAG_7128 = Params(3, 1, 3, truncation="kip-279", isr_expansion="hw", isr_shrink="lag:0")
 _LAG_FIXED = Params(3, 1, 3, isr_shrink="lag:0", **FIXED)
+_KRAFT_LOSS = Params(3, 1, 2, min_isr=2, unflushed_loss=True, controller="kraft",
+                     fencing="kip-320", **FIXED)
+_KRAFT_ELR = _KRAFT_LOSS.replace(elr=True)
+_ZOMBIE = Params(3, 1, 3, controller="kraft", **FIXED)
+_ZOMBIE_FENCED = _ZOMBIE.replace(fencing="kip-320")
 _LIVE_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", liveness=True)
 _LIVE_279 = Params(2, 2, 3, truncation="kip-279", isr_expansion="hw", liveness=True)
 
@@ -141,6 +146,25 @@ KNOB_SCENARIOS: tuple[Scenario, ...] = (
     _knob("isr-lag-fixed",
           "The fixed protocol with lag-based ISR shrink: every invariant holds.", "KAFKA-7128",
           _LAG_FIXED, 40_933),
+    _knob("last-replica-standing",
+          "KRaft without eligible leader replicas, min.insync.replicas=2: the ISR shrinks to the "
+          "leader, whose HW then commits a record only it holds; a power loss takes the record "
+          "(never flushed), and the broker, still the last ISR member, is elected again.",
+          "KIP-966", _KRAFT_LOSS, 14_914_208,
+          CommittedNotLost=9, AckedNotLost=12, LogsMatchBelowHw=17),
+    _knob("kip-966",
+          "The same with eligible leader replicas: the HW waits for min ISR, replicas leaving "
+          "the ISR below it stay eligible, and a broker back from an unclean shutdown is no "
+          "longer eligible: every invariant holds.", "KIP-966", _KRAFT_ELR, 15_441_389),
+    _knob("zombie-leader",
+          "KRaft without KIP-320 fencing: a follower that missed two leader changes keeps "
+          "fetching from its old leader, now leading again in a later epoch, and its divergent "
+          "record counts toward the HW.", "KIP-320", _ZOMBIE, 3_623_791,
+          LogsMatchBelowHw=16, LeaderEpochFenced=8),
+    _knob("kip-320",
+          "The same with KIP-320: a leader answers a fetch only in the fetcher's leader epoch; "
+          "the stale follower learns the new epoch and truncates first: every invariant "
+          "holds.", "KIP-320", _ZOMBIE_FENCED, 2_847_811),
     _knob("liveness-hw",
           "Liveness under fairness with HW truncation: once crashes stop, an acknowledged "
           "record lost by truncation never reaches the ISR again and the logs never converge "
