@@ -94,6 +94,9 @@ COMBOS = [
                         **FIXED), 54_023, 315_957, 28, marks=SLOW),
     pytest.param(Params(2, 1, 2, "hw", "hw", unflushed_loss=True, controller="kraft"), 30_587,
                  197_533, 31, marks=SLOW),
+    pytest.param(Params(3, 1, 1, unflushed_loss=True, **FIXED), 26_864, 202_313, 24, marks=SLOW),
+    # too large for the reference search in a test (~5 minutes): the engine's figures, pinned;
+    # the orbit oracle of test_symmetry.py derives an R=3 KRaft configuration again
     pytest.param(Params(3, 1, 2, controller="kraft", fencing="kip-320", **FIXED), 572_272,
                  3_953_774, 32, marks=SLOW),
 ]
@@ -104,7 +107,7 @@ COMBOS = [
 def test_each_combination_counts_what_the_reference_search_counts(params, distinct, generated,
                                                                     depth):
     spec = build(params)
-    want = reference(spec) if params.R < 3 else None
+    want = reference(spec) if distinct < 100_000 else None
     got = engine(spec)
     if want is not None:
         assert got == want
