@@ -27,6 +27,7 @@ from hwcheck.spec.kafka.params import (
     ISOLATIONS,
     KNOBS_OFF,
     MAX_CONSUMERS,
+    RECOVERIES,
     TRUNCATIONS,
     Params,
 )
@@ -92,6 +93,10 @@ PARAMS = (
           "KIP-966 eligible leader replicas: the HW advances only with min ISR in the ISR, "
           "replicas leaving it below min ISR stay eligible (with --controller kraft)",
           ("--elr/--no-elr",)),
+    Param("unclean_recovery", _D.unclean_recovery, RECOVERIES,
+          "KIP-966 unclean recovery (with --elr and --unflushed-loss): balanced elects the best "
+          "log of the last known ELR once the ISR and the ELR are empty",
+          ("--unclean-recovery",)),
 )
 
 

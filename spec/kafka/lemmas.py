@@ -309,7 +309,8 @@ def replica_symmetry(spec: Spec) -> Symmetry | None:
         return None
     replica_vars = ("log", "hw", "alive", "isr", "synced", "rleo", "pending", "respRec", "respHw",
                     "logStart", "respLs", "seq", "respSeq", "txn", "ctl", "respTxn", "respCtl",
-                    "flushed", "fenced", "bLeader", "bEpoch", "lIsr", "elr", "unclean")
+                    "flushed", "fenced", "bLeader", "bEpoch", "lIsr", "elr", "unclean",
+                    "lastKnownElr")
     dims = {n: (0,) for n in replica_vars if n in names}
     if "bLeader" in names:  # KRaft: each leader's records and ISR view are over the replicas
         dims["rleo"] = dims["lIsr"] = (0, 1)

@@ -91,6 +91,8 @@ def reachable_names(p: Params) -> tuple[str, ...]:
         names += ["PowerLossLostRecords"]
     if p.kraft:
         names += ["ZombieLeader"]
+    if p.unclean_recovery != "none":
+        names += ["RecoveredUnclean"]
     if p.elr:
         names += ["ElectedFromElr"]
     if p.lag is not None:
@@ -109,6 +111,7 @@ def build(p: Params) -> Spec:
     READ_COMMITTED = TX and p.isolation == "read-committed"
     RESTART = E + 2  # with LS: respRec of "below the leader's log start offset: start there"
     UL, K, ELR = p.unflushed_loss, p.kraft, p.elr
+    REC = p.unclean_recovery == "balanced"
     FENCE = p.fencing == "kip-320"
     spec = Spec("KafkaHW", p.as_dict())
 
@@ -197,6 +200,11 @@ def build(p: Params) -> Spec:
             if UL:
                 unclean = spec.set_of("unclean", R, "brokers down after an unclean shutdown "
                                                     "(power loss): their registration says so")
+            if REC:
+                last_elr = spec.set_of("lastKnownElr", R,
+                                       "controller: ELR members that left it by an unclean "
+                                       "shutdown (KIP-966's LastKnownELR)")
+    elr_vars = ([elr] if ELR else []) + ([last_elr] if REC else [])
 
     # -- helpers (macros: they build expressions and statements) -------------------------------
 
@@ -232,6 +240,8 @@ def build(p: Params) -> Spec:
         size = b.let("isrSize", isr_size())
         with b.each(R, "r") as r:
             b.set(elr[r], ite(size >= p.min_isr, False, (elr[r] | joined(r)) & ~isr[r]))
+            if REC:  # the HW may move again: no last known ELR member can be the best log
+                b.set(last_elr[r], ite(size >= p.min_isr, False, last_elr[r]))
 
     def end_offset(lg, leo_l, e):
         """The first offset of log lg holding an epoch > e; its LEO if none."""
@@ -433,7 +443,7 @@ def build(p: Params) -> Spec:
     if K:
         @spec.action("FetchRequest", over=[R],
                      modifies=[resp_rec, resp_hw, pending, rleo, isr, l_isr, hw, *ghosts,
-                               *([elr] if ELR else [])])
+                               *elr_vars])
         def fetch_request_kraft(b: Block, f) -> None:
             """Follower f fetches at offset leo(f) from the broker it believes leads, which
             serves it if it believes it leads too (with KIP-320 fencing, only in f's leader
@@ -587,7 +597,7 @@ def build(p: Params) -> Spec:
 
     if K:
         @spec.action("ShrinkIsr", over=[R, R],
-                     modifies=[isr, l_isr, hw, *ghosts, *([elr] if ELR else [])])
+                     modifies=[isr, l_isr, hw, *ghosts, *elr_vars])
         def shrink_isr_kraft(b: Block, L, f) -> None:
             """Broker L, which believes it leads, drops follower f from the ISR by an
             AlterPartition that the controller accepts (L is its current leader and proposes
@@ -651,7 +661,7 @@ def build(p: Params) -> Spec:
 
     @spec.action("Restart", over=[R],
                  modifies=[alive, synced, log, hw, *cells, *durable, *([log_start] if LS else []),
-                           *([elr, unclean] if ELR and UL else [])],
+                           *([*elr_vars, unclean] if ELR and UL else [])],
                  fairness=FAIR)
     def restart(b: Block, r) -> None:
         """Broker r comes back; with HW truncation it truncates its log to its HW. With the
@@ -663,6 +673,8 @@ def build(p: Params) -> Spec:
             b.require(fenced[r])
             if ELR and UL:
                 with b.when(unclean[r]):
+                    if REC:
+                        b.set(last_elr[r], last_elr[r] | elr[r])
                     b.set(elr[r], False)
                     b.set(unclean[r], False)
         b.set(alive[r], True)
@@ -671,27 +683,44 @@ def build(p: Params) -> Spec:
             truncate(b, r, b.let("n", min_(leo(r), hw[r])))
 
     if K:
-        @spec.action("Elect", over=[R], modifies=[isr, leader, epoch, *([elr] if ELR else [])])
+        @spec.action("Elect", over=[R], modifies=[isr, leader, epoch, *elr_vars])
         def elect_kraft(b: Block, c) -> None:
             """The controller elects c, unfenced, from the ISR (with the ELR: or from the ELR;
-            unclean: any unfenced replica when no member of either is) and bumps the epoch. An
-            ELR member elected joins the ISR; the brokers learn it from the metadata."""
+            unclean: any unfenced replica when no member of either is; balanced unclean
+            recovery: when the ISR and the ELR are empty and every last known ELR member is
+            unfenced, the one with the best log) and bumps the epoch. An ELR member elected
+            joins the ISR; the brokers learn it from the metadata."""
             b.require(leader == NONE, epoch < E, ~fenced[c])
             eligible = (isr[c] | elr[c]) if ELR else isr[c]
-            if p.unclean:
+            if REC:  # balanced unclean recovery: the best log of the last known ELR
+                def last_epoch(r):
+                    n = leo(r)
+                    return ite(n > 0, log[r, max_(n - 1, 0)], 0)
+
+                def at_least(a, r):  # a's log is at least r's: (last epoch, LEO) ordered
+                    return (last_epoch(a) > last_epoch(r)) | (
+                        (last_epoch(a) == last_epoch(r)) & (leo(a) >= leo(r)))
+
+                recovery = ~exists(R, lambda r: isr[r] | elr[r], "r") & last_elr[c] & forall(
+                    R, lambda r: implies(last_elr[r], ~fenced[r] & at_least(c, r)), "r")
+                eligible = eligible | recovery
+                b.require(eligible)
+            elif p.unclean:
                 b.require(eligible | ~exists(R, lambda r: (isr[r] | elr[r] if ELR else isr[r])
                                              & ~fenced[r], "r"))
             else:
                 b.require(eligible)
-            clean = b.let("clean", eligible)
+            clean = b.let("clean", (isr[c] | elr[c]) if ELR else isr[c])
             with b.each(R, "r") as r:
                 b.set(isr[r], ite(clean, isr[r] | (r == c), r == c))
             if ELR:
                 with b.when(clean):
                     update_elr(b, lambda r: False)
-                with b.otherwise():  # an unclean election leaves no replica eligible
+                with b.otherwise():  # an unclean election or recovery leaves no replica eligible
                     with b.each(R, "r") as r:
                         b.set(elr[r], False)
+                        if REC:
+                            b.set(last_elr[r], False)
             b.set(leader, c)
             b.set(epoch, epoch + 1)
     else:
@@ -858,7 +887,7 @@ def build(p: Params) -> Spec:
 
     if K:
         @spec.action("FenceBroker", over=[R], modifies=[fenced, isr, leader,
-                                                        *([elr] if ELR else [])])
+                                                        *elr_vars])
         def fence_broker(b: Block, r) -> None:
             """The controller fences broker r: its heartbeats stopped (it is down, or cut off
             from the controller while it runs on). r leaves the ISR, unless it is the last
@@ -1091,6 +1120,10 @@ def build(p: Params) -> Spec:
         spec.reachable("ZombieLeader", exists(R, lambda r: alive[r] & (b_leader[r] == r) & (
             (leader != r) | (epoch != b_epoch[r])), "r"),
             "a broker believes it leads after the controller moved on")
+    if REC:
+        spec.reachable("RecoveredUnclean", (prime(leader) != leader) & exists(
+            R, lambda r: last_elr[r] & (prime(leader) == r), "r"),
+            "the controller elected the best log of the last known ELR (unclean recovery)")
     if ELR:
         spec.reachable("ElectedFromElr", (prime(leader) != leader) & exists(
             R, lambda r: elr[r] & (prime(leader) == r), "r"),

@@ -19,6 +19,7 @@ ACKS = ("0", "1", "all")
 ISOLATIONS = ("read-committed", "read-uncommitted")
 CONTROLLERS = ("atomic", "kraft")
 FENCINGS = ("none", "kip-320")
+RECOVERIES = ("none", "balanced")
 MAX_CONSUMERS = 2
 MAX_LAG = 8
 
@@ -36,6 +37,7 @@ KNOBS_OFF = {
     "controller": "atomic",
     "fencing": "none",
     "elr": False,
+    "unclean_recovery": "none",
 }
 
 
@@ -73,6 +75,7 @@ class Params:
     controller: str = "atomic"
     fencing: str = "none"
     elr: bool = False
+    unclean_recovery: str = "none"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -131,6 +134,15 @@ class Params:
              "broker learns a new leader epoch at once: there is no stale epoch to fence)")
         need(kraft or not self.elr, "--elr needs --controller kraft (the ELR is the KRaft "
                                     "controller's partition state)")
+        need(self.unclean_recovery in RECOVERIES,
+             f"unclean-recovery must be one of {', '.join(RECOVERIES)}, got "
+             f"{self.unclean_recovery!r}")
+        need(self.unclean_recovery == "none" or (self.elr and self.unflushed_loss),
+             "--unclean-recovery balanced needs --elr and --unflushed-loss (its last known ELR "
+             "holds the ELR members back from a power loss)")
+        need(self.unclean_recovery == "none" or not self.unclean,
+             "--unclean-recovery balanced replaces --unclean-election (unclean.recovery.strategy "
+             "over unclean.leader.election.enable): choose one")
         stated = ("consumers", "producer_retries", "transactions", "log_start_offset", "liveness")
         off = [k for k in stated if getattr(self, k) != KNOBS_OFF[k]]
         need(not kraft or not off,
@@ -199,6 +211,7 @@ class Params:
         s += "-kraft" if self.controller == "kraft" else ""
         s += "-fencing-kip-320" if self.fencing == "kip-320" else ""
         s += "-elr" if self.elr else ""
+        s += f"-recovery-{self.unclean_recovery}" if self.unclean_recovery != "none" else ""
         return s
 
     @classmethod

@@ -85,6 +85,8 @@ _LAG_FIXED = Params(3, 1, 3, isr_shrink="lag:0", **FIXED)
 _KRAFT_LOSS = Params(3, 1, 2, min_isr=2, unflushed_loss=True, controller="kraft",
                      fencing="kip-320", **FIXED)
 _KRAFT_ELR = _KRAFT_LOSS.replace(elr=True)
+_RECOVERY = Params(2, 1, 2, min_isr=2, unflushed_loss=True, controller="kraft",
+                   fencing="kip-320", elr=True, unclean_recovery="balanced", **FIXED)
 _ZOMBIE = Params(3, 1, 3, controller="kraft", **FIXED)
 _ZOMBIE_FENCED = _ZOMBIE.replace(fencing="kip-320")
 _LIVE_HW = Params(2, 2, 3, truncation="hw", isr_expansion="hw", liveness=True)
@@ -156,6 +158,11 @@ KNOB_SCENARIOS: tuple[Scenario, ...] = (
           "The same with eligible leader replicas: the HW waits for min ISR, replicas leaving "
           "the ISR below it stay eligible, and a broker back from an unclean shutdown is no "
           "longer eligible: every invariant holds.", "KIP-966", _KRAFT_ELR, 15_441_389),
+    _knob("unclean-recovery",
+          "KIP-966 with balanced unclean recovery: both replicas (min ISR of them) lose the "
+          "committed record in power losses, the ISR and the ELR empty, and the controller "
+          "elects the best log of the last known ELR, which lacks it.", "KIP-966", _RECOVERY,
+          78_706, CommittedNotLost=15, AckedNotLost=15, ElrMembersComplete=16),
     _knob("zombie-leader",
           "KRaft without KIP-320 fencing: a follower that missed two leader changes keeps "
           "fetching from its old leader, now leading again in a later epoch, and its divergent "
