@@ -19,7 +19,7 @@ kernel, the interpreter and Z3 read them alike.
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Expr, Spec, count, forall
+from hwcheck.spec.lang import Expr, Spec, count, forall, ite, max_
 
 NONE = -1  # leader: no leader (model.NONE)
 PAYLOAD = ("seq", "txn", "ctl")  # per-record cells beyond the epoch, when a knob declares them
@@ -69,6 +69,13 @@ def healthy(spec: Spec) -> Expr:
 
 
 def at_bound(spec: Spec) -> Expr:
-    """No leader, and the epoch at its maximum: the model elects no leader again."""
+    """No leader, and the epoch at its maximum: the model elects no leader again. With the KRaft
+    controller (its leader may be down, unknown to it) also a leader that is down at the
+    maximum epoch: it runs again only after the controller fences it, which leaves no leader."""
     epoch = spec.var("epoch")
-    return (spec.var("leader")[()] == NONE) & (epoch[()] == epoch.hi)
+    leader = spec.var("leader")[()]
+    last = epoch[()] == epoch.hi
+    if _has(spec, "bLeader"):
+        alive = spec.var("alive")
+        return last & ite(leader == NONE, True, ~alive[max_(leader, 0)])
+    return (leader == NONE) & last
