@@ -43,6 +43,8 @@ def _knobs_line(p: dict) -> str:
     s += f" controller={p['controller']}" if p.get("controller", "atomic") != "atomic" else ""
     s += f" fencing={p['fencing']}" if p.get("fencing", "none") != "none" else ""
     s += " elr" if p.get("elr") else ""
+    rec = p.get("unclean_recovery", "none")
+    s += f" unclean-recovery={rec}" if rec != "none" else ""
     return s
 
 
@@ -228,6 +230,8 @@ def _knob_lines(st: dict, prev: dict | None) -> list[str]:
         line = "  controller: " + mark(f"ISR {members('isr')}", "isr")
         if "elr" in st:
             line += ", " + mark(f"ELR {members('elr')}", "elr")
+        if "lastKnownElr" in st:
+            line += ", " + mark(f"last known ELR {members('lastKnownElr')}", "lastKnownElr")
         line += ", " + mark(f"fenced {members('fenced')}", "fenced")
         out.append(line)
     if "cpos" in st:
@@ -496,7 +500,7 @@ def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
     if _knobbed(st):
         lines += [x.strip() for x in _knob_lines(st, None)]
         names += [n for n in ("pSeq", "pWait", "txnId", "txnState", "outcome", "logStart", "cpos",
-                              "cread", "cret", "isr", "elr", "fenced") if n in st
+                              "cread", "cret", "isr", "elr", "lastKnownElr", "fenced") if n in st
                   and (n not in ("isr",) or "bLeader" in st)]
     changed = prev is not None and any(prev[n] != st[n] for n in names)
     if prev is None or not changed:
@@ -553,8 +557,31 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
                 "LowWatermarkBelowHw", "LsoBelowHw", "MarkersSurvive", "ReadCommittedIsolation",
                 "ReadsBelowHw"):
         return _explain_knob(name, st, prev, L, M)
+    if name == "LeaderHwMonotonic" and prev is not None and "bLeader" in st:
+        for r in range(R):
+            if prev["bLeader"][r] == r and st["bLeader"][r] == r and st["hw"][r] < prev["hw"][r]:
+                return (f"r{r}, leading in epoch {st['bEpoch'][r]}, saw its HW go from "
+                        f"{prev['hw'][r]} to {st['hw'][r]}"), {}
     if name == "LeaderHwMonotonic" and prev is not None and L >= 0:
         return f"the leader r{L}'s HW went from {prev['hw'][L]} to {st['hw'][L]}", {}
+    if name == "LeaderEpochFenced" and prev is not None:
+        for f in range(R):
+            src = prev["bLeader"][f]
+            if f in st["pending"] and f not in prev["pending"] and src >= 0 \
+                    and prev["bEpoch"][src] != prev["bEpoch"][f]:
+                return (f"r{src}, leading in epoch {prev['bEpoch'][src]}, served the fetch of "
+                        f"r{f}, which is in epoch {prev['bEpoch'][f]}"), {}
+    if name == "ElrMembersComplete":
+        for r in sorted(st["elr"]):
+            if "unclean" in st and r in st["unclean"]:
+                continue
+            lost = [k for k in range(M) if st["committed"][k]
+                    and st["log"][r][k] != st["committed"][k]]
+            if lost:
+                k = lost[0]
+                return (f"r{r} is in the ELR, but offset {k} was committed holding "
+                        f"{_fmt_rec(st['committed'][k])} and r{r} has "
+                        f"{_fmt_rec(st['log'][r][k])} there", {r: frozenset(lost)})
     if name == "EpochMonotonic" and prev is not None:
         return f"the epoch went from {prev['epoch']} to {st['epoch']}", {}
     return "", {}
