@@ -249,7 +249,7 @@ def test_kafka_knob_orbits_match_the_oracle(params):
 
 
 ORACLE_KRAFT = [  # an array of replica ids over the replicas, two replica dimensions
-    Params(2, 1, 2, "kip-279", "epoch-start", controller="kraft"),
+    pytest.param(Params(2, 1, 2, "kip-279", "epoch-start", controller="kraft"), marks=SLOW),
     pytest.param(Params(2, 1, 2, "kip-279", "epoch-start", min_isr=2, controller="kraft",
                         fencing="kip-320", elr=True), marks=SLOW),
     pytest.param(Params(3, 1, 1, "kip-279", "epoch-start", controller="kraft"), marks=SLOW),
