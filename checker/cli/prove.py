@@ -54,11 +54,13 @@ def cti_text(trace) -> str:
 
 
 def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
-    from hwcheck.checker.z3.checks import conjuncts
+    from hwcheck.checker.z3.checks import LemmasNotStated, conjuncts
     from hwcheck.spec.lang import SpecError
 
     try:
         return conjuncts(spec, inv, [] if no_lemmas else (list(lemma_names) or None))
+    except LemmasNotStated:
+        raise
     except SpecError as e:
         raise InputError(str(e)) from None
 
@@ -114,8 +116,17 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
     folder = prepare_run_folder(Path(out), run_name or f"{run_name_of(spec)}-prove", identity)
     o.say(f"hwcheck prove: {params_line(proto, spec.params)}")
     statuses, results = [], []
+    from hwcheck.checker.z3.checks import LemmasNotStated
+
     for inv in names:
-        conj = _conjuncts(spec, inv, lemma_names, no_lemmas)
+        try:
+            conj = _conjuncts(spec, inv, lemma_names, no_lemmas)
+        except LemmasNotStated as e:  # unknown for this invariant; the others go on
+            o.say(f"verdict: unknown: {e}")
+            statuses.append(Verdict.UNKNOWN)
+            results.append({"property": inv, "status": Verdict.UNKNOWN, "lemmas": [],
+                            "seconds": 0.0, "ctis": [], "reason": str(e)})
+            continue
         lem = [n for n, _ in conj[1:]]
         o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
 

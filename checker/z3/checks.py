@@ -459,6 +459,11 @@ def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> 
     return [c for c in classes if len(c) > 1]
 
 
+class LemmasNotStated(SpecError):
+    """The protocol ships lemmas for an invariant that it does not state for these parameters
+    (an unknown result for that invariant, not an input error)."""
+
+
 def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tuple[str, Expr]]:
     """The invariant ``inv`` and its lemmas (``names``, default: the ones the protocol ships for
     it), each a lemma of the protocol or another invariant of the spec, as (name, expression).
@@ -473,9 +478,11 @@ def conjuncts(spec: Spec, inv: str, names: list[str] | None = None) -> list[tupl
             out.append((n, known[n]))
         elif n in invariants:
             out.append((n, invariants[n]))
-        elif not known and names is None:
-            raise SpecError(f"{spec.name} states no lemmas for these parameters: prove {inv} "
-                            "alone with --no-lemmas, or check it by exploring (hwcheck check)")
+        elif names is None:
+            raise LemmasNotStated(
+                f"{spec.name} does not state the lemmas {inv} is proved with for these "
+                f"parameters ({n} among them): try it alone with --no-lemmas, or check it by "
+                "exploring (hwcheck check)")
         else:
             raise SpecError(f"unknown lemma {n!r} (known: {', '.join(known) or 'none'})")
     return out

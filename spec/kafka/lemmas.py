@@ -23,15 +23,14 @@ NONE = -1
 
 
 def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
-    """Every shipped lemma for ``spec`` (a built model), as (name, expression). None for the
-    KRaft controller (``--controller kraft``): its invariants need lemmas relating each broker's
-    view to the controller's state, which are not stated yet; they are checked by exploring."""
+    """Every shipped lemma for ``spec`` (a built model), as (name, expression). For the KRaft
+    controller (``--controller kraft``) only the well-definedness lemmas (``_kraft_lemmas``)."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
     OOR = E + 1
     v = spec.var
     names = {x.name for x in spec.variables}
     if "bLeader" in names:
-        return []
+        return _kraft_lemmas(spec)
     log, hw, alive, isr, synced = v("log"), v("hw"), v("alive"), v("isr"), v("synced")
     rleo, pending, resp_rec, resp_hw = v("rleo"), v("pending"), v("respRec"), v("respHw")
     committed, acked = v("committed"), v("acked")
@@ -134,6 +133,28 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     lemma("AckedCommitted", each_k(lambda k: implies(acked[k] != 0, acked[k] == committed[k])))
     out.extend(_knob_lemmas(spec, names, leo, in_flight_record))
     return out
+
+
+def _kraft_lemmas(spec: Spec) -> list[tuple[str, Expr]]:
+    """The lemmas stated for the KRaft controller: well-definedness (a broker that believes it
+    leads has no fetch in flight; a record in flight fits its follower's log; logs have no
+    gaps), enough for HwBelowLeo and LeaderInIsr. CommittedNotLost and the others need lemmas
+    relating each broker's view to the controller's state, not stated yet."""
+    R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
+    OOR = E + 1
+    v = spec.var
+    log, pending, resp_rec, b_leader = v("log"), v("pending"), v("respRec"), v("bLeader")
+
+    def leo(r):
+        return count(M, lambda k: log[r, k] != 0, "k")
+
+    return [
+        ("LeaderNotPending", forall(R, lambda r: implies(b_leader[r] == r, ~pending[r]), "r")),
+        ("PendingRoom", forall(R, lambda f: implies(
+            pending[f] & (resp_rec[f] != 0) & (resp_rec[f] != OOR), leo(f) < M), "f")),
+        ("LogPrefix", forall(R, lambda r: forall(M - 1, lambda k: implies(
+            log[r, k] == 0, log[r, k + 1] == 0), "k"), "r")),
+    ]
 
 
 def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[str, Expr]]:
