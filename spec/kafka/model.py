@@ -1,6 +1,7 @@
 """The base replication model of docs/model.md, stated in the spec language, and the knobs of
 docs/kafka-model.md (consumers, producer retries and idempotence, the log start offset,
-transactions and the LSO, ISR shrink by lag).
+transactions and the LSO, ISR shrink by lag; power loss, the KRaft controller, KIP-320 fencing,
+KIP-966 eligible leader replicas and unclean recovery).
 
 ``build(params)`` returns the validated Spec for one configuration. The knobs (truncation, ISR
 expansion, acks, min.insync.replicas, unclean election, and those of docs/kafka-model.md) select

@@ -1,10 +1,11 @@
 """The model's parameters (knobs) with their domains, as docs/model.md defines them.
 
 The first eight are the base model's (docs/model.md). The others are knobs of
-docs/kafka-model.md (consumers, producer
-retries and idempotence, the log start offset, transactions, ISR shrink by lag); each is off by
-default, and a knob that is off is not part of a configuration at all: ``as_dict`` leaves it
-out, so the base model's parameter sets, run folders and traces are exactly what they were.
+docs/kafka-model.md (consumers, producer retries and idempotence, the log start offset,
+transactions, ISR shrink by lag, liveness, power loss, the KRaft controller, KIP-320 fencing,
+KIP-966 eligible leader replicas and unclean recovery); each is off by default, and a knob
+that is off is not part of a configuration at all: ``as_dict`` leaves it out, so the base
+model's parameter sets, run folders and traces are exactly what they were.
 """
 
 from __future__ import annotations
