@@ -664,13 +664,32 @@ class SlotsVal(Composite):
                 yield self._count(k)
 
 
+def _ints(parts: list[Expr]) -> list[Expr]:
+    return [ite(x, 1, 0) if x.sort == BOOL else x for x in parts]
+
+
 def _less(a: list[Expr], b: list[Expr]) -> Expr:
     """``a < b`` in the lexicographic order of their parts (booleans as 0 < 1)."""
     out: Expr = lift(False)
-    for x, y in reversed(list(zip(a, b))):
-        xi = ite(x, 1, 0) if x.sort == BOOL else x
-        yi = ite(y, 1, 0) if y.sort == BOOL else y
-        out = (xi < yi) | ((xi == yi) & out)
+    for x, y in reversed(list(zip(_ints(a), _ints(b)))):
+        out = (x < y) | ((x == y) & out)
+    return out
+
+
+def _key(parts: list[Expr], bounds: list[tuple[int, int]]) -> Expr | None:
+    """The mixed-radix number of ``parts`` (each inside its ``(lo, hi)`` bounds, the first
+    the most significant): ordered as the parts are lexicographically. None where the domains
+    multiply to 2**62 or more."""
+    size = 1
+    for lo, hi in bounds:
+        size *= hi - lo + 1
+    if size >= 2 ** 62:
+        return None
+    out: Expr = lift(0)
+    weight = 1
+    for p, (lo, hi) in reversed(list(zip(_ints(parts), bounds))):
+        out = (p - lo) * weight + out if weight != 1 else p - lo + out
+        weight *= hi - lo + 1
     return out
 
 
@@ -693,18 +712,31 @@ def insert(b, s: SlotsVal, value, count: int = 1) -> None:
             with b.when(at == k):
                 b.set(s.count(k), s.count(k) + count)
     with b.when(at < 0):
-        pos = b.let("pos", count_of(cap, lambda k: (k < used) & _less(olds[k], parts)))
-        b.set(s.used, used + 1)  # past the capacity: the finding
-        for k in reversed(range(cap)):  # from the top: each slot reads the one below, unmoved
-            for q, c in enumerate(olds[k]):
-                if k:
-                    b.set(c, ite(k > pos, olds[k - 1][q], ite(k == pos, parts[q], c)))
-                else:
-                    b.set(c, ite(pos == 0, parts[q], c))
-            if s._count is not None:
-                cnt = s.count(k)
-                below_cnt = s.count(k - 1) if k else cnt
-                b.set(cnt, ite(k > pos, below_cnt, ite(k == pos, lift(count), cnt)))
+        # how many members sort below it: by mixed-radix keys where they fit in an int (one
+        # comparison, where the lexicographic one nests as deep as the parts are many)
+        bounds = [(x.lo, x.hi) for x in s._type.of.leaves() for _ in range(_cells(x.dims))]
+        key = _key(parts, bounds)
+        if key is None:
+            below = count_of(cap, lambda k: (k < used) & _less(olds[k], parts))
+        else:
+            vkey = b.let("key", key)
+            below = count_of(cap, lambda k: (k < used) & (_key(olds[k], bounds) < vkey))
+        b.set(s.used, used + 1)  # past the capacity: the finding (so below < cap from here)
+        pos = b.let("pos", ite(below < cap, below, cap - 1))
+        # the members from pos up move one slot up, from the top down (each slot reads the
+        # one below, unmoved): a loop, so the code does not grow with the capacity
+        if cap > 1:
+            with b.each(cap - 1, "slot") as i:
+                k = b.let("k", (cap - 1) - i)  # cap - 1 down to 1
+                with b.when((k > pos) & (k <= used)):
+                    for c, src in zip(targets(s.item(k)), targets(s.item(k - 1))):
+                        b.set(c, src)
+                    if s._count is not None:
+                        b.set(s.count(k), s.count(k - 1))
+        for c, p in zip(targets(s.item(pos)), parts):
+            b.set(c, p)
+        if s._count is not None:
+            b.set(s.count(pos), lift(count))
 
 
 def count_of(n: int, cond: Callable[[int], Expr]) -> Expr:

@@ -124,6 +124,9 @@ class ExprGen:
         # conjuncts before it (``a and b``: b runs only when a holds) and the action's guard
         self.facts: dict[tuple[str, bool], tuple[int, int]] = {}
         self.checks = 0  # the run-time checks emitted so far (a function with none cannot fail)
+        # how often a fact narrowed a read's range: code generated without a use may run in
+        # any order (a junction of such parts is evaluated whole, without branches)
+        self.fact_uses = 0
 
     # -- facts -------------------------------------------------------------------------------------
 
@@ -194,7 +197,10 @@ class ExprGen:
             if e.var.sort == BOOL:
                 return (0, 1)
             known = self.facts.get((e.var.name, e.primed)) if not e.index else None
-            return known if known is not None else (e.var.lo, e.var.hi)
+            if known is None:
+                return (e.var.lo, e.var.hi)
+            self.fact_uses += 1
+            return known
         if isinstance(e, Arith):
             (a0, a1), (b0, b1) = r(e.a, env, inner), r(e.b, env, inner)
             if e.op == "+":
@@ -263,12 +269,17 @@ class ExprGen:
         if isinstance(e, (And, Or)):  # each argument runs only when the ones before let it
             parts: list[Code] = []
             known: dict = {}  # facts of the parts before (``facts_of``)
+            uses = self.fact_uses
             for x in e.args:
                 with self.assuming(known):
                     parts.append(g(x, env))
                 for k, r in self.facts_of(x, isinstance(e, And)).items():
                     known[k] = _meet(known.get(k), r)
-            return self.junction(parts, "and" if isinstance(e, And) else "or")
+            # parts that cannot fail and need no fact of another: evaluated whole, `&` / `|`
+            # (a short-circuit `and` is a branch, and numba compiles big functions' branches
+            # slowly)
+            eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
+            return self.junction(parts, "and" if isinstance(e, And) else "or", eager)
         if isinstance(e, Not):
             a = g(e.a, env)
             return (not a) if _const(a) else f"(not {a})"
@@ -282,12 +293,15 @@ class ExprGen:
                 b = g(e.other, env)
             if _const(a) and _const(b) and a == b and type(a) is type(b) and not _checked(c):
                 return a
+            if (_const(a) and _const(b) and type(a) is int and type(b) is int
+                    and {a, b} == {0, 1}):  # a boolean as 0 or 1: no branch
+                return f"int({c})" if a == 1 else f"int(not {c})"
             return f"({src(a)} if {c} else {src(b)})"
         if isinstance(e, Quant):
             return self.quant(e, env)
         raise SpecError(f"codegen: unknown expression node {type(e).__name__}")
 
-    def junction(self, parts: list, op: str) -> Code:
+    def junction(self, parts: list, op: str, eager: bool = False) -> Code:
         unit = op == "and"
         kept: list[str] = []  # the parts that are not constants
         for p in parts:
@@ -301,6 +315,8 @@ class ExprGen:
             kept.append(p)
         if not kept:
             return unit
+        if eager:
+            op = "&" if unit else "|"
         return kept[0] if len(kept) == 1 else "(" + f" {op} ".join(kept) + ")"
 
     def read(self, e: Read, env: dict) -> Code:
@@ -345,8 +361,10 @@ class ExprGen:
             return self(x, inner)
 
         if e.kind in ("forall", "exists"):
-            return self.junction([at(i, e.body) for i in range(e.n)],
-                                 "and" if e.kind == "forall" else "or")
+            uses = self.fact_uses
+            parts = [at(i, e.body) for i in range(e.n)]
+            eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
+            return self.junction(parts, "and" if e.kind == "forall" else "or", eager)
         if e.kind == "count":
             total, terms = 0, []
             for i in range(e.n):
@@ -354,7 +372,7 @@ class ExprGen:
                 if _const(c):
                     total += int(bool(c))
                 else:
-                    terms.append(f"(1 if {c} else 0)")
+                    terms.append(f"(1 if {c} else 0)" if _checked(c) else f"int({c})")
             if not terms:
                 return total
             return "(" + " + ".join(terms + ([str(total)] if total else [])) + ")"
@@ -394,6 +412,9 @@ class BodyGen:
         self.layout = layout
         self.ex = ExprGen(layout, "t", errors=errors)
         self.loops = itertools.count()
+        # every temporary a fresh name: numba rebuilds SSA form for each name assigned more
+        # than once, in time that grows with the function's blocks (minutes for big actions)
+        self.temps = itertools.count()
         self.ret = "return"  # how a failed check leaves the function
 
     def begin(self, where: str, stmts, env: dict, ret: str = "return") -> None:
@@ -477,8 +498,9 @@ class BodyGen:
         # failure names the error (Python would evaluate ``t[i] = v``'s value before ``i``).
         for n, i in enumerate(idx):
             if _checked(i):
-                out.append(f"{pad}_k{n} = {i}")
-                idx[n] = f"_k{n}"
+                k = f"_k{next(self.temps)}"
+                out.append(f"{pad}{k} = {i}")
+                idx[n] = k
         conds = ex.index_checks(s.target, env, idx)
         if conds == ["False"]:
             return out + [f"{pad}{fail}", f"{pad}{self.ret}"]
@@ -489,7 +511,7 @@ class BodyGen:
         v = ex(s.value, env)
         checked = bool(conds)
         if s.target.sort == BOOL:
-            val = str(int(bool(v))) if _const(v) else f"1 if {v} else 0"
+            val = str(int(bool(v))) if _const(v) else f"int({v})"
             return out + [f"{pad}{tgt} = {val}"] if checked else self._unchecked(
                 before, out + [f"{pad}{tgt} = {val}"])
         if _const(v):
@@ -501,8 +523,9 @@ class BodyGen:
         if var.lo <= lo and hi <= var.hi:
             line = out + [f"{pad}{tgt} = {v}"]
             return line if checked else self._unchecked(before, line)
-        return out + [f"{pad}_v = {v}",
-                      f"{pad}if _v < {var.lo} or _v > {var.hi}:",
+        tmp = f"_v{next(self.temps)}"
+        return out + [f"{pad}{tmp} = {v}",
+                      f"{pad}if ({tmp} < {var.lo}) | ({tmp} > {var.hi}):",
                       f"{pad}    {fail}",
                       f"{pad}    {self.ret}",
-                      f"{pad}{tgt} = _v"]
+                      f"{pad}{tgt} = {tmp}"]
