@@ -831,9 +831,10 @@ class Spec:
         when no excluded variable is read by a guard, by a property or by the update of an
         included one, order-dependent otherwise (the counts may then depend on the order of
         exploration, as TLC's do)."""
+        typed = {t.name: t for t in self.typed}
         names: list[str] = []
         for v in variables:
-            for n in _modified(v):
+            for n in _modified(typed.get(v, v) if isinstance(v, str) else v):
                 if n not in names:
                     names.append(n)
         self.view = tuple(names)
