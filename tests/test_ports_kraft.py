@@ -1,0 +1,89 @@
+"""The KRaft-era port (``tests/specs/kraft_v35.py``: Vanlightly/kafka-tlaplus's simplified
+v3.5 replication spec) against TLC's counts.
+
+The TLC runs that gave the counts are in ``tests/specs/tla/README.md``: full-state
+fingerprints (no VIEW), the cfg's invariants, TLC counting the initial state as a generated
+state and as a level (its generated and depth are hwcheck's plus one). Each configuration is a
+kernel of its own (the limits size the domains), so each takes its compile the first time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers import NEEDS_JAVA
+
+from hwcheck.checker import protocols
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.engines.options import Options
+from hwcheck.checker.run import check
+from hwcheck.checker.semantics.view import classify
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def v35(**params):
+    return protocols.build(protocols.load(str(SPECS / "kraft_v35.py")), params)
+
+
+def limits(clean=0, unclean=0, fence=0, ap=0, view=False) -> dict:
+    return dict(clean_limit=clean, unclean_limit=unclean, fence_limit=fence, ap_limit=ap,
+                view=view)
+
+
+def tlc(distinct: int, generated: int, depth: int) -> tuple[int, int, int]:
+    return distinct, generated - 1, depth - 1
+
+
+# the four limits at 0, then each at 1 alone: TLC's distinct / generated / depth, every
+# invariant holding
+V35 = [
+    (limits(), tlc(642, 1_482, 24)),
+    pytest.param(limits(ap=1), tlc(15_150, 43_147, 28), marks=pytest.mark.slow),
+    pytest.param(limits(fence=1), tlc(158_628, 603_728, 35), marks=pytest.mark.slow),
+    pytest.param(limits(clean=1), tlc(182_692, 564_585, 41), marks=pytest.mark.slow),
+    pytest.param(limits(unclean=1), tlc(252_254, 820_125, 44), marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("params,counts", V35,
+                         ids=["none", "alter-partition", "fence", "clean", "unclean"])
+def test_kraft_v35_counts_are_tlcs(params, counts):
+    ex = check(v35(**params), Options(stop_at_violation=False)).exploration
+    assert (ex.distinct, ex.generated, ex.depth) == counts
+    assert ex.hits == {}  # every invariant holds, no domain error (no bag or log overflows)
+    assert ex.complete
+
+
+@pytest.mark.slow  # two kernels: the view's and the full state's
+def test_kraft_v35_view_is_order_dependent_and_reports_the_full_state_counts(tmp_path):
+    """The spec's VIEW leaves out the auxiliary counters, which the limits' guards read:
+    hwcheck calls it order-dependent and gives the full-state counts (TLC's) beside."""
+    view = classify(v35(**limits(view=True)))
+    assert view.kind == "order-dependent" and view.excluded == ("aux_broker_epoch",) + tuple(
+        f"aux_ctrs.{c}" for c in ("incarn_ctr", "clean_shutdown_ctr", "unclean_shutdown_ctr",
+                                  "fence_broker_ctr", "alter_part_ctr"))
+    assert "the guard of FenceBroker reads aux_ctrs.fence_broker_ctr" in view.reasons
+    args = ["check", "--spec", str(SPECS / "kraft_v35.py"), "--continue", "--json", "--out",
+            str(tmp_path)]
+    for k, v in limits(view=True).items():
+        args += ["--param", f"{k}={str(v).lower()}"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["view"]["full_state"] == dict(zip(("distinct", "generated", "depth"),
+                                                 tlc(642, 1_482, 24)), complete=True)
+    assert out["distinct"] <= 642
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
+def test_kraft_v35_on_spark_gives_tlcs_counts():
+    pytest.importorskip("pyspark")
+    report = check(v35(**limits(ap=1)), Options(stop_at_violation=False), engine="spark",
+                   master="local[2]", partitions=2)
+    ex = report.exploration
+    assert (ex.distinct, ex.generated, ex.depth) == tlc(15_150, 43_147, 28)
