@@ -48,6 +48,8 @@ from hwcheck.spec.lang import (
     forall,
     ite,
     lift,
+    max_,
+    min_,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -547,7 +549,8 @@ def append(b, seq: SeqVal, value) -> None:
     n = b.let("n", seq.len)
     b.set(seq.len, n + 1)
     with b.when(n < seq.cap):
-        cells = targets(seq[n])
+        # n < cap here: clamped, the slot's index needs no check of its own at run time
+        cells = targets(seq[b.let("k", min_(n, seq.cap - 1))])
         if len(cells) != len(saved):
             raise SpecError(f"{b.owner}: appending a value of another type")
         for c, p in zip(cells, saved):
@@ -708,9 +711,9 @@ def insert(b, s: SlotsVal, value, count: int = 1) -> None:
         with b.when((k < used) & conj(*(c == p for c, p in zip(olds[k], parts)))):
             b.assign(at, k)
     if s._count is not None:
-        for k in range(cap):
-            with b.when(at == k):
-                b.set(s.count(k), s.count(k) + count)
+        with b.when(at >= 0):
+            k = b.let("k", max_(at, 0))  # clamped: the index needs no check
+            b.set(s.count(k), s.count(k) + count)
     with b.when(at < 0):
         # how many members sort below it: by mixed-radix keys where they fit in an int (one
         # comparison, where the lexicographic one nests as deep as the parts are many)
@@ -722,7 +725,7 @@ def insert(b, s: SlotsVal, value, count: int = 1) -> None:
             vkey = b.let("key", key)
             below = count_of(cap, lambda k: (k < used) & (_key(olds[k], bounds) < vkey))
         b.set(s.used, used + 1)  # past the capacity: the finding (so below < cap from here)
-        pos = b.let("pos", ite(below < cap, below, cap - 1))
+        pos = b.let("pos", min_(below, cap - 1))
         # the members from pos up move one slot up, from the top down (each slot reads the
         # one below, unmoved): a loop, so the code does not grow with the capacity
         if cap > 1:
@@ -773,9 +776,7 @@ def deliver(b, s: SlotsVal, k) -> None:
     stays, at count 0 once delivered as often as it was sent)."""
     if s._count is None:
         raise SpecError(f"{b.owner}: deliver() is for a bag; remove() a set's member")
-    for j in range(s.cap):
-        with b.when(lift(k) == j):
-            b.set(s.count(j), s.count(j) - 1)
+    b.set(s.count(k), s.count(k) - 1)
 
 
 def holds_slots(t: Type) -> bool:

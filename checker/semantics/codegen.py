@@ -14,12 +14,13 @@ kernel applies the symmetry pass (``templates.SYMMETRY``) and the module also de
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from hwcheck.checker.semantics.exprgen import BodyGen, DomainErrors, ExprGen, src
+from hwcheck.checker.semantics.exprgen import BodyGen, DomainErrors, ExprGen, shared, src
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import Properties
 from hwcheck.checker.semantics.templates import (
@@ -74,9 +75,10 @@ def generate(spec: Spec, layout: Layout | None = None,
             gen.code_ranges.update({f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)})
         guards.where = a.name
         guards.local_ranges = {}
+        guards.tally.clear()
         guard = counted(f"g_{ai}", guards, guards, a.guard, env)
         lines.append(f"\n@njit(cache=True)\ndef g_{ai}({', '.join(['s', *args, 'err'])}):"
-                     f"  # {a.name} guard\n    return {src(guard)}\n")
+                     f"  # {a.name} guard\n{returning(guards, guard)}\n")
         # the guard holds when the effect runs: what it says of a variable the effect does not
         # write holds throughout the effect
         body.ex.facts = {k: r for k, r in guards.facts_of(a.guard).items()
@@ -92,13 +94,13 @@ def generate(spec: Spec, layout: Layout | None = None,
         gen.where = name
         code = counted(f"sp_{j}", gen, gen, expr, {})
         lines.append(f"\n@njit(cache=True)\ndef sp_{j}(s, err):  # {name}\n"
-                     f"    return {src(code)}\n")
+                     f"{returning(gen, code)}\n")
     for j, (name, expr, _) in enumerate(props.transition):
         gen = ExprGen(layout, "s", "n", errors=errors)
         gen.where = name
         code = counted(f"tp_{j}", gen, gen, expr, {})
         lines.append(f"\n@njit(cache=True)\ndef tp_{j}(s, n, err):  # {name}\n"
-                     f"    return {src(code)}\n")
+                     f"{returning(gen, code)}\n")
 
     if spec.view is not None:
         lines.append(view_source(spec, layout))
@@ -116,6 +118,13 @@ def generate(spec: Spec, layout: Layout | None = None,
     lines.append(expand_split_fn(spec, props, fails, passes))
     lines.append(f"\nNERRORS = {len(errors.entries)}  # domain error codes 1..NERRORS-1\n")
     return "\n".join(lines)
+
+
+def returning(gen: ExprGen, code: int | bool | str) -> str:
+    """The body of a function that returns ``code``: its common subexpressions first."""
+    names = (f"_c{i}" for i in itertools.count())
+    pre, [out] = shared(gen, [src(code)], lambda: next(names))
+    return "".join(f"    {p}\n" for p in pre) + f"    return {out}"
 
 
 def source_key(src: str) -> str:

@@ -15,6 +15,7 @@ transition predicate); ``BodyGen`` compiles an action's statements into an in-pl
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable
 from typing import TypeGuard
 
@@ -84,6 +85,30 @@ class DomainErrors:
         return domain_error_name(var, where)
 
 
+def shared(gen: ExprGen, texts: list[str], names: Callable[[], str]) -> tuple[list[str],
+                                                                          list[str]]:
+    """Common subexpressions of ``texts`` (code ``gen`` generated since its ``tally`` was
+    last cleared) computed once, ahead: the assignments to put before the texts and the texts
+    that use them. Only code that cannot fail and reads nothing that needed a fact is taken
+    (it may run where it was behind a condition). Big actions repeat big subexpressions, and
+    numba's compile time grows with the code it is given."""
+    cands = sorted((c for c, n in gen.tally.items() if n >= 2 and "_oob(" not in c
+                    and not any(u in c for u in gen.unsafe)), key=len)
+    gen.tally.clear()
+    defs: list[tuple[str, str]] = []
+    done: list[tuple[str, str]] = []
+    for c in cands:
+        for old, new in done:  # the smaller ones already taken
+            c = c.replace(old, new)
+        if sum(t.count(c) for t in texts) + sum(d.count(c) for _, d in defs) < 2:
+            continue
+        name = names()
+        texts = [t.replace(c, name) for t in texts]
+        defs.append((name, c))
+        done.append((c, name))
+    return [f"{name} = {d}" for name, d in defs], texts
+
+
 def _checked(c: Code) -> bool:
     """Whether generated source ``c`` holds a run-time check (so evaluating it may fail)."""
     return isinstance(c, str) and "_oob(" in c
@@ -127,6 +152,10 @@ class ExprGen:
         # how often a fact narrowed a read's range: code generated without a use may run in
         # any order (a junction of such parts is evaluated whole, without branches)
         self.fact_uses = 0
+        # common subexpressions (``shared``): how often each composite code was generated,
+        # and the reads whose index needed a fact (not to be evaluated ahead of it)
+        self.tally: Counter[str] = Counter()
+        self.unsafe: set[str] = set()
 
     # -- facts -------------------------------------------------------------------------------------
 
@@ -243,6 +272,17 @@ class ExprGen:
         return conds
 
     def __call__(self, e: Expr, env: dict) -> Code:
+        uses = self.fact_uses
+        c = self._gen(e, env)
+        if isinstance(c, str):
+            if isinstance(e, Read):
+                if self.fact_uses != uses:
+                    self.unsafe.add(c)
+            elif len(c) >= 16 and c[0] == "(" and c[-1] == ")":
+                self.tally[c] += 1
+        return c
+
+    def _gen(self, e: Expr, env: dict) -> Code:
         g = self
         if isinstance(e, Const):
             return e.value
@@ -458,16 +498,18 @@ class BodyGen:
         pad = "    " * depth
         out: list[str] = []
         for s in stmts:
+            self.ex.tally.clear()  # each statement's common subexpressions go just before it
             if isinstance(s, Assign):
-                out.extend(self.assign(s, env, pad))
+                out.extend(self.share(self.assign(s, env, pad), pad))
             elif isinstance(s, SetLocal):
-                out.append(f"{pad}l_{s.local.name} = {src(self.ex(s.value, env))}")
+                out.extend(self.share([f"{pad}l_{s.local.name} = "
+                                       f"{src(self.ex(s.value, env))}"], pad))
             elif isinstance(s, If):
                 c = self.ex(s.cond, env)
                 if _const(c):
                     out.extend(self(s.then if c else s.other, env, depth))
                     continue
-                out.append(f"{pad}if {c}:")
+                out.extend(self.share([f"{pad}if {c}:"], pad))
                 out.extend(self(s.then, env, depth + 1) or [pad + "    pass"])
                 if s.other:
                     out.append(f"{pad}else:")
@@ -482,6 +524,10 @@ class BodyGen:
             else:
                 raise SpecError(f"codegen: unknown statement {type(s).__name__}")
         return out
+
+    def share(self, lines: list[str], pad: str) -> list[str]:
+        pre, lines = shared(self.ex, lines, lambda: f"_c{next(self.temps)}")
+        return [pad + p for p in pre] + lines
 
     def assign(self, s: Assign, env: dict, pad: str) -> list[str]:
         """A write, with the checks it needs: every index inside the variable's shape and the
