@@ -55,16 +55,23 @@ AVOID_LRS = LIMIT_FETCHES = True  # AvoidLastReplicaStanding, LimitFetchesOnLead
 
 def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
           ap_limit: int = 1, view: bool = True, fetch_cap: int = 12) -> Spec:
+    return kraft(clean_limit, unclean_limit, fence_limit, ap_limit, view, fetch_cap, elr=False)
+
+
+def kraft(clean_limit: int, unclean_limit: int, fence_limit: int, ap_limit: int, view: bool,
+          fetch_cap: int, elr: bool) -> Spec:
+    """The v3.5 spec, or with ``elr`` the same commit's ELR proposal (``kraft_elr.py``)."""
     for name, x in (("clean_limit", clean_limit), ("unclean_limit", unclean_limit),
                     ("fence_limit", fence_limit), ("ap_limit", ap_limit)):
         if x < 0:
             raise ValueError(f"{name} must be at least 0, got {x}")
-    spec = Spec("KafkaReplicationV35Simple",
+    spec = Spec("KafkaReplicationVElrSimple" if elr else "KafkaReplicationV35Simple",
                 {"clean_limit": clean_limit, "unclean_limit": unclean_limit,
                  "fence_limit": fence_limit, "ap_limit": ap_limit, "view": view})
     S = clean_limit + unclean_limit  # restarts
     F = fence_limit + S  # fencing events; each may bump the leader epoch, and one unfence after
-    LE, PE, ML = 1 + 2 * F, 2 + 2 * F + ap_limit, 1 + 2 * F + ap_limit  # epochs, metadata log
+    U = unclean_limit if elr else 0  # an unclean registration is a partition change too
+    LE, PE, ML = 1 + 2 * F + U, 2 + 2 * F + U + ap_limit, 1 + 2 * F + U + ap_limit
     BE, INC = R + S, R + 1 + S  # broker epochs, incarnation ids
 
     BStatus = Enum("OFFLINE_CLEAN", "OFFLINE_DIRTY", "STARTING", "RUNNING")
@@ -77,9 +84,11 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     Off = Int(1, V + 1)  # an LEO, HWM or fetch offset
     Epoch = Int(0, LE)
     PRec = Record(epoch=Epoch, offset=Int(0, V), value=Int(0, V - 1))
-    PCR = Record(leader=LeaderT, isr=SetOf(R), leader_epoch=Epoch,
+    with_elr = {"elr": SetOf(R)} if elr else {}
+    PCR = Record(leader=LeaderT, isr=SetOf(R), **with_elr, leader_epoch=Epoch,
                  partition_epoch=Int(0, PE))  # PartitionChangeRecord
-    ConPM = Record(isr=SetOf(R), leader=LeaderT, leader_epoch=Epoch, partition_epoch=Int(0, PE))
+    ConPM = Record(isr=SetOf(R), **with_elr, leader=LeaderT, leader_epoch=Epoch,
+                   partition_epoch=Int(0, PE))
     RepPM = Record(isr=SetOf(R), maximal_isr=SetOf(R), leader=LeaderT, leader_epoch=Epoch,
                    partition_epoch=Int(0, PE))
     PFetch = Record(fetch_offset=Off, last_fetched_epoch=Epoch, delayed=Bool())
@@ -91,7 +100,8 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     APReqOpt = Opt(APReq)
     APResp = Record(error=Err, isr=SetOf(R), leader=Broker, leader_epoch=Epoch,
                     partition_epoch=Int(0, PE), request=APReq, dest=Broker)
-    RegReq = Record(broker_id=Broker, incarnation_id=Int(0, INC), source=Broker)
+    RegReq = Record(broker_id=Broker, **({"broker_epoch": Int(0, BE)} if elr else {}),
+                    incarnation_id=Int(0, INC), source=Broker)
     RegResp = Record(broker_epoch=Int(0, BE), metadata_offset=Int(0, ML), dest=Broker)
     FReq = Record(broker_epoch=Int(0, BE), leader_epoch=Epoch, fetch_offset=Off,
                   last_fetched_epoch=Epoch, dest=Broker, source=Broker)
@@ -112,8 +122,10 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     bml = d("broker_metadata_log", Seq(PCR, ML), over=(R,))
     status = d("partition_status", Role, over=(R,))
     pm = d("partition_metadata", RepPM, over=(R,))
-    pd = d("partition_data", Record(log=Seq(PRec, V), hwm=Off, leo=Off), over=(R,))
-    leso = d("partition_leso", Opt(Off), over=(R,))
+    Eso = Opt(Int(0, V + 1))  # the ELR spec's epoch_start_offset: Nil, 0 or an offset
+    pd = d("partition_data", Record(log=Seq(PRec, V), hwm=Off, leo=Off, **(
+        {"epoch_start_offset": Eso} if elr else {})), over=(R,))
+    leso = None if elr else d("partition_leso", Opt(Off), over=(R,))
     rs = d("partition_replica_state", Record(leo=Opt(Off), broker_epoch=Int(0, BE)),
            over=(R, R))
     pap = d("partition_pending_ap", Record(epoch=Int(0, PE + 1), request=Opt(APReq)),
@@ -137,12 +149,20 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     NIL, Off_none = LeaderT.none, Opt(Off).none
     blank_fetcher = FetcherT(partition=none_of(PFetchOpt), pending_response=False)
 
+    def pcr(leader, isr, elr_set, le, pe):  # a PartitionChangeRecord (elr_set: the ELR spec's)
+        return PCR(leader=leader, isr=isr, leader_epoch=le, partition_epoch=pe,
+                   **({"elr": elr_set} if elr else {}))
+
     def records_of(has, e):  # <<e>> when has, else <<>>
         return SeqVal(Records, ite(has, 1, 0), lambda k: PRec(
             epoch=ite(has, e.epoch, 0), offset=ite(has, e.offset, 0), value=ite(has, e.value, 0)))
 
     def member(s: SetVal, x):  # x \in s for an expression x that may be out of 0..R-1
         return disj(False, *((x == k) & s.has(k) for k in range(R)))
+
+    def mkset(fn) -> SetVal:  # the set of i with fn(i), for a constant or an expression i
+        return SetVal(R, lambda i: fn(i) if isinstance(i, int) else disj(
+            False, *((i == k) & fn(k) for k in range(R))))
 
     def frozen(b: Block, s: SetVal) -> SetVal:  # s as it is now, in locals
         cells = [b.let("s", s.has(k)) for k in range(R)]
@@ -151,6 +171,7 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
 
     def init(b: Block) -> None:  # broker 1 (index 0) leads; ISR {1, 2}; broker 3 outside
         isr = set_of(R, *range(INIT_ISR))
+        no_elr = set_of(R)  # the ELR spec's init_elr: {} as InitIsrSize = MinISR
         part_epoch = 1 if INIT_ISR == R else 2
         for r in range(R):
             b.set(con_unfenced.has(r), r < INIT_ISR)
@@ -163,8 +184,7 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                 b.put(fet[r, 0].partition, some(PFetchOpt, PFetch(
                     fetch_offset=1, last_fetched_epoch=0, delayed=False)))
             if r < INIT_ISR:
-                b.put(bml[r][0], PCR(leader=0, isr=isr, leader_epoch=1,
-                                     partition_epoch=part_epoch))
+                b.put(bml[r][0], pcr(0, isr, no_elr, 1, part_epoch))
                 b.set(bml[r].len, 1)
             b.put(status[r], Role.Leader if r == 0 else Role.Follower)
             b.put(pm[r], RepPM(isr=isr if r < INIT_ISR else set_of(R, *range(R)),
@@ -173,11 +193,13 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                                partition_epoch=part_epoch if r < INIT_ISR else 1))
             b.set(pd[r].hwm, 1)
             b.set(pd[r].leo, 1)
-            if r == 0:
+            if elr:
+                b.set(pd[r].epoch_start_offset, 0)
+            elif r == 0:
                 b.set(leso[0], 1)
-        b.put(con_log[0], PCR(leader=0, isr=isr, leader_epoch=1, partition_epoch=part_epoch))
+        b.put(con_log[0], pcr(0, isr, no_elr, 1, part_epoch))
         b.set(con_log.len, 1)
-        b.put(con, ConPM(isr=isr, leader=0, leader_epoch=1, partition_epoch=part_epoch))
+        b.put(con, ConPM(**pcr(0, isr, no_elr, 1, part_epoch)._fields))
         b.set(aux_be, R)
         b.set(ctrs.incarn_ctr, R + 1)
         b.set(true_hwm, 1)
@@ -203,11 +225,11 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
             out = ite(n == o + 1, entry_epoch(r, o), out)
         return out
 
-    def commit_offset(r, misr: SetVal, leo_lim, rleo):  # GetCommitOffset
-        out = 0
+    def commit_offset(r, misr: SetVal, leo_lim, rleo):  # GetCommitOffset, HighestCommitted
+        out = 0  # v3.5 counts the leader itself; the ELR spec reads its own entry (its LEO)
         for o in range(1, V + 1):
-            committed = misr.forall(lambda b1, o=o: (b1 == r) | ((rleo(b1) != Off_none)
-                                                                 & (rleo(b1) > o)))
+            committed = misr.forall(lambda b1, o=o: ((b1 == r) if not elr else False) | (
+                (rleo(b1) != Off_none) & (rleo(b1) > o)))
             out = ite((o <= leo_lim - 1) & committed, o, out)
         return ite(pd[r].leo == 1, 0, out)
 
@@ -251,25 +273,31 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
             b.set(pos_acked.has(v), pos_acked.has(v) | (newly & pos))
             b.set(neg_acked.has(v), neg_acked.has(v) | (newly & ~pos))
 
-    def advance_hwm(b: Block, r, new_hwm, pos) -> None:  # MaybeAdvanceHighWatermark
+    def advance_hwm(b: Block, r, new_hwm, pos, isr=None) -> None:  # MaybeAdvanceHighWatermark
         old = b.let("old_hwm", pd[r].hwm)
         new = b.let("new_hwm", new_hwm)
-        with b.when(new > old):
+        can = new > old  # the ELR spec's CanAdvanceHwm: only with the ISR at MinISR
+        with b.when(can & (isr.size() >= MIN_ISR) if elr else can):
             update_hwm_inv(b, r, old, new, pos)
             b.set(pd[r].hwm, new)
 
-    def update_hwm_on_change(b: Block, r, misr: SetVal) -> None:
+    def can_advance(r):  # the ELR spec's SafeToAdvanceHwm on the leader's own ISR
+        return pm[r].isr.size() >= MIN_ISR if elr else lift(True)
+
+    def update_hwm_on_change(b: Block, r, misr: SetVal, isr: SetVal) -> None:
         # MaybeUpdateHwmOnPartitionChange: the commit offset over the new maximal ISR
         advance_hwm(b, r, commit_offset(r, misr, pd[r].leo, lambda b1: rs[r, b1].leo) + 1,
-                    misr.size() >= MIN_ISR)
+                    misr.size() >= MIN_ISR, isr)
 
     def fail_pending_writes(b: Block, r) -> None:  # FailPendingWrites
         acks(b, r, pd[r].hwm, pd[r].leo - 1, False)
 
-    def reset_replica_state(b: Block, r) -> None:
+    def reset_replica_state(b: Block, r, leader=False) -> None:
+        # the ELR spec's new leader sets its own entry: HighestCommitted counts it
         for b1 in range(R):
-            b.set(rs[r, b1].leo, Off_none)
-            b.set(rs[r, b1].broker_epoch, 0)
+            own = elr and leader
+            b.set(rs[r, b1].leo, ite(r == b1, pd[r].leo, Off_none) if own else Off_none)
+            b.set(rs[r, b1].broker_epoch, ite(r == b1, bst[r].broker_epoch, 0) if own else 0)
 
     def reset_pending_ap(b: Block, r) -> None:
         b.set(pap[r].epoch, 0)
@@ -279,56 +307,99 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
         for b1 in range(R):
             b.put(fet[r, b1].partition, none_of(PFetchOpt))
 
-    # MaybeUpdatePartitionMetadata's CASE arms for a new ISR and unfenced set, and the
-    # candidate parameter's rule: a candidate of the ISR and unfenced when the third arm
-    # elects (\E candidate), else 0 (one transition)
-    def pm_arms(isr: SetVal, unf: SetVal):
-        has_cand = exists(R, lambda i: isr.has(i) & unf.has(i))
-        no_change = ((con.leader == NIL) & ~has_cand) | (member(isr, con.leader)
-                                                        & member(unf, con.leader))
-        same = isr == con.isr
-        return (no_change & same, no_change & ~same, ~no_change & has_cand,
-                ~no_change & ~has_cand)
+    # MaybeUpdatePartitionMetadata's CASE arms (the ELR spec's MaybeUpdatePartitionState) for
+    # a new ISR, ELR (None in v3.5) and unfenced set: a dict of arm -> condition. The
+    # candidate parameter's rule: a candidate of the arm that elects (\E candidate), else 0
+    # (one transition).
+    def arms(isr: SetVal, elr_s, unf: SetVal) -> dict:
+        if not elr:
+            has = exists(R, lambda i: isr.has(i) & unf.has(i))
+            keep = ((con.leader == NIL) & ~has) | (member(isr, con.leader)
+                                                   & member(unf, con.leader))
+            return {"isr_only": keep & (isr != con.isr), "elect": ~keep & has,
+                    "no_leader": ~keep & ~has}
+        has = exists(R, lambda i: elr_s.has(i) & unf.has(i))
+        some_isr = isr.size() > 0
+        keep = ((con.leader == NIL) & ~some_isr & ~has) | member(isr, con.leader)
+        same = (isr == con.isr) & (elr_s == con.elr)
+        return {"isr_only": keep & ~same, "elect": ~keep & some_isr,
+                "elect_elr": ~keep & ~some_isr & has, "no_leader": ~keep & ~some_isr & ~has}
 
-    def candidate_ok(isr, unf, cand, applies=True):
-        elect = pm_arms(isr, unf)[2] & applies
-        return ite(elect, isr.has(cand) & unf.has(cand), cand == 0)
+    def candidate_ok(sets, cand, applies=True):
+        isr, elr_s, unf = sets
+        a = arms(*sets)
+        ok = ite(a["elect"] & applies, isr.has(cand) & (lift(True) if elr else unf.has(cand)),
+                 cand == 0)
+        if elr:
+            ok = ite(a["elect_elr"] & applies, elr_s.has(cand) & unf.has(cand), ok)
+        return ok
 
-    def apply_change(b: Block, leader, isr: SetVal, le, pe) -> None:  # ApplyPartitionChange
-        rec = PCR(leader=leader, isr=isr, leader_epoch=le, partition_epoch=pe)
+    def apply_change(b: Block, leader, isr: SetVal, elr_s, le, pe) -> None:
+        rec = pcr(leader, isr, elr_s, le, pe)  # ApplyPartitionChange
         b.append(con_log, rec)  # reads what the next line writes: first
-        b.put(con, ConPM(isr=isr, leader=leader, leader_epoch=le, partition_epoch=pe))
+        b.put(con, ConPM(**rec._fields))
 
-    def update_pm(b: Block, isr: SetVal, unf: SetVal, cand, applies=True) -> None:
-        _, isr_only, elect, no_leader = (b.let("arm", x & applies) for x in pm_arms(isr, unf))
+    def update_pm(b: Block, sets, cand, applies=True) -> None:
+        isr, elr_s, unf = sets
+        a = {k: b.let(k, c & applies) for k, c in arms(*sets).items()}
         le, pe, ld = b.let("le", con.leader_epoch), b.let("pe", con.partition_epoch), b.let(
             "ld", con.leader)
-        with b.when(isr_only):
-            apply_change(b, ld, isr, le, pe + 1)
-        with b.when(elect):
-            apply_change(b, cand, isr, le + 1, pe + 1)
-        with b.when(no_leader):
-            apply_change(b, NIL, isr, le + 1, pe + 1)
+        with b.when(a["isr_only"]):
+            apply_change(b, ld, isr, elr_s, le, pe + 1)
+        with b.when(a["elect"]):
+            apply_change(b, cand, isr, elr_s, le + 1, pe + 1)
+        if elr:
+            with b.when(a["elect_elr"]):
+                apply_change(b, cand, isr.add(cand), elr_s.remove(cand), le + 1, pe + 1)
+        with b.when(a["no_leader"]):
+            apply_change(b, NIL, isr, elr_s, le + 1, pe + 1)
 
-    def fenced_sets(r):  # HandleBrokerFenced's new ISR and unfenced set
-        return (SetVal(R, lambda i: ite(con.isr.size() == 1, con.isr.has(i),
-                                        con.isr.has(i) & (i != r))), con_unfenced.remove(r))
+    def update_elr(prop: SetVal) -> SetVal:
+        """UpdateElrOnIsrChange: the ELR without the proposed ISR, then (UpdateElrUntilMinISR)
+        emptied at MinISR, else topped up to MinISR with the smallest members of the old ISR
+        left out (TLC's CHOOSE takes the smallest) or cut to it from its smallest."""
+        e0 = con.elr - prop
+        p, need = prop.size(), MIN_ISR - prop.size() - e0.size()
+
+        def cand(i):
+            return con.isr.has(i) & ~prop.has(i) & ~e0.has(i)
+
+        def rank(f, i):  # how many j < i satisfy f
+            return sum((ite(f(j), 1, 0) for j in range(i)), lift(0))
+
+        return mkset(lambda i: ite(p >= MIN_ISR, False, ite(need == 0, e0.has(i), ite(
+            need > 0, e0.has(i) | (cand(i) & (rank(cand, i) < need)),
+            e0.has(i) & (rank(e0.has, i) >= 0 - need)))))
+
+    def fenced_sets(r):  # HandleBrokerFenced's new ISR, ELR and unfenced set
+        if elr:  # the ISR may empty
+            isr = con.isr.remove(r)
+            return isr, update_elr(isr), con_unfenced.remove(r)
+        return (mkset(lambda i: ite(con.isr.size() == 1, con.isr.has(i),
+                                    con.isr.has(i) & (i != r))), None, con_unfenced.remove(r))
+
+    def unfenced_sets(r):  # HandleBrokerUnfenced's
+        return con.isr, (con.elr if elr else None), con_unfenced.add(r)
+
+    def unclean_sets(r):  # the ELR spec's ProcessUncleanBroker's
+        return con.isr.remove(r), con.elr.remove(r), con_unfenced.add(r)
+
+    def change(b: Block, sets, cand, applies=True) -> None:
+        isr, elr_s, unf = (None if x is None else frozen(b, x) for x in sets)
+        update_pm(b, (isr, elr_s, unf), cand, applies)
+        b.put(con_unfenced, unf)
 
     def handle_fenced(b: Block, r, cand) -> None:
-        isr, unf = (frozen(b, s) for s in fenced_sets(r))
-        update_pm(b, isr, unf, cand)
-        b.put(con_unfenced, unf)
+        change(b, fenced_sets(r), cand)
 
     def handle_unfenced(b: Block, r, cand) -> None:
-        unf, isr = frozen(b, con_unfenced.add(r)), frozen(b, con.isr)
-        update_pm(b, isr, unf, cand, applies=b.let("noleader", con.leader == NIL))
-        b.put(con_unfenced, unf)
+        change(b, unfenced_sets(r), cand, applies=b.let("noleader", con.leader == NIL))
 
     def unfenced_ok(r, cand):
-        return candidate_ok(con.isr, con_unfenced.add(r), cand, applies=con.leader == NIL)
+        return candidate_ok(unfenced_sets(r), cand, applies=con.leader == NIL)
 
     def fenced_ok(r, cand):
-        return candidate_ok(*fenced_sets(r), cand)
+        return candidate_ok(fenced_sets(r), cand)
 
     # -- actions ----------------------------------------------------------------------------
     all_ctl = [con_unfenced, creg, con, con_log]
@@ -337,25 +408,37 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     def broker_start(b: Block, r) -> None:
         b.require(offline(r))
         inc = b.let("inc", ctrs.incarn_ctr)
-        b.put(bst[r], bst[r].replace(status=BStatus.STARTING, broker_epoch=0,
+        # the ELR spec: the broker epoch on file (0 after an unclean shutdown) is kept and sent
+        epoch = bst[r].broker_epoch if elr else 0
+        b.insert(m_rreq, RegReq(broker_id=r, incarnation_id=inc, source=r, **(
+            {"broker_epoch": bst[r].broker_epoch} if elr else {})))
+        b.put(bst[r], bst[r].replace(status=BStatus.STARTING, broker_epoch=epoch,
                                      incarnation_id=inc, registered=False))
         b.put(status[r], Role.Nil)
-        b.insert(m_rreq, RegReq(broker_id=r, incarnation_id=inc, source=r))
         b.set(ctrs.incarn_ctr, inc + 1)
 
     @spec.action("ReceiveBrokerRegRequest", over=[R, m_rreq.cap, R],
                  modifies=all_ctl + [m_rreq, m_rresp, aux_be])
     def receive_reg_request(b: Block, r, k, cand) -> None:
         m = m_rreq.item(k)
+        unclean = (m.broker_epoch == 0) if elr else lift(False)  # ProcessUncleanBroker
         b.require(m_rreq.present(k), m.source == r,
                   (creg[r].status == CStatus.FENCED)
-                  | (creg[r].incarnation_id == m.incarnation_id), unfenced_ok(r, cand))
+                  | (creg[r].incarnation_id == m.incarnation_id),
+                  ite(unclean, candidate_ok(unclean_sets(r), cand) if elr else True,
+                      unfenced_ok(r, cand)))
         be = b.let("be", aux_be + 1)
         b.deliver(m_rreq, k)
         b.insert(m_rresp, RegResp(broker_epoch=be, metadata_offset=con_log.len, dest=r))
         b.put(creg[r], creg[r].replace(status=CStatus.UNFENCED, broker_epoch=be,
                                        incarnation_id=m.incarnation_id))
-        handle_unfenced(b, r, cand)
+        if elr:
+            with b.when(unclean):
+                change(b, unclean_sets(r), cand)
+            with b.otherwise():
+                handle_unfenced(b, r, cand)
+        else:
+            handle_unfenced(b, r, cand)
         b.set(aux_be, be)
 
     @spec.action("ReceiveBrokerRegResponse", over=[R, m_rresp.cap],
@@ -391,7 +474,7 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     def epoch_bump(r, j):  # IsLeaderEpochBump(r, j + 1)
         return con_log[j].leader_epoch > pm[r].leader_epoch
 
-    part_writes = [status, pm, pd, leso, rs, pap]
+    part_writes = [status, pm, pd, rs, pap] + ([] if elr else [leso])
     inv_writes = [pos_acked, neg_acked, true_hwm, consumed]
 
     @spec.action("ReceiveMetadataUpdate", over=[R, ML], modifies=[bml, fet] + part_writes
@@ -422,15 +505,20 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
         wait = b.let("wait", upd & ~arm1 & ~arm2 & ~arm3)
         add_fetch = b.let("add_fetch", (rec.leader_epoch > pm[r].leader_epoch) | ~exists(
             R, lambda i: (rec.leader == i) & fet[r, i].partition.is_some()))
-        with b.when(remain_leader | become_leader):
-            update_hwm_on_change(b, r, rec.isr)
+        # the ELR spec's new leader leaves its HWM for the fetches to advance
+        with b.when(remain_leader if elr else remain_leader | become_leader):
+            update_hwm_on_change(b, r, rec.isr, rec.isr)
         with b.when(remain_leader & (rec.partition_epoch >= pap[r].epoch)):
             reset_pending_ap(b, r)
         with b.when(become_leader):
             b.put(status[r], Role.Leader)
-            b.set(leso[r], pd[r].leo)
-            with b.when(is_new_leader):
-                reset_replica_state(b, r)
+            if elr:
+                b.set(pd[r].epoch_start_offset, pd[r].leo)
+                reset_replica_state(b, r, leader=True)
+            else:
+                b.set(leso[r], pd[r].leo)
+                with b.when(is_new_leader):
+                    reset_replica_state(b, r)
             reset_pending_ap(b, r)
             remove_partition_from_fetchers(b, r)
         with b.when(become_follower | wait):  # EnsureLeadershipRenounced
@@ -439,7 +527,8 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                 fail_pending_writes(b, r)
             reset_replica_state(b, r)
             reset_pending_ap(b, r)
-            b.set(leso[r], Off_none)
+            if not elr:
+                b.set(leso[r], Off_none)
         with b.when(become_follower):
             b.put(status[r], Role.Follower)
             with b.when(add_fetch):  # AddPartitionToFetcher
@@ -473,7 +562,8 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     def send_ap_request(b: Block, r, t) -> None:
         def caught_up(i):  # FollowerIsCaughtUp
             leo = rs[r, i].leo
-            return ((leo != Off_none) & (leo >= pd[r].hwm) & (leo >= leso[r])
+            start = pd[r].epoch_start_offset if elr else leso[r]  # the epoch's start offset
+            return ((leo != Off_none) & (leo >= pd[r].hwm) & (leo >= start)
                     & ~timed_out(t, i))
         proposed = SetVal(R, lambda i: (i == r) | caught_up(i))
         curr = pm[r].isr
@@ -508,11 +598,12 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
         ok = b.let("ok", valid & eligible)
         err = b.let("err", ite(valid, Err.IneligibleReplica, Err.FencedLeaderEpoch))
         le, pe = b.let("le", con.leader_epoch), b.let("pe", con.partition_epoch + 1)
+        new_elr = frozen(b, update_elr(m.isr)) if elr else None
         b.deliver(m_apreq, k)
         with b.when(ok):
             b.insert(m_apresp, APResp(error=Err.Nil, isr=m.isr, leader=m.leader,
                                       leader_epoch=le, partition_epoch=pe, request=m, dest=r))
-            apply_change(b, m.leader, m.isr, le, pe)
+            apply_change(b, m.leader, m.isr, new_elr, le, pe)
         with b.otherwise():
             b.insert(m_apresp, APResp(error=err, isr=set_of(R), leader=0, leader_epoch=0,
                                       partition_epoch=0, request=m, dest=r))
@@ -526,8 +617,9 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                   pap[r].request.value == m.request,
                   ite(m.error == Err.Nil, m.partition_epoch > pm[r].partition_epoch, True))
         ok = b.let("ok", m.error == Err.Nil)
+        # the new (or the rolled back) partition state's ISR, its maximal ISR too
         misr = frozen(b, SetVal(R, lambda i: ite(ok, m.isr.has(i), pm[r].isr.has(i))))
-        update_hwm_on_change(b, r, misr)  # CommitPartitionChange
+        update_hwm_on_change(b, r, misr, misr)  # CommitPartitionChange
         with b.when(ok):  # CompletePartitionChange
             b.put(pm[r], RepPM(isr=m.isr, maximal_isr=m.isr, leader=m.leader,
                                leader_epoch=m.leader_epoch,
@@ -560,9 +652,9 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                  modifies=[m_freq, m_fresp, rs, pd] + inv_writes)
     def receive_fetch_request(b: Block, r, src, k) -> None:
         m = m_freq.item(k)
+        newer = pm[src].leader_epoch if elr else m.leader_epoch  # __ReceiveFetchMakesProgress
         b.require(m_freq.present(k), m.dest == r, m.source == src,
-                  ~(m.leader_epoch > pm[r].leader_epoch) if LIMIT_FETCHES else True,
-                  running(r))
+                  ~(newer > pm[r].leader_epoch) if LIMIT_FETCHES else True, running(r))
         lo_epoch, lo_offset = last_offset_for_epoch(r, m.last_fetched_epoch, True)
         stale = b.let("stale", (status[r] != Role.Leader)
                       | (pm[r].leader_epoch != m.leader_epoch))
@@ -579,7 +671,7 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
             error=ite(~stale, Err.Nil, ite(le < m.leader_epoch, Err.UnknownLeaderEpoch, ite(
                 le > m.leader_epoch, Err.FencedLeaderEpoch, Err.NotLeaderOrFollower))),
             leader_epoch=le, fetch_offset=m.fetch_offset,
-            hwm=ite(ok & (new_hwm > pd[r].hwm), new_hwm, pd[r].hwm),
+            hwm=ite(ok & (new_hwm > pd[r].hwm) & can_advance(r), new_hwm, pd[r].hwm),
             diverging_epoch=OptVal(Diverging, diverging, Diverging.of(
                 epoch=ite(diverging, lo_epoch, 0), offset=ite(diverging, lo_offset, 0))),
             records=records_of(has_rec, pd[r].log[ite(has_rec, m.fetch_offset - 1, 0)]),
@@ -588,7 +680,7 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
             fo = b.let("fo", m.fetch_offset)
             b.set(rs[r, src].leo, fo)
             b.set(rs[r, src].broker_epoch, m.broker_epoch)
-            advance_hwm(b, r, new_hwm, True)
+            advance_hwm(b, r, new_hwm, True, pm[r].isr)
 
     @spec.action("ReceiveFetchResponse", over=[R, R, fetch_cap],
                  modifies=[m_fresp, fet, pd])
@@ -617,6 +709,8 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
             lfe = b.let("lfe", last_log_epoch(r, keep))
             b.truncate(pd[r].log, keep)
             b.set(pd[r].leo, keep + 1)
+            if elr:
+                b.set(pd[r].epoch_start_offset, Eso.none)
             b.put(fet[r, src], FetcherT(partition=some(PFetchOpt, PFetch(
                 fetch_offset=keep + 1, last_fetched_epoch=lfe, delayed=False)),
                 pending_response=False))
@@ -634,19 +728,22 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                 fetch_offset=new_leo, last_fetched_epoch=lfe, delayed=False)),
                 pending_response=False))
 
-    @spec.action("WriteRecordToLeader", over=[R, V], modifies=[pd, sent] + inv_writes)
+    @spec.action("WriteRecordToLeader", over=[R, V], modifies=[pd, sent, rs] + inv_writes)
     def write_record(b: Block, r, v) -> None:
         b.require(~sent.has(v), running(r), status[r] == Role.Leader,
                   pm[r].maximal_isr.size() >= MIN_ISR)
         leo = b.let("leo", pd[r].leo)
-        old = b.let("old_hwm", pd[r].hwm)
-        new = b.let("new_hwm", commit_offset(r, pm[r].maximal_isr, leo + 1,
-                                             lambda i: rs[r, i].leo) + 1)
-        with b.when(new > old):
-            update_hwm_inv(b, r, old, new, True)
+        if not elr:  # the ELR spec leaves the HWM to the fetches; the leader's LEO counts
+            old = b.let("old_hwm", pd[r].hwm)
+            new = b.let("new_hwm", commit_offset(r, pm[r].maximal_isr, leo + 1,
+                                                 lambda i: rs[r, i].leo) + 1)
+            with b.when(new > old):
+                update_hwm_inv(b, r, old, new, True)
+            b.set(pd[r].hwm, ite(new > old, new, old))
+        else:
+            b.set(rs[r, r].leo, leo + 1)
         b.append(pd[r].log, PRec(epoch=pm[r].leader_epoch, offset=leo, value=v))
         b.set(pd[r].leo, leo + 1)
-        b.set(pd[r].hwm, ite(new > old, new, old))
         b.set(sent.has(v), True)
 
     def drop_fetch_sessions(b: Block, r) -> None:  # DropFetchSessions
@@ -665,10 +762,10 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
                             b.set(f.partition.value.delayed, True)
                         b.set(f.pending_response, False)
 
-    def shutdown(b: Block, r, new_status) -> None:  # what both shutdowns share
+    def shutdown(b: Block, r, new_status, epoch=0) -> None:  # what both shutdowns share
         with b.when((status[r] == Role.Leader) & (pd[r].hwm < pd[r].leo)):
             fail_pending_writes(b, r)  # FailPendingWritesIfLeader
-        b.put(bst[r], bst[r].replace(status=new_status, broker_epoch=0, incarnation_id=0,
+        b.put(bst[r], bst[r].replace(status=new_status, broker_epoch=epoch, incarnation_id=0,
                                      registered=False))
         drop_fetch_sessions(b, r)
         b.put(status[r], Role.Nil)
@@ -678,17 +775,23 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     shutdown_writes = all_ctl + [bst, fet, m_freq, m_fresp, status, rs, pap, ctrs,
                                  pos_acked, neg_acked]
 
-    @spec.action("UncleanShutdown", over=[R, 2, R], modifies=shutdown_writes + [pd, leso])
+    avoid_lrs = AVOID_LRS and not elr  # the ELR spec has no such guard, nor the fence one
+
+    @spec.action("UncleanShutdown", over=[R, 2 if avoid_lrs else 1, R],
+                 modifies=shutdown_writes + [pd] + ([] if elr else [leso]))
     def unclean_shutdown(b: Block, r, dj, cand) -> None:
         lrs = [con.leader != r, con.isr.size() > 1]  # one transition per true disjunct
         b.require(ctrs.unclean_shutdown_ctr < unclean_limit, ~offline(r),
-                  disj(*((dj == i) & p for i, p in enumerate(lrs))) if AVOID_LRS else dj == 0,
-                  ctrs.fence_broker_ctr == 0, fenced_ok(r, cand))
+                  disj(*((dj == i) & p for i, p in enumerate(lrs))) if avoid_lrs else True,
+                  ctrs.fence_broker_ctr == 0 if not elr else True, fenced_ok(r, cand))
         shutdown(b, r, BStatus.OFFLINE_DIRTY)
         b.truncate(pd[r].log, 0)
         b.set(pd[r].hwm, 1)
         b.set(pd[r].leo, 1)
-        b.set(leso[r], Off_none)
+        if elr:
+            b.set(pd[r].epoch_start_offset, 0)
+        else:
+            b.set(leso[r], Off_none)
         b.set(ctrs.unclean_shutdown_ctr, ctrs.unclean_shutdown_ctr + 1)
         handle_fenced(b, r, cand)
         b.put(creg[r].status, CStatus.FENCED)
@@ -696,7 +799,8 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
     @spec.action("CleanShutdown", over=[R, R], modifies=shutdown_writes)
     def clean_shutdown(b: Block, r, cand) -> None:
         b.require(ctrs.clean_shutdown_ctr < clean_limit, ~offline(r), fenced_ok(r, cand))
-        shutdown(b, r, BStatus.OFFLINE_CLEAN)
+        # the ELR spec's broker writes its broker epoch to a file on a clean shutdown
+        shutdown(b, r, BStatus.OFFLINE_CLEAN, bst[r].broker_epoch if elr else 0)
         b.set(ctrs.clean_shutdown_ctr, ctrs.clean_shutdown_ctr + 1)
         handle_fenced(b, r, cand)
         b.put(creg[r].status, CStatus.FENCED)
@@ -723,16 +827,33 @@ def build(clean_limit: int = 1, unclean_limit: int = 0, fence_limit: int = 1,
               ite(status[r] == Role.Follower,
                   exists(R, lambda b1: (b1 != r) & fet[r, b1].partition.is_some()), True))),
         "a follower fetches from one broker, a leader from none")
+    fenced_in_isr = exists(R, lambda r: (creg[r].status == CStatus.FENCED) & con.isr.has(r))
     inv("ValidControllerState", forall(R, lambda r: ite(creg[r].status == CStatus.FENCED,
                                                         ~con_unfenced.has(r),
                                                         con_unfenced.has(r)))
-        & ((con.isr.size() <= 1) | ~exists(R, lambda r: (creg[r].status == CStatus.FENCED)
-                                           & con.isr.has(r)))
-        & ~con.isr.is_empty(), "the unfenced set matches; fenced brokers leave the ISR")
+        & (~fenced_in_isr if elr else (con.isr.size() <= 1) | ~fenced_in_isr)
+        & (True if elr else ~con.isr.is_empty()),
+        "the unfenced set matches; fenced brokers leave the ISR")
+    if elr:
+        def inflight(bag, src, dst):
+            return bag.exists(lambda m: (m.source == src) & (m.dest == dst))
+
+        inv("ValidFetching", ~exists(R, lambda b1: exists(R, lambda b2: (b1 != b2) & inflight(
+            m_freq, b1, b2) & inflight(m_fresp, b2, b1))),
+            "one fetch or its response in flight between two brokers")
+
+        def complete(s: SetVal):  # no running member misses a committed record
+            return ~exists(R, lambda r: s.has(r) & (pd[r].leo < true_hwm) & running(r))
+
+        inv("ValidControllerIsrAndElr", ~exists(R, lambda r: con.elr.has(r) & con.isr.has(r))
+            & ((con.isr.size() >= MIN_ISR) | (con.isr.size() + con.elr.size() <= MIN_ISR))
+            & complete(con.isr) & complete(con.elr),
+            "the ELR is outside the ISR, tops it up to MinISR at most, and is complete")
     inv("ValidLeaderMaximalISR", forall(R, lambda r: ~non_stale_leader(r) | (
         (pending_ap_response(r) | (pm[r].maximal_isr == pm[r].isr))
-        & con.isr.subset_of(pm[r].maximal_isr))),
-        "a current leader's maximal ISR holds the controller's ISR")
+        & ((pm[r].isr.size() < MIN_ISR) | (con.isr | con.elr).subset_of(pm[r].maximal_isr)
+           if elr else con.isr.subset_of(pm[r].maximal_isr)))),
+        "a current leader's maximal ISR holds the controller's ISR (and ELR)")
     inv("ControllerIsrHasUpToTrueHWM", ~exists(R, lambda r: con.isr.has(r)
                                                & (pd[r].leo < true_hwm) & running(r)),
         "no running ISR member misses a committed record")
