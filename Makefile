@@ -32,8 +32,8 @@ check:
 bench:
 	$(PY) bench/bench_local.py
 
-bench-ports:  # TLC=path/to/tla2tools.jar TLA=folder of the TLA+ modules: TLC in the same run
-	$(PY) bench/bench_ports.py $(if $(TLC),--tlc $(TLC) --tla $(TLA),)
+bench-ports:  # TLC=tla2tools.jar[:CommunityModules.jar] TLA=folder of the TLA+ modules: TLC in the same run; ONLY=names
+	$(PY) bench/bench_ports.py $(if $(TLC),--tlc $(TLC) --tla $(TLA),) $(if $(ONLY),--only $(ONLY),)
 
 bench-spark:
 	$(PY) bench/bench_spark.py
