@@ -112,6 +112,6 @@ def test_five_replicas_beyond_exhaustive_sizes(tmp_path):
     assert res.exit_code == 12 and obj["violations"][0]["property"] == "CommittedNotLost"
     assert CliRunner().invoke(main, ["replay", obj["violations"][0]["trace"]]).exit_code == 0
     res, obj = run("-R", "5", "-M", "8", "-E", "8", "--truncation", "kip-279",
-                   "--isr-expansion", "epoch-start", "--max-seconds", "20", "--out",
+                   "--isr-expansion", "epoch-start", "--max-seconds", "5", "--out",
                    str(tmp_path))
     assert res.exit_code == 3 and obj["violations"] == [] and obj["steps"] > 0

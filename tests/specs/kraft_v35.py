@@ -9,7 +9,8 @@ The constants are those of the spec's README: replication factor 3, one value, M
 InitIsrSize 2, AvoidLastReplicaStanding and LimitFetchesOnLeaderEpoch TRUE. Parameters: the
 four limits (``clean_limit``, ``unclean_limit``, ``fence_limit``, ``ap_limit``) and ``view``
 (the spec's VIEW, which leaves out the auxiliary counters; ``False``: full-state
-fingerprints, the counts TLC gives without VIEW).
+fingerprints, the counts TLC gives without VIEW). ``fetch_cap``: the slots of each fetch bag
+(delivered fetches stay in it, as in the spec); past it, a domain error names the bag.
 
 How the TLA+ reads here:
 
