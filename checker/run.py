@@ -79,6 +79,9 @@ class Report:
             "counts": "orbits" if ex.symmetry else "states",
             "generated": ex.generated,
             "depth": ex.depth,
+            **({"initial_states": ex.stats["initial"]["states"],
+                "initial_choices": ex.stats["initial"]["choices"]}
+               if "initial" in ex.stats else {}),
             "seconds": round(ex.seconds, 3),
             "violations": [violation_json(o.name, o.kind, o.length, o.files, o.note)
                            for o in self.violations()],
@@ -177,6 +180,8 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
             add_liveness(ex, outs)
         else:
             ex = make_engine(engine, kernel, opts, **engine_opts).run()
+        # the initial states, and Init's choices that give one (TLC counts those as generated)
+        ex.stats["initial"] = {"states": len(kernel.initials), "choices": kernel.init_generated}
     except (KeyboardInterrupt, MemoryError) as e:
         ex = Exploration(engine, checked=checked_properties(spec, opts),
                          stop_reason=interrupt_reason(e) + " before the exploration started")

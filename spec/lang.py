@@ -471,13 +471,19 @@ class Block:
         self.nparams = nparams  # the action's parameters; choices are numbered after them
         self.choices: list[ActionParam] = []
         self.guard: list[Expr] = []
+        self.post: list[Expr] = []  # Init's conditions on the state it built
         self.stmts: list = []
         self._stack: list[list] = [self.stmts]
         self._names: set[str] = set()
         self._last_if: If | None = None
 
     def require(self, *conds) -> None:
-        """Conjoin ``conds`` to the guard. Guards read the pre-state, so they come first."""
+        """Conjoin ``conds`` to the guard. Guards read the pre-state, so they come first. In
+        Init, a ``require`` after the effect constrains the state built (TLA+'s conjuncts of
+        Init that test the variables): a choice that breaks it gives no initial state."""
+        if self.stmts and self.owner == "Init":
+            self.post.extend(lift(c) for c in conds)
+            return
         if self.stmts:
             raise SpecError(f"{self.owner}: require() after an effect statement")
         self.guard.extend(lift(c) for c in conds)
@@ -486,11 +492,10 @@ class Block:
         """A value in ``0..n-1`` chosen by the action (TLA+ ``\\E x \\in 0..n-1`` in the
         action's body): every choice is its own successor, as if it were one more parameter of
         the action. Constrain it with ``require``; so, like a guard, it comes before the
-        effect."""
+        effect. In Init, each choice that ``require`` allows is an initial state (TLA+'s
+        ``x \\in S`` in Init)."""
         if self.stmts:
             raise SpecError(f"{self.owner}: choose() after an effect statement")
-        if self.owner == "Init":
-            raise SpecError("Init: the initial state is one state (choose() is for actions)")
         if not isinstance(n, int) or n < 1:
             raise SpecError(f"{self.owner}: choose() needs a positive number of values, got {n!r}")
         p = ActionParam(f"{self.owner}.p{self.nparams + len(self.choices)}", n)
@@ -746,6 +751,11 @@ class Spec:
     params: dict
     variables: list[Var] = field(default_factory=list)
     init: list = field(default_factory=list)
+    # Init's choices (``Block.choose`` in Init) and the guard over them and the bottom state:
+    # each choice the guard allows is an initial state; none: one initial state
+    init_params: tuple[ActionParam, ...] = ()
+    init_guard: Expr = TRUE
+    init_post: Expr = TRUE  # Init's conditions on the state it built (over it and the choices)
     actions: list[Action] = field(default_factory=list)
     invariants: list[Invariant] = field(default_factory=list)
     action_properties: list[ActionProperty] = field(default_factory=list)
@@ -796,11 +806,22 @@ class Spec:
         return self._declare(Var(name, (n,), 0, 1, BOOL, "set", doc))
 
     def initial(self, build: Callable[[Block], None]) -> None:
+        """Init: ``build(b)`` writes the initial state over the bottom of every domain. With
+        ``b.choose`` (and ``b.require`` over the choices) it states several initial states, one
+        per allowed choice, as TLA+'s ``x \\in S`` conjuncts in Init do."""
         b = Block("Init")
         build(b)
-        if b.guard:
-            raise SpecError("Init: the initial state has no guard")
         self.init = b.stmts
+        self.init_params = tuple(b.choices)
+        self.init_guard = conj(*b.guard) if b.guard else TRUE
+        self.init_post = conj(*b.post) if b.post else TRUE
+
+    @property
+    def init_action(self) -> Action:
+        """Init as an action from the bottom state (every variable at its start value): its
+        parameters are Init's choices, each instance one candidate initial state."""
+        return Action("Init", self.init_params, self.init_guard, tuple(self.init),
+                      frozenset(v.name for v in self.variables))
 
     def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = "",
                fairness: str | None = None):
@@ -890,7 +911,11 @@ class Spec:
     def validate(self) -> Spec:
         """Check the whole spec; raise SpecError naming the action or property at fault."""
         declared = {v.name: v for v in self.variables}
-        self._check_body("Init", self.init, (), frozenset(declared))
+        self._check_expr("Init guard", self.init_guard, BOOL, set(), set(self.init_params), set(),
+                         False)
+        self._check_body("Init", self.init, self.init_params, frozenset(declared))
+        self._check_expr("Init condition", self.init_post, BOOL, set(), set(self.init_params),
+                         set(), False)
         for a in self.actions:
             self._check_expr(a.name + " guard", a.guard, BOOL, set(), set(a.params), set(), False)
             self._check_body(a.name, a.body, a.params, a.modifies)

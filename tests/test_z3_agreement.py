@@ -207,7 +207,8 @@ def test_replica_symmetry(c):
 def test_initial_state_agrees():
     for ci in range(len(CONFIGS)):
         spec, interp, tr, _ = setup(ci)
-        s0 = tr.initial()
+        s0, facts = tr.initial()
+        assert facts == []  # one initial state: concrete
         row = interp.initial()
         assert np.array_equal(T.decode(spec, interp.layout, s0, None), row)
 

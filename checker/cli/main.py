@@ -268,6 +268,10 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     if symmetry:
         o.say(f"note: symmetry: one state kept per orbit of {proto.name}'s symmetry "
               f"(any permutation of its {members} members); distinct states are orbits")
+    init = ex.stats.get("initial", {"states": 1})
+    if init["states"] > 1:
+        o.say(f"note: {init['states']:,} initial states (Init allows {init['choices']:,} "
+              "choices; the generated count is of successors only)")
     if exact:
         o.say("note: exact: every state kept, no fingerprint collision can hide one")
     elif ex.distinct > 1:

@@ -119,18 +119,16 @@ class LocalEngine(LevelSource):
             return LevelResult()
         if opts.checkpoint is not None:
             self.ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
-        init = k.start.reshape(1, -1).copy()  # canonical under symmetry
-        fp0 = k.fingerprint(init[0])
-        if opts.exact:
-            self.table = ExactTable(k.stride, k.dtype)
-            self.table.add_row(fp0, init[0])
-        else:
-            self.table = self._new_table()
-            self.table.add(fp0)
-        self.levels = [Level(np.array([fp0], np.uint64), np.array([-1], np.int32),
-                             np.zeros(1, self.act_dtype))]
+        init = k.starts  # canonical under symmetry
+        fps = np.array([k.fingerprint(r) for r in init], np.uint64)
+        table = self.table = ExactTable(k.stride, k.dtype) if opts.exact else self._new_table()
+        keep = [i for i, (fp, row) in enumerate(zip(fps, init))  # each state once
+                if (table.add_row(int(fp), row) if opts.exact else table.add(int(fp)))]
+        init, fps = init[keep], fps[keep]
+        n = len(init)
+        self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
         self.front = Frontier.of(self.work, init)
-        return LevelResult(new=1, found=self._found(self._state_hits(init, 0), 0))
+        return LevelResult(new=n, found=self._found(self._state_hits(init, 0), 0))
 
     def frontier(self) -> int:
         return len(self.front) if self.front is not None else 0

@@ -251,15 +251,17 @@ def peak_rss() -> int:
 
 
 def initial_part(task: LevelTask, index: int) -> list:
-    """Partition ``index``'s items before the search: in the partition that owns it, the
-    initial state as a candidate (from no source); nothing elsewhere."""
+    """Partition ``index``'s items before the search: the initial states it owns as candidates
+    (from no source; the merge keeps each fingerprint once); nothing elsewhere."""
     k = task.kernel()
-    init = k.start.reshape(1, -1).copy()  # canonical under symmetry
-    fp0 = np.array([k.fingerprint(init[0])], np.uint64)
-    if owner(int(fp0[0]), task.parts) != index:
+    init = k.starts  # canonical under symmetry
+    fps = np.array([k.fingerprint(row) for row in init], np.uint64)
+    mine = np.flatnonzero(owners(fps, task.parts) == index)
+    if not mine.size:
         return []
-    return [("cand", -1, Batch(init, fp0, np.array([NO_PARENT], np.uint64),
-                               np.zeros(1, act_dtype(k.ninst))))]
+    n = mine.size
+    return [("cand", -1, Batch(init[mine], fps[mine], np.full(n, NO_PARENT, np.uint64),
+                               np.zeros(n, act_dtype(k.ninst))))]
 
 
 def runs_of(task: LevelTask, index: int) -> Runs:

@@ -173,7 +173,7 @@ class LevelEngine(LevelSource):
         k = self.kernel
         k.warm("step")
         self.base_rss = current_rss_bytes()
-        self.fp0 = k.fingerprint(k.start)
+        self.fp0 = {k.fingerprint(row) for row in k.starts}  # the initial states'
         self.level_seconds: list[float] = []
         self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
@@ -307,17 +307,17 @@ class LevelEngine(LevelSource):
         return out
 
     def paths(self, targets: dict[str, _Target]) -> dict[str, list]:
-        """Walk every target back to the initial state, one level per round (one lookup in the
+        """Walk every target back to an initial state, one level per round (one lookup in the
         owning partitions per round, all targets together)."""
         steps: dict[str, list] = {name: [] for name in targets}
         cur = {name: t.fp for name, t in targets.items()}
         while True:
-            need = {f for f in cur.values() if f != self.fp0}
+            need = {f for f in cur.values() if f not in self.fp0}
             if not need:
                 break
             found = self.backend.lookup(need)
             for name, f in cur.items():
-                if f == self.fp0:
+                if f in self.fp0:
                     continue
                 if f not in found:
                     raise RuntimeError(f"trace of {name}: state {f:#x} is in no partition's "

@@ -50,6 +50,7 @@ iframe#view { width: 100%; height: 520px; border: 1px solid #ccc; }
 <div id="bar">
   <button id="back" type="button">&larr; back</button>
   <button id="reset" type="button">reset</button>
+  <select id="initial" title="the initial state to start from" hidden></select>
   <span>depth <b id="depth">0</b></span>
   <span id="error" role="alert"></span>
 </div>
@@ -114,6 +115,17 @@ function render(s) {
   document.getElementById("title").textContent = s.title;
   document.title = "hwcheck explore: " + s.title;
   document.getElementById("depth").textContent = s.depth;
+  const pick = document.getElementById("initial");
+  pick.hidden = s.initials < 2;
+  if (pick.options.length !== s.initials) {
+    pick.replaceChildren(...Array.from({length: s.initials}, (_, k) => {
+      const o = document.createElement("option");
+      o.value = k;
+      o.textContent = "initial state " + k;
+      return o;
+    }));
+  }
+  if (s.initial !== null) pick.value = s.initial;
   document.body.setAttribute("data-version", s.version);
   document.body.setAttribute("data-depth", s.depth);
   const acts = document.getElementById("actions");
@@ -184,7 +196,10 @@ document.getElementById("view").addEventListener("load", () => {
 });
 
 document.getElementById("back").addEventListener("click", () => call("POST", "/api/back", {}));
-document.getElementById("reset").addEventListener("click", () => call("POST", "/api/reset", {}));
+document.getElementById("reset").addEventListener("click", () => call("POST", "/api/reset", {
+  initial: Number(document.getElementById("initial").value || 0)}));
+document.getElementById("initial").addEventListener("change", (e) => call("POST", "/api/reset", {
+  initial: Number(e.target.value)}));
 call("GET", "/api/state");
 </script>
 </body>

@@ -2,8 +2,9 @@
 
 Routes: ``GET /`` the page, ``GET /api/state`` what it shows (JSON), ``GET /view`` the current
 state drawn by the protocol (an HTML document the page frames), ``POST /api/step``
-(``{"action": label or index}``), ``/api/back``, ``/api/reset``, ``/api/jump``
-(``{"index": i}``: state i of the loaded trace). A bad request gets a 4xx and a one-line JSON
+(``{"action": label or index}``), ``/api/back``, ``/api/reset`` (``{"initial": k}``: from the
+k-th initial state, the first by default), ``/api/jump`` (``{"index": i}``: state i of the
+loaded trace). A bad request gets a 4xx and a one-line JSON
 error, never a traceback: an unknown path 404, a bad body 400, an action that is not enabled
 409, a body that is not JSON 415, a method the route does not take 405. POST bodies must be JSON
 (a cross-site form cannot send one), and while it listens on a loopback address the server
@@ -149,8 +150,7 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, self.session.state())
 
     def reset(self) -> None:
-        self._body()
-        self.session.reset()
+        self.session.reset(self._body().get("initial", 0))
         self._json(200, self.session.state())
 
     def jump(self) -> None:

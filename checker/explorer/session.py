@@ -40,8 +40,8 @@ class Session:
         self.layout = self.interp.layout
         self.instances = self.kernel.instances
         self.lock = threading.Lock()
-        start = np.asarray(self.kernel.initial, self.layout.dtype).copy()
-        self.path: list[tuple[np.ndarray, str | None]] = [(start, None)]
+        self.starts = [np.asarray(r, self.layout.dtype) for r in self.kernel.initials]
+        self.path: list[tuple[np.ndarray, str | None]] = [(self.starts[0].copy(), None)]
         self.trace: Trace | None = None  # a loaded trace
         self.trace_rows: list[np.ndarray] = []
         self.trace_name = ""
@@ -161,6 +161,7 @@ class Session:
             out = {
                 "title": self.title(), "spec": self.spec.name, "params": dict(self.spec.params),
                 "version": self.version, "depth": len(self.path) - 1,
+                "initials": len(self.starts), "initial": self._initial_index(),
                 "path": [label for _, label in self.path[1:]],
                 "state": st,
                 "changed": [k for k in st if before is not None and before[k] != st[k]],
@@ -176,6 +177,14 @@ class Session:
                     "steps": [t.start_label] + list(t.actions or []),
                     "at": self._trace_position()}
             return out
+
+    def _initial_index(self) -> int | None:
+        """Which initial state the current path starts from (None: a loaded trace's CTI
+        pre-state, which is none of them)."""
+        for k, row in enumerate(self.starts):
+            if np.array_equal(row, self.path[0][0]):
+                return k
+        return None
 
     def _trace_position(self) -> int | None:
         """The trace state the current path is (the path is the trace's prefix), if any."""
@@ -212,11 +221,17 @@ class Session:
             self.path.pop()
             self.version += 1
 
-    def reset(self) -> None:
+    def reset(self, initial=0) -> None:
+        """Go back to an initial state: the ``initial``-th in Init's order (the first by
+        default)."""
         with self.lock:
+            n = len(self.starts)
+            if isinstance(initial, bool) or not isinstance(initial, int) \
+                    or not 0 <= initial < n:
+                raise SessionError(f"the spec has initial states 0..{n - 1}, "
+                                   f"not {initial!r}")
             del self.path[1:]
-            start = np.asarray(self.kernel.initial, self.layout.dtype).copy()
-            self.path[0] = (start, None)
+            self.path[0] = (self.starts[initial].copy(), None)
             self.version += 1
 
     def jump(self, index) -> None:

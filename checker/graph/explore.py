@@ -1,12 +1,12 @@
 """The explored state graph: a breadth-first search that records every transition.
 
-States get ids level by level (the initial state is 0, each level's states follow the previous
-level's, in fingerprint order), so ids are in order of depth and a state's id says how far it is
-from the initial state. The search is the one driver's (``checker.search``) over
-``GraphSource``. Every transition is kept in compressed sparse row form: the transitions
-of state i are ``dst[offsets[i]:offsets[i + 1]]`` with their action instances in ``act``. Each
-state also keeps its first parent (the state and action the search first reached it by: a
-shortest path), its fingerprint (to check a replayed path against) and a bit mask of state
+States get ids level by level (the initial states first, in Init's order, from 0; each later level's
+states follow the previous level's, in fingerprint order), so ids are in order of depth and a
+state's id says how far it is from an initial state. The search is the one driver's
+(``checker.search``) over ``GraphSource``. Every transition is kept in compressed sparse row form:
+the transitions of state i are ``dst[offsets[i]:offsets[i + 1]]`` with their action instances in
+``act``. Each state also keeps its first parent (the state and action the search first reached it
+by: a shortest path), its fingerprint (to check a replayed path against) and a bit mask of state
 predicates (the protocol's healthy predicate, the invariants).
 
 All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-state Python.
@@ -99,7 +99,7 @@ class StateGraph:
         """The (action instance, fingerprint) steps of the search's first path to state i: a
         shortest one."""
         steps = []
-        while i > 0:
+        while self.parent[i] >= 0:  # up to an initial state
             steps.append((int(self.pact[i]), int(self.fps[i])))
             i = int(self.parent[i])
         steps.reverse()
@@ -179,11 +179,18 @@ class GraphSource(LevelSource):
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
         k = self.kernel
-        init = k.start.reshape(1, -1).copy()  # canonical under symmetry
-        fp0 = np.array([k.fingerprint(init[0])], np.uint64)
-        self.gk.mod.table_put(self.keys, self.vals, self.keys.size - 1, fp0[0], 0)
-        return LevelResult(new=1, found=self._new_level(
-            init, fp0, np.array([-1], np.int32), np.zeros(1, k.act_dtype), 0))
+        first: dict[int, int] = {}  # each initial state's fingerprint, once (canonical rows)
+        for i, row in enumerate(k.starts):
+            first.setdefault(k.fingerprint(row), i)
+        init = k.starts[list(first.values())]
+        fps = np.array(list(first), np.uint64)
+        n = len(fps)
+        while n > self.keys.size * MAX_LOAD:
+            self.keys, self.vals = _grown_table(self.gk.mod, self.keys, self.vals)
+        for i in range(n):
+            self.gk.mod.table_put(self.keys, self.vals, self.keys.size - 1, fps[i], i)
+        return LevelResult(new=n, found=self._new_level(
+            init, fps, np.full(n, -1, np.int32), np.zeros(n, k.act_dtype), 0))
 
     def frontier(self) -> int:
         return int(self.front.shape[0])
@@ -387,7 +394,7 @@ class GraphSource(LevelSource):
 def _path_to(fps: np.ndarray, parent: np.ndarray, pact: np.ndarray,
              i: int) -> list[tuple[int, int | None]]:
     steps: list[tuple[int, int | None]] = []
-    while i > 0:
+    while parent[i] >= 0:  # up to an initial state
         steps.append((int(pact[i]), int(fps[i])))
         i = int(parent[i])
     steps.reverse()

@@ -99,7 +99,7 @@ def explore_marked(spec: Spec, kernel: Kernel | None = None,
 
 def _path(g: StateGraph, i: int) -> tuple[set[int], set[int]]:
     nodes, edges = {i}, set()
-    while i > 0:
+    while g.parent[i] >= 0:  # up to an initial state
         p, a = int(g.parent[i]), int(g.pact[i])
         lo, hi = int(g.offsets[p]), int(g.offsets[p + 1])
         for e in range(lo, hi):
@@ -139,7 +139,7 @@ def to_networkx(spec: Spec, m: Marked) -> nx.MultiDiGraph:
                    violates=",".join(m.violates[i]), stuck=stuck,
                    at_bound=bool(bound[i]) if bound is not None else False,
                    healthy=bool(healthy[i]) if healthy is not None else False,
-                   initial=i == 0, on_path=i in m.path_nodes, kind=kind)
+                   initial=bool(depths[i] == 0), on_path=i in m.path_nodes, kind=kind)
     src = g.src()
     for e in range(g.nedges):
         G.add_edge(int(src[e]), int(g.dst[e]), action=g.label(int(g.act[e])),

@@ -90,13 +90,14 @@ class MutationReport:
 
 
 def _running(kernel: Kernel, k: int) -> Kernel:
-    """The schema's kernel starting from the initial state with ``mutant = k`` (a shallow copy
-    whose cached initial state is replaced: the compiled module is shared)."""
-    row = kernel.initial.copy()
-    row[kernel.layout.offsets[VAR]] = k
+    """The schema's kernel starting from the initial states with ``mutant = k`` (a shallow copy
+    whose cached initial states are replaced: the compiled module is shared)."""
+    rows = kernel.initials.copy()
+    rows[:, kernel.layout.offsets[VAR]] = k
     m = object.__new__(Kernel)
     m.__dict__.update(kernel.__dict__)
-    m.__dict__["initial"] = row
+    m.__dict__["initials"] = rows
+    m.__dict__.pop("starts", None)  # made again from the new initial states
     return m
 
 

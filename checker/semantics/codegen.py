@@ -1,15 +1,15 @@
 """Compiles a spec into the Python source of a numba kernel module.
 
-The expressions and statements are compiled by ``exprgen.py``; the functions around them come
-from the kernel templates (``templates.py``); the argument order of every entry point is
-declared once in ``signatures.py``. The module defines, per action, a guard ``g_<a>(s, p...)``
-and an effect ``e_<a>(t, p...)`` that updates ``t`` in place (``t`` starts as a copy of the
-state), per property a predicate (``sp_<j>``, ``tp_<j>``, numbered as
-``signatures.Properties``), ``initial``, ``step``, ``check_states`` and the level kernels the
-engines call (``expand_dedup``, ``expand_exact``, ``expand_split``); under symmetry every level
-kernel applies the symmetry pass (``templates.SYMMETRY``) and the module also defines
-``canon`` and ``canonical``.
-"""
+The expressions and statements are compiled by ``exprgen.py``; the functions around them come from
+the kernel templates (``templates.py``); the argument order of every entry point is declared once in
+``signatures.py``. The module defines, per action, a guard ``g_<a>(s, p...)`` and an effect
+``e_<a>(t, p...)`` that updates ``t`` in place (``t`` starts as a copy of the state); the same for
+Init as an action from the bottom state (``g_init``, ``e_init``, and ``c_init``, its conditions on
+the state built) with ``initial(k, err)`` for its k-th choice; per property a predicate (``sp_<j>``,
+``tp_<j>``, numbered as ``signatures.Properties``), ``step``, ``check_states`` and the level kernels
+the engines call (``expand_dedup``, ``expand_exact``, ``expand_split``); under symmetry every level
+kernel applies the symmetry pass (``templates.SYMMETRY``) and the module also defines ``canon`` and
+``canonical``."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from hwcheck.checker.semantics.templates import (
     step_fn,
     view_source,
 )
-from hwcheck.spec.lang import Spec
+from hwcheck.spec.lang import Action, Spec
 
 if TYPE_CHECKING:
     from hwcheck.checker.semantics.symmetry import Plan
@@ -68,7 +68,8 @@ def generate(spec: Spec, layout: Layout | None = None,
         fails[name] = gen.checks > before
         return out
 
-    for ai, a in enumerate(spec.actions):
+    def action_fns(tag: str, a: Action) -> None:
+        """The guard ``g_<tag>`` and the effect ``e_<tag>`` of ``a``."""
         args = [f"p{i}" for i in range(len(a.params))]
         env = dict(zip(a.params, args))
         for gen in (guards, body.ex):
@@ -76,18 +77,30 @@ def generate(spec: Spec, layout: Layout | None = None,
         guards.where = a.name
         guards.local_ranges = {}
         guards.tally.clear()
-        guard = counted(f"g_{ai}", guards, guards, a.guard, env)
-        lines.append(f"\n@njit(cache=True)\ndef g_{ai}({', '.join(['s', *args, 'err'])}):"
+        guard = counted(f"g_{tag}", guards, guards, a.guard, env)
+        lines.append(f"\n@njit(cache=True)\ndef g_{tag}({', '.join(['s', *args, 'err'])}):"
                      f"  # {a.name} guard\n{returning(guards, guard)}\n")
         # the guard holds when the effect runs: what it says of a variable the effect does not
         # write holds throughout the effect
         body.ex.facts = {k: r for k, r in guards.facts_of(a.guard).items()
                          if k[0] not in a.modifies}
         body.begin(a.name, a.body, env)
-        stmts = counted(f"e_{ai}", body.ex, body, a.body, env, 1) or ["    pass"]
+        stmts = counted(f"e_{tag}", body.ex, body, a.body, env, 1) or ["    pass"]
         body.ex.facts = {}
-        lines.append(f"\n@njit(cache=True)\ndef e_{ai}({', '.join(['t', *args, 'err'])}):"
+        lines.append(f"\n@njit(cache=True)\ndef e_{tag}({', '.join(['t', *args, 'err'])}):"
                      f"  # {a.name} effect\n" + "\n".join(stmts) + "\n")
+
+    for ai, a in enumerate(spec.actions):
+        action_fns(str(ai), a)
+    init = spec.init_action
+    action_fns("init", init)
+    args = [f"p{i}" for i in range(len(init.params))]
+    guards.where = "Init"
+    guards.local_ranges = {}
+    guards.tally.clear()
+    post = counted("c_init", guards, guards, spec.init_post, dict(zip(init.params, args)))
+    lines.append(f"\n@njit(cache=True)\ndef c_init({', '.join(['s', *args, 'err'])}):"
+                 f"  # Init's conditions on the state it built\n{returning(guards, post)}\n")
 
     for j, (name, expr, _) in enumerate(props.state):
         gen = ExprGen(layout, "s", errors=errors)
@@ -104,7 +117,7 @@ def generate(spec: Spec, layout: Layout | None = None,
 
     if spec.view is not None:
         lines.append(view_source(spec, layout))
-    lines.append(initial_fn(spec, layout, body))
+    lines.append(initial_fn(spec, layout))
     lines.append(check_states_fn(props, fails))
     lines.append(step_fn(spec))
     passes: tuple[Pass, ...] = ()

@@ -149,14 +149,40 @@ class Interpreter:
 
     # -- states and transitions ------------------------------------------------------------------
 
-    def initial(self) -> np.ndarray:
+    def bottom(self) -> list[int]:
+        """Every variable at the bottom of its domain (its start value): what Init writes on."""
         t = [0] * self.layout.stride
-        for v in self.spec.variables:  # start every variable at the bottom of its domain ...
+        for v in self.spec.variables:
             off = self.layout.offsets[v.name]
             for i in range(v.size):
                 t[off + i] = v.initial
-        self._run(self.spec.init, t, {}, "Init")  # ... then run Init
-        return np.array(t, dtype=self.layout.dtype)
+        return t
+
+    def initials(self) -> list[np.ndarray]:
+        """The initial states: Init run on the bottom state once per choice its guard and its
+        conditions on the state built allow (one run without choices), in the order of the
+        choices, each state once."""
+        out, seen = [], set()
+        init = self.spec.init_action
+        for args in init.instances():
+            env = dict(zip(init.params, args))
+            t = self.bottom()
+            if not self._eval(init.guard, t, None, env, "Init"):
+                continue
+            self._run(init.body, t, env, "Init")
+            if not self._eval(self.spec.init_post, t, None, env, "Init"):
+                continue
+            row = np.array(t, dtype=self.layout.dtype)
+            if row.tobytes() not in seen:
+                seen.add(row.tobytes())
+                out.append(row)
+        if not out:
+            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+        return out
+
+    def initial(self) -> np.ndarray:
+        """The first initial state (the only one unless Init chooses)."""
+        return self.initials()[0]
 
     def _env(self, inst: Instance) -> dict:
         return dict(zip(inst.action.params, inst.args))

@@ -147,13 +147,37 @@ class Kernel:
         return np.zeros(1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int64)
 
     @cached_property
+    def initials(self) -> np.ndarray:
+        """The initial states, one row each: Init's allowed choices in order, each state once
+        (one row unless Init chooses)."""
+        rows: list[np.ndarray] = []
+        seen: set[bytes] = set()
+        self._init_generated = 0
+        for k in range(self.mod.NINIT):
+            err = np.zeros(1, np.int64)
+            ok, row = self.mod.initial(k, err)
+            if err[0]:
+                raise SpecError(f"Init leaves the declared domains: "
+                                f"{self.domain_errors.name(int(err[0]))}")
+            self._init_generated += bool(ok)
+            if ok and row.tobytes() not in seen:
+                seen.add(row.tobytes())
+                rows.append(row)
+        if not rows:
+            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+        return np.stack(rows)
+
+    @property
+    def init_generated(self) -> int:
+        """Init's allowed choices, a state chosen twice counted twice (what TLC counts as the
+        initial states generated)."""
+        _ = self.initials
+        return self._init_generated
+
+    @property
     def initial(self) -> np.ndarray:
-        err = np.zeros(1, np.int64)
-        row = self.mod.initial(err)
-        if err[0]:
-            raise SpecError(f"Init leaves the declared domains: "
-                            f"{self.domain_errors.name(int(err[0]))}")
-        return row
+        """The first initial state (the only one unless Init chooses)."""
+        return self.initials[0]
 
     @property
     def symmetric(self) -> bool:
@@ -161,9 +185,24 @@ class Kernel:
         return self.symmetry is not None
 
     @cached_property
+    def starts(self) -> np.ndarray:
+        """The rows the search starts from: the initial states, canonical under symmetry, one
+        row per state the search tells apart (per orbit; per view under a VIEW), in order.
+        Engines that keep fingerprints only drop any whose fingerprint an earlier one has."""
+        rows: list[np.ndarray] = []
+        seen: set[bytes] = set()
+        for row in self.initials:
+            c = self.canonical(row)
+            key = np.ascontiguousarray(self.layout.identity(c)).tobytes()
+            if key not in seen:
+                seen.add(key)
+                rows.append(c)
+        return np.stack(rows)
+
+    @property
     def start(self) -> np.ndarray:
-        """The row the search starts from: the initial state, canonical under symmetry."""
-        return self.canonical(self.initial)
+        """The first of ``starts``."""
+        return self.starts[0]
 
     def canonical(self, row: np.ndarray) -> np.ndarray:
         """The representative of ``row``'s orbit (a copy of ``row`` without symmetry)."""
@@ -303,7 +342,7 @@ def _samples(mod, owners: int = 2) -> dict:
     level = dict(front=one, lo=0, hi=0, table=table, max_fill=8, filled=0, out=out, par=par,
                  act=act, fps=fps, **tp)
     return {
-        "initial": (err,),
+        "initial": (0, err),
         "check_states": CheckArgs(rows=one, n=0, active=np.zeros(ns, np.bool_),
                                   hits=np.full(ns, -1, np.int64), err=err, dom_row=dom_row),
         "step": StepArgs(inst=0, s=row, t=row.copy(), err=err),
@@ -329,7 +368,8 @@ def precompile(path: str, key: str) -> None:
     mod = _import(Path(path), f"hwcheck_kernel_{key}")
     args = _samples(mod)
     row, err = np.zeros(mod.STRIDE, mod.DTYPE), np.zeros(1, np.int64)
-    actions = sorted(int(name[2:]) for name in vars(mod) if name.startswith("g_"))
+    actions = sorted(int(name[2:]) for name in vars(mod) if name.startswith("g_")
+                     and name[2:].isdigit())
     for ai in reversed(actions):
         for name in (f"e_{ai}", f"g_{ai}"):
             f = getattr(mod, name)

@@ -20,10 +20,10 @@ then is fingerprinted and kept. Every ``def`` line comes from ``signatures.py``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from hwcheck.checker.semantics.exprgen import BodyGen
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import (
     CheckArgs,
@@ -114,16 +114,28 @@ def _put_words(src, rows, i):
 '''
 
 
-def initial_fn(spec: Spec, layout: Layout, body: BodyGen) -> str:
-    lines = ["\n@njit(cache=True)\ndef initial(err):", "    t = np.zeros(STRIDE, DTYPE)"]
+def initial_fn(spec: Spec, layout: Layout) -> str:
+    """initial(k, err): (whether Init's choice ``k`` is allowed by its guard and by its
+    conditions on the state built, the state it gives); ``NINIT`` choices, in the order of
+    ``Action.instances``. A choice that leaves the declared domains sets err[0]."""
+    sizes = [p.size for p in spec.init_params]
+    lines = ["\n@njit(cache=True)\ndef initial(k, err):", "    t = np.zeros(STRIDE, DTYPE)"]
     for v in spec.variables:
         low = v.initial
         if low:
             off = layout.offsets[v.name]
             lines.append(f"    t[{off}:{off + v.size}] = {low}")
-    body.begin("Init", spec.init, {}, ret="return t")
-    lines.extend(body(spec.init, {}, 1))
-    lines.append("    return t\n")
+    for i in reversed(range(len(sizes))):
+        lines.append(f"    p{i} = k % {sizes[i]}")
+        lines.append(f"    k //= {sizes[i]}")
+    args = ", ".join(["t", *(f"p{i}" for i in range(len(sizes))), "err"])
+    lines += [f"    if not g_init({args}) or err[0] != 0:",
+              "        return False, t",
+              f"    e_init({args})",
+              "    if err[0] != 0:",
+              "        return False, t",
+              f"    return c_init({args}) and err[0] == 0, t",
+              f"\n\nNINIT = {math.prod(sizes)}\n"]
     return "\n".join(lines)
 
 

@@ -61,12 +61,14 @@ def seen_add(keys, counts, fp):
 
 
 @njit(cache=True, nogil=True)
-def walks(start, first, count, stride_w, seed, depth, weights, swarm, action_of, nactions,
+def walks(starts, first, count, stride_w, seed, depth, weights, swarm, action_of, nactions,
           sp_active, tp_active, taken, enabled, keys, counts, fill_max, path, out, lengths):
-    """Walks first, first + stride_w, ... (count of them), each of at most ``depth`` steps.
+    """Walks first, first + stride_w, ... (count of them), each of at most ``depth`` steps,
+    each from one of the initial states ``starts`` (drawn at random when there are several).
     ``taken``/``enabled`` [NINST]: how often each instance was taken / found enabled.
     ``out``: [walk, step, kind (0 invariant j, 1 transition property j, 2 domain error code),
-    j, steps done, distinct added]: the first violation in walk order (walk = -1: none).
+    j, steps done, distinct added, the walk's initial state]: the first violation in walk
+    order (walk = -1: none).
     ``path`` [count, depth]: each walk's instances; ``lengths`` [count]: each walk's steps."""
     t = np.empty(STRIDE, DTYPE)
     succ = np.empty((NINST, STRIDE), DTYPE)
@@ -86,7 +88,8 @@ def walks(start, first, count, stride_w, seed, depth, weights, swarm, action_of,
                 act_w[a] = np.random.random() if np.random.random() < 0.8 else 0.0
         for q in range(NINST):
             w_inst[q] = weights[q] * (act_w[action_of[q]] if swarm else 1.0)
-        s = start.copy()
+        k0 = np.random.randint(0, starts.shape[0]) if starts.shape[0] > 1 else 0
+        s = starts[k0].copy()
         n = 0
         for d in range(depth):
             ne = 0
@@ -111,6 +114,7 @@ def walks(start, first, count, stride_w, seed, depth, weights, swarm, action_of,
                     out[1] = n
                     out[2] = 2
                     out[3] = err[0]
+                    out[6] = k0
                 break
             if ne == 0:
                 break
@@ -146,6 +150,7 @@ def walks(start, first, count, stride_w, seed, depth, weights, swarm, action_of,
                     out[1] = n
                     out[2] = hit // 1000000
                     out[3] = hit % 1000000
+                    out[6] = k0
                 break
         lengths[c] = n
         if out[0] >= 0:

@@ -29,6 +29,7 @@ import numpy as np
 from hwcheck.checker.search.exploration import interrupt_reason
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
+from hwcheck.checker.semantics.signatures import CheckArgs
 from hwcheck.checker.sim.kernel import SimKernel
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec
@@ -61,6 +62,7 @@ class Found:
     steps: int  # of the walk, before minimising
     path: list[int]  # instances, minimised
     trace: Trace | None = None
+    start: int = 0  # the walk's initial state (its index in Init's order)
 
 
 @dataclass
@@ -126,7 +128,7 @@ def simulate(spec: Spec, opts: SimOptions,
     actions = [a.name for a in spec.actions]
     action_of = np.array([actions.index(i.action.name) for i in insts] or [0], np.int64)
     weights = np.ones(max(len(insts), 1), np.float64)
-    start = kernel.initial.copy()
+    starts = np.ascontiguousarray(kernel.initials)
     W = max(1, opts.workers)
     depth = opts.depth
     tables = [(np.zeros(1 << SEEN_BITS, np.uint64), np.zeros(1 << SEEN_BITS, np.uint32))
@@ -140,10 +142,10 @@ def simulate(spec: Spec, opts: SimOptions,
 
     def batch(w0: int, count: int, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         path = np.zeros((count, depth), np.int64)
-        out = np.zeros(6, np.int64)
+        out = np.zeros(7, np.int64)
         lengths = np.zeros(count, np.int64)
         keys, counts = tables[tid]
-        fills[tid] = mod.walks(start, w0 + tid, count, W, opts.seed, depth, weights, opts.swarm,
+        fills[tid] = mod.walks(starts, w0 + tid, count, W, opts.seed, depth, weights, opts.swarm,
                                action_of, len(actions), sp_active, tp_active, taken[tid],
                                enabled[tid], keys, counts, fill_max - fills[tid], path, out,
                                lengths) + fills[tid]
@@ -154,10 +156,12 @@ def simulate(spec: Spec, opts: SimOptions,
     t0 = time.perf_counter()
     next_walk = opts.first_walk
     last_report = t0
-    hit = None
+    hit = _initial_hit(kernel, starts, sp_active, opts.first_walk)
+    if hit is not None:
+        res.stop_reason = "an initial state violates an invariant"
     pool = ThreadPoolExecutor(W) if W > 1 else None
     try:
-        while True:
+        while hit is None:
             n_this = BATCH * W
             if opts.walks is not None:
                 left = opts.first_walk + opts.walks - next_walk
@@ -179,7 +183,7 @@ def simulate(spec: Spec, opts: SimOptions,
                 if out[0] >= 0 and (hit is None or out[0] < hit[0]):
                     c = (int(out[0]) - next_walk - tid) // W
                     hit = (int(out[0]), int(out[1]), int(out[2]), int(out[3]),
-                           [int(x) for x in path[c, :out[1]]])
+                           [int(x) for x in path[c, :out[1]]], int(out[6]))
             next_walk += done
             if hit is not None:
                 res.stop_reason = "a violation was found"
@@ -228,9 +232,29 @@ def _seen(res: SimResult, tables: list[tuple[np.ndarray, np.ndarray]], fills: li
     res.saturated = any(f >= fill_max for f in fills)
 
 
-def _found(spec: Spec, kernel: Kernel, sk: SimKernel, hit: tuple[int, int, int, int, list[int]],
-           sp_active: np.ndarray, tp_active: np.ndarray, minimise: bool) -> Found:
-    walk, steps, kind, j, path = hit
+def _initial_hit(kernel: Kernel, starts: np.ndarray, sp_active: np.ndarray,
+                 walk: int) -> tuple[int, int, int, int, list[int], int] | None:
+    """The first active invariant an initial state violates, as a hit of no steps (walks check
+    the states they reach; the initial states are checked here, once)."""
+    props = kernel.props
+    if not props.state:
+        return None
+    hits = np.full(len(props.state), -1, np.int64)
+    err, dom_row, _ = kernel.error_arrays()
+    kernel.mod.check_states(*CheckArgs(rows=starts, n=starts.shape[0],
+                                       active=sp_active.copy(), hits=hits, err=err,
+                                       dom_row=dom_row))
+    found = [(int(hits[j]), int(j)) for j in np.flatnonzero(hits >= 0)]
+    if not found:
+        return None
+    row, j = min(found)
+    return walk, 0, 0, j, [], row
+
+
+def _found(spec: Spec, kernel: Kernel, sk: SimKernel,
+           hit: tuple[int, int, int, int, list[int], int], sp_active: np.ndarray,
+           tp_active: np.ndarray, minimise: bool) -> Found:
+    walk, steps, kind, j, path, start = hit
     props = kernel.props
     if kind == 2:
         name, what = kernel.domain_errors.name(j), "domain"
@@ -242,8 +266,8 @@ def _found(spec: Spec, kernel: Kernel, sk: SimKernel, hit: tuple[int, int, int, 
         sp = np.zeros_like(sp_active)
         tp = np.zeros_like(tp_active)
         (sp if kind == 0 else tp)[j] = True
-        path = _minimised(sk, kernel.initial, path, sp, tp)
-    return Found(name, what, walk, steps, path)
+        path = _minimised(sk, kernel.initials[start], path, sp, tp)
+    return Found(name, what, walk, steps, path, start=start)
 
 
 def _minimised(sk: SimKernel, start: np.ndarray, path: list[int], sp: np.ndarray,
@@ -282,4 +306,4 @@ def trace_of(spec: Spec, found: Found) -> Trace:
     """The violating walk as a trace, replayed and confirmed by the interpreter."""
     interp = Interpreter(spec)
     steps: list[tuple[int, int | None]] = [(i, None) for i in found.path]
-    return from_path(spec, interp, found.name, found.kind, "simulate", steps)
+    return from_path(spec, interp, found.name, found.kind, "simulate", steps, first=found.start)

@@ -42,8 +42,22 @@ def liveness_named(spec: Spec, name: str | None) -> Liveness:
 def from_lasso(spec: Spec, interp: Interpreter, name: str, engine: str,
                prefix: list[tuple[int, int]], cycle: list[tuple[int, int]]) -> Trace:
     """Replay a lasso (steps of (action instance, fingerprint after it); an empty cycle: the
-    last state stutters) into a Trace, checking every fingerprint, and confirm it."""
-    row = interp.initial()
+    last state stutters) into a Trace, checking every fingerprint, and confirm it. With
+    several initial states, from the first from which the whole lasso replays."""
+    starts = interp.initials()
+    first: TraceError | None = None
+    for row in starts:
+        try:
+            return _from_start(spec, interp, name, engine, prefix, cycle, row)
+        except TraceError as e:
+            first = first or e
+    assert first is not None
+    raise first
+
+
+def _from_start(spec: Spec, interp: Interpreter, name: str, engine: str,
+                prefix: list[tuple[int, int]], cycle: list[tuple[int, int]],
+                row: np.ndarray) -> Trace:
     rows, labels = [row], []
     for step, (inst_index, want) in enumerate(prefix + cycle, start=1):
         inst = interp.instance(int(inst_index))

@@ -73,15 +73,35 @@ def _fp(row: np.ndarray, layout: Layout | None = None) -> int:
 
 
 def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-              path: list[tuple[int, int | None]], canon=None) -> Trace:
+              path: list[tuple[int, int | None]], canon=None, first: int = 0) -> Trace:
     """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace.
 
     ``canon`` (a kernel's ``canonical``) says the engine kept one representative per orbit of
     a symmetry: its path is a chain of representatives, each fingerprint that of the
     representative reached, and each instance one taken from a representative. The trace is
     then rebuilt concretely from the real initial state (``_concrete_step``), so it is a real
-    path of the same length that ``replay`` confirms."""
-    row = interp.initial()
+    path of the same length that ``replay`` confirms.
+
+    A path does not say which initial state it starts from: with several, the trace starts
+    from the first (in Init's order, from the ``first``-th on, then the rest) from which the
+    whole path replays, every fingerprint and the property's hit confirmed."""
+    starts = interp.initials()
+    error: TraceError | None = None
+    for k in range(len(starts)):
+        try:
+            return _from_start(spec, interp, prop, kind, engine, path, canon,
+                               starts[(first + k) % len(starts)])
+        except TraceError as e:
+            error = error or e
+    assert error is not None
+    if len(starts) > 1:
+        raise TraceError(f"from none of the {len(starts)} initial states: {error}")
+    raise error
+
+
+def _from_start(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
+                path: list[tuple[int, int | None]], canon, row: np.ndarray) -> Trace:
+    """``from_path`` from the initial state ``row``."""
     rows, labels, failing = [row], [], None
     for step, (inst_index, want) in enumerate(path, start=1):
         if canon is not None:
@@ -324,10 +344,9 @@ def replayed_rows(interp: Interpreter, trace: Trace, stutter: str | None = None)
     """The rows of ``trace``, each step replayed from the initial state and compared with the
     state it records; a step labelled ``stutter`` (a lasso's) must change nothing."""
     layout = interp.layout
-    row = interp.initial()
     if not trace.states:
         raise TraceError("the trace has no states")
-    _same(layout, row, trace.states[0], 0, "the initial state")
+    row = _start(interp, trace.states[0])
     rows = [row]
     if trace.actions is None or len(trace.actions) != len(trace.states) - 1:
         raise TraceError(f"the trace has {len(trace.states)} states but "
@@ -360,6 +379,19 @@ def _checked_step(interp: Interpreter, row, label: str, step: int, recorded: dic
         raise TraceError(f"step {step} ({label}): the action is not enabled in {before}")
     _same(interp.layout, nxt, recorded, step, label)
     return nxt
+
+
+def _start(interp: Interpreter, recorded: dict) -> np.ndarray:
+    """The initial state a trace's first state records (one of Init's, compared whole)."""
+    starts = interp.initials()
+    if len(starts) == 1:
+        _same(interp.layout, starts[0], recorded, 0, "the initial state")
+        return starts[0]
+    for row in starts:
+        got = interp.layout.to_dict(row)
+        if all(recorded.get(name) == value for name, value in got.items()):
+            return row
+    raise TraceError(f"step 0: the first state is none of the {len(starts)} initial states")
 
 
 def _same(layout, row, recorded: dict, step: int, what: str) -> None:

@@ -196,8 +196,9 @@ def check_init(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | N
                tr: T.Translator | None = None) -> list[tuple[str, Result]]:
     """Whether the initial state satisfies each conjunct (and is inside every domain)."""
     tr = tr or T.Translator(spec)
-    s0 = tr.initial()
+    s0, facts = tr.initial()
     solver = Solver(timeout)
+    solver.add(*facts)
     out = [("domains", solver.can_fail(T.mk_and(T.domain(spec, s0))))]
     for name, e in conjuncts:
         val, ok = tr.expr_ok(e, s0)
@@ -348,17 +349,18 @@ class Unrolling:
         self.tr = tr or T.Translator(spec)
         self.layout = Layout.of(spec)
         self.insts = spec.instances()
-        self.states = [self.tr.initial()]
+        s0, self.init_facts = self.tr.initial()  # facts: which initial state s0 is
+        self.states = [s0]
         self.acts: list = []
         self.effects: list[list] = []  # per state k: [(instance, Effect from state k)]
-        # Symmetry breaking: replicas that the initial state cannot tell apart (all but the
+        # Symmetry breaking: replicas that the initial states cannot tell apart (all but the
         # first leader, here) are interchangeable along the whole path, because every action
         # and property is invariant under renaming replicas. Any path can be renamed so that
         # such replicas first appear as action parameters in increasing order; requiring that
         # order keeps one path per class and the same lengths.
         if symmetry:
             check_symmetry(spec, symmetry)
-        self.classes = interchangeable(spec, self.layout, self.states[0], symmetry) \
+        self.classes = interchangeable(spec, self.layout, self.tr.initials(), symmetry) \
             if symmetry else []
         self.used: dict[int, object] = {}
 
@@ -435,18 +437,18 @@ class Unrolling:
         return out
 
 
-def interchangeable(spec: Spec, layout: Layout, s0: T.State, symmetry: dict) -> list[list[int]]:
-    """Classes of replicas whose swaps leave the initial state unchanged (swapping is an
-    equivalence: (a c) = (a b)(b c)(a b))."""
-    import numpy as np
-
+def interchangeable(spec: Spec, layout: Layout, starts: list[T.State],
+                    symmetry: dict) -> list[list[int]]:
+    """Classes of replicas whose swaps map the set of initial states onto itself (swapping is
+    an equivalence: (a c) = (a b)(b c)(a b))."""
     n = symmetry["size"]
-    row = T.decode(spec, layout, s0, None)
+    rows = [T.decode(spec, layout, s0, None) for s0 in starts]
+    keys = {r.tobytes() for r in rows}
 
     def swap_keeps(a: int, b: int) -> bool:
         perm = list(range(n))
         perm[a], perm[b] = b, a
-        return bool(np.array_equal(permute_row(spec, layout, row, perm, symmetry), row))
+        return all(permute_row(spec, layout, r, perm, symmetry).tobytes() in keys for r in rows)
 
     classes: list[list[int]] = []
     for r in range(n):
@@ -541,6 +543,7 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
     t0 = time.perf_counter()
     un = Unrolling(spec, symmetry=symmetry, timeout=timeout, assume=assume)
     solver = Solver(timeout)
+    solver.add(*un.init_facts)
     last = -1
     for d in range(depth + 1):
         dom_hits: list = []

@@ -252,6 +252,16 @@ def decode(spec: Spec, layout, st: State, model: z3.ModelRef):
     return row
 
 
+def _concrete(x, what: str) -> bool:
+    """A condition of Init, which is concrete once its choices are."""
+    if isinstance(x, (bool, int)):
+        return bool(x)
+    x = z3.simplify(_zb(x))
+    if z3.is_true(x) or z3.is_false(x):
+        return z3.is_true(x)
+    raise SpecError(f"{what} is not concrete: {x}")
+
+
 # -- the translator -------------------------------------------------------------------------------
 
 
@@ -522,9 +532,52 @@ class Translator:
                 post[name] = pre[name]
         return Effect(guard, post, mk_and([c for _, c in ctx.obl]), ctx.obl)
 
-    def initial(self) -> State:
-        """The initial state (concrete: Init is deterministic), as the interpreter builds it."""
-        st = {v.name: [v.initial] * v.size for v in self.spec.variables}
-        ctx = _Ctx(st, None, {}, where="Init")
-        self._run(self.spec.init, st, ctx, True, None)
-        return st
+    def initials(self) -> list[State]:
+        """Each initial state, concrete: Init run by the translator (as the interpreter runs
+        it) once per choice its guard and its conditions on the state built allow, each state
+        once, in the order of the choices."""
+        init = self.spec.init_action
+        out: list[State] = []
+        seen: set[tuple] = set()
+        for args in init.instances():
+            env = dict(zip(init.params, args))
+            st = {v.name: [v.initial] * v.size for v in self.spec.variables}
+            ctx = _Ctx(st, None, env, where="Init")
+            if not _concrete(self._e(init.guard, ctx, True), "Init's guard"):
+                continue
+            self._run(init.body, st, ctx, True, None)
+            if not _concrete(self._e(self.spec.init_post, _Ctx(st, None, env, where="Init"),
+                                     True), "Init's conditions"):
+                continue
+            key = tuple(c for v in self.spec.variables for c in st[v.name])
+            if key not in seen:
+                seen.add(key)
+                out.append(st)
+        if not out:
+            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+        return out
+
+    def initial(self) -> tuple[State, list]:
+        """The initial state and the facts that define it: one initial state is concrete (no
+        facts); with several, each cell on which they differ is a fresh Int ``var[i]@init`` in
+        its domain and the fact says the cells are those of one of the initial states (plain
+        equalities of bounded constants, which the finite-domain solver bit-blasts)."""
+        sts = self.initials()
+        if len(sts) == 1:
+            return sts[0], []
+        out: State = {}
+        free: list[tuple[str, int, Any]] = []
+        facts: list = []
+        for v in self.spec.variables:
+            cells = []
+            for c, idx in enumerate(v.cells()):
+                if len({st[v.name][c] for st in sts}) == 1:
+                    cells.append(sts[0][v.name][c])
+                    continue
+                x = int_const(f"{v.name}{list(idx) if idx else ''}@init")
+                facts += [x >= v.lo, x <= v.hi]
+                free.append((v.name, c, x))
+                cells.append(x)
+            out[v.name] = cells
+        facts.append(mk_or([mk_and([x == st[name][c] for name, c, x in free]) for st in sts]))
+        return out, facts

@@ -5,7 +5,9 @@ a set of records). ``variant``: ``final`` (Kip320.tla: WeakIsr and StrongIsr hol
 737,794 distinct states at three replicas) or ``first-try`` (both violated).
 """
 
-from hwcheck.spec.lang import Block, Spec, forall, ite
+from functools import reduce
+
+from hwcheck.spec.lang import Block, Spec, forall, ite, min_
 from hwcheck.spec.types import Int, Opt, Record, Seq, SetOf, ValueSet, set_of
 
 
@@ -48,14 +50,10 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
             (end == 0) | ((end > 0) & (o < log[ld].len) & (o < log[f].len)
                           & (log[f][o].epoch == log[ld][o].epoch)))
     def hw_reached_epoch(ld):  # HasHighWatermarkReachedCurrentEpoch
-        hw = rs[ld].hw
-        return (hw == log[ld].len) | ((hw < log[ld].len)
-                                      & (log[ld][hw].epoch == rs[ld].leaderEpoch))
+        hw, end = rs[ld].hw, log[ld].len
+        return (hw == end) | ((hw < end) & (log[ld][hw].epoch == rs[ld].leaderEpoch))
     def first_non_matching(ld, f):  # FirstNonMatchingOffsetFromTail: last match + 1, or 0
-        out = 0
-        for o in range(L):
-            out = ite(has_entry_equal(f, ld, o), o + 1, out)
-        return out
+        return reduce(lambda out, o: ite(has_entry_equal(f, ld, o), o + 1, out), range(L), 0)
     def controller_update_isr(b: Block, leader, isr) -> None:  # ControllerUpdateIsr
         b.require(next_epoch <= E)
         new = QState(leaderEpoch=next_epoch, leader=leader, isr=isr)
@@ -66,8 +64,12 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
         b.require(true_leader(ld), qs.leader == ld)
         b.put(qs.isr, isr)
         b.put(rs[ld].isr, isr)
-    def become_follower(b: Block, r, k, hw) -> None:  # BecomeFollower (the LOCAL one of Kip320)
+    def request_to_follow(b: Block, ld, r, k):  # a request making r follow ld, newer than r's
         req = requests.item(k)
+        b.require(k < requests.used, ld != r, req.leader == ld,
+                  req.leaderEpoch > rs[r].leaderEpoch)
+        return req
+    def become_follower(b: Block, r, req, hw) -> None:  # BecomeFollower (Kip320's LOCAL one)
         b.put(rs[r], rs[r].replace(leaderEpoch=req.leaderEpoch, leader=req.leader, isr=req.isr,
                                    hw=hw))
     ctl = [qs, requests, next_epoch]
@@ -78,11 +80,11 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
         controller_update_isr(b, n, qs.isr)
     @spec.action("ControllerShrinkIsrLast", over=[R], modifies=ctl)
     def shrink_last(b: Block, r) -> None:
-        b.require(qs.leader == r, qs.isr == _only(R, r))
+        b.require(qs.leader == r, qs.isr == set_of(R, r))
         controller_update_isr(b, none, qs.isr)
     @spec.action("ControllerShrinkIsrLeader", over=[R], modifies=ctl)
     def shrink_leader(b: Block, r) -> None:
-        b.require(qs.leader == r, qs.isr != _only(R, r))
+        b.require(qs.leader == r, qs.isr != set_of(R, r))
         controller_update_isr(b, none, qs.isr.remove(r))
     @spec.action("ControllerShrinkIsrFollower", over=[R], modifies=ctl)
     def shrink_follower(b: Block, r) -> None:
@@ -122,30 +124,19 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
             b.require(hw < log[ld].len, rs[ld].isr.forall(
                 lambda f: following_epoch(ld, f) & (hw < log[f].len)))
             b.set(rs[ld].hw, hw + 1)
-        @spec.action("FencedBecomeFollowerAndTruncateNoLeader", over=[R, R, E + 1],
-                     modifies=[rs])
+        @spec.action("FencedBecomeFollowerAndTruncateNoLeader", over=[R, R, E + 1], modifies=[rs])
         def follow_none(b: Block, ld, r, k) -> None:  # leader ranges over Replicas: never
-            req = requests.item(k)
-            b.require(k < requests.used, ld != r, req.leader == ld,
-                      req.leaderEpoch > rs[r].leaderEpoch, ld == none)
-            become_follower(b, r, k, rs[r].hw)
+            req = request_to_follow(b, ld, r, k)
+            b.require(ld == none)
+            become_follower(b, r, req, rs[r].hw)
         @spec.action("FencedBecomeFollowerAndTruncate", over=[R, R, E + 1], modifies=[rs, log])
         def follow(b: Block, ld, r, k) -> None:
-            req = requests.item(k)
-            b.require(k < requests.used, ld != r, req.leader == ld,
-                      req.leaderEpoch > rs[r].leaderEpoch, presumes(ld),
-                      rs[ld].leaderEpoch == req.leaderEpoch,
+            req = request_to_follow(b, ld, r, k)
+            b.require(presumes(ld), rs[ld].leaderEpoch == req.leaderEpoch,
                       first_non_matching(ld, r) <= log[r].len)  # TruncateTo's guard
             trunc = b.let("trunc", first_non_matching(ld, r))
-            become_follower(b, r, k, ite(trunc < rs[r].hw, trunc, rs[r].hw))
+            become_follower(b, r, req, min_(trunc, rs[r].hw))
             b.truncate(log[r], trunc)
-        @spec.action("FencedFollowerFetch", over=[R, R], modifies=[log, rs])
-        def fetch(b: Block, f, ld) -> None:
-            o = log[f].len
-            b.require(following_epoch(ld, f), o < log[ld].len, o < L)
-            new_hw = b.let("hw", ite(rs[ld].hw < o + 1, rs[ld].hw, o + 1))
-            b.append(log[f], log[ld][o])
-            b.set(rs[f].hw, new_hw)
     else:  # -- Kip320FirstTry.tla ------------------------------------------------------------
         @spec.action("LeaderExpandIsrBetterFencing", over=[R, R], modifies=[qs, rs])
         def expand_ft(b: Block, ld, f) -> None:
@@ -164,17 +155,7 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
             b.set(rs[ld].hw, hw + 1)
         @spec.action("BecomeFollower", over=[R, R, E + 1], modifies=[rs])
         def follow_ft(b: Block, ld, r, k) -> None:
-            req = requests.item(k)
-            b.require(k < requests.used, ld != r, req.leader == ld,
-                      req.leaderEpoch > rs[r].leaderEpoch)
-            become_follower(b, r, k, rs[r].hw)
-        @spec.action("FollowerFetch", over=[R, R], modifies=[log, rs])
-        def fetch_ft(b: Block, f, ld) -> None:
-            o = log[f].len
-            b.require(caught_up_to_epoch(ld, f, o), o < log[ld].len, o < L)
-            new_hw = b.let("hw", ite(rs[ld].hw < o + 1, rs[ld].hw, o + 1))
-            b.append(log[f], log[ld][o])
-            b.set(rs[f].hw, new_hw)
+            become_follower(b, r, request_to_follow(b, ld, r, k), rs[r].hw)
         @spec.action("FollowerTruncate", over=[R, R], modifies=[log, rs])
         def truncate_ft(b: Block, ld, f) -> None:
             last = log[f].len - 1
@@ -183,8 +164,17 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
                 & (log[ld][last].epoch != log[f][last].epoch)),
                 first_non_matching(ld, f) <= log[f].len)  # TruncateTo's guard
             trunc = b.let("trunc", first_non_matching(ld, f))
-            b.set(rs[f].hw, ite(trunc < rs[f].hw, trunc, rs[f].hw))
+            b.set(rs[f].hw, min_(trunc, rs[f].hw))
             b.truncate(log[f], trunc)
+    @spec.action("FencedFollowerFetch" if variant == "final" else "FollowerFetch", over=[R, R],
+                 modifies=[log, rs])
+    def fetch(b: Block, f, ld) -> None:  # the variants differ in who may fetch at offset o
+        o = log[f].len
+        b.require(following_epoch(ld, f) if variant == "final" else caught_up_to_epoch(ld, f, o),
+                  o < log[ld].len, o < L)
+        new_hw = b.let("hw", min_(rs[ld].hw, o + 1))
+        b.append(log[f], log[ld][o])
+        b.set(rs[f].hw, new_hw)
     def complete(isr_of) -> object:  # WeakIsr / StrongIsr over the given ISR
         return forall(R, lambda r1: ~presumes(r1) | (rs[r1].hw == 0) | forall(R, lambda r2: (
             ~isr_of(r1).has(r2)) | forall(L, lambda o: (o >= rs[r1].hw)
@@ -192,8 +182,4 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
     spec.invariant("WeakIsr", complete(lambda r1: rs[r1].isr), "a leader's ISR holds its HW")
     spec.invariant("StrongIsr", complete(lambda r1: qs.isr), "the quorum's ISR holds it too")
     return spec
-
-
-def _only(n: int, r):  # the set {r}
-    return set_of(n, r)
 
