@@ -28,7 +28,7 @@ import numpy as np
 
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.kernel import Kernel, load_generated
-from hwcheck.checker.semantics.templates import SYMMETRY, hit
+from hwcheck.checker.semantics.templates import PROLOGUE, SYMMETRY, hit, scratch, successors
 from hwcheck.spec.lang import Expr, reads_next
 
 MAX_FLAGS = 64  # state predicates per graph (one bit each)
@@ -47,20 +47,19 @@ from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
 step = _k.step
-# the kernel's helpers that generated expressions call (_oob, _or_default, ...), whatever they are
-globals().update({{n: v for n, v in vars(_k).items() if n.startswith("_") and n[1:2] != "_"}})
+# the kernel's helpers that generated expressions call (_oob, _or_default, ...), whatever they
+# are, and its guards, effects and transition predicates, which the level loop calls by name
+globals().update({{n: v for n, v in vars(_k).items()
+                  if n.startswith(("g_", "e_", "tp_")) or (n[:1] == "_" and n[1:2] != "_")}})
+fingerprint_words = _k.fingerprint_words
 STRIDE = _k.STRIDE
 NINST = _k.NINST
 DTYPE = _k.DTYPE
+WORDS = _k.WORDS
 {imports}
 '''
 
-BODY = '''
-
-@njit(cache=True)
-def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, new_fps, new_par,
-                 new_act, nnew, edst, eact, eflags, ne, row_end, want_tp, err, tp_active, tp_row,
-                 tp_inst, dom_row, dom_inst):
+EDGES_DOC = '''\
     """Expand rows lo..hi-1 of ``front`` (the states with ids base+lo ..). Every enabled
     transition goes to edst/eact (and, with ``want_tp``, the action properties it violates to
     eflags); row i's transitions end at row_end[i]. Transition predicates still active and
@@ -71,46 +70,49 @@ def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, n
     successor not in the table gets the id nstates + nnew and is appended to
     new_rows/new_fps/new_par/new_act. Stops before a row whose transitions might not fit
     (buffers, table load). Returns (next row, nnew, ne, steps refused for leaving the declared
-    domains)."""
-    t = np.empty(STRIDE, DTYPE)
-{sym_scratch}    mask = keys.size - 1
-    refused = 0
-    for i in range(lo, hi):
-        if ne + NINST > edst.size or nnew + NINST > new_rows.shape[0] \\
-                or nstates + nnew + NINST > max_fill:
-            return i, nnew, ne, refused
-        s = front[i]
-        for inst in range(NINST):
-            err[0] = 0
-            ok = step(inst, s, t, err)
-            if err[0] == 0 and ok:
-                tp_first(s, t, i, inst, tp_active, tp_row, tp_inst, err)
-            if err[0] != 0:
-                refused += 1
-                _dom(err, dom_row, dom_inst, i, inst)
-                continue
-            if not ok:
-                continue
-            if want_tp:
-                eflags[ne] = edge_flags(s, t, err)
-{sym_canon}            fp = fingerprint(t)
-            ident, slot = table_find(keys, vals, mask, fp)
-            if ident < 0:
-                ident = nstates + nnew
-                keys[slot] = fp
-                vals[slot] = ident
-                for q in range(STRIDE):
-                    new_rows[nnew, q] = t[q]
-                new_fps[nnew] = fp
-                new_par[nnew] = base + i
-                new_act[nnew] = inst
-                nnew += 1
-            edst[ne] = ident
-            eact[ne] = inst
-            ne += 1
-        row_end[i] = ne
-    return hi, nnew, ne, refused
-'''
+    domains)."""'''
+
+
+def _edges_source(kernel: Kernel) -> str:
+    """``expand_edges``: the engines' level loop (``templates.successors``: each action's
+    guard and effect called in place, its parameters as loops) with a tail that gives each
+    successor an id and records the transition."""
+    spec, props = kernel.spec, kernel.props
+    passes = (SYMMETRY,) if kernel.symmetric else ()
+    lines = ["\n@njit(cache=True)",
+             "def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, "
+             "new_fps,", "                 new_par, new_act, nnew, edst, eact, eflags, ne, "
+             "row_end, want_tp, err,", "                 tp_active, tp_row, tp_inst, dom_row, "
+             "dom_inst):", EDGES_DOC] + PROLOGUE + scratch(spec, passes)
+    lines += ["    cov = np.zeros(NINST, np.int64)",
+              "    nw = new_rows.view(np.uint64)",
+              "    mask = keys.size - 1",
+              "    refused = 0",
+              "    for i in range(lo, hi):",
+              "        if ne + NINST > edst.size or nnew + NINST > new_rows.shape[0] \\",
+              "                or nstates + nnew + NINST > max_fill:",
+              "            return i, nnew, ne, refused",
+              "        s = front[i]"]
+
+    def keep(inner: str) -> list[str]:
+        return [f"{inner}ident, slot = table_find(keys, vals, mask, fp)",
+                f"{inner}if ident < 0:",
+                f"{inner}    ident = nstates + nnew",
+                f"{inner}    keys[slot] = fp",
+                f"{inner}    vals[slot] = ident",
+                f"{inner}    _put_words(tw, nw, nnew)",
+                f"{inner}    new_fps[nnew] = fp",
+                f"{inner}    new_par[nnew] = base + i",
+                f"{inner}    new_act[nnew] = inst",
+                f"{inner}    nnew += 1",
+                f"{inner}edst[ne] = ident",
+                f"{inner}eact[ne] = inst",
+                f"{inner}ne += 1"]
+
+    seen = ("if want_tp:", "    eflags[ne] = edge_flags(s, t, err)")
+    lines += successors(spec, props, kernel.fails, passes, keep, seen, refused="refused")
+    lines += ["        row_end[i] = ne", "    return hi, nnew, ne, refused\n"]
+    return "\n".join(lines)
 
 
 def _state_preds(kernel: Kernel, extra: list[tuple[str, Expr]],
@@ -133,7 +135,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
         imports += "canon = _k.canon\nSYM_WORK = _k.SYM_WORK\n"
     imports += "".join(f"k_tp_{j} = _k.tp_{j}\n" for j in range(len(kernel.props.transition)))
     if kernel.spec.view is not None:  # a state's fingerprint reads the VIEW's cells only
-        imports += "fingerprint = _k.view_fp\n"
+        imports += "fingerprint = _k.view_fp\nVMASK = _k.VMASK\n"
     lines = [HEADER.format(key=kernel.key, name=spec.name, params=spec.params, imports=imports)]
     for i, (name, expr) in enumerate(extra):
         if reads_next(expr):
@@ -178,11 +180,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
                f"            tp_inst[{j}] = inst"]
     ft.append("    return\n")
     lines.append("\n".join(ft))
-    sym = kernel.symmetric
-    lines.append(BODY.replace(
-        "{sym_scratch}", "".join(f"    {line}\n" for line in SYMMETRY.scratch) if sym else ""
-    ).replace("{sym_canon}", "".join(f"            {line}\n" for line in SYMMETRY.apply)
-              if sym else ""))
+    lines.append(_edges_source(kernel))
     return "\n".join(lines)
 
 

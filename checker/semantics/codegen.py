@@ -45,11 +45,14 @@ T = TypeVar("T")
 
 
 def generate(spec: Spec, layout: Layout | None = None,
-             errors: DomainErrors | None = None, canon: Plan | None = None) -> str:
-    """The kernel module's source for ``spec``; ``errors`` collects the numbered domain
-    errors the generated checks report. With ``canon`` (a ``symmetry.Plan``) the expansion
-    turns every successor into its canonical form before fingerprinting it, and the module
-    also defines ``canon`` and ``canonical``; without it the source is what it always was."""
+             errors: DomainErrors | None = None, canon: Plan | None = None,
+             fails: dict[str, bool] | None = None) -> str:
+    """The kernel module's source for ``spec``; ``errors`` collects the numbered domain errors the
+    generated checks report, ``fails`` which generated functions have a run-time check (by name:
+    ``g_0``, ``e_0``, ``tp_0``, ...; other kernels built on this one read it). With ``canon`` (a
+    ``symmetry.Plan``) the expansion turns every successor into its canonical form before
+    fingerprinting it, and the module also defines ``canon`` and ``canonical``; without it the
+    source is what it always was."""
     layout = layout or Layout.of(spec)
     errors = errors if errors is not None else DomainErrors()
     props = Properties.of(spec)
@@ -59,7 +62,7 @@ def generate(spec: Spec, layout: Layout | None = None,
                            block=block_rows(len(instances)))]
     body = BodyGen(layout, errors)
     guards = ExprGen(layout, "s", errors=errors)
-    fails: dict[str, bool] = {}  # generated function -> whether it has a run-time check
+    fails = fails if fails is not None else {}  # generated function -> a run-time check?
 
     def counted(name: str, gen: ExprGen, make: Callable[..., T], *args: object) -> T:
         """``make(*args)``, noting whether it added a run-time check to ``gen``."""

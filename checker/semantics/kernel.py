@@ -114,7 +114,8 @@ class Kernel:
             self.symmetry = sym.declared(spec)
             self.canon_plan = sym.plan(spec, self.layout, self.symmetry, canon_method)
         errors = DomainErrors()
-        self.source = generate(spec, self.layout, errors, self.canon_plan)
+        self.fails: dict[str, bool] = {}  # which generated functions have a run-time check
+        self.source = generate(spec, self.layout, errors, self.canon_plan, self.fails)
         self.domain_errors = errors  # code -> DomainError(variable, action or property)
         self.key = source_key(self.source)
         self.mod = _load(self.source)

@@ -230,18 +230,18 @@ _DOC_SPLIT = (
     '    before a block of rows whose successors might overflow an owner\'s buffers.\n'
     '    Domain errors and transition predicates as ``expand_dedup``. Returns (next\n'
     '    row, transitions generated)."""')
-_PROLOGUE = ["    bw = np.empty((NINST, WORDS), np.uint64)  # a row's successors, as words",
+PROLOGUE = ["    bw = np.empty((NINST, WORDS), np.uint64)  # a row's successors, as words",
              "    bt = bw.view(DTYPE)",
              "    bi = np.empty(NINST, np.int64)  # the instance of each",
              "    fw = front.view(np.uint64)  # rows are copied a word at a time"]
 
 
-def _head(name: str, sig: type, doc: str, nogil: bool = False) -> list[str]:
+def head(name: str, sig: type, doc: str, nogil: bool = False) -> list[str]:
     return [f"\n@njit(cache=True{', nogil=True' if nogil else ''})\ndef {name}({params(sig)}):",
-            doc] + _PROLOGUE
+            doc] + PROLOGUE
 
 
-def _scratch(spec: Spec, passes: tuple[Pass, ...]) -> list[str]:
+def scratch(spec: Spec, passes: tuple[Pass, ...]) -> list[str]:
     view = ["    vw = np.empty(WORDS, np.uint64)  # what the fingerprint reads under the VIEW"] \
         if spec.view is not None else []
     return [f"    {line}" for p in passes for line in p.scratch] + view + ["    gen = 0"]
@@ -268,9 +268,9 @@ def expand_dedup_fn(spec: Spec, props: Properties, fails: dict[str, bool],
     inserted together (``table_insert_batch``, which keeps the new ones at w..). A block's
     inserts must not overflow ``out``, pass ``max_fill`` or run into the table's last slot."""
     ret = "w, filled, gen"
-    lines = _head("expand_dedup", DedupArgs, _DOC_DEDUP)
+    lines = head("expand_dedup", DedupArgs, _DOC_DEDUP)
     lines += ["    ow = out.view(np.uint64)", "    cap = out.shape[0]", "    w = 0"]
-    lines += _scratch(spec, passes)
+    lines += scratch(spec, passes)
     lines += ["    q = 0",
               "    tcap = table.size - TAIL",
               "    for i in range(lo, hi):",
@@ -282,7 +282,7 @@ def expand_dedup_fn(spec: Spec, props: Properties, fails: dict[str, bool],
               "                    or table[table.size - ROOM - 1] != 0):",
               f"                return i, {ret}",
               "        s = front[i]"]
-    lines += _successors(spec, props, fails, passes, _append("q"))
+    lines += successors(spec, props, fails, passes, _append("q"))
     lines += ["    n = table_insert_batch(table, tcap, ow, par, act, fps, w, q)",
               "    filled += n - w",
               "    w = n",
@@ -295,9 +295,9 @@ def expand_exact_fn(spec: Spec, props: Properties, fails: dict[str, bool],
     """``expand_exact``: each successor inserted as it comes (``table_insert_exact`` compares
     the state itself when fingerprints agree), a new one also copied into ``store``."""
     ret = "w, filled, gen, nstored"
-    lines = _head("expand_exact", ExactArgs, _DOC_DEDUP)
+    lines = head("expand_exact", ExactArgs, _DOC_DEDUP)
     lines += ["    ow = out.view(np.uint64)", "    cap = out.shape[0]", "    w = 0"]
-    lines += _scratch(spec, passes)
+    lines += scratch(spec, passes)
     lines += ["    mask = table.size - 1",
               "    for i in range(lo, hi):",
               "        if (w + NINST > cap or filled + NINST > max_fill"
@@ -312,7 +312,7 @@ def expand_exact_fn(spec: Spec, props: Properties, fails: dict[str, bool],
                  f"{deeper}_copy(t, store[nstored])",
                  f"{deeper}nstored += 1"] + _append("w")(deeper))
 
-    lines += _successors(spec, props, fails, passes, keep)
+    lines += successors(spec, props, fails, passes, keep)
     lines.append(f"    return hi, {ret}\n")
     return "\n".join(lines)
 
@@ -321,12 +321,12 @@ def expand_split_fn(spec: Spec, props: Properties, fails: dict[str, bool],
                     passes: tuple[Pass, ...] = ()) -> str:
     """``expand_split``: a block of rows' successors generated into local buffers, then looked
     up in their owners' tables and appended to the owners' buffers (``table_split_batch``)."""
-    lines = _head("expand_split", SplitArgs, _DOC_SPLIT, nogil=True)
+    lines = head("expand_split", SplitArgs, _DOC_SPLIT, nogil=True)
     lines += ["    ow = np.empty((ROOM, WORDS), np.uint64)",
               "    par = np.empty(ROOM, np.int32)",
               "    act = np.empty(ROOM, ACT)",
               "    fps = np.empty(ROOM, np.uint64)"]
-    lines += _scratch(spec, passes)
+    lines += scratch(spec, passes)
     lines += ["    q = 0",
               "    for i in range(lo, hi):",
               "        if (i - lo) % BLOCK == 0:",
@@ -336,7 +336,7 @@ def expand_split_fn(spec: Spec, props: Properties, fails: dict[str, bool],
               "            if not owners_room(o_fps, o_n, ROOM):",
               "                return i, gen",
               "        s = front[i]"]
-    lines += _successors(spec, props, fails, passes, _append("q"))
+    lines += successors(spec, props, fails, passes, _append("q"))
     lines += ["    table_split_batch(tables, ow, par, act, fps, q, o_rows, o_par, o_act, o_fps, "
               "o_n)",
               "    return hi, gen\n"]
@@ -356,16 +356,19 @@ def _append(w: str) -> Callable[[str], list[str]]:
     return keep
 
 
-def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[Pass, ...],
-                keep: Callable[[str], list[str]]) -> list[str]:
+def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[Pass, ...],
+               keep: Callable[[str], list[str]], seen: tuple[str, ...] = (),
+               refused: str | None = None) -> list[str]:
     """The loop body over one frontier row ``s`` (row ``i``), in two phases. First every action
     instance's guard and effect: each enabled instance's successor goes to the row's buffer
     (``bw``/``bt``, its instance to ``bi``). Then, once for all of them, each successor ``t``
     (words ``tw``) of instance ``inst`` goes through the transition predicates, the passes and
     the fingerprint, then ``keep``. The tail is written once, not once an action, which keeps
     the expand kernels small to compile. A guard, effect or transition predicate that leaves
-    the declared domains reports its error code's first (row, instance) and keeps nothing.
-    ``err`` is looked at only after the functions that have a run-time check."""
+    the declared domains reports its error code's first (row, instance) and keeps nothing
+    (and adds one to the counter ``refused``, if named). ``err`` is looked at only after the
+    functions that have a run-time check. ``seen``: lines run on each successor that the
+    transition predicates accepted, before the passes change it (the state graph's)."""
     lines: list[str] = ["        nq = 0"]
     tp_fails = any(fails[f"tp_{j}"] for j in range(len(props.transition)))
     for ai, a, base in instances(spec):
@@ -396,6 +399,8 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
         if g_fails or e_fails:
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
+            if refused:
+                lines.append(f"{pad}    {refused} += 1")
     pad = "        "
     lines += [f"{pad}for z in range(nq):",
               f"{pad}    inst = bi[z]",
@@ -411,6 +416,7 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
     if tp_fails:
         lines.append(f"{inner}if err[0] == 0:")
         inner += "    "
+    lines += [f"{inner}{line}" for line in seen]
     lines += [f"{inner}{line}" for p in passes for line in p.apply]
     if spec.view is not None:  # the fingerprint reads the VIEW's cells only
         lines += [f"{inner}for u in range(WORDS):", f"{inner}    vw[u] = tw[u] & VMASK[u]",
@@ -421,6 +427,8 @@ def _successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: t
     if tp_fails:
         lines += [f"{pad}    if err[0] != 0:",
                   f"{pad}        _dom(err, dom_row, dom_inst, i, inst)"]
+        if refused:
+            lines.append(f"{pad}        {refused} += 1")
     return lines
 
 
