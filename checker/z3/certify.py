@@ -9,13 +9,15 @@ through the same symbolic translation that ``prove`` and ``bmc`` use, not the in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.checker.z3 import translate as T
-from hwcheck.checker.z3.solver import Solver
-from hwcheck.spec.lang import Spec, reads_next
+from hwcheck.checker.z3.solver import Result, Solver
+from hwcheck.spec.lang import Expr, Instance, Spec, reads_next
 from hwcheck.spec.verdicts import Verdict
 
 
@@ -40,7 +42,7 @@ class Certificate:
         return "NOT certified by Z3: " + "; ".join(self.problems)
 
 
-def _property(spec: Spec, name: str):
+def _property(spec: Spec, name: str) -> Expr | None:
     for group in (spec.invariants, spec.action_properties, spec.reachables):
         for p in group:
             if p.name == name:
@@ -53,7 +55,8 @@ def _property(spec: Spec, name: str):
     return None
 
 
-def _pinned(spec: Spec, layout: Layout, state: dict, tag: str):
+def _pinned(spec: Spec, layout: Layout, state: dict[str, Any],
+            tag: str) -> tuple[T.State, T.Term, T.State]:
     """A symbolic state and the constraints that fix it to ``state``."""
     row = layout.from_dict(state)
     sym = T.fresh_state(spec, tag)
@@ -71,7 +74,7 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         cert.ok = False
         cert.problems.append(msg)
 
-    def verdict(res, msg: str) -> bool:
+    def verdict(res: Result, msg: str) -> bool:
         if res.status == Verdict.HOLDS:
             return True
         fail(msg + (f" (unknown: {res.reason})" if res.status == Verdict.UNKNOWN else ""))
@@ -128,8 +131,9 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
     return cert
 
 
-def _certify_domain(spec: Spec, tr, trace: Trace, insts: dict, states: list, solver, fail,
-                    verdict) -> None:
+def _certify_domain(spec: Spec, tr: T.Translator, trace: Trace, insts: dict[str, Instance],
+                    states: list[T.State], solver: Solver, fail: Callable[[str], None],
+                    verdict: Callable[[Result, str], bool]) -> None:
     """The trace ends where the spec leaves its declared domains: the step #meta.domain_error
     names (or, without one, the property its name gives, on the last state) makes its first
     access out of range one of the variable's that ``DomainError(variable, where)`` names."""

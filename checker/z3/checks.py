@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 
@@ -62,8 +63,8 @@ def index_scalars(spec: Spec, extra: Sequence[Expr] = ()) -> list[str]:
     scalars = {v.name for v in spec.variables if not v.shape}
     found: set[str] = set()
 
-    def scalars_in(e: Expr, defs: dict) -> set[str]:
-        out = set()
+    def scalars_in(e: Expr, defs: dict[str, set[str]]) -> set[str]:
+        out: set[str] = set()
         for x in walk(e):
             if isinstance(x, Read) and x.var.name in scalars:
                 out.add(x.var.name)
@@ -71,14 +72,14 @@ def index_scalars(spec: Spec, extra: Sequence[Expr] = ()) -> list[str]:
                 out |= defs[x.name]
         return out
 
-    def scan(e: Expr, defs: dict) -> None:
+    def scan(e: Expr, defs: dict[str, set[str]]) -> None:
         for x in walk(e):
             if isinstance(x, Read):
                 for i in x.index:
                     found.update(scalars_in(i, defs))
 
     for a in spec.actions:
-        defs: dict[str, set] = {}
+        defs: dict[str, set[str]] = {}
         scan(a.guard, defs)
         for s in walk_stmts(a.body):
             if isinstance(s, SetLocal):
@@ -111,7 +112,7 @@ def _canonical(values: list[int]) -> bool:
 @dataclass
 class Case:
     inst: Instance
-    fixed: dict  # scalar variable name -> value
+    fixed: dict[str, int]  # scalar variable name -> value
 
     @property
     def label(self) -> str:
@@ -119,14 +120,15 @@ class Case:
         return f"{self.inst.label}" + (f" [{pins}]" if pins else "")
 
 
-def check_symmetry(spec: Spec, symmetry: dict) -> None:
+def check_symmetry(spec: Spec, symmetry: dict[str, Any]) -> None:
     """The symmetry description covers every variable exactly once and every action parameter
     ranges over the replicas; otherwise the reduction would not be sound (the case split
     renames action parameters as members)."""
     _check_symmetry(spec, symmetry, member_params=True)
 
 
-def cases(spec: Spec, split: list[str], symmetry: dict | None) -> dict[str, list[Case]]:
+def cases(spec: Spec, split: list[str],
+          symmetry: dict[str, Any] | None) -> dict[str, list[Case]]:
     """For each action, the (instance, pinned scalars) cases the step check must cover."""
     if symmetry:
         check_symmetry(spec, symmetry)
@@ -210,13 +212,14 @@ def check_init(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | N
 
 
 def check_step(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None = None,
-               symmetry: dict | None = None, actions: list[str] | None = None,
-               progress=None, tr: T.Translator | None = None,
+               symmetry: dict[str, Any] | None = None, actions: list[str] | None = None,
+               progress: Callable[[ActionVerdict], object] | None = None,
+               tr: T.Translator | None = None,
                logic: str | None = None) -> list[ActionVerdict]:
     """For every action: do the conjuncts (with domains) imply themselves after the action?
     (Z3's general solver: on these one-step queries it beats the finite-domain one.)"""
     tr = tr or T.Translator(spec)
-    cache: dict = {}
+    cache: _Hypotheses = {}
     layout = Layout.of(spec)
     split = index_scalars(spec, [e for _, e in conjuncts])
     all_cases = cases(spec, split, symmetry)
@@ -240,7 +243,12 @@ def check_step(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | N
     return verdicts
 
 
-def _hypotheses(spec, tr, case: Case, conjuncts, cache: dict):
+# the hypotheses per pinned scalars: (pre-state, conjunct name -> its value over it)
+_Hypotheses = dict[tuple[tuple[str, int], ...], tuple[T.State, dict[str, T.Term]]]
+
+
+def _hypotheses(spec: Spec, tr: T.Translator, case: Case, conjuncts: list[tuple[str, Expr]],
+                cache: _Hypotheses) -> tuple[T.State, dict[str, T.Term]]:
     """The pre-state for the case's pinned scalars and each conjunct over it (shared by every
     action with the same pins)."""
     key = tuple(sorted(case.fixed.items()))
@@ -255,8 +263,9 @@ def _hypotheses(spec, tr, case: Case, conjuncts, cache: dict):
     return cache[key]
 
 
-def _step_case(spec, tr, layout, case: Case, conjuncts, timeout, v: ActionVerdict, cache,
-               logic):
+def _step_case(spec: Spec, tr: T.Translator, layout: Layout, case: Case,
+               conjuncts: list[tuple[str, Expr]], timeout: float | None, v: ActionVerdict,
+               cache: _Hypotheses, logic: str | None) -> Obligation | None:
     pre, hyps = _hypotheses(spec, tr, case, conjuncts, cache)
     eff = tr.effect(case.inst, pre)
     if eff.guard is False:
@@ -304,7 +313,8 @@ def _step_case(spec, tr, layout, case: Case, conjuncts, timeout, v: ActionVerdic
 
 
 def prove(spec: Spec, conjuncts: list[tuple[str, Expr]], timeout: float | None = None,
-          symmetry: dict | None = None, progress=None) -> InductionReport:
+          symmetry: dict[str, Any] | None = None,
+          progress: Callable[[ActionVerdict], object] | None = None) -> InductionReport:
     t0 = time.perf_counter()
     tr = T.Translator(spec)
     init = check_init(spec, conjuncts, timeout, tr)
@@ -320,8 +330,9 @@ class BmcHit:
     prop: str
     kind: str  # invariant | action | domain
     depth: int
-    path: list  # [(instance index, fingerprint of the Z3 state)]; a domain error's path ends
-    # with the step that leaves the declared domains (fingerprint None: it has no successor)
+    # [(instance index, fingerprint of the Z3 state)]; a domain error's path ends with the step
+    # that leaves the declared domains (fingerprint None: it has no successor)
+    path: list[tuple[int, int | None]]
 
 
 @dataclass
@@ -340,8 +351,8 @@ class Unrolling:
     leader: with the finite-domain solver, splitting measured 2x slower at R=5.)"""
 
     def __init__(self, spec: Spec, tr: T.Translator | None = None,
-                 symmetry: dict | None = None, timeout: float | None = None,
-                 assume: Sequence[tuple[str, Expr]] = ()):
+                 symmetry: dict[str, Any] | None = None, timeout: float | None = None,
+                 assume: Sequence[tuple[str, Expr]] = ()) -> None:
         self.spec = spec
         self.timeout = timeout
         self.assume = list(assume)  # state predicates proved invariant: true in every state
@@ -351,8 +362,9 @@ class Unrolling:
         self.insts = spec.instances()
         s0, self.init_facts = self.tr.initial()  # facts: which initial state s0 is
         self.states = [s0]
-        self.acts: list = []
-        self.effects: list[list] = []  # per state k: [(instance, Effect from state k)]
+        self.acts: list[T.Term] = []
+        # per state k: [(instance, Effect from state k)]
+        self.effects: list[list[tuple[Instance, T.Effect]]] = []
         # Symmetry breaking: replicas that the initial states cannot tell apart (all but the
         # first leader, here) are interchangeable along the whole path, because every action
         # and property is invariant under renaming replicas. Any path can be renamed so that
@@ -364,7 +376,7 @@ class Unrolling:
             if symmetry else []
         self.used: dict[int, object] = {}
 
-    def effects_from(self, k: int) -> list:
+    def effects_from(self, k: int) -> list[tuple[Instance, T.Effect]]:
         """[(instance, its Effect from state k)] for every instance (translated once)."""
         while len(self.effects) <= k:
             pre = self.states[len(self.effects)]
@@ -372,8 +384,9 @@ class Unrolling:
         return self.effects[k]
 
     @staticmethod
-    def _errors(effects) -> dict[str, list]:
-        out: dict[str, list] = {}
+    def _errors(effects: Iterable[tuple[Instance, T.Effect]]
+                ) -> dict[str, list[tuple[Instance, T.Term]]]:
+        out: dict[str, list[tuple[Instance, T.Term]]] = {}
         for inst, eff in effects:  # a guard may fail a read even when it is False
             for var, cond in T.first_errors(eff.checks).items():
                 out.setdefault(domain_error_name(var, inst.action.name), []).append((inst, cond))
@@ -394,7 +407,7 @@ class Unrolling:
                               .holds}
         return self._possible
 
-    def domain_errors(self, k: int) -> dict[str, list]:
+    def domain_errors(self, k: int) -> dict[str, list[tuple[Instance, T.Term]]]:
         """The ways a step from state k can leave the declared domains: DomainError(variable,
         action) -> [(instance, condition)], the condition under which the instance's first
         access out of range (as the interpreter runs it) is one of that variable's."""
@@ -404,7 +417,7 @@ class Unrolling:
         return {name: insts for name, insts in self._errors(self.effects_from(k)).items()
                 if name in possible}
 
-    def extend(self):
+    def extend(self) -> list[T.Term]:
         """Add one step; returns the constraints that define it."""
         k = len(self.acts)
         nxt = T.fresh_state(self.spec, f"s{k + 1}")
@@ -426,10 +439,10 @@ class Unrolling:
         self.acts.append(act)
         return facts
 
-    def path(self, model, depth: int):
+    def path(self, model: z3.ModelRef, depth: int) -> list[tuple[int, int | None]]:
         from hwcheck.checker.traces.trace import _fp
 
-        out = []
+        out: list[tuple[int, int | None]] = []
         for k in range(depth):
             a = model.eval(self.acts[k], model_completion=True).as_long()
             row = T.decode(self.spec, self.layout, self.states[k + 1], model)
@@ -438,7 +451,7 @@ class Unrolling:
 
 
 def interchangeable(spec: Spec, layout: Layout, starts: list[T.State],
-                    symmetry: dict) -> list[list[int]]:
+                    symmetry: dict[str, Any]) -> list[list[int]]:
     """Classes of replicas whose swaps map the set of initial states onto itself (swapping is
     an equivalence: (a c) = (a b)(b c)(a b))."""
     n = symmetry["size"]
@@ -497,7 +510,7 @@ def shipped_lemmas(spec: Spec, inv: str) -> list[str]:
 
 
 def proven_facts(spec: Spec, timeout: float | None = None,
-                 symmetry: dict | None = None) -> list[tuple[str, Expr]]:
+                 symmetry: dict[str, Any] | None = None) -> list[tuple[str, Expr]]:
     """The protocol's cheap invariants (``Checking.cheap``) with their lemmas, for those whose
     proof succeeds here: true in every reachable state, so bmc may assume them (it then explores
     no unreachable state that breaks them, which helps the solver: ~40% less time at R=5)."""
@@ -534,7 +547,8 @@ def _domain_hits(un: Unrolling, solver: Solver, d: int) -> tuple[Result, list[Bm
 
 
 def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: float | None = None,
-        progress=None, symmetry: dict | None = None,
+        progress: Callable[[int, str, float], object] | None = None,
+        symmetry: dict[str, Any] | None = None,
         assume: Sequence[tuple[str, Expr]] = ()) -> BmcReport:
     """Check depths 0..depth in order; stop at the first depth where some property fails, or
     some step leaves the declared domains (``DomainError(variable, action)``, kind domain), and
@@ -546,7 +560,7 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
     solver.add(*un.init_facts)
     last = -1
     for d in range(depth + 1):
-        dom_hits: list = []
+        dom_hits: list[BmcHit] = []
         dom_seconds = 0.0
         if d:
             dres, dom_hits = _domain_hits(un, solver, d)

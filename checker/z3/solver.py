@@ -8,6 +8,7 @@ solver timed out or gave up; unknown is never turned into holds.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import z3
@@ -27,7 +28,7 @@ class Result:
         return self.status == Verdict.HOLDS
 
 
-def worst(statuses) -> str:
+def worst(statuses: Iterable[str]) -> str:
     """violated beats unknown beats holds."""
     s = set(statuses)
     for v in (Verdict.VIOLATED, Verdict.UNKNOWN):
@@ -43,11 +44,11 @@ class Solver:
     by its variable's domain, and Z3 then bit-blasts to its incremental SAT solver, which is one
     to two orders of magnitude faster here than the general arithmetic solver."""
 
-    def __init__(self, timeout: float | None = None, logic: str | None = "QF_FD"):
+    def __init__(self, timeout: float | None = None, logic: str | None = "QF_FD") -> None:
         self.z3 = z3.SolverFor(logic) if logic else z3.Solver()
         self.timeout = timeout
 
-    def add(self, *facts) -> None:
+    def add(self, *facts: bool | z3.BoolRef) -> None:
         for f in facts:
             if f is True:
                 continue
@@ -59,7 +60,7 @@ class Solver:
     def pop(self) -> None:
         self.z3.pop()
 
-    def can_fail(self, goal, timeout: float | None = None) -> Result:
+    def can_fail(self, goal: bool | z3.BoolRef, timeout: float | None = None) -> Result:
         """Can ``goal`` be false under the facts? holds (no), violated (yes, model), unknown."""
         if goal is True:
             return Result(Verdict.HOLDS)

@@ -25,8 +25,9 @@ variable the interpreter's ModelError (and the kernel's domain error) names.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import z3
 
@@ -53,25 +54,35 @@ from hwcheck.spec.lang import (
     SetLocal,
     Spec,
     SpecError,
+    Stmt,
     Var,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from hwcheck.checker.semantics.layout import Layout
+
 # -- constant-folding helpers --------------------------------------------------------------------
 
+# A value the translator computes: a Python bool or int (a constant) or a Z3 term. z3 ships no
+# type information, so to mypy a Z3 term is Any, and so is a value that may be one.
+Term: TypeAlias = Any
 
-def is_const(x) -> bool:
+
+def is_const(x: Term) -> bool:
     return isinstance(x, (bool, int))
 
 
-def to_bool(x):
+def to_bool(x: Term) -> Term:
     return x if isinstance(x, (bool, z3.BoolRef)) else (x != 0)
 
 
-def int_const(name: str):
+def int_const(name: str) -> Term:
     return z3.Int(name)
 
 
-def to_int(x):
+def to_int(x: Term) -> Term:
     if isinstance(x, bool):
         return int(x)
     if isinstance(x, z3.BoolRef):
@@ -79,7 +90,7 @@ def to_int(x):
     return x
 
 
-def mk_and(xs):
+def mk_and(xs: Iterable[Term]) -> Term:
     out = []
     for x in xs:
         if x is True:
@@ -92,7 +103,7 @@ def mk_and(xs):
     return out[0] if len(out) == 1 else z3.And(*out)
 
 
-def mk_or(xs):
+def mk_or(xs: Iterable[Term]) -> Term:
     out = []
     for x in xs:
         if x is False:
@@ -105,11 +116,11 @@ def mk_or(xs):
     return out[0] if len(out) == 1 else z3.Or(*out)
 
 
-def mk_not(x):
+def mk_not(x: Term) -> Term:
     return (not x) if isinstance(x, bool) else z3.Not(x)
 
 
-def mk_implies(a, b):
+def mk_implies(a: Term, b: Term) -> Term:
     if a is False or b is True:
         return True
     if a is True:
@@ -119,7 +130,7 @@ def mk_implies(a, b):
     return z3.Implies(a, b)
 
 
-def mk_ite(c, a, b):
+def mk_ite(c: Term, a: Term, b: Term) -> Term:
     if c is True:
         return a
     if c is False:
@@ -136,11 +147,11 @@ def mk_ite(c, a, b):
     return z3.If(c, a, b)
 
 
-def _zb(x):
+def _zb(x: Term) -> Term:
     return z3.BoolVal(x) if isinstance(x, bool) else x
 
 
-def same(a, b) -> bool:
+def same(a: Term, b: Term) -> bool:
     if is_const(a) and is_const(b):
         return a == b and isinstance(a, bool) == isinstance(b, bool)
     if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):
@@ -148,7 +159,7 @@ def same(a, b) -> bool:
     return False
 
 
-def mk_eq(a, b):
+def mk_eq(a: Term, b: Term) -> Term:
     if is_const(a) and is_const(b):
         return a == b
     if isinstance(a, (bool, z3.BoolRef)) or isinstance(b, (bool, z3.BoolRef)):
@@ -156,7 +167,7 @@ def mk_eq(a, b):
     return a == b
 
 
-def mk_cmp(op, a, b):
+def mk_cmp(op: str, a: Term, b: Term) -> Term:
     if op == "==":
         return mk_eq(a, b)
     if op == "!=":
@@ -166,7 +177,7 @@ def mk_cmp(op, a, b):
     return a < b if op == "<" else a <= b
 
 
-def mk_arith(op, a, b):
+def mk_arith(op: str, a: Term, b: Term) -> Term:
     if is_const(a) and is_const(b):
         return ARITH[op](a, b)
     if op == "*":  # b is a constant (and // and % divide by a positive one: SMT-LIB's
@@ -189,15 +200,15 @@ def mk_arith(op, a, b):
 # -- states --------------------------------------------------------------------------------------
 
 
-State = dict  # variable name -> list of cells (Python int or z3 Int term)
+State = dict[str, list[Term]]  # variable name -> list of cells (Python int or z3 Int term)
 
 
-def fresh_state(spec: Spec, tag: str, fixed: dict | None = None) -> State:
+def fresh_state(spec: Spec, tag: str, fixed: dict[str, Any] | None = None) -> State:
     """A state of fresh Z3 Int constants named ``var[i,j]@tag``; ``fixed`` maps a variable name to
     a list of cell values (None = symbolic) to pin some cells to constants."""
-    st = {}
+    st: State = {}
     for v in spec.variables:
-        cells = []
+        cells: list[Term] = []
         pins = (fixed or {}).get(v.name)
         for n, idx in enumerate(v.cells()):
             if pins is not None and pins[n] is not None:
@@ -208,18 +219,18 @@ def fresh_state(spec: Spec, tag: str, fixed: dict | None = None) -> State:
     return st
 
 
-def const_state(spec: Spec, layout, row) -> State:
+def const_state(spec: Spec, layout: Layout, row: np.ndarray) -> State:
     """A state of Python ints from a layout row."""
-    st = {}
+    st: State = {}
     for v in spec.variables:
         off = layout.offsets[v.name]
         st[v.name] = [int(row[off + i]) for i in range(v.size)]
     return st
 
 
-def domain(spec: Spec, st: State):
+def domain(spec: Spec, st: State) -> list[Term]:
     """Every symbolic cell within its variable's domain."""
-    out = []
+    out: list[Term] = []
     for v in spec.variables:
         for c in st[v.name]:
             if not is_const(c):
@@ -229,7 +240,7 @@ def domain(spec: Spec, st: State):
     return out
 
 
-def eq_states(a: State, b: State, names=None):
+def eq_states(a: State, b: State, names: Iterable[str] | None = None) -> Term:
     out = []
     for name in (names or a):
         for x, y in zip(a[name], b[name]):
@@ -239,7 +250,7 @@ def eq_states(a: State, b: State, names=None):
     return mk_and(out)
 
 
-def decode(spec: Spec, layout, st: State, model: z3.ModelRef):
+def decode(spec: Spec, layout: Layout, st: State, model: z3.ModelRef) -> np.ndarray:
     """The layout row of a state under a model."""
     row = layout.empty()
     for v in spec.variables:
@@ -252,7 +263,7 @@ def decode(spec: Spec, layout, st: State, model: z3.ModelRef):
     return row
 
 
-def _concrete(x, what: str) -> bool:
+def _concrete(x: Term, what: str) -> bool:
     """A condition of Init, which is concrete once its choices are."""
     if isinstance(x, (bool, int)):
         return bool(x)
@@ -273,14 +284,14 @@ class Effect:
     post: State
     ok: object  # no ModelError: every index in range and every written value in its domain
     # (variable, condition) per access, in the interpreter's order of evaluation
-    checks: list = field(default_factory=list)
+    checks: list[tuple[str, Term]] = field(default_factory=list)
 
 
-def first_errors(checks: list) -> dict:
+def first_errors(checks: list[tuple[str, Term]]) -> dict[str, Term]:
     """variable -> the condition under which the first access that leaves its range (in the
     interpreter's order) is one of that variable's: the variable its ModelError names."""
-    out: dict = {}
-    before = True  # every earlier access in range
+    out: dict[str, Term] = {}
+    before: Term = True  # every earlier access in range
     for var, ok in checks:
         if ok is True:
             continue
@@ -295,39 +306,44 @@ def first_errors(checks: list) -> dict:
 class _Ctx:
     cur: State
     nxt: State | None
-    env: dict  # Bound / ActionParam -> value; local name -> value
-    obl: list = field(default_factory=list)  # (variable, pc => in range), in order
+    env: dict[Any, Term]  # Bound / ActionParam -> value; local name -> value
+    # (variable, pc => in range), in order
+    obl: list[tuple[str, Term]] = field(default_factory=list)
     where: str = "expression"
 
 
 class Translator:
-    def __init__(self, spec: Spec):
+    def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.vars = {v.name: v for v in spec.variables}
 
     # -- expressions -----------------------------------------------------------------------------
 
-    def expr(self, e: Expr, cur: State, nxt: State | None = None, env: dict | None = None):
+    def expr(self, e: Expr, cur: State, nxt: State | None = None,
+             env: dict[Any, Term] | None = None) -> Term:
         """The value of ``e`` (a Python constant or a Z3 term)."""
         ctx = _Ctx(cur, nxt, dict(env or {}))
         return self._e(e, ctx, True)
 
-    def expr_ok(self, e: Expr, cur: State, nxt: State | None = None, env: dict | None = None):
+    def expr_ok(self, e: Expr, cur: State, nxt: State | None = None,
+                env: dict[Any, Term] | None = None) -> tuple[Term, Term]:
         """(value, well-defined) of ``e``."""
         v, checks = self.expr_checks(e, cur, nxt, env)
         return v, mk_and([c for _, c in checks])
 
     def expr_checks(self, e: Expr, cur: State, nxt: State | None = None,
-                    env: dict | None = None):
+                    env: dict[Any, Term] | None = None) -> tuple[Term, list[tuple[str, Term]]]:
         """(value, [(variable, in range)]) of ``e``: the conditions of its reads, in order."""
         ctx = _Ctx(cur, nxt, dict(env or {}))
         v = self._e(e, ctx, True)
         return v, ctx.obl
 
-    def _cell_index(self, var: Var, idx: list, ctx: _Ctx, pc):
+    def _cell_index(self, var: Var, idx: list[Term], ctx: _Ctx,
+                    pc: Term) -> list[tuple[int, Term]]:
         """The candidate (flat position, condition) pairs of ``var[idx]``; records the range
         obligation. A concrete index gives one candidate with condition True."""
-        conds, flat = [], [(0, True)]
+        conds: list[Term] = []
+        flat: list[tuple[int, Term]] = [(0, True)]
         for i, d in zip(idx, var.shape):
             if is_const(i):
                 if not 0 <= i < d:
@@ -341,7 +357,7 @@ class Translator:
             ctx.obl.append((var.name, mk_implies(pc, mk_and(conds))))
         return flat
 
-    def _read(self, e: Read, ctx: _Ctx, pc):
+    def _read(self, e: Read, ctx: _Ctx, pc: Term) -> Term:
         idx = [self._e(i, ctx, pc) for i in e.index]
         src = ctx.nxt if e.primed else ctx.cur
         if src is None:
@@ -355,7 +371,7 @@ class Translator:
             return (v != 0) if is_const(v) else (v == 1)
         return v
 
-    def _e(self, e: Expr, ctx: _Ctx, pc):
+    def _e(self, e: Expr, ctx: _Ctx, pc: Term) -> Term:
         if isinstance(e, Const):
             return e.value
         if isinstance(e, Read):
@@ -398,7 +414,7 @@ class Translator:
             return self._quant(e, ctx, pc)
         raise SpecError(f"{ctx.where}: unknown expression node {type(e).__name__}")
 
-    def _quant(self, e: Quant, ctx: _Ctx, pc):
+    def _quant(self, e: Quant, ctx: _Ctx, pc: Term) -> Term:
         env = ctx.env
         saved = env.get(e.var, None)
         try:
@@ -428,7 +444,7 @@ class Translator:
                     return consts
                 return z3.Sum(terms) + consts if consts else z3.Sum(terms)
             # min / max: the best body over the i where cond holds; default if none
-            items = []
+            items: list[tuple[Term, Term]] = []
             for i in range(e.n):
                 env[e.var] = i
                 c = self._e(e.cond, ctx, pc)
@@ -439,7 +455,8 @@ class Translator:
             env.pop(e.var, None)
             default = self._e(e.default, ctx, mk_and([pc, mk_not(found)])) \
                 if found is not True else 0
-            better = (lambda a, b: a < b) if e.kind == "min" else (lambda a, b: a > b)
+            better: Callable[[Term, Term], Term] = \
+                (lambda a, b: a < b) if e.kind == "min" else (lambda a, b: a > b)
             if all(is_const(v) for _, v in items):
                 # constant bodies: the best matching candidate wins; an If-chain in order
                 items.sort(key=lambda cv: cv[1], reverse=(e.kind == "max"))
@@ -447,7 +464,8 @@ class Translator:
                 for c, v in reversed(items):
                     r = mk_ite(c, v, r)
                 return r
-            best, seen = default, False
+            best: Term = default
+            seen: Term = False
             for c, v in items:
                 pick = mk_or([mk_not(seen), better(v, best)])
                 best = mk_ite(mk_and([c, pick]), v, best)
@@ -461,7 +479,8 @@ class Translator:
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _run(self, stmts, st: State, ctx: _Ctx, pc, modifies) -> None:
+    def _run(self, stmts: Iterable[Stmt], st: State, ctx: _Ctx, pc: Term,
+             modifies: Collection[str] | None) -> None:
         for s in stmts:
             if pc is False:
                 return
@@ -504,7 +523,7 @@ class Translator:
                     for i, (a, b) in enumerate(zip(cells, other)):
                         if not same(a, b):
                             cells[i] = mk_ite(c, a, b)
-                merged = {}
+                merged: dict[Any, Term] = {}
                 for k, b in env2.items():  # locals set before the If (or in both branches)
                     if k in env1:
                         a = env1[k]
@@ -518,7 +537,8 @@ class Translator:
             else:
                 raise SpecError(f"{ctx.where}: unknown statement {type(s).__name__}")
 
-    def effect(self, inst: Instance, pre: State, env_extra: dict | None = None) -> Effect:
+    def effect(self, inst: Instance, pre: State,
+               env_extra: dict[Any, Term] | None = None) -> Effect:
         """Guard, post-state and well-definedness of ``inst`` over ``pre``. Variables outside the
         action's modifies list are copied unchanged (the frame condition)."""
         env = dict(zip(inst.action.params, inst.args))
@@ -538,7 +558,7 @@ class Translator:
         once, in the order of the choices."""
         init = self.spec.init_action
         out: list[State] = []
-        seen: set[tuple] = set()
+        seen: set[tuple[Term, ...]] = set()
         for args in init.instances():
             env = dict(zip(init.params, args))
             st = {v.name: [v.initial] * v.size for v in self.spec.variables}
@@ -557,7 +577,7 @@ class Translator:
             raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
         return out
 
-    def initial(self) -> tuple[State, list]:
+    def initial(self) -> tuple[State, list[Term]]:
         """The initial state and the facts that define it: one initial state is concrete (no
         facts); with several, each cell on which they differ is a fresh Int ``var[i]@init`` in
         its domain and the fact says the cells are those of one of the initial states (plain
@@ -567,9 +587,9 @@ class Translator:
             return sts[0], []
         out: State = {}
         free: list[tuple[str, int, Any]] = []
-        facts: list = []
+        facts: list[Term] = []
         for v in self.spec.variables:
-            cells = []
+            cells: list[Term] = []
             for c, idx in enumerate(v.cells()):
                 if len({st[v.name][c] for st in sts}) == 1:
                     cells.append(sts[0][v.name][c])
