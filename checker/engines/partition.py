@@ -37,9 +37,12 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.expand import expand as expand_rows
 from hwcheck.checker.engines.fpsort import first_index, owner_order, take_rows
@@ -48,10 +51,15 @@ from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.signatures import CheckArgs
 
+if TYPE_CHECKING:
+    from hwcheck.checker.protocols import SpecRef
+    from hwcheck.checker.semantics.kernel import Kernel
+    from hwcheck.spec.lang import Spec
+
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
 
 
-def act_dtype(ninst: int):
+def act_dtype(ninst: int) -> type[np.unsignedinteger[Any]]:
     return np.uint8 if ninst < 256 else np.uint16
 
 
@@ -84,11 +92,11 @@ class Batch:
     def nbytes(self) -> int:
         return self.rows.nbytes + self.fps.nbytes + self.parents.nbytes + self.acts.nbytes
 
-    def take(self, idx) -> Batch:
+    def take(self, idx: np.ndarray) -> Batch:
         return Batch(take_rows(self.rows, idx), self.fps[idx], self.parents[idx], self.acts[idx])
 
     @classmethod
-    def empty(cls, stride: int, adt, dtype=np.int8) -> Batch:
+    def empty(cls, stride: int, adt: DTypeLike, dtype: DTypeLike = np.int8) -> Batch:
         return cls(np.empty((0, stride), dtype), np.empty(0, np.uint64),
                    np.empty(0, np.uint64), np.empty(0, adt))
 
@@ -97,7 +105,8 @@ class Batch:
         return cls(*(np.concatenate([getattr(b, f) for b in batches])
                      for f in ("rows", "fps", "parents", "acts")))
 
-    def __reduce__(self):  # plain tuple pickling: small and version-independent
+    # plain tuple pickling: small and version-independent
+    def __reduce__(self) -> tuple[type[Batch], tuple[np.ndarray, ...]]:
         return (Batch, (self.rows, self.fps, self.parents, self.acts))
 
 
@@ -107,21 +116,27 @@ class Expanded:
 
     succ: Batch  # unique by fingerprint, in (parent fingerprint, action) order
     generated: int  # transitions evaluated, duplicates included
-    tp_hits: dict = field(default_factory=dict)  # prop index -> (parent fp, action, successor fp)
-    dom_hits: dict = field(default_factory=dict)  # error code -> (parent fp, action)
+    # prop index -> (parent fp, action, successor fp)
+    tp_hits: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # error code -> (parent fp, action)
+    dom_hits: dict[int, tuple[int, int]] = field(default_factory=dict)
     cov: np.ndarray | None = None  # int64 [instances]: the expanded rows that enable each
+
+
+# a candidate block as a partition receives it: ("cand", source partition (-1: none), Batch)
+Item = tuple[str, int, Batch]
 
 
 # -- kernels, built once per process ------------------------------------------------------------
 
-_kernels: dict = {}
+_kernels: dict[str, Kernel] = {}
 
 
 class KernelMismatch(RuntimeError):
     """An executor rebuilt a different kernel than the driver's: it would explore another model."""
 
 
-def kernel_for(spec, key: str, symmetry: bool = False):
+def kernel_for(spec: SpecRef | Spec, key: str, symmetry: bool = False) -> Kernel:
     """The compiled kernel of ``spec`` (a ``SpecRef``, rebuilt here, or a pickled ``Spec``),
     built (or loaded from the disk cache) once per process, so executors need no shared
     filesystem; with ``symmetry``, the kernel that keeps one state per orbit. ``key`` is the
@@ -148,7 +163,7 @@ CHUNK = 1 << 14  # frontier rows per kernel call
 EXPECT = 4.0  # unique successors a frontier row is expected to have (R3 M3 E3 hw: 3.5)
 
 
-def expand(kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
+def expand(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
     """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors.
 
     The shared expansion driver runs against a scratch table private to this call, so only the
@@ -205,8 +220,8 @@ def first_occurrences(batch: Batch) -> Batch:
 
 
 
-def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
-               sp_active: np.ndarray) -> tuple[dict, dict]:
+def state_hits(kernel: Kernel, rows: np.ndarray, fps: np.ndarray,
+               sp_active: np.ndarray) -> tuple[dict[int, int], dict[int, int]]:
     """For each active state predicate hit by some row: the least hitting fingerprint (rows are
     sorted by fingerprint, so the kernel's first hit is the least); and for each domain error
     a predicate made (a read outside a variable's shape), the least fingerprint."""
@@ -229,19 +244,20 @@ def state_hits(kernel, rows: np.ndarray, fps: np.ndarray,
 class LevelTask:
     """What a level's tasks need: everything is small and picklable (no kernel, no states)."""
 
-    spec: object  # a SpecRef (source + parameters) or, for a spec built by hand, the Spec
+    spec: SpecRef | Spec  # a SpecRef (source + parameters) or, for a spec built by hand, the Spec
     kernel_key: str  # the driver's kernel hash: every process must build the same kernel
     parts: int
-    sp_active: tuple  # state predicates still checked
-    tp_active: tuple  # transition predicates still checked
+    sp_active: tuple[bool, ...]  # state predicates still checked
+    tp_active: tuple[bool, ...]  # transition predicates still checked
     symmetry: bool = False  # one state per orbit of the protocol's symmetry (--symmetry)
     store: str = ""  # the folder of the partitions' visited sets (``runs_of``)
     level: int = 0  # the BFS level whose candidates the tasks merge
     merge_ratio: float = MERGE_RATIO  # the runs' merge policy (``checker.engines.runs``)
     rule: StopRule | None = None  # the run's stop rule (a task running several levels asks it)
-    kinds: tuple = ((), ())  # the kinds of the (state, transition) predicates, by index
+    # the kinds of the (state, transition) predicates, by index
+    kinds: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
-    def kernel(self):
+    def kernel(self) -> Kernel:
         return kernel_for(self.spec, self.kernel_key, self.symmetry)
 
 
@@ -250,7 +266,7 @@ def peak_rss() -> int:
 
 
 
-def initial_part(task: LevelTask, index: int) -> list:
+def initial_part(task: LevelTask, index: int) -> list[Item]:
     """Partition ``index``'s items before the search: the initial states it owns as candidates
     (from no source; the merge keeps each fingerprint once); nothing elsewhere."""
     k = task.kernel()
@@ -269,7 +285,7 @@ def runs_of(task: LevelTask, index: int) -> Runs:
     return Runs(task.store, index, act_dtype(task.kernel().ninst), task.merge_ratio)
 
 
-def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
+def merge_items(task: LevelTask, index: int, items: Iterable[Item]) -> tuple[Batch, dict[str, Any]]:
     """Merge the candidate blocks partition ``index`` received at ``task.level`` (``("cand",
     source, Batch)``, in any order) into its visited set: (its new states sorted by fingerprint,
     statistics with the state predicates' hits among them). The new states are written as the
@@ -302,7 +318,8 @@ def merge_items(task: LevelTask, index: int, items) -> tuple[Batch, dict]:
     return new, stats
 
 
-def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
+def expand_items(task: LevelTask, index: int, rows: np.ndarray,
+                 fps: np.ndarray) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
     """Expand a partition's frontier: ([(owner, ("cand", index, Batch))], statistics with the
     transitions generated and the transition predicates' hits)."""
     tp_active = np.array(task.tp_active or (False,), np.bool_)
@@ -313,7 +330,8 @@ def expand_items(task: LevelTask, index: int, rows, fps) -> tuple[list, dict]:
                     "cov_enabled": ex.cov.tolist() if ex.cov is not None else None}
 
 
-def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
+def step_part(task: LevelTask, index: int,
+              items: Iterable[Item]) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
     """Level ``task.level`` of partition ``index``: merge the candidates it received into its
     visited set, then expand the states that were new. Returns the candidate blocks to send, as
     (owning partition, item) pairs, and the statistics. Nothing else travels: the visited set
@@ -328,7 +346,7 @@ def step_part(task: LevelTask, index: int, items) -> tuple[list, dict]:
     return blocks, stats
 
 
-def lookup_part(task: LevelTask, index: int, fps) -> dict:
+def lookup_part(task: LevelTask, index: int, fps: Iterable[int]) -> dict[int, tuple[int, int]]:
     """fingerprint -> (parent fingerprint, action) for those of ``fps`` partition ``index``
     found."""
     return runs_of(task, index).lookup(fps)

@@ -20,12 +20,14 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from hwcheck.checker.engines import runs
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.partition import (
+    Item,
     LevelTask,
     initial_part,
     lookup_part,
@@ -67,16 +69,16 @@ class Backend:
         """Every partition's items before the search (``partition.initial_part``)."""
         raise NotImplementedError
 
-    def step(self, task: LevelTask) -> list[dict]:
+    def step(self, task: LevelTask) -> list[dict[str, Any]]:
         """``partition.step_part`` on every partition at the next level, its output delivered
         to the partitions it names; returns each partition's statistics."""
         raise NotImplementedError
 
-    def lookup(self, fps: set[int]) -> dict:
+    def lookup(self, fps: set[int]) -> dict[int, tuple[int, int]]:
         """fingerprint -> (parent fingerprint, action), from the partitions owning them."""
         raise NotImplementedError
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         return {}
 
     def cancel(self) -> None:
@@ -91,20 +93,20 @@ class InProcessBackend(Backend):
     """Every partition in this process: the partition functions without any cluster."""
 
     def __init__(self, parts: int = 4, merge_ratio: float = MERGE_RATIO,
-                 store: str | None = None):
+                 store: str | None = None) -> None:
         self.parts = parts
         self.merge_ratio = merge_ratio
         self.open_store(store)
-        self.data: list[list] = []
+        self.data: list[list[Item]] = []
         self.task: LevelTask | None = None
 
     def start(self, task: LevelTask) -> None:
         self.task = self.level_task(task)
         self.data = [initial_part(self.task, i) for i in range(self.parts)]
 
-    def step(self, task: LevelTask) -> list[dict]:
+    def step(self, task: LevelTask) -> list[dict[str, Any]]:
         self.task = task = self.level_task(task)
-        inbox: list[list] = [[] for _ in range(self.parts)]
+        inbox: list[list[Item]] = [[] for _ in range(self.parts)]
         stats = []
         for i, items in enumerate(self.data):
             out, st = step_part(task, i, items)
@@ -116,8 +118,8 @@ class InProcessBackend(Backend):
         self.next_level += 1
         return stats
 
-    def lookup(self, fps):
-        out = {}
+    def lookup(self, fps: set[int]) -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
         for f in fps:
             out.update(lookup_part(self.task, owner(f, self.parts), [f]))
         return out
@@ -128,7 +130,7 @@ class _Target:
     """Where a hit's path ends: a state, or a transition out of a state."""
 
     fp: int  # the state to walk back from
-    tail: tuple | None = None  # (action, successor fp) appended after it
+    tail: tuple[int, int | None] | None = None  # (action, successor fp) appended after it
 
 
 class LevelEngine(LevelSource):
@@ -140,7 +142,7 @@ class LevelEngine(LevelSource):
 
     name = "partitioned"
 
-    def __init__(self, kernel: Kernel, opts: Options, backend: Backend):
+    def __init__(self, kernel: Kernel, opts: Options, backend: Backend) -> None:
         self.kernel = kernel
         self.opts = opts
         self.rule = opts.stop_rule()
@@ -175,11 +177,12 @@ class LevelEngine(LevelSource):
         self.base_rss = current_rss_bytes()
         self.fp0 = {k.fingerprint(row) for row in k.starts}  # the initial states'
         self.level_seconds: list[float] = []
-        self.level_tasks: list[tuple] = []  # (wall s, slowest task s, summed task s, new, cand.)
+        # (wall s, slowest task s, summed task s, new, cand.)
+        self.level_tasks: list[tuple[float, float, float, int, int]] = []
         self.task_stats = {"rss": 0, "merge_seconds": 0.0, "expand_seconds": 0.0,
                            "store_bytes": 0}
         self.coverage: dict[str, np.ndarray] = {}  # cov_enabled, cov_new summed over tasks
-        self.pending: list[dict] = []
+        self.pending: list[dict[str, Any]] = []
         self.left = 0
         # the partitions' initial items; their workers build their kernels before the clock starts
         self.backend.start(self._task())
@@ -229,7 +232,7 @@ class LevelEngine(LevelSource):
             ex.stats["coverage"] = {"enabled": [int(x) for x in cov["cov_enabled"]],
                                     "new": [int(x) for x in cov["cov_new"]]}
 
-    def _backend_info(self, ex: Exploration) -> dict:
+    def _backend_info(self, ex: Exploration) -> dict[str, Any]:
         try:
             return self.backend.info()
         except Exception:  # noqa: BLE001
@@ -237,7 +240,7 @@ class LevelEngine(LevelSource):
                 raise
             return {}  # stopped, and the backend gone with the signal: its figures with it
 
-    def _step(self) -> list[dict]:
+    def _step(self) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         stats = self.backend.step(self._task())
         self.level_seconds.append(time.perf_counter() - t0)
@@ -260,7 +263,7 @@ class LevelEngine(LevelSource):
             sum(s["new"] for s in stats), sum(s["candidates"] for s in stats)))
         return stats
 
-    def _state_hits(self, stats: list[dict], depth: int) -> list[Found]:
+    def _state_hits(self, stats: list[dict[str, Any]], depth: int) -> list[Found]:
         props, out = self.props, []
         best: dict[int, int] = {}
         for s in stats:
@@ -281,9 +284,9 @@ class LevelEngine(LevelSource):
                              _Target(dom[c])))
         return out
 
-    def _transition_hits(self, xstats: list[dict], depth: int) -> list[Found]:
+    def _transition_hits(self, xstats: list[dict[str, Any]], depth: int) -> list[Found]:
         props, out = self.props, []
-        best: dict[int, tuple] = {}
+        best: dict[int, tuple[int, int, int]] = {}
         for s in xstats:
             for j, hit in s["tp"].items():
                 if j not in best or hit[:2] < best[j][:2]:
@@ -295,7 +298,7 @@ class LevelEngine(LevelSource):
             parent, inst, succ = best[j]
             out.append(Found(name, kind, depth + 1, _Target(parent, (inst, succ))))
             props.trans_active[j] = False
-        dom: dict[int, tuple] = {}
+        dom: dict[int, tuple[int, int]] = {}
         for s in xstats:
             for c, hit in s.get("dom_tp", {}).items():
                 if c not in dom or hit < dom[c]:
@@ -306,10 +309,10 @@ class LevelEngine(LevelSource):
                              _Target(parent, (inst, None))))
         return out
 
-    def paths(self, targets: dict[str, _Target]) -> dict[str, list]:
+    def paths(self, targets: dict[str, _Target]) -> dict[str, list[tuple[int, int | None]]]:
         """Walk every target back to an initial state, one level per round (one lookup in the
         owning partitions per round, all targets together)."""
-        steps: dict[str, list] = {name: [] for name in targets}
+        steps: dict[str, list[tuple[int, int | None]]] = {name: [] for name in targets}
         cur = {name: t.fp for name, t in targets.items()}
         while True:
             need = {f for f in cur.values() if f not in self.fp0}
@@ -325,7 +328,7 @@ class LevelEngine(LevelSource):
                 parent, act = found[f]
                 steps[name].append((act, f))
                 cur[name] = parent
-        out = {}
+        out: dict[str, list[tuple[int, int | None]]] = {}
         for name, t in targets.items():
             path = list(reversed(steps[name]))
             if t.tail is not None:
