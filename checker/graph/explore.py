@@ -22,6 +22,7 @@ import numpy as np
 
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
+from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
@@ -153,9 +154,7 @@ class GraphSource(LevelSource):
         k = self.kernel
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
-        cap = 1 << 12
-        self.keys = np.zeros(cap, np.uint64)
-        self.vals = np.full(cap, -1, np.int64)
+        self.tab = new_table(1 << 12)  # fingerprint -> state id
         nt = max(len(k.props.transition), 1)
         self.tp_row = np.full(nt, -1, np.int64)
         self.tp_inst = np.full(nt, -1, np.int64)
@@ -166,15 +165,19 @@ class GraphSource(LevelSource):
         self.pact: list[np.ndarray] = []
         self.flags: list[np.ndarray] = []
         self.rows_kept: list[np.ndarray] = []
-        self.dst_parts: list[np.ndarray] = []
-        self.act_parts: list[np.ndarray] = []
-        self.ef_parts: list[np.ndarray] = []
-        self.end_parts: list[tuple[np.ndarray, int]] = []
+        # every transition, level after level, in buffers grown by doubling: destination,
+        # action instance, action-property flags; ne of them so far
+        ecap = max(1024, k.ninst * 64)
+        self.edst = np.empty(ecap, np.int32)
+        self.eact = np.empty(ecap, k.act_dtype)
+        self.eflags = np.zeros(ecap if self.edge_properties else 1, np.uint64)
+        self.ne = 0
+        # per level: the expanded rows' transition ends, the rows not expanded, the first edge
+        self.end_parts: list[tuple[np.ndarray, int, int]] = []
         self.levels = [0]
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
-        self.ecap = max(1024, k.ninst * 64)
         self._cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
@@ -185,12 +188,17 @@ class GraphSource(LevelSource):
         init = k.starts[list(first.values())]
         fps = np.array(list(first), np.uint64)
         n = len(fps)
-        while n > self.keys.size * MAX_LOAD:
-            self.keys, self.vals = _grown_table(self.gk.mod, self.keys, self.vals)
+        while n > self.slots * MAX_LOAD:
+            self.tab = _grown_table(self.gk.mod, self.tab)
         for i in range(n):
-            self.gk.mod.table_put(self.keys, self.vals, self.keys.size - 1, fps[i], i)
+            self.gk.mod.table_put(self.tab, self.slots - 1, fps[i], i)
         return LevelResult(new=n, found=self._new_level(
             init, fps, np.full(n, -1, np.int32), np.zeros(n, k.act_dtype), 0))
+
+    @property
+    def slots(self) -> int:
+        """The fingerprint -> id table's slots."""
+        return self.tab.size // 2
 
     def frontier(self) -> int:
         return int(self.front.shape[0])
@@ -206,34 +214,33 @@ class GraphSource(LevelSource):
         new_fps = np.empty(new_cap, np.uint64)
         new_par = np.empty(new_cap, np.int32)
         new_act = np.empty(new_cap, adt)
-        edst = np.empty(self.ecap, np.int32)
-        eact = np.empty(self.ecap, adt)
-        eflags = np.zeros(self.ecap if self.edge_properties else 1, np.uint64)
         _, dom_row, dom_inst = k.error_arrays()
         self.tp_row[:] = -1
-        nnew = ne = lo = 0
+        first = ne = self.ne
+        nnew = lo = 0
         stopped = ""
         try:
             while lo < m:
                 hi = min(m, lo + self.chunk)
                 i, nnew, ne, bad = mod.expand_edges(
-                    front, lo, hi, base, self.keys, self.vals, int(self.keys.size * MAX_LOAD),
-                    n, new_rows, new_fps, new_par, new_act, nnew, edst, eact, eflags, ne,
+                    front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
+                    n, new_rows, new_fps, new_par, new_act, nnew, self.edst, self.eact,
+                    self.eflags, ne,
                     row_end, self.edge_properties, self.err, self.tp_active, self.tp_row,
                     self.tp_inst, dom_row, dom_inst)
                 self.refused += int(bad)
                 if i < hi:  # out of room: grow what is short and go on from row i
-                    if n + nnew + ninst > self.keys.size * MAX_LOAD:
-                        self.keys, self.vals = _grown_table(mod, self.keys, self.vals)
+                    if n + nnew + ninst > self.slots * MAX_LOAD:
+                        self.tab = _grown_table(mod, self.tab)
                     if nnew + ninst > new_rows.shape[0]:
                         new_rows, new_fps, new_par, new_act = (
                             _grown(a, 2 * new_rows.shape[0], nnew)
                             for a in (new_rows, new_fps, new_par, new_act))
-                    if ne + ninst > edst.size:
-                        edst, eact = _grown(edst, 2 * edst.size, ne), _grown(eact, 2 * eact.size,
-                                                                             ne)
+                    if ne + ninst > self.edst.size:
+                        self.edst = _grown(self.edst, 2 * self.edst.size, ne)
+                        self.eact = _grown(self.eact, 2 * self.eact.size, ne)
                         if self.edge_properties:
-                            eflags = _grown(eflags, 2 * eflags.size, ne)
+                            self.eflags = _grown(self.eflags, 2 * self.eflags.size, ne)
                 lo = i
                 progress.tick(depth, n + nnew, m - lo)
                 if lo < m:
@@ -251,18 +258,12 @@ class GraphSource(LevelSource):
         order = radix_order(new_fps[:nnew])  # np.argsort(kind="stable"), in linear time
         rank = np.empty(nnew, np.int64)
         rank[order] = np.arange(nnew)
-        edst = edst[:ne].copy()
-        into = edst >= n
-        edst[into] = n + rank[edst[into] - n]
+        mod.renumber(self.edst, first, ne, n, rank)
         fps = new_fps[:nnew][order]
-        mod.table_set(self.keys, self.vals, self.keys.size - 1, fps,
-                      np.arange(n, n + nnew, dtype=np.int64))
-        self.dst_parts.append(edst)
-        self.act_parts.append(eact[:ne].copy())
-        if self.edge_properties:
-            self.ef_parts.append(eflags[:ne].copy())
-        self.end_parts.append((row_end[:done], m - done))
-        out = LevelResult(generated=ne)
+        mod.table_set(self.tab, self.slots - 1, fps, np.arange(n, n + nnew, dtype=np.int64))
+        self.ne = ne
+        self.end_parts.append((row_end[:done], m - done, first))
+        out = LevelResult(generated=ne - first)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
         if nnew:
@@ -351,9 +352,9 @@ class GraphSource(LevelSource):
 
     def finish(self, ex: Exploration) -> None:
         ninst = max(self.kernel.ninst, 1)
-        enabled = np.zeros(ninst, np.int64)
-        for a in self.act_parts:  # one transition per (state, enabled instance)
-            enabled += np.bincount(a, minlength=ninst)
+        enabled = np.zeros(ninst, np.int64)  # one transition per (state, enabled instance)
+        for lo in range(0, self.ne, 1 << 22):  # in slices: bincount widens what it counts
+            enabled += np.bincount(self.eact[lo:min(self.ne, lo + (1 << 22))], minlength=ninst)
         new = np.zeros(ninst, np.int64)
         for a in self.pact[1:]:  # each level's states by the instance that first reached them
             new += np.bincount(a, minlength=ninst)
@@ -365,13 +366,13 @@ class GraphSource(LevelSource):
 
     def graph(self, ex: Exploration) -> StateGraph:
         """The explored graph (after the search)."""
-        n, adt = self.n, self.kernel.act_dtype
+        n = self.n
         # transitions per state: the expanded rows of each level in order, then nothing for
         # the states never expanded (an incomplete graph)
         counts = []
-        for ends, undone in self.end_parts:
+        for ends, undone, first in self.end_parts:
             if ends.size:
-                counts.append(np.diff(ends, prepend=0))
+                counts.append(np.diff(ends, prepend=first))
             counts.append(np.zeros(undone, np.int64))
         cnt = np.concatenate(counts) if counts else np.zeros(0, np.int64)
         cnt = np.concatenate([cnt, np.zeros(max(n - cnt.size, 0), np.int64)])[:n]
@@ -381,10 +382,8 @@ class GraphSource(LevelSource):
         graph = StateGraph(
             self.kernel, self.gk, np.concatenate(self.fps), np.concatenate(self.parent),
             np.concatenate(self.pact), np.concatenate(self.flags)[:n], offsets,
-            np.concatenate(self.dst_parts) if self.dst_parts else np.zeros(0, np.int32),
-            np.concatenate(self.act_parts) if self.act_parts else np.zeros(0, adt),
-            (np.concatenate(self.ef_parts) if self.ef_parts else np.zeros(0, np.uint64))
-            if self.edge_properties else None,
+            self.edst[:self.ne], self.eact[:self.ne],
+            self.eflags[:self.ne] if self.edge_properties else None,
             levels, np.concatenate(self.rows_kept) if self.keep_rows else None, ex.complete,
             ex.stop_reason, ex.seconds, self.refused, self.flag_errors)
         assert graph.offsets[-1] == graph.nedges
@@ -423,9 +422,7 @@ def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
     return new
 
 
-def _grown_table(mod: Any, keys: np.ndarray,
-                 vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    new_keys = np.zeros(keys.size * 2, np.uint64)
-    new_vals = np.full(keys.size * 2, -1, np.int64)
-    mod.table_rehash(keys, vals, new_keys, new_vals)
-    return new_keys, new_vals
+def _grown_table(mod: Any, tab: np.ndarray) -> np.ndarray:
+    new = new_table(tab.size)  # twice the slots
+    mod.table_rehash(tab, new)
+    return new

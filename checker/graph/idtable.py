@@ -1,5 +1,7 @@
-"""The state graph's fingerprint -> id table: open addressing with linear probing over two
-arrays (``keys``: fingerprints, 0 is free; ``vals``: state ids), a power-of-two size.
+"""The state graph's fingerprint -> id table: open addressing with linear probing over one array
+of (fingerprint, id) pairs (``tab[2 * slot]``: the fingerprint, 0 when the slot is free;
+``tab[2 * slot + 1]``: the state's id), a power-of-two number of slots. A lookup touches one
+cache line, not one in a keys array and another in a values array.
 
 A static module, so numba compiles it once for every spec (the graph kernels import it)."""
 
@@ -7,38 +9,53 @@ import numpy as np
 from numba import njit
 
 
+def new_table(slots: int) -> np.ndarray:
+    """An empty table of ``slots`` slots (a power of two)."""
+    return np.zeros(2 * slots, np.uint64)
+
+
 @njit(cache=True)
-def table_find(keys, vals, mask, fp):
-    """The id of ``fp``, or -1 (then ``keys[slot]`` is free at the returned slot)."""
+def table_find(tab, mask, fp):
+    """The id of ``fp``, or -1 (then the returned slot is free)."""
     i = np.int64(fp & np.uint64(mask))
     while True:
-        v = keys[i]
+        v = tab[2 * i]
         if v == fp:
-            return vals[i], i
+            return np.int64(tab[2 * i + 1]), i
         if v == np.uint64(0):
-            return -1, i
+            return np.int64(-1), i
         i = (i + 1) & mask
 
 
 @njit(cache=True)
-def table_put(keys, vals, mask, fp, ident):
-    found, slot = table_find(keys, vals, mask, fp)
+def table_put(tab, mask, fp, ident):
+    found, slot = table_find(tab, mask, fp)
     if found < 0:
-        keys[slot] = fp
-        vals[slot] = ident
+        tab[2 * slot] = fp
+        tab[2 * slot + 1] = np.uint64(ident)
 
 
 @njit(cache=True)
-def table_rehash(keys, vals, new_keys, new_vals):
-    mask = new_keys.size - 1
-    for i in range(keys.size):
-        if keys[i] != np.uint64(0):
-            table_put(new_keys, new_vals, mask, keys[i], vals[i])
+def table_rehash(tab, new_tab):
+    mask = new_tab.size // 2 - 1
+    for i in range(tab.size // 2):
+        if tab[2 * i] != np.uint64(0):
+            table_put(new_tab, mask, tab[2 * i], tab[2 * i + 1])
 
 
 @njit(cache=True)
-def table_set(keys, vals, mask, fps, ids):
+def table_set(tab, mask, fps, ids):
     """Give each of ``fps`` (all in the table) its new id."""
     for q in range(fps.size):
-        found, slot = table_find(keys, vals, mask, fps[q])
-        vals[slot] = ids[q]
+        found, slot = table_find(tab, mask, fps[q])
+        tab[2 * slot + 1] = np.uint64(ids[q])
+
+
+@njit(cache=True)
+def renumber(edst, lo, hi, n, rank):
+    """Transitions lo..hi-1: a destination id n + j (the j-th new state, as found) becomes
+    n + rank[j] (its place in the level's fingerprint order); older ids stay."""
+    for e in range(lo, hi):
+        d = edst[e]
+        if d >= n:
+            edst[e] = n + rank[d - n]

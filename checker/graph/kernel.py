@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.kernel import Kernel, load_generated
 from hwcheck.checker.semantics.templates import PROLOGUE, SYMMETRY, hit, scratch, successors
@@ -42,7 +43,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.graph.idtable import table_find, table_put, table_rehash, table_set
+from hwcheck.checker.graph.idtable import (renumber, table_find, table_put, table_rehash,
+                                           table_set)
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -80,13 +82,13 @@ def _edges_source(kernel: Kernel) -> str:
     spec, props = kernel.spec, kernel.props
     passes = (SYMMETRY,) if kernel.symmetric else ()
     lines = ["\n@njit(cache=True)",
-             "def expand_edges(front, lo, hi, base, keys, vals, max_fill, nstates, new_rows, "
-             "new_fps,", "                 new_par, new_act, nnew, edst, eact, eflags, ne, "
-             "row_end, want_tp, err,", "                 tp_active, tp_row, tp_inst, dom_row, "
-             "dom_inst):", EDGES_DOC] + PROLOGUE + scratch(spec, passes)
+             "def expand_edges(front, lo, hi, base, tab, max_fill, nstates, new_rows, new_fps, "
+             "new_par,", "                 new_act, nnew, edst, eact, eflags, ne, row_end, "
+             "want_tp, err, tp_active,", "                 tp_row, tp_inst, dom_row, dom_inst):",
+             EDGES_DOC] + PROLOGUE + scratch(spec, passes)
     lines += ["    cov = np.zeros(NINST, np.int64)",
               "    nw = new_rows.view(np.uint64)",
-              "    mask = keys.size - 1",
+              "    mask = tab.size // 2 - 1",
               "    refused = 0",
               "    for i in range(lo, hi):",
               "        if ne + NINST > edst.size or nnew + NINST > new_rows.shape[0] \\",
@@ -95,11 +97,11 @@ def _edges_source(kernel: Kernel) -> str:
               "        s = front[i]"]
 
     def keep(inner: str) -> list[str]:
-        return [f"{inner}ident, slot = table_find(keys, vals, mask, fp)",
+        return [f"{inner}ident, slot = table_find(tab, mask, fp)",
                 f"{inner}if ident < 0:",
                 f"{inner}    ident = nstates + nnew",
-                f"{inner}    keys[slot] = fp",
-                f"{inner}    vals[slot] = ident",
+                f"{inner}    tab[2 * slot] = fp",
+                f"{inner}    tab[2 * slot + 1] = ident",
                 f"{inner}    _put_words(tw, nw, nnew)",
                 f"{inner}    new_fps[nnew] = fp",
                 f"{inner}    new_par[nnew] = base + i",
@@ -208,10 +210,10 @@ class GraphKernel:
         one = k.initial.reshape(1, -1).copy()
         err = np.zeros(1, np.int64)
         mod.eval_flags(one, 1, np.zeros(1, np.uint64), err)
-        keys, vals = np.zeros(16, np.uint64), np.full(16, -1, np.int64)
-        mod.table_rehash(keys, vals, np.zeros(32, np.uint64), np.full(32, -1, np.int64))
+        tab = new_table(16)
+        mod.table_rehash(tab, new_table(32))
         cap = k.ninst + 1
-        mod.expand_edges(one, 0, 0, 1, keys, vals, 8, 1, np.empty((cap, k.stride), k.dtype),
+        mod.expand_edges(one, 0, 0, 1, tab, 8, 1, np.empty((cap, k.stride), k.dtype),
                          np.empty(cap, np.uint64), np.empty(cap, np.int32),
                          np.empty(cap, k.act_dtype), 0, np.empty(cap, np.int32),
                          np.empty(cap, k.act_dtype), np.zeros(cap, np.uint64), 0,
@@ -219,7 +221,7 @@ class GraphKernel:
                          np.full(1, -1, np.int64), np.full(1, -1, np.int64),
                          np.full(max(k.nerrors, 1), -1, np.int64),
                          np.full(max(k.nerrors, 1), -1, np.int64))
-        mod.table_set(keys, vals, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        mod.table_set(tab, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
 
 def _load(src: str) -> Any:
