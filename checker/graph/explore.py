@@ -206,7 +206,7 @@ class GraphSource(LevelSource):
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
         k, mod, front = self.kernel, self.gk.mod, self.front
-        stride, dtype, adt, ninst = k.stride, k.dtype, k.act_dtype, k.ninst
+        stride, dtype, adt = k.stride, k.dtype, k.act_dtype
         m, n, base = front.shape[0], self.n, self.levels[-2]
         row_end = np.zeros(m, np.int64)
         new_cap = max(1024, 2 * m)
@@ -230,13 +230,14 @@ class GraphSource(LevelSource):
                     self.tp_inst, dom_row, dom_inst)
                 self.refused += int(bad)
                 if i < hi:  # out of room: grow what is short and go on from row i
-                    if n + nnew + ninst > self.slots * MAX_LOAD:
+                    room = mod.ROOM  # the most successors of a block of rows
+                    while n + nnew + room > self.slots * MAX_LOAD:
                         self.tab = _grown_table(mod, self.tab)
-                    if nnew + ninst > new_rows.shape[0]:
+                    while nnew + room > new_rows.shape[0]:
                         new_rows, new_fps, new_par, new_act = (
                             _grown(a, 2 * new_rows.shape[0], nnew)
                             for a in (new_rows, new_fps, new_par, new_act))
-                    if ne + ninst > self.edst.size:
+                    while ne + room > self.edst.size:
                         self.edst = _grown(self.edst, 2 * self.edst.size, ne)
                         self.eact = _grown(self.eact, 2 * self.eact.size, ne)
                         if self.edge_properties:

@@ -8,6 +8,9 @@ A static module, so numba compiles it once for every spec (the graph kernels imp
 import numpy as np
 from numba import njit
 
+from hwcheck.checker.semantics.fingerprint import PREFETCH
+from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
+
 
 def new_table(slots: int) -> np.ndarray:
     """An empty table of ``slots`` slots (a power of two)."""
@@ -59,3 +62,35 @@ def renumber(edst, lo, hi, n, rank):
         d = edst[e]
         if d >= n:
             edst[e] = n + rank[d - n]
+
+
+@njit(cache=True)
+def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_par, new_act,
+            base, ids, edst, eb, ne):
+    """The ids of a block's candidate successors 0..q-1 (rows ``cw`` as words, fingerprints
+    ``cfp``, parent rows ``cpar``, instances ``cact``), in order: a fingerprint not in the
+    table gets the id nstates + nnew and its row, fingerprint, parent (base + row) and instance
+    go to nw/new_fps/new_par/new_act at nnew. Then the block's transitions eb..ne-1, which
+    point at their candidates, point at the ids. The home slots of the next ``PREFETCH``
+    candidates are loaded while one is looked up. Returns nnew."""
+    for k in range(min(q, PREFETCH)):
+        prefetch(tab, 2 * np.int64(cfp[k] & np.uint64(mask)))
+    for k in range(q):
+        if k + PREFETCH < q:
+            prefetch(tab, 2 * np.int64(cfp[k + PREFETCH] & np.uint64(mask)))
+        fp = cfp[k]
+        ident, slot = table_find(tab, mask, fp)
+        if ident < 0:
+            ident = nstates + nnew
+            tab[2 * slot] = fp
+            tab[2 * slot + 1] = np.uint64(ident)
+            for c in range(cw.shape[1]):
+                nw[nnew, c] = cw[k, c]
+            new_fps[nnew] = fp
+            new_par[nnew] = base + cpar[k]
+            new_act[nnew] = cact[k]
+            nnew += 1
+        ids[k] = ident
+    for e in range(eb, ne):
+        edst[e] = ids[edst[e]]
+    return nnew

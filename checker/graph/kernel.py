@@ -43,8 +43,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.graph.idtable import (renumber, table_find, table_put, table_rehash,
-                                           table_set)
+from hwcheck.checker.graph.idtable import (renumber, resolve, table_find, table_put,
+                                           table_rehash, table_set)
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -58,6 +58,9 @@ STRIDE = _k.STRIDE
 NINST = _k.NINST
 DTYPE = _k.DTYPE
 WORDS = _k.WORDS
+ACT = _k.ACT
+BLOCK = _k.BLOCK  # rows whose successors are resolved together
+ROOM = _k.ROOM  # the most successors of a block
 {imports}
 '''
 
@@ -90,30 +93,41 @@ def _edges_source(kernel: Kernel) -> str:
               "    nw = new_rows.view(np.uint64)",
               "    mask = tab.size // 2 - 1",
               "    refused = 0",
+              "    # a block's successors, their ids found together (resolve), then its edges'",
+              "    cw = np.empty((ROOM, WORDS), np.uint64)",
+              "    cfp = np.empty(ROOM, np.uint64)",
+              "    cpar = np.empty(ROOM, np.int64)",
+              "    cact = np.empty(ROOM, ACT)",
+              "    ids = np.empty(ROOM, np.int64)",
+              "    q = 0",
+              "    eb = ne",
               "    for i in range(lo, hi):",
-              "        if ne + NINST > edst.size or nnew + NINST > new_rows.shape[0] \\",
-              "                or nstates + nnew + NINST > max_fill:",
-              "            return i, nnew, ne, refused",
+              "        if (i - lo) % BLOCK == 0:",
+              "            nnew = resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw,",
+              "                           new_fps, new_par, new_act, base, ids, edst, eb, ne)",
+              "            q = 0",
+              "            eb = ne",
+              "            if ne + ROOM > edst.size or nnew + ROOM > new_rows.shape[0] \\",
+              "                    or nstates + nnew + ROOM > max_fill:",
+              "                return i, nnew, ne, refused",
               "        s = front[i]"]
 
-    def keep(inner: str) -> list[str]:
-        return [f"{inner}ident, slot = table_find(tab, mask, fp)",
-                f"{inner}if ident < 0:",
-                f"{inner}    ident = nstates + nnew",
-                f"{inner}    tab[2 * slot] = fp",
-                f"{inner}    tab[2 * slot + 1] = ident",
-                f"{inner}    _put_words(tw, nw, nnew)",
-                f"{inner}    new_fps[nnew] = fp",
-                f"{inner}    new_par[nnew] = base + i",
-                f"{inner}    new_act[nnew] = inst",
-                f"{inner}    nnew += 1",
-                f"{inner}edst[ne] = ident",
+    def keep(inner: str) -> list[str]:  # a candidate; its edge points at it until resolved
+        return [f"{inner}_put_words(tw, cw, q)",
+                f"{inner}cfp[q] = fp",
+                f"{inner}cpar[q] = i",
+                f"{inner}cact[q] = inst",
+                f"{inner}edst[ne] = q",
                 f"{inner}eact[ne] = inst",
-                f"{inner}ne += 1"]
+                f"{inner}ne += 1",
+                f"{inner}q += 1"]
 
     seen = ("if want_tp:", "    eflags[ne] = edge_flags(s, t, err)")
     lines += successors(spec, props, kernel.fails, passes, keep, seen, refused="refused")
-    lines += ["        row_end[i] = ne", "    return hi, nnew, ne, refused\n"]
+    lines += ["        row_end[i] = ne",
+              "    nnew = resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps,",
+              "                   new_par, new_act, base, ids, edst, eb, ne)",
+              "    return hi, nnew, ne, refused\n"]
     return "\n".join(lines)
 
 
