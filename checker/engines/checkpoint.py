@@ -34,21 +34,28 @@ import os
 import shutil
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.visited import Level
 from hwcheck.checker.search import faults
 from hwcheck.checker.search.exploration import Hit
+
+if TYPE_CHECKING:
+    from hwcheck.checker.engines.spill import StoredLevel
+    from hwcheck.checker.semantics.kernel import Kernel
 
 FORMAT = 3  # 3: digests of every file (2: none; 1: the tables as they were)
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: one line."""
 
 
-def identity(kernel) -> dict:
+def identity(kernel: Kernel) -> dict[str, Any]:
     spec = kernel.spec
     return {"format": FORMAT, "protocol": spec.source or spec.name,
             "params": dict(spec.params), "symmetry": kernel.symmetric, "kernel": kernel.key}
@@ -59,13 +66,13 @@ class Snapshot:
     """The local engine at a level boundary."""
 
     fingerprints: np.ndarray  # the visited set
-    levels: list
+    levels: list[Level | StoredLevel]  # the parent records of each level, in memory or on disk
     front: np.ndarray
     distinct: int
     generated: int
     depth: int
-    hits: dict
-    checked: list
+    hits: dict[str, Hit]
+    checked: list[tuple[str, str]]
     state_active: np.ndarray
     trans_active: np.ndarray
     seconds: float
@@ -92,7 +99,7 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_file(path: Path, write) -> str:
+def _write_file(path: Path, write: Callable[[BinaryIO], object]) -> str:
     """``write(f)`` into ``path``, flushed to disk; the file's digest."""
     with open(path, "wb") as f:
         write(f)
@@ -105,7 +112,7 @@ def _save_npy(path: Path, array: np.ndarray) -> str:
     return _write_file(path, lambda f: np.save(f, array))
 
 
-def _meta_digest(meta: dict) -> str:
+def _meta_digest(meta: dict[str, Any]) -> str:
     """The digest of ``meta.json``'s content, its own ``digest`` field left out."""
     body = {k: v for k, v in meta.items() if k != "digest"}
     return _digest(json.dumps(body, sort_keys=True).encode())
@@ -114,8 +121,9 @@ def _meta_digest(meta: dict) -> str:
 class Checkpointer:
     """Writes checkpoints to ``folder`` every ``every`` seconds (0: at every level)."""
 
-    def __init__(self, folder: Path, every: float, ident: dict, levels_on_disk: int = 0,
-                 seq: int = 0, level_digests: list[str] | None = None):
+    def __init__(self, folder: Path, every: float, ident: dict[str, Any],
+                 levels_on_disk: int = 0, seq: int = 0,
+                 level_digests: list[str] | None = None) -> None:
         self.folder = Path(folder)
         self.level_digests = list(level_digests or [])  # of levels/level-<d>.npz, by d
         self.every = every
@@ -137,8 +145,11 @@ class Checkpointer:
         for d in range(self.levels_on_disk, len(snap.levels)):
             lv = snap.levels[d]
             tmp = levels_dir / f"level-{d}.tmp.npz"
-            digest = _write_file(tmp, lambda f, lv=lv: np.savez(f, fps=lv.fps, parents=lv.parents,
-                                                                actions=lv.actions))
+
+            def save(f: BinaryIO, lv: Level | StoredLevel = lv) -> None:
+                np.savez(f, fps=lv.fps, parents=lv.parents, actions=lv.actions)
+
+            digest = _write_file(tmp, save)
             os.replace(tmp, levels_dir / f"level-{d}.npz")
             del self.level_digests[d:]
             self.level_digests.append(digest)
@@ -177,7 +188,8 @@ class Checkpointer:
         faults.at("after-checkpoint", snap.depth)
 
 
-def load(folder: Path, ident: dict, act_dtype) -> tuple[Snapshot, Checkpointer]:
+def load(folder: Path, ident: dict[str, Any],
+         act_dtype: DTypeLike) -> tuple[Snapshot, Checkpointer]:
     """The snapshot in ``folder`` (refused unless it is of the same spec, parameters, kernel
     and format) and a checkpointer that goes on writing there."""
     folder = Path(folder)

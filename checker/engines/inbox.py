@@ -30,10 +30,11 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from hwcheck.checker.engines.partition import Batch, LevelTask, initial_part, step_part
+from hwcheck.checker.engines.partition import Batch, Item, LevelTask, initial_part, step_part
 from hwcheck.checker.search.stop import StopRule
 
 _HEADER = 4  # int64s: states, row width, row item size, action item size
@@ -70,7 +71,7 @@ def read_block(path: Path) -> Batch:
     return Batch(rows, fps, parents, acts)
 
 
-def read_inbox(store: str, level: int, to: int) -> list:
+def read_inbox(store: str, level: int, to: int) -> list[Item]:
     """The ``("cand", source, Batch)`` items addressed to partition ``to`` at ``level``."""
     folder = _folder(store, level)
     if not folder.is_dir():
@@ -88,7 +89,7 @@ def drop_inbox(store: str, level: int, to: int) -> None:
             p.unlink(missing_ok=True)
 
 
-def step_via_inbox(task: LevelTask, index: int) -> dict:
+def step_via_inbox(task: LevelTask, index: int) -> dict[str, Any]:
     """Level ``task.level`` of partition ``index``: its inbox (at level 0, the initial state)
     merged and expanded by ``partition.step_part``, the successors written to their owners'
     inboxes of the next level. Returns the partition's statistics."""
@@ -116,7 +117,7 @@ def _done(store: str, level: int, index: int) -> Path:
     return Path(store) / f"d{level:06d}" / f"{index:05d}.stats"
 
 
-def _write_done(store: str, level: int, index: int, stats: dict) -> None:
+def _write_done(store: str, level: int, index: int, stats: dict[str, Any]) -> None:
     path = _done(store, level, index)
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -125,7 +126,7 @@ def _write_done(store: str, level: int, index: int, stats: dict) -> None:
     os.replace(tmp, path)
 
 
-def _read_done(store: str, level: int, index: int) -> dict | None:
+def _read_done(store: str, level: int, index: int) -> dict[str, Any] | None:
     try:
         with open(_done(store, level, index), "rb") as f:
             return pickle.load(f)
@@ -133,7 +134,8 @@ def _read_done(store: str, level: int, index: int) -> dict | None:
         return None
 
 
-def level_stats(store: str, level: int, parts: int, timeout: float) -> list[dict] | None:
+def level_stats(store: str, level: int, parts: int,
+                timeout: float) -> list[dict[str, Any]] | None:
     """Every partition's statistics of ``level``, once all are written; None after
     ``timeout`` seconds without them."""
     folder = _done(store, level, 0).parent
@@ -154,7 +156,8 @@ def level_stats(store: str, level: int, parts: int, timeout: float) -> list[dict
         pause = min(2 * pause, 0.005)
 
 
-def _stopping_hits(task: LevelTask, state: list[dict], trans: list[dict] | None) -> bool:
+def _stopping_hits(task: LevelTask, state: list[dict[str, Any]],
+                   trans: list[dict[str, Any]] | None) -> bool:
     """Whether the driver stops the run once it has read the state predicates' hits of one
     level (``state``) and the transition predicates' hits of the level before (``trans``):
     the run's stop rule, asked with the kinds of those hits."""
@@ -166,7 +169,7 @@ def _stopping_hits(task: LevelTask, state: list[dict], trans: list[dict] | None)
     return rule.after_level(sum(s["new"] for s in state), kinds)
 
 
-def step_level(task: LevelTask, index: int) -> dict:
+def step_level(task: LevelTask, index: int) -> dict[str, Any]:
     """``step_via_inbox`` once per level: a level this partition finished before (a task run
     again) gives back its statistics."""
     done = _read_done(task.store, task.level, index)
@@ -177,10 +180,10 @@ def step_level(task: LevelTask, index: int) -> dict:
     return stats
 
 
-def run_levels(task: LevelTask, index: int, levels: Levels) -> list[dict]:
+def run_levels(task: LevelTask, index: int, levels: Levels) -> list[dict[str, Any]]:
     """Partition ``index``'s levels from ``task.level`` on, while every partition's statistics
     say the driver would go on (see the module's docstring): their statistics, one a level."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     before = None if task.level == 0 else \
         level_stats(task.store, task.level - 1, task.parts, levels.patience)
     work = 0.0

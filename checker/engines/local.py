@@ -28,6 +28,7 @@ from hwcheck.checker.engines.spill import (
     Frontier,
     LevelStore,
     NextLevel,
+    StoredLevel,
     WorkDir,
     bucket_count,
     record_dtype,
@@ -54,7 +55,7 @@ class LocalEngine(LevelSource):
     name = "local"
     paths_at_once = True  # a hit's path is walked back through the levels when it is found
 
-    def __init__(self, kernel: Kernel, opts: Options, workers: int = 1):
+    def __init__(self, kernel: Kernel, opts: Options, workers: int = 1) -> None:
         self.kernel = kernel
         self.opts = opts
         self.props = PropertySet(kernel, opts)
@@ -86,14 +87,14 @@ class LocalEngine(LevelSource):
         self.front_peak = 0
         self.front: Frontier | None = None
         self.table: Any = None  # the visited set (engines/visited.py), made by ``start``
-        self.levels: list = []
+        self.levels: list[Level | StoredLevel] = []
         # action coverage: per instance, the expanded states that enable it and the new states
         # it was the first to reach (None after a resume: the counts would be partial)
         ninst = max(self.kernel.ninst, 1)
         self.cov_enabled: np.ndarray | None = np.zeros(ninst, np.int64)
         self.cov_new: np.ndarray | None = np.zeros(ninst, np.int64)
 
-    def _new_table(self, fps: np.ndarray | None = None):
+    def _new_table(self, fps: np.ndarray | None = None) -> PartitionedTable | VisitedTable:
         """The visited set: one table, or one per worker; holding ``fps`` (a checkpoint's)."""
         if fps is None:
             return PartitionedTable(self.workers) if self.workers > 1 else VisitedTable()
@@ -146,7 +147,7 @@ class LocalEngine(LevelSource):
         out = LevelResult()
         out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
         front.drop()
-        hits: list = []
+        hits: list[tuple[str, str, int]] = []
         level, self.front = nxt.finish(
             self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
         self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
@@ -156,7 +157,8 @@ class LocalEngine(LevelSource):
             out.found += self._found(hits, depth + 1)
         return out
 
-    def paths(self, targets: dict) -> dict:
+    def paths(self, targets: dict[str, list[tuple[int, int | None]]]
+              ) -> dict[str, list[tuple[int, int | None]]]:
         return dict(targets)  # the local engine's targets are paths already
 
     def finish(self, ex: Exploration) -> None:
@@ -220,7 +222,7 @@ class LocalEngine(LevelSource):
                 break
         return stopped
 
-    def _state_hits(self, rows, off: int) -> list[tuple[str, str, int]]:
+    def _state_hits(self, rows: np.ndarray, off: int) -> list[tuple[str, str, int]]:
         """The state properties ``rows`` (at ``off`` in their level) are the first to hit:
         (name, kind, position in the level); each is then no longer checked. A property that
         reads outside a variable's shape is a domain hit."""
@@ -250,7 +252,8 @@ class LocalEngine(LevelSource):
         return [Found(name, kind, depth, path_to(self.levels, depth, index))
                 for name, kind, index in hits]
 
-    def _domain_hits(self, dom_row, dom_inst, depth: int, off: int) -> list[Found]:
+    def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, depth: int,
+                     off: int) -> list[Found]:
         """Steps that left the declared domains: a hit each, whose path ends with the step
         (it has no successor, hence no fingerprint)."""
         out = []
@@ -261,7 +264,8 @@ class LocalEngine(LevelSource):
         dom_row[:] = -1  # reported: the next bucket's rows are at another offset
         return out
 
-    def _transition_hits(self, rows, off: int, depth: int, tp_row, tp_inst) -> list[Found]:
+    def _transition_hits(self, rows: np.ndarray, off: int, depth: int, tp_row: np.ndarray,
+                         tp_inst: np.ndarray) -> list[Found]:
         """Transition properties first hit in ``rows`` (at ``off`` in the level)."""
         props, out = self.props, []
         for j in np.flatnonzero(tp_row >= 0):

@@ -29,10 +29,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 from numba import njit
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.fpsort import mark_members
 
@@ -90,7 +92,7 @@ def _write(path: Path, arr: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
-def _read(path: Path, dtype) -> np.ndarray:
+def _read(path: Path, dtype: DTypeLike) -> np.ndarray:
     if path.stat().st_size == 0:
         return np.empty(0, dtype)
     return np.memmap(path, dtype=dtype, mode="r")
@@ -100,8 +102,8 @@ class Runs:
     """Partition ``index``'s visited set in ``root`` (a folder every task of the partition can
     reach: local disk on one machine, shared storage on a cluster)."""
 
-    def __init__(self, root: str | os.PathLike, index: int, act_dtype=np.uint8,
-                 merge_ratio: float = MERGE_RATIO):
+    def __init__(self, root: str | os.PathLike[str], index: int, act_dtype: DTypeLike = np.uint8,
+                 merge_ratio: float = MERGE_RATIO) -> None:
         self.dir = Path(root) / f"p{index:05d}"
         self.dir.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
         self.adt = np.dtype(act_dtype)
@@ -186,10 +188,10 @@ class Runs:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def lookup(self, fps) -> dict:
+    def lookup(self, fps: Iterable[int]) -> dict[int, tuple[int, int]]:
         """fingerprint -> (parent fingerprint, action) for each of ``fps`` found at some level."""
         want = np.asarray(sorted(set(int(f) for f in fps)), np.uint64)
-        out: dict = {}
+        out: dict[int, tuple[int, int]] = {}
         for (lo, hi), path in sorted(self._ranges().items()):
             if lo != hi or not path.name.startswith("L") or len(out) == want.size:
                 continue
@@ -206,7 +208,7 @@ class Runs:
                     out[int(want[h])] = (int(par[pos[h]]), int(act[pos[h]]))
         return out
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """States held, bytes on disk, runs in the folder."""
         states = disk = runs = 0
         for p in self.dir.iterdir():
@@ -221,5 +223,5 @@ class Runs:
         return {"stored": states, "disk_bytes": disk, "merged_runs": runs}
 
 
-def remove(root: str | os.PathLike) -> None:
+def remove(root: str | os.PathLike[str]) -> None:
     shutil.rmtree(root, ignore_errors=True)

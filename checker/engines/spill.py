@@ -20,9 +20,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.environment import EnvironmentFault
@@ -31,12 +33,14 @@ SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
 BUCKET_BYTES = 16 << 20  # what a bucket is sized for
 MAX_BUCKETS = 256
 
+Columns = dict[str, np.ndarray]  # a column name -> its array, one entry a record
+
 
 class WorkDir:
     """A run's work folder: a new folder inside ``parent`` (``--workdir``), or a temporary
     folder; removed, with everything in it, by ``close``. Keeps the most it held at once."""
 
-    def __init__(self, parent: str | os.PathLike | None = None):
+    def __init__(self, parent: str | os.PathLike[str] | None = None) -> None:
         if parent is not None:
             Path(parent).mkdir(parents=True, exist_ok=True)
         self.path = Path(tempfile.mkdtemp(prefix="hwcheck-work-",
@@ -65,7 +69,7 @@ class WorkDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def record_dtype(stride: int, dtype, act_dtype) -> np.dtype:
+def record_dtype(stride: int, dtype: DTypeLike, act_dtype: DTypeLike) -> np.dtype:
     """One successor as it waits in a bucket: fingerprint, parent position, action, row."""
     return np.dtype([("fp", np.uint64), ("par", np.int32), ("act", act_dtype),
                      ("row", dtype, (stride,))])
@@ -76,16 +80,16 @@ class _Buckets:
     kept as they come in memory, or packed into records (``rec``) in files once they hold more
     than ``SPILL_BYTES`` (then every bucket is in a file)."""
 
-    def __init__(self, work: WorkDir, count: int, stem: str, rec: np.dtype):
+    def __init__(self, work: WorkDir, count: int, stem: str, rec: np.dtype) -> None:
         self.work, self.stem, self.rec = work, stem, rec
-        self.mem: list[list[dict]] = [[] for _ in range(count)]
+        self.mem: list[list[Columns]] = [[] for _ in range(count)]
         self.files: list[Path] | None = None
         self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self.mem)
 
-    def append(self, b: int, cols: dict) -> None:
+    def append(self, b: int, cols: Columns) -> None:
         n = len(next(iter(cols.values())))
         if not n:
             return
@@ -104,7 +108,7 @@ class _Buckets:
                 self._write(b, cols)
             parts.clear()
 
-    def _write(self, b: int, cols: dict) -> None:
+    def _write(self, b: int, cols: Columns) -> None:
         n = len(next(iter(cols.values())))
         recs = np.empty(n, self.rec)
         for name, col in cols.items():
@@ -114,7 +118,7 @@ class _Buckets:
             recs.tofile(f)
         self.work.wrote(recs.nbytes)
 
-    def take(self, b: int) -> dict:
+    def take(self, b: int) -> Columns:
         """Bucket b's columns, end to end (each contiguous); the bucket is emptied."""
         names = self.rec.names or ()
         if self.files is None:
@@ -149,7 +153,7 @@ def bucket_count(states: int, row_bytes: int) -> int:
 class NextLevel:
     """The successors of a level as its expansion finds them, in buckets by fingerprint."""
 
-    def __init__(self, work: WorkDir, buckets: int, rec: np.dtype):
+    def __init__(self, work: WorkDir, buckets: int, rec: np.dtype) -> None:
         self.rec = rec
         self.buckets = _Buckets(work, buckets, "next", rec)
         self.count = 0
@@ -174,7 +178,8 @@ class NextLevel:
                                             for name, col in cols.items()})
         self.count += n
 
-    def finish(self, store: LevelStore, check) -> tuple[StoredLevel, Frontier]:
+    def finish(self, store: LevelStore,
+               check: Callable[[np.ndarray, int], object]) -> tuple[StoredLevel, Frontier]:
         """The level in fingerprint order: its parent records (appended to ``store``) and its
         states as the next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted,
         at its offset in the level."""
@@ -199,7 +204,8 @@ class NextLevel:
 class Frontier:
     """A level's states, in fingerprint order, bucket after bucket."""
 
-    def __init__(self, work: WorkDir, buckets: int, dtype, shape):
+    def __init__(self, work: WorkDir, buckets: int, dtype: DTypeLike,
+                 shape: tuple[int, ...]) -> None:
         self.rec = np.dtype([("row", dtype, shape)])
         self.dtype, self.shape = dtype, shape
         self.buckets = _Buckets(work, buckets, "front", self.rec)
@@ -223,7 +229,7 @@ class Frontier:
     def nbytes(self) -> int:
         return self.buckets.nbytes
 
-    def take(self):
+    def take(self) -> Iterator[tuple[int, np.ndarray]]:
         """(offset in the level, rows) of each bucket in turn; each bucket is let go of as the
         next is read."""
         off = 0
@@ -252,14 +258,14 @@ class LevelStore:
     depth holds three descriptors. A level is read back one entry at a time (a trace) or
     whole (a checkpoint)."""
 
-    def __init__(self, work: WorkDir, rec: np.dtype):
+    def __init__(self, work: WorkDir, rec: np.dtype) -> None:
         self.work = work
         self.dtypes = {name: rec[name] for name in ("fp", "par", "act")}
         self.files = {name: open(work.new_file(f"levels-{name}"), "w+b")
                       for name in self.dtypes}
         self.count = 0  # entries written, every level
 
-    def append(self, cols: dict) -> None:
+    def append(self, cols: Columns) -> None:
         for name, f in self.files.items():
             f.seek(0, os.SEEK_END)
             cols[name].tofile(f)
@@ -294,7 +300,7 @@ class StoredLevel:
 
     __slots__ = ("store", "start", "count")
 
-    def __init__(self, store: LevelStore, start: int, count: int):
+    def __init__(self, store: LevelStore, start: int, count: int) -> None:
         self.store, self.start, self.count = store, start, count
 
     def __len__(self) -> int:

@@ -35,18 +35,32 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyspark import AccumulatorParam, StorageLevel
 
 from hwcheck.checker.engines import inbox
 from hwcheck.checker.engines.options import Options
-from hwcheck.checker.engines.partition import LevelTask, initial_part, lookup_part, owner, step_part
+from hwcheck.checker.engines.partition import (
+    Item,
+    LevelTask,
+    initial_part,
+    lookup_part,
+    owner,
+    step_part,
+)
 from hwcheck.checker.engines.partitioned import Backend, LevelEngine
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.spark import session
 from hwcheck.checker.spark.stops import Stops
+
+if TYPE_CHECKING:
+    from pyspark import RDD, Accumulator
+
+T = TypeVar("T")
+Stats = dict[str, Any]  # a partition's statistics of a level (``partition.step_part``)
 
 JOB_SECONDS = 3.0  # work a job does before the driver takes stock (progress, limits, Ctrl-C)
 # the candidate blocks: raw files (``engines.inbox``), or pickled through a shuffle
@@ -58,50 +72,54 @@ def _by_owner(key: int) -> int:
     return key
 
 
-class _Keyed(AccumulatorParam):
+class _Keyed(AccumulatorParam[dict[int, Stats]]):
     """Per-partition statistics: a dict merged by key, so a task that runs twice (a retry after
     a lost executor) leaves the same value as one that ran once."""
 
-    def zero(self, value):
+    def zero(self, value: dict[int, Stats]) -> dict[int, Stats]:
         return {}
 
-    def addInPlace(self, a, b):
+    def addInPlace(self, a: dict[int, Stats], b: dict[int, Stats]) -> dict[int, Stats]:
         a.update(b)
         return a
 
 
-def _drain(iterator) -> None:
+def _drain(iterator: Iterable[object]) -> None:
     for _ in iterator:  # a reused Python worker must have read all of its input
         pass
 
 
-def _initial_items(task: LevelTask, index: int, iterator):
+def _initial_items(task: LevelTask, index: int,
+                   iterator: Iterable[object]) -> Iterator[tuple[int, Item]]:
     _drain(iterator)
     return iter([(index, item) for item in initial_part(task, index)])
 
 
-def _step(task: LevelTask, acc, index: int, iterator):
+def _step(task: LevelTask, acc: Accumulator[dict[int, Stats]], index: int,
+          iterator: Iterable[tuple[int, Item]]) -> Iterator[tuple[int, Item]]:
     out, stats = step_part(task, index, [value for _, value in iterator])
     acc.add({index: stats})
     return iter(out)
 
 
-def _same(iterator):
+def _same(iterator: T) -> T:
     return iterator
 
 
-def _warm(task: LevelTask, index: int, iterator):
+def _warm(task: LevelTask, index: int, iterator: Iterable[object]) -> Iterator[object]:
     _drain(iterator)
     task.kernel()  # built (or loaded from the disk cache) once per Python worker
     return iter([])
 
 
-def _run_levels(task: LevelTask, levels: inbox.Levels, index: int, iterator):
+def _run_levels(task: LevelTask, levels: inbox.Levels, index: int,
+                iterator: Iterable[object]) -> Iterator[tuple[int, list[Stats]]]:
     _drain(iterator)
     return iter([(index, inbox.run_levels(task, index, levels))])
 
 
-def _lookup(task: LevelTask, fps, index: int, iterator):
+def _lookup(task: LevelTask, fps: Iterable[int], index: int,
+            iterator: Iterable[object]) -> Iterator[tuple[int, tuple[int, int]]]:
     _drain(iterator)
     return iter(lookup_part(task, index, fps).items())
 
@@ -111,7 +129,7 @@ class SparkBackend(Backend):
                  checkpoint_every: int = 8, checkpoint_dir: str | None = None,
                  store: str | None = None, merge_ratio: float | None = None,
                  exchange: str = "inbox", levels_per_job: int = 256,
-                 job_seconds: float | None = None):
+                 job_seconds: float | None = None) -> None:
         if exchange not in EXCHANGES:
             raise ValueError(f"exchange {exchange!r}: expected one of {', '.join(EXCHANGES)}")
         self.master = master
@@ -134,12 +152,12 @@ class SparkBackend(Backend):
         if job_seconds is None:
             job_seconds = float(os.environ.get("HWCHECK_SPARK_JOB_SECONDS", JOB_SECONDS))
         self.levels = inbox.Levels(max(1, levels_per_job), job_seconds)
-        self.ready: list[tuple[int, list]] = []  # (level, statistics) a job ran ahead
+        self.ready: list[tuple[int, list[Stats]]] = []  # (level, statistics) a job ran ahead
         self.task: LevelTask | None = None
         self.jobs = 0
         self.stops = Stops(self.sc)  # Ctrl-C and SIGTERM cancel the job, never cut a py4j call
 
-    def _materialize(self, rdd) -> None:
+    def _materialize(self, rdd: RDD[Any]) -> None:
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
         if self.mode == "local":
             rdd.localCheckpoint()
@@ -148,7 +166,7 @@ class SparkBackend(Backend):
         rdd._jrdd.count()  # computes and caches on the JVM side: no Python pass over the data
         self.jobs += 1
 
-    def _tasks(self, fn):
+    def _tasks(self, fn: Callable[[int, Iterable[int]], Iterable[T]]) -> RDD[T]:
         """One task per partition over no data: the inbox exchange's job."""
         return self.sc.parallelize(range(self.parts), self.parts).mapPartitionsWithIndex(fn)
 
@@ -156,11 +174,11 @@ class SparkBackend(Backend):
         with self.stops.held():
             self._do_start(task)
 
-    def step(self, task: LevelTask):
+    def step(self, task: LevelTask) -> list[Stats]:
         with self.stops.held():
             return self._do_step(task)
 
-    def lookup(self, fps):
+    def lookup(self, fps: set[int]) -> dict[int, tuple[int, int]]:
         with self.stops.held():
             return self._do_lookup(fps)
 
@@ -176,7 +194,7 @@ class SparkBackend(Backend):
         self._materialize(cur)
         self.cur = cur
 
-    def _do_step(self, task: LevelTask):
+    def _do_step(self, task: LevelTask) -> list[Stats]:
         n, prev = self.parts, self.cur
         self.task = task = self.level_task(task)
         if self.exchange == "inbox":
@@ -209,7 +227,7 @@ class SparkBackend(Backend):
             raise RuntimeError(f"no statistics from partition(s) {missing}")
         return [stats[i] for i in range(n)]
 
-    def _do_lookup(self, fps):
+    def _do_lookup(self, fps: Collection[int]) -> dict[int, tuple[int, int]]:
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
@@ -219,7 +237,7 @@ class SparkBackend(Backend):
             found = self.cur.mapPartitionsWithIndex(partial(_lookup, self.task, fps))
         return dict(self.sc.runJob(found, _same, owning))
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         pid = session.jvm_pid(self.sc)
         return {"master": self.master, "jobs": self.jobs, "checkpoint": self.mode,
                 "exchange": self.exchange,
@@ -245,7 +263,7 @@ class SparkEngine(LevelEngine):
     name = "spark"
 
     def __init__(self, kernel: Kernel, opts: Options, master: str = "local[*]",
-                 partitions: int | None = None, **backend_opts):
+                 partitions: int | None = None, **backend_opts: Any) -> None:
         if partitions is None:  # one partition per executor core: the fewest tasks per level
             partitions = session.spark_context(master).defaultParallelism
         super().__init__(kernel, opts, SparkBackend(master, partitions, **backend_opts))

@@ -16,9 +16,13 @@ import atexit
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlparse
 
 from hwcheck.checker.environment import EnvironmentFault
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -103,7 +107,7 @@ def preflight(master: str) -> None:
         raise SparkUnavailable(f"--spark-master {master}: expected local[N] or spark://HOST:PORT")
 
 
-def spark_context(master: str, parts: int | None = None):
+def spark_context(master: str, parts: int | None = None) -> SparkContext:
     """The process's SparkContext for ``master``: the running one if it has that master,
     otherwise a new one (stopping a context with another master first)."""
     from pyspark import SparkConf, SparkContext
@@ -143,10 +147,11 @@ def stop() -> None:
         sc.stop()
 
 
-def jvm_pid(sc) -> int | None:
+def jvm_pid(sc: SparkContext) -> int | None:
     """The driver JVM's process id (it also hosts the executor in local mode)."""
     try:
-        return int(sc._jvm.java.lang.ProcessHandle.current().pid())
+        jvm: Any = sc._jvm  # set once a SparkContext exists (py4j's JVMView, untyped)
+        return int(jvm.java.lang.ProcessHandle.current().pid())
     except Exception:  # noqa: BLE001 - a figure for reports only
         return None
 
@@ -164,10 +169,10 @@ def peak_rss_of(pid: int | None) -> int:
     return 0
 
 
-def task_slots(sc) -> int:
+def task_slots(sc: SparkContext) -> int:
     """How many tasks can run at once now: local[N]'s N; on a cluster, the cores of the
     executors registered now over spark.task.cpus. 0 if it cannot be told."""
-    master = sc.master
+    master = cast(str, sc.master)  # a SparkContext has a master (it refuses to start without)
     try:
         if is_local(master):
             inside = master[len("local["):-1] if master.startswith("local[") else "1"
