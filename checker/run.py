@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
@@ -15,6 +16,11 @@ from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import protocol_of
+
+if TYPE_CHECKING:
+    from hwcheck.checker.engines.partitioned import LevelEngine
+    from hwcheck.checker.graph.liveness import LiveOutcome
+    from hwcheck.spec.lang import Liveness
 
 ENGINES = ("local", "spark", "partitioned")
 
@@ -39,7 +45,7 @@ class Report:
     recovery: Any = None  # check --recoverable: the Recoverability found in the same exploration
 
     @property
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         return dict(self.spec.params)
 
     @property
@@ -67,7 +73,7 @@ class Report:
     def violations(self) -> list[PropertyOutcome]:
         return [o for o in self.outcomes if o.status == "violated"]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         ex = self.exploration
         return {
             "command": "check",
@@ -101,9 +107,10 @@ class Report:
         }
 
 
-def violation_json(name: str, kind: str, length: int | None, files, note: str = "") -> dict:
+def violation_json(name: str, kind: str, length: int | None, files: Sequence[Path],
+                   note: str = "") -> dict[str, Any]:
     """One violation in a --json object; the same fields for every command."""
-    out = {"property": name, "kind": kind, "length": length,
+    out: dict[str, Any] = {"property": name, "kind": kind, "length": length,
            "trace": str(files[0]) if files else None}
     if note:
         out["note"] = note
@@ -114,7 +121,8 @@ def known_properties(spec: Spec) -> list[str]:
     return [p.name for p in spec.invariants] + [p.name for p in spec.action_properties]
 
 
-def make_engine(name: str, kernel: Kernel, opts: Options, **engine_opts):
+def make_engine(name: str, kernel: Kernel, opts: Options,
+                **engine_opts: Any) -> LocalEngine | LevelEngine:
     if name == "local":
         return LocalEngine(kernel, opts, **engine_opts)
     if name == "spark":
@@ -135,7 +143,7 @@ def run_name_of(spec: Spec) -> str:
 
 def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = None,
           run_name: str | None = None, write_witnesses: bool = False,
-          recoverable: bool = False, **engine_opts) -> Report:
+          recoverable: bool = False, **engine_opts: Any) -> Report:
     """Explore ``spec``; write a trace per violation under ``out/run_name``.
 
     ``recoverable``: explore the state graph instead (one worker, every transition kept) and
@@ -227,13 +235,13 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     return Report(spec, ex, outcomes, run_name, recovered)
 
 
-def liveness_selected(spec: Spec, opts: Options) -> list:
+def liveness_selected(spec: Spec, opts: Options) -> list[Liveness]:
     """The liveness properties a run with ``opts`` decides: all of them, or those named."""
     want = None if opts.properties is None else set(opts.properties)
     return [p for p in spec.liveness if want is None or p.name in want]
 
 
-def add_liveness(ex: Exploration, outs: list) -> None:
+def add_liveness(ex: Exploration, outs: list[LiveOutcome]) -> None:
     """The liveness verdicts decided on the state graph, as the exploration's: a violation is a
     hit with its lasso; a lasso that exists only at the model's bounds is a note."""
     from hwcheck.checker.search.exploration import Hit
@@ -249,7 +257,7 @@ def add_liveness(ex: Exploration, outs: list) -> None:
             "at_bound_lasso": o.at_bound.length if o.at_bound is not None else None}
 
 
-def liveness_note(info: dict) -> str:
+def liveness_note(info: dict[str, Any]) -> str:
     if info["note"]:
         return info["note"]
     if info["at_bound_lasso"] is not None:
@@ -258,7 +266,7 @@ def liveness_note(info: dict) -> str:
     return ""
 
 
-def run_identity(spec: Spec, command: str) -> dict:
+def run_identity(spec: Spec, command: str) -> dict[str, Any]:
     """What a run folder's traces are of: the command, the protocol and its parameters."""
     return {"command": command, "protocol": spec.source or spec.name,
             "params": dict(spec.params)}

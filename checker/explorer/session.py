@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.spec.lang import Spec, SpecError, reads_next
+from hwcheck.spec.lang import Expr, Instance, Spec, SpecError, reads_next
 from hwcheck.spec.protocol import protocol_of, recovery_of
 
 if TYPE_CHECKING:
@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 class SessionError(ValueError):
     """A request the session cannot carry out: said in one line (HTTP 4xx)."""
 
-    def __init__(self, msg: str, status: int = 400):
+    def __init__(self, msg: str, status: int = 400) -> None:
         super().__init__(msg)
         self.status = status
 
 
 class Session:
-    def __init__(self, spec: Spec, kernel: Kernel | None = None):
+    def __init__(self, spec: Spec, kernel: Kernel | None = None) -> None:
         self.spec = spec
         self.kernel = kernel or Kernel(spec)
         self.interp = Interpreter(spec)
@@ -100,15 +100,15 @@ class Session:
     def current(self) -> np.ndarray:
         return self.path[-1][0]
 
-    def successors(self, row: np.ndarray) -> list[dict]:
+    def successors(self, row: np.ndarray) -> list[dict[str, Any]]:
         """Every action instance with whether it is enabled in ``row``: the kernel's step, and
         the interpreter's, which must agree."""
         out = []
         for inst in self.instances:
             nxt = self.kernel.step(inst.index, row)
             refused = self.kernel.last_error
-            item = {"index": inst.index, "label": inst.label, "action": inst.action.name,
-                    "enabled": nxt is not None}
+            item: dict[str, Any] = {"index": inst.index, "label": inst.label,
+                                    "action": inst.action.name, "enabled": nxt is not None}
             try:
                 ref = self.interp.step(inst, row)
             except ModelError as e:
@@ -123,12 +123,13 @@ class Session:
             out.append(item)
         return out
 
-    def violations(self) -> dict:
+    def violations(self) -> dict[str, Any]:
         """The properties the current state (and the step into it) violate; the reachability
         checks it satisfies; whether it is healthy."""
         row = self.current
         prev = self.path[-2][0] if len(self.path) > 1 else None
-        out: dict[str, list] = {"invariants": [], "actions": [], "reached": [], "errors": []}
+        # the names in each list; "healthy": a bool
+        out: dict[str, Any] = {"invariants": [], "actions": [], "reached": [], "errors": []}
         for p in self.spec.invariants:
             self._judge(p.name, p.expr, row, None, out["invariants"], out["errors"], False)
         for p in self.spec.action_properties:
@@ -144,14 +145,15 @@ class Session:
             out["healthy"] = self.interp.holds(self.healthy, row)
         return out
 
-    def _judge(self, name, expr, row, nxt, into, errors, want) -> None:
+    def _judge(self, name: str, expr: Expr, row: np.ndarray, nxt: np.ndarray | None,
+               into: list[str], errors: list[str], want: bool) -> None:
         try:
             if self.interp.holds(expr, row, nxt) == want:
                 into.append(name)
         except ModelError as e:
             errors.append(f"{name}: {e}")
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """Everything the page shows, as JSON."""
         with self.lock:
             row = self.current
@@ -200,7 +202,7 @@ class Session:
 
     # -- what the page does ------------------------------------------------------------------
 
-    def step(self, action) -> None:
+    def step(self, action: object) -> None:
         """Take an action instance (its label or index) from the current state."""
         with self.lock:
             inst = self._instance(action)
@@ -221,7 +223,7 @@ class Session:
             self.path.pop()
             self.version += 1
 
-    def reset(self, initial=0) -> None:
+    def reset(self, initial: object = 0) -> None:
         """Go back to an initial state: the ``initial``-th in Init's order (the first by
         default)."""
         with self.lock:
@@ -234,7 +236,7 @@ class Session:
             self.path[0] = (self.starts[initial].copy(), None)
             self.version += 1
 
-    def jump(self, index) -> None:
+    def jump(self, index: object) -> None:
         """Make the loaded trace's first ``index`` steps the current path."""
         with self.lock:
             if self.trace is None:
@@ -249,7 +251,7 @@ class Session:
                 for i in range(1, index + 1)]
             self.version += 1
 
-    def _instance(self, action):
+    def _instance(self, action: object) -> Instance:
         if isinstance(action, bool) or not isinstance(action, (int, str)):
             raise SessionError(f"an action is a label or an index, not {action!r}")
         if isinstance(action, int):
@@ -296,7 +298,7 @@ class Session:
                 f"</head><body><table>{rows}</table></body></html>\n")
 
 
-def _show(v) -> str:
+def _show(v: object) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, list):

@@ -7,6 +7,9 @@ index is inside its variable's shape and every written value inside its domain.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
 
 from hwcheck.checker.semantics.exprgen import ARITH
@@ -33,36 +36,46 @@ from hwcheck.spec.lang import (
     SetLocal,
     Spec,
     SpecError,
+    Stmt,
+    Var,
 )
+
+# A state as the interpreter reads it: a layout row, or its cells as a list of ints
+Cells = Sequence[int] | np.ndarray
+# Bound / ActionParam -> value; a local's name -> value
+Env = dict[Any, int]
 
 
 class ModelError(SpecError):
     """The model did something its own declarations forbid (an index or a value out of range).
     ``variable`` names the variable, ``where`` the action or property."""
 
-    def __init__(self, msg: str, variable: str = "", where: str = ""):
+    def __init__(self, msg: str, variable: str = "", where: str = "") -> None:
         super().__init__(msg)
         self.variable = variable
         self.where = where
 
 
-def _at(var, idx: tuple) -> str:
+def _at(var: Var, idx: tuple[int, ...]) -> str:
     """``x`` for a scalar, ``x[1, 2]`` for an array element."""
     return var.name + (f"[{', '.join(map(str, idx))}]" if idx else "")
 
 
 class Interpreter:
-    def __init__(self, spec: Spec, layout: Layout | None = None):
+    def __init__(self, spec: Spec, layout: Layout | None = None) -> None:
         self.spec = spec
         self.layout = layout or Layout.of(spec)
         self.instances = spec.instances()
 
     # -- expressions -----------------------------------------------------------------------------
 
-    def eval(self, e: Expr, cur, nxt=None, env: dict | None = None):
+    def eval(self, e: Expr, cur: Cells, nxt: Cells | None = None, env: Env | None = None) -> int:
         return self._eval(e, cur, nxt, env if env is not None else {}, "expression")
 
-    def _eval(self, e: Expr, cur, nxt, env: dict, where: str):
+    # ``nxt`` is Cells | None, left unannotated: a primed read without a next state (``eval``
+    # given none) indexes None here (a TypeError), where the translator raises a SpecError
+    def _eval(self, e: Expr, cur: Cells, nxt, env: Env, where: str) -> int:
+        """The value of ``e``: an int, or a bool (a BOOL read, a comparison, a connective)."""
         ev = self._eval
         if isinstance(e, Const):
             return e.value
@@ -120,7 +133,7 @@ class Interpreter:
 
     # -- statements ------------------------------------------------------------------------------
 
-    def _run(self, stmts, t: list, env: dict, where: str) -> None:
+    def _run(self, stmts: Iterable[Stmt], t: list[int], env: Env, where: str) -> None:
         for s in stmts:
             if isinstance(s, Assign):
                 idx = tuple(self._eval(i, t, None, env, where) for i in s.target.index)
@@ -184,10 +197,10 @@ class Interpreter:
         """The first initial state (the only one unless Init chooses)."""
         return self.initials()[0]
 
-    def _env(self, inst: Instance) -> dict:
+    def _env(self, inst: Instance) -> Env:
         return dict(zip(inst.action.params, inst.args))
 
-    def step(self, inst: Instance, row) -> np.ndarray | None:
+    def step(self, inst: Instance, row: Cells) -> np.ndarray | None:
         """The successor of ``row`` by ``inst``, or None when its guard is false."""
         cur = [int(x) for x in row]
         env = self._env(inst)
@@ -197,7 +210,7 @@ class Interpreter:
         self._run(inst.action.body, t, env, inst.label)
         return np.array(t, dtype=self.layout.dtype)
 
-    def successors(self, row) -> list[tuple[Instance, np.ndarray]]:
+    def successors(self, row: Cells) -> list[tuple[Instance, np.ndarray]]:
         out = []
         for inst in self.instances:
             nxt = self.step(inst, row)
@@ -205,12 +218,12 @@ class Interpreter:
                 out.append((inst, nxt))
         return out
 
-    def holds(self, expr: Expr, row, nxt=None) -> bool:
+    def holds(self, expr: Expr, row: Cells, nxt: Cells | None = None) -> bool:
         cur = [int(x) for x in row]
         nx = None if nxt is None else [int(x) for x in nxt]
         return bool(self._eval(expr, cur, nx, {}, "property"))
 
-    def instance(self, label_or_index) -> Instance:
+    def instance(self, label_or_index: int | str) -> Instance:
         if isinstance(label_or_index, int):
             return self.instances[label_or_index]
         for inst in self.instances:

@@ -34,19 +34,21 @@ precomputes its tables.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from hwcheck.checker.semantics.layout import Layout
-from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.lang import Spec, SpecError, Var
 from hwcheck.spec.protocol import protocol_of
 
 METHODS = ("auto", "sort", "compare", "perms")  # compare: sort, slices never packed
 MAX_PERMS = 40320  # 8!: beyond this the permutation tables would be larger than the state space
 
 
-def symmetry_of(spec: Spec) -> dict | None:
+def symmetry_of(spec: Spec) -> dict[str, Any] | None:
     """The protocol's declared symmetry for ``spec``, as a dict (``Symmetry.as_dict``); None if
     the protocol declares none (or the spec was built by hand)."""
     fn = protocol_of(spec).checking.symmetry
@@ -54,7 +56,7 @@ def symmetry_of(spec: Spec) -> dict | None:
     return sym.as_dict() if sym is not None else None
 
 
-def check_symmetry(spec: Spec, symmetry: dict, member_params: bool = False) -> None:
+def check_symmetry(spec: Spec, symmetry: dict[str, Any], member_params: bool = False) -> None:
     """Refuse (SpecError, one line) a declaration under which a reduction would not be sound:
     every variable in exactly one of dims, ids and other; a dims entry names dimensions of the
     members' size; an id variable holds a member id or a negative value. With
@@ -98,7 +100,7 @@ def check_symmetry(spec: Spec, symmetry: dict, member_params: bool = False) -> N
                     raise SpecError(f"symmetry: a parameter of {a.name} is not a member")
 
 
-def declared(spec: Spec) -> dict:
+def declared(spec: Spec) -> dict[str, Any]:
     """The checked symmetry a run with ``--symmetry`` uses; a SpecError (one line) if the
     protocol declares none or declares one that does not cover the spec."""
     sym = symmetry_of(spec)
@@ -110,7 +112,7 @@ def declared(spec: Spec) -> dict:
     return sym
 
 
-def _cells(var, layout: Layout, dim: int, member: int) -> list[int]:
+def _cells(var: Var, layout: Layout, dim: int, member: int) -> list[int]:
     """The row positions of ``var``'s cells whose index in dimension ``dim`` is ``member``."""
     out = []
     for idx in itertools.product(*(range(d) for d in var.shape)):
@@ -119,7 +121,8 @@ def _cells(var, layout: Layout, dim: int, member: int) -> list[int]:
     return out
 
 
-def permute_row(spec: Spec, layout: Layout, row, perm, symmetry: dict) -> np.ndarray:
+def permute_row(spec: Spec, layout: Layout, row: np.ndarray, perm: Sequence[int],
+                symmetry: dict[str, Any]) -> np.ndarray:
     """The state ``row`` with member r renamed to perm[r] (any member dimensions)."""
     out = np.array(row, copy=True)
     for v in spec.variables:
@@ -142,15 +145,17 @@ class Plan:
 
     method: str  # "sort" | "perms"
     size: int
-    ids: tuple  # row positions of the id cells, in comparison order
+    ids: tuple[int, ...]  # row positions of the id cells, in comparison order
     # sort: the slice of member r is the cells base[q] + r * step[q], q = 0..Q-1 (a member
     # index enters a cell's position linearly), each cell's values in lo[q]..hi[q]
-    base: tuple = ()
-    step: tuple = ()
-    lo: tuple = ()
-    hi: tuple = ()
-    perms: tuple = ()  # perms: every permutation (new number of each old member), identity first
-    src: tuple = ()  # perms: per permutation, the row position each cell's value comes from
+    base: tuple[int, ...] = ()
+    step: tuple[int, ...] = ()
+    lo: tuple[int, ...] = ()
+    hi: tuple[int, ...] = ()
+    # perms: every permutation (new number of each old member), identity first
+    perms: tuple[tuple[int, ...], ...] = ()
+    # perms: per permutation, the row position each cell's value comes from
+    src: tuple[tuple[int, ...], ...] = ()
     pack: bool = True  # sort: pack slices into int64 keys where they fit
 
     @property
@@ -164,7 +169,7 @@ class Plan:
         return self.pack and sum(self.key_bits) <= 62
 
 
-def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Plan:
+def plan(spec: Spec, layout: Layout, symmetry: dict[str, Any], method: str = "auto") -> Plan:
     """The canonical-form tables of ``symmetry`` (already checked) for ``layout``."""
     if method not in METHODS:
         raise ValueError(f"unknown canonical-form method {method!r}")
@@ -216,8 +221,9 @@ def plan(spec: Spec, layout: Layout, symmetry: dict, method: str = "auto") -> Pl
     return Plan("perms", n, tuple(ids), perms=tuple(perms), src=tuple(srcs))
 
 
-def _array(name: str, values, dtype: str = "int64") -> str:
-    """A module-level constant array (numba freezes it into the compiled code)."""
+def _array(name: str, values: Sequence[Any], dtype: str = "int64") -> str:
+    """A module-level constant array (numba freezes it into the compiled code): ``values`` ints,
+    or tuples of ints (a 2-d array)."""
     nested = [list(v) for v in values] if values and isinstance(values[0], tuple) else list(values)
     return f"{name} = np.array({nested!r}, np.{dtype})"
 

@@ -18,9 +18,11 @@ statically:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hwcheck.spec.lang import (
+    Action,
     Assign,
     Expr,
     For,
@@ -29,6 +31,7 @@ from hwcheck.spec.lang import (
     Read,
     SetLocal,
     Spec,
+    Stmt,
     walk,
 )
 
@@ -89,7 +92,8 @@ def classify(spec: Spec) -> ViewClass | None:
             note(f"the guard of {a.name} reads {', '.join(sorted(bad))}")
         locals_: dict[str, set[str]] = {}
 
-        def body(stmts, ctx: set[str], a=a, locals_=locals_) -> None:
+        def body(stmts: Iterable[Stmt], ctx: set[str], a: Action = a,
+                 locals_: dict[str, set[str]] = locals_) -> None:
             for s in stmts:
                 if isinstance(s, SetLocal):
                     deps = _reads(s.value, locals_) | ctx

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from hwcheck.checker.traces.trace import Trace, TraceError
 from hwcheck.checker.traces.values import ValueError_, absorb, present, shown_names
-from hwcheck.spec.lang import Spec
+from hwcheck.spec.lang import Spec, Var
 
 FORMAT = "ITF"
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
 
-def _encode(var, value):
+def _encode(var: Var, value: Any) -> Any:
     if var.kind == "scalar":
         return value
     if var.kind == "set":
@@ -30,7 +31,7 @@ def _encode(var, value):
     return _map(value)
 
 
-def _map(value):
+def _map(value: Any) -> Any:
     if isinstance(value, list):
         return {"#map": [[i, _map(v)] for i, v in enumerate(value)]}
     return value
@@ -39,7 +40,7 @@ def _map(value):
 MAX_BIGINT_DIGITS = 40  # far past any cell type; a longer number is not a state of a spec
 
 
-def _decode(var, value, where: str):
+def _decode(var: Var, value: Any, where: str) -> Any:
     """The value of ``var`` as the layout's readable form, checked against the declaration:
     an integer inside the domain, a set of indices inside the shape, a map whose keys are
     exactly the indices of each dimension. A TraceError names the state, variable and key."""
@@ -61,7 +62,7 @@ def _decode(var, value, where: str):
     return _unmap(var, value, var.shape, where, name)
 
 
-def _integer(x, where: str, name: str) -> int:
+def _integer(x: Any, where: str, name: str) -> int:
     if isinstance(x, dict):
         if set(x) != {"#bigint"} or not isinstance(x["#bigint"], str):
             raise TraceError(f"{where}: {name} holds {_short(x)}, not an integer")
@@ -76,13 +77,13 @@ def _integer(x, where: str, name: str) -> int:
     return x
 
 
-def _in_domain(var, x: int, where: str, name: str) -> int:
+def _in_domain(var: Var, x: int, where: str, name: str) -> int:
     if not var.lo <= x <= var.hi:
         raise TraceError(f"{where}: {name} is {x}, outside its domain {var.lo}..{var.hi}")
     return x
 
 
-def _unmap(var, value, shape: tuple, where: str, name: str):
+def _unmap(var: Var, value: Any, shape: tuple[int, ...], where: str, name: str) -> Any:
     if not shape:
         return _in_domain(var, _integer(value, where, name), where, name)
     if not isinstance(value, dict) or set(value) != {"#map"} or not isinstance(value["#map"],
@@ -105,12 +106,12 @@ def _unmap(var, value, shape: tuple, where: str, name: str):
     return [out[k] for k in range(shape[0])]
 
 
-def _short(x) -> str:
+def _short(x: object) -> str:
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def to_itf(spec: Spec, trace: Trace) -> dict:
+def to_itf(spec: Spec, trace: Trace) -> dict[str, Any]:
     names = shown_names(spec)
     states = []
     for i, st in enumerate(trace.states):
@@ -146,7 +147,7 @@ def dumps(spec: Spec, trace: Trace) -> str:
     return json.dumps(to_itf(spec, trace), indent=1, sort_keys=False) + "\n"
 
 
-def read(path: Path) -> dict:
+def read(path: Path) -> dict[str, Any]:
     """The parsed file; raises TraceError for a missing or malformed file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -171,7 +172,8 @@ def read(path: Path) -> dict:
 KINDS = ("invariant", "action", "reachable", "domain", "liveness")
 
 
-def from_itf(spec: Spec, data: dict, where: str = "trace", prop: str | None = None) -> Trace:
+def from_itf(spec: Spec, data: dict[str, Any], where: str = "trace",
+             prop: str | None = None) -> Trace:
     """The trace in ``data`` over ``spec``'s variables, every part that means something checked
     against the spec: the variables (no more, no fewer), each value in its domain, the keys of
     each map, the spec's name, the property's name and kind, the recorded length. ``actions`` is

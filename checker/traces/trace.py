@@ -13,14 +13,28 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
 from hwcheck.checker.semantics.fingerprint import fingerprint
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.layout import Layout
-from hwcheck.spec.lang import Spec, reads_next
+from hwcheck.spec.lang import (
+    ActionProperty,
+    Instance,
+    Invariant,
+    Liveness,
+    Reachable,
+    Spec,
+    reads_next,
+)
 from hwcheck.spec.protocol import NO_VIEWS, Views, protocol_of
+
+# a state as the layout's readable dict (``Layout.to_dict``): variable name -> value
+State = dict[str, Any]
+# a kernel's ``canonical``: the representative of a row's orbit under a symmetry
+Canon = Callable[[np.ndarray], np.ndarray]
 
 
 class TraceError(ValueError):
@@ -30,21 +44,21 @@ class TraceError(ValueError):
 @dataclass
 class Trace:
     spec: str
-    params: dict
+    params: dict[str, Any]
     engine: str
     property: str | None  # the invariant, action property or reachability check it is about
     # (None: a behaviour read from another tool, with no claim to check)
     kind: str  # invariant | action | reachable
     actions: list[str] | None  # the label of each step (len(states) - 1); None: not given
-    states: list[dict]  # each state as the layout's readable dict
-    meta: dict = field(default_factory=dict)
+    states: list[State]  # each state as the layout's readable dict
+    meta: dict[str, Any] = field(default_factory=dict)
     # How the protocol draws its traces; NO_VIEWS: the generic table.
     views: Views = field(default=NO_VIEWS, repr=False, compare=False)
     # How a state is shown when the spec has typed variables (``values.present``): each as one
     # value instead of its leaves; None: as it is.
-    present: Callable[[dict], dict] | None = field(default=None, repr=False, compare=False)
+    present: Callable[[State], State] | None = field(default=None, repr=False, compare=False)
 
-    def shown(self) -> list[dict]:
+    def shown(self) -> list[State]:
         """The states as a user reads them (typed variables as values)."""
         return [self.present(s) for s in self.states] if self.present else self.states
 
@@ -73,7 +87,8 @@ def _fp(row: np.ndarray, layout: Layout | None = None) -> int:
 
 
 def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-              path: list[tuple[int, int | None]], canon=None, first: int = 0) -> Trace:
+              path: list[tuple[int, int | None]], canon: Canon | None = None,
+              first: int = 0) -> Trace:
     """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace.
 
     ``canon`` (a kernel's ``canonical``) says the engine kept one representative per orbit of
@@ -100,7 +115,8 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
 
 
 def _from_start(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-                path: list[tuple[int, int | None]], canon, row: np.ndarray) -> Trace:
+                path: list[tuple[int, int | None]], canon: Canon | None,
+                row: np.ndarray) -> Trace:
     """``from_path`` from the initial state ``row``."""
     rows, labels, failing = [row], [], None
     for step, (inst_index, want) in enumerate(path, start=1):
@@ -110,6 +126,7 @@ def _from_start(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: s
             if err is not None:
                 failing = (inst, err)
                 break
+            nxt = cast(np.ndarray, nxt)  # a successor whenever there is no error
             rows.append(nxt)
             labels.append(inst.label)
             row = nxt
@@ -149,8 +166,9 @@ def _from_start(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: s
 DOMAIN_ERROR = re.compile(r"^DomainError\((?P<var>[^,()]+), (?P<where>[^()]+)\)$")
 
 
-def _concrete_step(spec: Spec, interp: Interpreter, canon, row, taken: int, want: int | None,
-                   prop: str, kind: str, step: int, final: bool):
+def _concrete_step(spec: Spec, interp: Interpreter, canon: Canon, row: np.ndarray, taken: int,
+                   want: int | None, prop: str, kind: str, step: int, final: bool
+                   ) -> tuple[Instance, np.ndarray | None, ModelError | None]:
     """One step of a symmetry-reduced path, on the concrete state ``row``: (instance, successor,
     None), or (instance, None, the ModelError) for the step that leaves the declared domains.
 
@@ -205,7 +223,8 @@ def _concrete_step(spec: Spec, interp: Interpreter, canon, row, taken: int, want
                      "the interpreter disagree")
 
 
-def _refuses(spec: Spec, interp: Interpreter, where: str, var: str | None, row, nxt) -> bool:
+def _refuses(spec: Spec, interp: Interpreter, where: str, var: str | None, row: np.ndarray,
+             nxt: np.ndarray) -> bool:
     """Whether the transition property ``where`` reads ``var`` outside its shape on (row, nxt)."""
     for p in spec.action_properties + spec.reachables:
         if p.name == where and reads_next(p.expr):
@@ -216,8 +235,8 @@ def _refuses(spec: Spec, interp: Interpreter, where: str, var: str | None, row, 
     return False
 
 
-def _confirm_domain(spec: Spec, interp: Interpreter, name: str | None, rows: list,
-                    label: str | None) -> dict:
+def _confirm_domain(spec: Spec, interp: Interpreter, name: str | None, rows: list[np.ndarray],
+                    label: str | None) -> dict[str, Any]:
     """Check that the trace ends where the spec leaves its declared domains, as its name
     ``DomainError(variable, action or property)`` says: the step ``label`` from the last state
     (or, without a step, the property evaluated on the last state) makes the interpreter refuse
@@ -250,7 +269,8 @@ def _confirm_domain(spec: Spec, interp: Interpreter, name: str | None, rows: lis
     raise TraceError(f"the {what} stays inside the declared domains of {var}")
 
 
-def domain_cti(spec: Spec, name: str, label: str, pre, meta: dict) -> Trace:
+def domain_cti(spec: Spec, name: str, label: str, pre: np.ndarray,
+               meta: dict[str, Any]) -> Trace:
     """A counterexample to induction whose step leaves the declared domains: the pre-state
     ``pre`` (a layout row) and the step ``label`` that the interpreter refuses on the variable
     ``name`` (``DomainError(variable, action)``) names. It has no post-state: ``#meta``'s
@@ -262,7 +282,7 @@ def domain_cti(spec: Spec, name: str, label: str, pre, meta: dict) -> Trace:
                  present=presenter_of(spec))
 
 
-def presenter_of(spec: Spec) -> Callable[[dict], dict] | None:
+def presenter_of(spec: Spec) -> Callable[[State], State] | None:
     """How ``spec``'s states are shown: its typed variables as values, if it has any."""
     if not spec.typed:
         return None
@@ -280,7 +300,8 @@ KINDS = {"invariant": "invariants", "action": "action_properties", "reachable": 
          "liveness": "liveness"}
 
 
-def _property(spec: Spec, name: str, kind: str | None = None):
+def _property(spec: Spec, name: str, kind: str | None = None
+              ) -> Invariant | ActionProperty | Reachable | Liveness:
     """The property ``name`` of ``spec``, of ``kind`` when given (a trace that claims another
     kind of property than the spec declares is rejected)."""
     for k, group in KINDS.items():
@@ -299,7 +320,8 @@ def _kind_word(kind: str) -> str:
             "liveness": "liveness property"}.get(kind, repr(kind))
 
 
-def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str, rows: list) -> None:
+def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str,
+             rows: list[np.ndarray]) -> None:
     """Check that the trace ends in a violation (or, for a reachability check, a witness)."""
     if prop is None:
         return
@@ -340,7 +362,8 @@ def replay(spec: Spec, trace: Trace) -> list[np.ndarray]:
     return rows
 
 
-def replayed_rows(interp: Interpreter, trace: Trace, stutter: str | None = None) -> list:
+def replayed_rows(interp: Interpreter, trace: Trace,
+                  stutter: str | None = None) -> list[np.ndarray]:
     """The rows of ``trace``, each step replayed from the initial state and compared with the
     state it records; a step labelled ``stutter`` (a lasso's) must change nothing."""
     layout = interp.layout
@@ -363,7 +386,7 @@ def replayed_rows(interp: Interpreter, trace: Trace, stutter: str | None = None)
     return rows
 
 
-def _checked_step(interp: Interpreter, row, label: str, step: int, recorded: dict,
+def _checked_step(interp: Interpreter, row: np.ndarray, label: str, step: int, recorded: State,
                   before: str) -> np.ndarray:
     """The successor of ``row`` by the action ``label``, which must be enabled, stay inside the
     declared domains and give the ``recorded`` state."""
@@ -381,7 +404,7 @@ def _checked_step(interp: Interpreter, row, label: str, step: int, recorded: dic
     return nxt
 
 
-def _start(interp: Interpreter, recorded: dict) -> np.ndarray:
+def _start(interp: Interpreter, recorded: State) -> np.ndarray:
     """The initial state a trace's first state records (one of Init's, compared whole)."""
     starts = interp.initials()
     if len(starts) == 1:
@@ -394,7 +417,7 @@ def _start(interp: Interpreter, recorded: dict) -> np.ndarray:
     raise TraceError(f"step 0: the first state is none of the {len(starts)} initial states")
 
 
-def _same(layout, row, recorded: dict, step: int, what: str) -> None:
+def _same(layout: Layout, row: np.ndarray, recorded: State, step: int, what: str) -> None:
     got = layout.to_dict(row)
     diff = [name for name in got if recorded.get(name) != got[name]]
     if diff:
