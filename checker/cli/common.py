@@ -9,13 +9,20 @@ or a trace that does not replay.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Container, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from hwcheck.checker import protocols
 from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import NO_VIEWS, Param, Protocol
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+F = TypeVar("F", bound=Callable[..., Any])  # a command's function, as a click option decorates it
 
 EXIT_HOLDS = 0
 EXIT_FAILED = 1
@@ -36,7 +43,7 @@ class Output:
     """Where a command's human text goes: stdout, or stderr when ``--json`` keeps stdout for
     the one JSON object."""
 
-    def __init__(self, as_json: bool = False, quiet: bool = False):
+    def __init__(self, as_json: bool = False, quiet: bool = False) -> None:
         self.as_json = as_json
         self.quiet = quiet
 
@@ -47,10 +54,10 @@ class Output:
         if not self.quiet:
             click.echo(f"  {msg}", err=True)
 
-    def progress_fn(self):
+    def progress_fn(self) -> Callable[[str], None] | None:
         return None if self.quiet else self.progress
 
-    def result(self, obj: dict) -> None:
+    def result(self, obj: dict[str, Any]) -> None:
         """The --json object, as the last line of stdout."""
         if self.as_json:
             click.echo(json.dumps(obj))
@@ -71,7 +78,7 @@ def sigterm_stops_like_ctrl_c() -> None:
 
     from hwcheck.checker.search.exploration import Terminated
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> NoReturn:
         raise Terminated()
 
     signal.signal(signal.SIGTERM, handler)
@@ -104,7 +111,7 @@ def _default_protocol() -> Protocol | None:
 DEFAULT = _default_protocol()
 
 
-def _option_for(p: Param):
+def _option_for(p: Param) -> Callable[[F], F]:
     """A click option for one of the default protocol's parameters (all default to None, so
     that only what the user gave overrides a scenario's or the protocol's defaults)."""
     dest = p.name
@@ -123,7 +130,7 @@ def _option_for(p: Param):
 MODEL_KEYS = tuple(p.name for p in DEFAULT.params if p.flags) if DEFAULT else ()
 
 
-def spec_options(fn):
+def spec_options(fn: F) -> F:
     """``--spec``, ``--param`` and the default protocol's own options (``--replicas`` ...)."""
     opts = [
         click.option("--spec", "spec_source", default=None, metavar="SOURCE",
@@ -141,7 +148,7 @@ def spec_options(fn):
     return fn
 
 
-def protocol_from(kwargs: dict) -> Protocol:
+def protocol_from(kwargs: dict[str, Any]) -> Protocol:
     """The protocol the options name (and pop ``--spec``); the default one without --spec."""
     source = kwargs.pop("spec_source", None)
     try:
@@ -155,7 +162,8 @@ def protocol_from(kwargs: dict) -> Protocol:
         raise InputError(str(e)) from None
 
 
-def params_from(proto: Protocol, kwargs: dict, base: dict | None = None) -> dict:
+def params_from(proto: Protocol, kwargs: dict[str, Any],
+                base: dict[str, Any] | None = None) -> dict[str, Any]:
     """The parameters the options give (popped from ``kwargs``) over ``base``: the default
     protocol's own flags, then ``--param`` pairs."""
     model = {k: kwargs.pop(k) for k in MODEL_KEYS if k in kwargs}
@@ -174,7 +182,8 @@ def params_from(proto: Protocol, kwargs: dict, base: dict | None = None) -> dict
         raise InputError(str(e)) from None
 
 
-def spec_from(kwargs: dict, base: dict | None = None) -> tuple[Protocol, Spec]:
+def spec_from(kwargs: dict[str, Any],
+              base: dict[str, Any] | None = None) -> tuple[Protocol, Spec]:
     """The protocol and the built spec the options name."""
     proto = protocol_from(kwargs)
     params = params_from(proto, kwargs, base)
@@ -184,7 +193,7 @@ def spec_from(kwargs: dict, base: dict | None = None) -> tuple[Protocol, Spec]:
         raise InputError(str(e)) from None
 
 
-def params_line(proto: Protocol | None, params: dict) -> str:
+def params_line(proto: Protocol | None, params: dict[str, Any]) -> str:
     from hwcheck.checker.traces.text import params_line as line
 
     return line(params, proto.views if proto is not None else NO_VIEWS)
@@ -192,10 +201,10 @@ def params_line(proto: Protocol | None, params: dict) -> str:
 
 def output_options(what: str = "Where counterexamples are written "
                                   "(<out>/<run-name>/<Property>.itf.json)",
-                   run_name_default: str = "the parameters"):
+                   run_name_default: str = "the parameters") -> Callable[[F], F]:
     """--out, --run-name and --quiet, shared by the commands that write traces."""
 
-    def deco(fn):
+    def deco(fn: F) -> F:
         for o in reversed([
             click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                          default=Path("hwcheck-out"), show_default=True, help=what),
@@ -209,13 +218,13 @@ def output_options(what: str = "Where counterexamples are written "
     return deco
 
 
-def json_option(fn):
+def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True,
                         help="Print one JSON object as the last line of stdout (human text "
                              "then goes to stderr)")(fn)
 
 
-def workers_option(fn):
+def workers_option(fn: F) -> F:
     return click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
                         help="Threads of the local engine, each expanding part of every level "
                              "and owning a slice of the visited set; the same counts and traces "
@@ -223,7 +232,7 @@ def workers_option(fn):
                              "declared domains allow fewer than 2^20 states]")(fn)
 
 
-def local_workers(engine: str, workers: int | None, spec: Spec | None = None) -> dict:
+def local_workers(engine: str, workers: int | None, spec: Spec | None = None) -> dict[str, int]:
     """The engine options that --workers gives: the local engine's thread count (default: the
     cores this process may use, one for a small ``spec``: ``parallel.default_workers``);
     refused with another engine."""
@@ -237,7 +246,8 @@ def local_workers(engine: str, workers: int | None, spec: Spec | None = None) ->
     return {"workers": workers or default_workers(spec)}
 
 
-def check_properties(spec: Spec, names, kinds=("invariant", "action")) -> None:
+def check_properties(spec: Spec, names: Iterable[str],
+                     kinds: Container[str] = ("invariant", "action")) -> None:
     known = []
     if "invariant" in kinds:
         known += [p.name for p in spec.invariants]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,11 +20,15 @@ from hwcheck.checker.cli.common import (
     protocol_from,
     spec_options,
 )
-from hwcheck.spec.lang import SpecError
+from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.verdicts import Verdict
 
+if TYPE_CHECKING:
+    from hwcheck.checker.graph.recover import Recoverability
+    from hwcheck.spec.protocol import Protocol
 
-def _spec(kwargs: dict, scenario: str | None):
+
+def _spec(kwargs: dict[str, Any], scenario: str | None) -> tuple[Protocol, Spec]:
     from hwcheck.checker import protocols
 
     proto = protocol_from(kwargs)
@@ -48,7 +53,7 @@ SCENARIO_OPTION = click.option(
 # -- check --recoverable -------------------------------------------------------------------------
 
 
-def require_recovery(spec) -> None:
+def require_recovery(spec: Spec) -> None:
     """Before exploring: the protocol must state a healthy predicate (one line if not)."""
     from hwcheck.checker.graph.recover import recovery
 
@@ -58,7 +63,8 @@ def require_recovery(spec) -> None:
         raise InputError(f"--recoverable: {e}") from None
 
 
-def recoverability(spec, res, folder: Path | None, identity: dict | None, o: Output):
+def recoverability(spec: Spec, res: Recoverability | None, folder: Path | None,
+                   identity: dict[str, Any] | None, o: Output) -> Recoverability:
     """Print what ``check --recoverable`` found (``res``, a ``Recoverability``: the stuck
     trace, then the one greppable ``recoverable:`` line) and write the stuck trace under
     ``folder``."""
@@ -84,7 +90,7 @@ def recoverability(spec, res, folder: Path | None, identity: dict | None, o: Out
     return res
 
 
-def exit_code(verdict: str, rec) -> int:
+def exit_code(verdict: str, rec: Recoverability | None) -> int:
     """The exit code of ``check`` with ``--recoverable``: a violation or a stuck state is 12,
     else unknown (3) if either is unknown, else 0."""
     if rec is None:
@@ -109,7 +115,8 @@ def exit_code(verdict: str, rec) -> int:
 @click.option("--max-states", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Refuse a graph with more states than this (Graphviz draws a few thousand)")
 @click.option("--quiet", "-q", is_flag=True, help="No summary on stderr")
-def graph(scenario, fmt, out, max_states, quiet, **kwargs) -> None:
+def graph(scenario: str | None, fmt: str, out: Path | None, max_states: int, quiet: bool,
+          **kwargs: Any) -> None:
     """Export the explored state graph: every reachable state and transition, with action labels;
     violating states and stuck ones (no healthy state reachable) marked, and the shortest
     counterexample path highlighted.
@@ -154,7 +161,8 @@ def graph(scenario, fmt, out, max_states, quiet, **kwargs) -> None:
                    "authentication)")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="The port (0: any free one)")
-def explore(scenario, trace_file, host, port, **kwargs) -> None:
+def explore(scenario: str | None, trace_file: Path | None, host: str, port: int,
+            **kwargs: Any) -> None:
     """An interactive explorer in the browser: the current state drawn with the protocol's view,
     the enabled actions (click one to take it), back, the states of a loaded trace, and the
     properties the current state violates. Successors come from the compiled kernel, the rest

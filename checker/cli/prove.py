@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,8 +26,15 @@ from hwcheck.checker.cli.common import (
 )
 from hwcheck.spec.verdicts import Verdict
 
+if TYPE_CHECKING:
+    from hwcheck.checker.semantics.layout import Layout
+    from hwcheck.checker.traces.trace import Trace
+    from hwcheck.checker.z3.checks import ActionVerdict, Obligation
+    from hwcheck.spec.lang import Expr, Spec
 
-def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
+
+def _cti_trace(spec: Spec, layout: Layout, inv: str, ob: Obligation,
+               hypotheses: list[str]) -> Trace:
     from hwcheck.checker.traces.trace import Trace, domain_cti, views_of
 
     if ob.post is None:  # the step leaves the declared domains: no post-state
@@ -38,7 +47,7 @@ def _cti_trace(spec, layout, inv: str, ob, hypotheses: list[str]):
                   "hypotheses": hypotheses}, views=views_of(spec))
 
 
-def cti_text(trace) -> str:
+def cti_text(trace: Trace) -> str:
     """A counterexample to induction rendered like a trace step."""
     from hwcheck.checker.traces import text as render
 
@@ -53,7 +62,8 @@ def cti_text(trace) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
+def _conjuncts(spec: Spec, inv: str, lemma_names: Iterable[str],
+               no_lemmas: bool) -> list[tuple[str, Expr]]:
     from hwcheck.checker.z3.checks import LemmasNotStated, conjuncts
     from hwcheck.spec.lang import SpecError
 
@@ -84,8 +94,9 @@ def _conjuncts(spec, inv: str, lemma_names, no_lemmas: bool):
                 "(<out>/<run-name>/cti/<Invariant>-<Action>/)",
                 run_name_default="the parameters, with -prove")
 @json_option
-def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry, out, run_name,
-          quiet, as_json, **kwargs) -> None:
+def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: bool,
+          list_lemmas: bool, timeout: float, no_symmetry: bool, out: Path, run_name: str | None,
+          quiet: bool, as_json: bool, **kwargs: Any) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
     from hwcheck.checker.run import run_identity, run_name_of, violation_json
@@ -130,7 +141,7 @@ def prove(invariants, lemma_names, no_lemmas, list_lemmas, timeout, no_symmetry,
         lem = [n for n, _ in conj[1:]]
         o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
 
-        def progress(v, inv=inv):
+        def progress(v: ActionVerdict, inv: str = inv) -> None:
             o.progress(f"{inv}: {v.action}: {_word(v.status)} ({v.queries} queries, "
                        f"{v.seconds:.1f} s)")
 
@@ -205,8 +216,9 @@ def _word(status: str) -> str:
                    "LeaderInIsr and their lemmas) and assume them in every state")
 @output_options(run_name_default="the parameters, with -bmc")
 @json_option
-def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet, as_json,
-        **kwargs) -> None:
+def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symmetry: bool,
+        no_assume: bool, out: Path, run_name: str | None, quiet: bool, as_json: bool,
+        **kwargs: Any) -> None:
     """Bounded model checking with Z3: the shortest violation within --depth steps."""
     from hwcheck.checker.run import run_identity, run_name_of, violation_json
     from hwcheck.checker.semantics.interp import Interpreter
@@ -226,7 +238,7 @@ def bmc(depth, invariants, timeout, no_symmetry, no_assume, out, run_name, quiet
     o.say(f"hwcheck bmc: {params_line(proto, spec.params)} (depth {depth})")
     t0 = time.perf_counter()
 
-    def progress(d, status, secs):
+    def progress(d: int, status: str, secs: float) -> None:
         o.progress(f"depth {d}: {'no violation' if status == 'holds' else status} "
                    f"({secs:.2f} s solve, {time.perf_counter() - t0:.1f} s total)")
 

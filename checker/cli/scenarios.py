@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,12 +21,16 @@ from hwcheck.checker.cli.common import (
 )
 from hwcheck.spec.lang import SpecError
 
+if TYPE_CHECKING:
+    from hwcheck.checker.suite import ScenarioResult
+    from hwcheck.spec.protocol import Protocol, Scenario
+
 SPEC_OPTION = click.option("--spec", "spec_source", default=None, metavar="SOURCE",
                            help="The protocol whose scenarios to use [default: the default "
                                 "protocol]")
 
 
-def _selected(proto, names: tuple[str, ...]) -> list:
+def _selected(proto: Protocol, names: tuple[str, ...]) -> list[Scenario]:
     if not names:
         return list(proto.scenarios)
     try:
@@ -37,7 +42,7 @@ def _selected(proto, names: tuple[str, ...]) -> list:
 @click.command()
 @SPEC_OPTION
 @click.option("--verbose", "-v", is_flag=True, help="Also show parameters and expectations")
-def scenarios(spec_source, verbose: bool) -> None:
+def scenarios(spec_source: str | None, verbose: bool) -> None:
     """List the named scenarios (run one with `hwcheck check --scenario NAME`)."""
     o = Output()
     proto = protocol_from({"spec_source": spec_source})
@@ -73,8 +78,8 @@ def scenarios(spec_source, verbose: bool) -> None:
 @workers_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr")
 @json_option
-def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, workers,
-          quiet: bool, as_json: bool) -> None:
+def suite(spec_source: str | None, out: Path, names: tuple[str, ...], engine: str,
+          spark_master: str, workers: int | None, quiet: bool, as_json: bool) -> None:
     """Run the named scenarios in full and compare every verdict with its expectation.
 
     Prints one row per scenario and property, writes every counterexample under
@@ -119,7 +124,8 @@ def suite(spec_source, out: Path, names: tuple[str, ...], engine, spark_master, 
     sys.exit(EXIT_FAILED if bad else EXIT_HOLDS)
 
 
-def _write_report(o: Output, proto, out: Path, results: list):
+def _write_report(o: Output, proto: Protocol, out: Path,
+                  results: list[ScenarioResult]) -> Path | None:
     """The suite report, merged with the earlier runs into the same folder; None (and a note)
     if it cannot be written."""
     from hwcheck.checker.traces import report
