@@ -23,7 +23,7 @@ from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.graph import export, recover
 from hwcheck.checker.graph.explore import explore
-from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_networkx
+from hwcheck.checker.graph.reverse import can_reach_arrays, can_reach_csr, can_reach_networkx
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.traces import html, itf, report, text
@@ -208,6 +208,10 @@ def test_networkx_and_arrays_agree_with_a_plain_search(case):
                     todo.append(b)
     assert np.array_equal(can_reach_networkx(n, src, dst, tgt), want)
     assert np.array_equal(can_reach_arrays(n, src, dst, tgt), want)
+    by_src = np.argsort(src, kind="stable")  # the same graph in compressed sparse row form
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
+    assert np.array_equal(can_reach_csr(offsets, dst[by_src], tgt), want)
 
 
 def _trap_protocol() -> Protocol:

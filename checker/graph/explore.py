@@ -338,11 +338,18 @@ class GraphSource(LevelSource):
             props.trans_active[j] = False
         return out
 
-    def paths(self, targets: dict[str, Any]) -> dict[str, list[tuple[int, int | None]]]:
+    def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every state's fingerprint, parent and action, joined over the levels (kept until
+        the next level)."""
         if self._cat is None:
             self._cat = (np.concatenate(self.fps), np.concatenate(self.parent),
                          np.concatenate(self.pact))
-        fps, parent, pact = self._cat
+        return self._cat
+
+    def paths(self, targets: dict[str, Any]) -> dict[str, list[tuple[int, int | None]]]:
+        if not targets:
+            return {}
+        fps, parent, pact = self._joined()
         out = {}
         for name, (i, tail) in targets.items():
             path = _path_to(fps, parent, pact, i)
@@ -380,9 +387,9 @@ class GraphSource(LevelSource):
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(cnt, out=offsets[1:])
         levels = list(self.levels)  # levels[d]: the first id of depth d; levels[-1] == n
+        fps, parent, pact = self._joined()
         graph = StateGraph(
-            self.kernel, self.gk, np.concatenate(self.fps), np.concatenate(self.parent),
-            np.concatenate(self.pact), np.concatenate(self.flags)[:n], offsets,
+            self.kernel, self.gk, fps, parent, pact, np.concatenate(self.flags)[:n], offsets,
             self.edst[:self.ne], self.eact[:self.ne],
             self.eflags[:self.ne] if self.edge_properties else None,
             levels, np.concatenate(self.rows_kept) if self.keep_rows else None, ex.complete,

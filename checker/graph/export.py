@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 
 from hwcheck.checker.graph.explore import StateGraph, explore
-from hwcheck.checker.graph.reverse import can_reach_arrays
+from hwcheck.checker.graph.reverse import can_reach_csr
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.lang import Spec
 from hwcheck.spec.protocol import protocol_of, recovery_of
@@ -66,7 +66,7 @@ def explore_marked(spec: Spec, kernel: Kernel | None = None,
     violates = [[n for n in invs if not int(f) >> g.gk.flag_names.index(n) & 1] for f in g.flags]
     stuck = None
     if rec is not None:
-        stuck = ~can_reach_arrays(g.n, g.src(), g.dst, g.flag("healthy"))
+        stuck = ~can_reach_csr(g.offsets, g.dst, g.flag("healthy"))
     # the shortest counterexample: the nearest violating state, or the nearest state reached by
     # a violating transition, or else the nearest stuck state (ids are in breadth-first order)
     candidates: list[tuple[int, int, int | None, str]] = []

@@ -29,7 +29,7 @@ from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.graph import liveness as live
 from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
 from hwcheck.checker.graph.reverse import (
-    can_reach_arrays,
+    can_reach_csr,
     can_reach_networkx,
     reachable_from,
 )
@@ -122,8 +122,8 @@ def classify(graph: StateGraph, method: str = "auto") -> tuple[np.ndarray, str, 
         method = "networkx" if graph.nedges <= NX_MAX_EDGES else "arrays"
     healthy = graph.flag("healthy")
     t = time.perf_counter()
-    fn = can_reach_networkx if method == "networkx" else can_reach_arrays
-    heal = fn(graph.n, graph.src(), graph.dst, healthy)
+    heal = (can_reach_networkx(graph.n, graph.src(), graph.dst, healthy)
+            if method == "networkx" else can_reach_csr(graph.offsets, graph.dst, healthy))
     return ~heal, method, time.perf_counter() - t
 
 

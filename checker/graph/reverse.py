@@ -12,8 +12,6 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.engines.fpsort import radix_order
-
 
 def can_reach_networkx(n: int, src: np.ndarray, dst: np.ndarray,
                        target: np.ndarray) -> np.ndarray:
@@ -33,12 +31,43 @@ def can_reach_networkx(n: int, src: np.ndarray, dst: np.ndarray,
 
 def reverse_csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(offsets [n + 1], predecessors): the predecessors of state j are
-    ``pred[offsets[j]:offsets[j + 1]]``."""
-    order = radix_order(dst)  # stable, as np.argsort(kind="stable"), in linear time
-    pred = src[order]
+    ``pred[offsets[j]:offsets[j + 1]]``, in the order of the transitions (a counting sort by
+    destination: stable, as ``src[np.argsort(dst, kind="stable")]``)."""
+    return _by_destination(n, np.ascontiguousarray(src), np.ascontiguousarray(dst))
+
+
+@njit(cache=True)
+def _by_destination(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(dst, minlength=n), out=offsets[1:])
+    for e in range(dst.size):
+        offsets[dst[e] + 1] += 1
+    for j in range(n):
+        offsets[j + 1] += offsets[j]
+    at = offsets[:-1].copy()
+    pred = np.empty(dst.size, src.dtype)
+    for e in range(dst.size):
+        j = dst[e]
+        pred[at[j]] = src[e]
+        at[j] += 1
     return offsets, pred
+
+
+@njit(cache=True)
+def _reverse_of_csr(offsets: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = offsets.size - 1
+    rev = np.zeros(n + 1, np.int64)
+    for e in range(dst.size):
+        rev[dst[e] + 1] += 1
+    for j in range(n):
+        rev[j + 1] += rev[j]
+    at = rev[:-1].copy()
+    pred = np.empty(dst.size, np.int32)
+    for i in range(n):
+        for e in range(offsets[i], offsets[i + 1]):
+            j = dst[e]
+            pred[at[j]] = i
+            at[j] += 1
+    return rev, pred
 
 
 @njit(cache=True)
@@ -70,6 +99,17 @@ def can_reach_arrays(n: int, src: np.ndarray, dst: np.ndarray,
     offsets, pred = reverse_csr(n, src, dst)
     out = np.zeros(n, np.bool_)
     _backward(n, offsets, pred, np.ascontiguousarray(target, np.bool_), out)
+    return out
+
+
+def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """``can_reach_arrays`` over a graph in compressed sparse row form (state i's transitions
+    are ``dst[offsets[i]:offsets[i + 1]]``), without building the array of sources."""
+    rev, pred = _reverse_of_csr(np.ascontiguousarray(offsets, np.int64),
+                                np.ascontiguousarray(dst))
+    n = offsets.size - 1
+    out = np.zeros(n, np.bool_)
+    _backward(n, rev, pred, np.ascontiguousarray(target, np.bool_), out)
     return out
 
 
