@@ -116,9 +116,9 @@ def _edges_source(kernel: Kernel) -> str:
         return [f"{inner}_put_words(tw, cw, q)",
                 f"{inner}cfp[q] = fp",
                 f"{inner}cpar[q] = i",
-                f"{inner}cact[q] = inst",
+                f"{inner}cact[q] = {{inst}}",
                 f"{inner}edst[ne] = q",
-                f"{inner}eact[ne] = inst",
+                f"{inner}eact[ne] = {{inst}}",
                 f"{inner}ne += 1",
                 f"{inner}q += 1"]
 
