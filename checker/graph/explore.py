@@ -178,6 +178,9 @@ class GraphSource(LevelSource):
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
+        self.found: tuple[np.ndarray, ...] | None = None  # the new states' buffers (expand)
+        self.fronts: list[np.ndarray | None] = [None, None]  # the frontiers' two buffers
+        self.front_in = 1  # the buffer the frontier is in (the initial states are in neither)
         self._cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
@@ -209,11 +212,13 @@ class GraphSource(LevelSource):
         stride, dtype, adt = k.stride, k.dtype, k.act_dtype
         m, n, base = front.shape[0], self.n, self.levels[-2]
         row_end = np.zeros(m, np.int64)
-        new_cap = max(1024, 2 * m)
-        new_rows = np.empty((new_cap, stride), dtype)
-        new_fps = np.empty(new_cap, np.uint64)
-        new_par = np.empty(new_cap, np.int32)
-        new_act = np.empty(new_cap, adt)
+        # the new states as found: buffers kept from level to level (fresh memory is slow to
+        # touch), grown while a level needs more
+        need = max(1024, 2 * m)
+        if self.found is None or self.found[0].shape[0] < need:
+            self.found = (np.empty((need, stride), dtype), np.empty(need, np.uint64),
+                          np.empty(need, np.int32), np.empty(need, adt))
+        new_rows, new_fps, new_par, new_act = self.found
         _, dom_row, dom_inst = k.error_arrays()
         self.tp_row[:] = -1
         first = ne = self.ne
@@ -234,7 +239,7 @@ class GraphSource(LevelSource):
                     while n + nnew + room > self.slots * MAX_LOAD:
                         self.tab = _grown_table(mod, self.tab)
                     while nnew + room > new_rows.shape[0]:
-                        new_rows, new_fps, new_par, new_act = (
+                        new_rows, new_fps, new_par, new_act = self.found = tuple(
                             _grown(a, 2 * new_rows.shape[0], nnew)
                             for a in (new_rows, new_fps, new_par, new_act))
                     while ne + room > self.edst.size:
@@ -269,7 +274,9 @@ class GraphSource(LevelSource):
         out.found += self._transition_hits(front, base, depth)
         if nnew:
             out.new = nnew
-            out.found += self._new_level(new_rows[:nnew][order], fps, new_par[:nnew][order],
+            rows = self._next_front(nnew)
+            np.take(new_rows[:nnew], order, axis=0, out=rows)
+            out.found += self._new_level(rows, fps, new_par[:nnew][order],
                                          new_act[:nnew][order], depth + 1)
         else:
             self.front = new_rows[:0]
@@ -277,6 +284,17 @@ class GraphSource(LevelSource):
             stopped = f"more than {self.max_states:,} states"
         out.stopped = stopped
         return out
+
+    def _next_front(self, n: int) -> np.ndarray:
+        """Room for the next frontier's ``n`` rows: of two buffers kept from level to level,
+        the one the current frontier is not in."""
+        i = 1 - self.front_in
+        buf = self.fronts[i]
+        if buf is None or buf.shape[0] < n:
+            k = self.kernel
+            buf = self.fronts[i] = np.empty((max(n, 1024), k.stride), k.dtype)
+        self.front_in = i
+        return buf[:n]
 
     def _new_level(self, rows: np.ndarray, fps: np.ndarray, par: np.ndarray, act: np.ndarray,
                    depth: int) -> list[Found]:
