@@ -1,9 +1,7 @@
-"""hachikuji/kafka-specification's Kip320 (leader epoch fencing) and Kip320FirstTry, ported:
-one action per TLA+ action or disjunct, the TLA+ names and variables kept (``replicaLog`` a
-sequence of ``[id, epoch]`` records, ``leader`` optional: TLA+'s None, ``leaderAndIsrRequests``
-a set of records). ``variant``: ``final`` (Kip320.tla: WeakIsr and StrongIsr hold; TLC's
-737,794 distinct states at three replicas) or ``first-try`` (both violated).
-"""
+"""hachikuji/kafka-specification's Kip320 (leader epoch fencing) and Kip320FirstTry, ported: one
+action per TLA+ action or disjunct, the TLA+ names kept (``replicaLog`` sequences of records,
+``leader`` optional, ``leaderAndIsrRequests`` a set). ``variant``: ``final`` (WeakIsr and StrongIsr
+hold; TLC's 737,794 distinct states at three replicas) or ``first-try`` (both violated)."""
 
 from functools import reduce
 
@@ -16,9 +14,8 @@ def build(replicas: int = 3, log_size: int = 2, max_records: int = 2, max_leader
     if variant not in ("final", "first-try"):
         raise ValueError(f"variant must be final or first-try, got {variant!r}")
     R, L, E = replicas, log_size, max_leader_epoch
-    spec = Spec("Kip320" if variant == "final" else "Kip320FirstTry",
-                {"replicas": R, "log_size": L, "max_records": max_records,
-                 "max_leader_epoch": E, "variant": variant})
+    spec = Spec("Kip320" if variant == "final" else "Kip320FirstTry", {"replicas": R, "log_size": L,
+                "max_records": max_records, "max_leader_epoch": E, "variant": variant})
     Rec = Record(id=Int(0, max_records - 1), epoch=Int(0, E))
     ReplicaOpt = Opt(Int(0, R - 1))
     QState = Record(leaderEpoch=Int(-1, E), leader=ReplicaOpt, isr=SetOf(R))
