@@ -190,7 +190,8 @@ class Interpreter:
                 seen.add(row.tobytes())
                 out.append(row)
         if not out:
-            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+            raise SpecError("Init: no choice satisfies its guard and its conditions, so there is "
+                            "no initial state")
         return out
 
     def initial(self) -> np.ndarray:

@@ -165,7 +165,8 @@ class Kernel:
                 seen.add(row.tobytes())
                 rows.append(row)
         if not rows:
-            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+            raise SpecError("Init: no choice satisfies its guard and its conditions, so there is "
+                            "no initial state")
         return np.stack(rows)
 
     @property

@@ -574,7 +574,8 @@ class Translator:
                 seen.add(key)
                 out.append(st)
         if not out:
-            raise SpecError("Init: no choice satisfies its guard, so there is no initial state")
+            raise SpecError("Init: no choice satisfies its guard and its conditions, so there is "
+                            "no initial state")
         return out
 
     def initial(self) -> tuple[State, list[Term]]:
