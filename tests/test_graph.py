@@ -475,3 +475,18 @@ def test_graph_of_a_protocol_without_a_healthy_predicate(tmp_path):
     assert "shortest counterexample: violates NotSolved in 6 steps" in res.output
     G = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
     assert not any(a["stuck"] for _, a in G.nodes(data=True))
+
+
+def test_base_pages_is_scoped():
+    """The graph search asks for 4 KiB pages while it runs and gives numpy its setting back,
+    also when the search fails."""
+    from hwcheck.checker.graph.explore import base_pages
+
+    multiarray = np._core.multiarray
+    before = multiarray._get_madvise_hugepage()
+    with base_pages():
+        assert multiarray._get_madvise_hugepage() is False
+    assert multiarray._get_madvise_hugepage() == before
+    with pytest.raises(RuntimeError), base_pages():
+        raise RuntimeError("a failed search")
+    assert multiarray._get_madvise_hugepage() == before

@@ -14,7 +14,8 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,31 @@ from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
+
+
+@contextmanager
+def base_pages() -> Iterator[None]:
+    """numpy's new arrays on 4 KiB pages while inside. numpy asks Linux for 2 MiB pages for
+    every large array; where the kernel defragments on demand for such arrays (transparent
+    huge pages in ``madvise`` mode, the default), each fresh array waits for memory to be
+    compacted. The state graph allocates an id table twice the size at each growth, level
+    buffers and the transitions' arrays, each touched once: on the 12.5-million-state graph of
+    ``check --recoverable``, 2.5 s of compaction against nothing gained by larger pages
+    (docs/performance.md). The engines' tables keep their huge pages (reserved once, grown in
+    place)."""
+    core = getattr(np, "_core", None)
+    multiarray = getattr(core, "multiarray", None)
+    get = getattr(multiarray, "_get_madvise_hugepage", None)
+    set_ = getattr(multiarray, "_set_madvise_hugepage", None)
+    if get is None or set_ is None:  # another numpy: its default stays
+        yield
+        return
+    before = get()
+    set_(False)
+    try:
+        yield
+    finally:
+        set_(before)
 
 
 @dataclass
@@ -438,8 +464,9 @@ def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invaria
     each transition with the action properties it violates."""
     source = GraphSource(kernel, predicates, invariants, max_states, keep_rows,
                          edge_properties, chunk=chunk)
-    ex = search(source, StopRule(first_hit=False), report)
-    return source.graph(ex)
+    with base_pages():
+        ex = search(source, StopRule(first_hit=False), report)
+        return source.graph(ex)
 
 
 def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.graph import liveness as live
-from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
+from hwcheck.checker.graph.explore import GraphSource, StateGraph, base_pages, explore
 from hwcheck.checker.graph.reverse import (
     can_reach_csr,
     can_reach_networkx,
@@ -173,14 +173,15 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     source = GraphSource(kernel, preds, max_states=max_states,
                          props=PropertySet(kernel, opts))
     s = Search(source, opts.report)
-    try:
-        ex = s.run(opts.stop_rule())
-        s.run(StopRule(first_hit=False, max_seconds=opts.max_seconds,
-                       max_memory=opts.max_memory))
-    finally:
-        full = s.finish()
-    ex.stats = full.stats
-    graph = source.graph(full)
+    with base_pages():
+        try:
+            ex = s.run(opts.stop_rule())
+            s.run(StopRule(first_hit=False, max_seconds=opts.max_seconds,
+                           max_memory=opts.max_memory))
+        finally:
+            full = s.finish()
+        ex.stats = full.stats
+        graph = source.graph(full)
     res = None
     if recoverable:
         res = analyse(graph, method)
