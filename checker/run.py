@@ -100,6 +100,10 @@ class Report:
             "coverage": self.coverage(),
             **({"liveness": {"graph": ex.stats["graph"], **ex.stats.get("liveness", {})}}
                if "graph" in ex.stats else {}),
+            **({"spark": {**ex.stats["spark_memory"],
+                          "worker_peak_rss": ex.stats.get("worker_peak_rss"),
+                          "partitions": ex.stats.get("partitions")}}
+               if "spark_memory" in ex.stats else {}),
             **({"memory": {"peak_rss": ex.stats["peak_rss"],
                            "bytes_per_state": round(ex.stats["explore_bytes_per_state"], 2),
                            "disk_bytes": ex.stats["disk_bytes"]}}

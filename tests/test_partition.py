@@ -11,14 +11,17 @@ from hypothesis import strategies as st
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partition import (
+    BUCKETS,
     Batch,
     LevelTask,
+    buckets,
     expand,
     expand_items,
     first_occurrences,
     kernel_for,
     owner,
     owners,
+    slices,
     split_by_owner,
     step_part,
 )
@@ -105,18 +108,35 @@ def test_runs_on_disk_are_the_union_of_the_levels_below(tmp_path_factory, levels
 
 
 @given(st.sets(u64, max_size=300), st.integers(1, 9), st.randoms(use_true_random=False))
-def test_split_by_owner_cuts_by_owner_keeping_the_order(fps, parts, rnd):
+def test_split_by_owner_cuts_by_owner_in_bucket_order(fps, parts, rnd):
     fps = list(fps)
     rnd.shuffle(fps)
     b = batch(fps)
     blocks = split_by_owner(b, parts)
     assert [o for o, _ in blocks] == sorted({o for o, _ in blocks})
-    assert sorted(f for _, x in blocks for f in x.fps.tolist()) == sorted(fps)
+    assert sorted(f for _, x in blocks for f in x.batch.fps.tolist()) == sorted(fps)
     for o, x in blocks:
-        assert (owners(x.fps, parts) == o).all()
-        assert (np.diff(x.parents.astype(np.int64)) > 0).all()  # the batch's order
-        assert (b.fps[x.parents.astype(np.int64)] == x.fps).all()  # entries stay whole
-        assert (x.rows[:, 0] == b.rows[x.parents.astype(np.int64), 0]).all()
+        got = x.batch
+        assert (owners(got.fps, parts) == o).all()
+        assert x.bounds[0] == 0 and x.bounds[-1] == len(got) and x.bounds.size == BUCKETS + 1
+        local = buckets(got.fps, parts) - o * BUCKETS
+        for k in range(BUCKETS):  # bucket k's entries, in the batch's order
+            part = x.read(k, k + 1)
+            assert (local[x.bounds[k]:x.bounds[k + 1]] == k).all()
+            assert (np.diff(part.parents.astype(np.int64)) > 0).all()
+        assert (b.fps[got.parents.astype(np.int64)] == got.fps).all()  # entries stay whole
+        assert (got.rows[:, 0] == b.rows[got.parents.astype(np.int64), 0]).all()
+
+
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=40), st.integers(1, 120))
+def test_slices_cover_every_candidate_within_the_limit(counts, most):
+    counts = np.asarray(counts, np.int64)
+    got = slices(counts, most)
+    covered = [b for b0, b1 in got for b in range(b0, b1)]
+    assert covered == sorted(set(covered))  # ascending, disjoint
+    assert all(counts[b] == 0 for b in range(counts.size) if b not in covered)
+    for b0, b1 in got:
+        assert counts[b0:b1].sum() <= most or b1 == b0 + 1  # one bucket may exceed it
 
 
 def brute_expand(k, rows, fps):
@@ -214,6 +234,18 @@ def test_partitioned_search_agrees_with_the_local_engine(p, parts):
         part = LevelEngine(k, Options(**opts), InProcessBackend(parts)).run()
         assert summary(part) == summary(local), opts
         assert part.verdict == local.verdict
+
+
+@pytest.mark.parametrize("most", tiered([1, 5, 64], {5}))
+def test_slices_and_pieces_do_not_change_results(most, tmp_path):
+    """A task merging a few candidates at a time and sending a few successors at a time (many
+    slices and pieces a level): the local engine's counts, verdicts and canonical paths."""
+    k = kernel(SMALL)
+    for opts in (dict(stop_at_violation=False), dict(stop_at_violation=True)):
+        local = LocalEngine(k, Options(**opts)).run()
+        part = LevelEngine(k, Options(**opts),
+                           InProcessBackend(3, store=str(tmp_path / str(opts)), slice=most)).run()
+        assert summary(part) == summary(local), opts
 
 
 def test_max_states_stops_between_levels():

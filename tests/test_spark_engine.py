@@ -83,7 +83,7 @@ def test_spark_and_local_write_identical_traces(tmp_path, params, spark_opts):
         assert sf.with_suffix("").with_suffix(".txt").read_text().replace("spark", "local") == \
             lf.with_suffix("").with_suffix(".txt").read_text()
     lj, sj = local.as_json(), spark.as_json()
-    for key in ("seconds", "engine", "workers", "memory"):  # how it ran, not what it found
+    for key in ("seconds", "engine", "workers", "memory", "spark"):  # how it ran, not what
         lj.pop(key, None), sj.pop(key, None)
     assert json.dumps(sj).replace("/spark/", "/local/") == json.dumps(lj)
 
@@ -103,8 +103,9 @@ def test_statistics_stay_per_level(tmp_path):
 
 @pytest.mark.slow
 def test_merge_policy_and_exchange_change_nothing():
-    """The visited runs on disk merged after every level, or never, and the candidate blocks
-    through Spark's shuffle instead of the inbox: same counts and the same canonical paths."""
+    """The visited runs on disk merged after every level, or never, the candidate blocks
+    through Spark's shuffle instead of the inbox, a slice of 7 candidates: same counts and the
+    same canonical paths."""
     from hwcheck.checker.engines.local import LocalEngine
     from hwcheck.checker.semantics.kernel import Kernel
     from hwcheck.checker.spark.engine import SparkEngine
@@ -112,7 +113,7 @@ def test_merge_policy_and_exchange_change_nothing():
     k = Kernel(build(Params(2, 2, 3, "hw", "hw")))
     local = LocalEngine(k, Options(stop_at_violation=False)).run()
     for opts in ({"merge_ratio": 0.0}, {"merge_ratio": 1e9}, {"exchange": "shuffle"},
-                 {"levels_per_job": 1}, {"job_seconds": 0.0}, FOUR):
+                 {"levels_per_job": 1}, {"job_seconds": 0.0}, FOUR, {"slice": 7}):
         spark = SparkEngine(k, Options(stop_at_violation=False), **dict(SPARK, **opts)).run()
         assert (spark.distinct, spark.generated, spark.depth) == \
             (local.distinct, local.generated, local.depth)

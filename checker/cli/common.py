@@ -84,17 +84,18 @@ def sigterm_stops_like_ctrl_c() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def parse_size(text: str) -> int:
-    """``300M``, ``2G``, ``1.5g``, ``512k`` or a number of bytes."""
+def parse_size(text: str, option: str = "--max-memory") -> int:
+    """``300M``, ``2G``, ``1.5g``, ``512k`` or a number of bytes (``option``: its name in the
+    error)."""
     units = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
     t = text.strip().lower().removesuffix("ib").removesuffix("b") if text else ""
     unit = t[-1:] if t[-1:] in "kmgt" else ""
     try:
         value = float(t[:-1] if unit else t)
     except ValueError:
-        raise InputError(f"--max-memory takes a size such as 300M or 2G, got {text!r}") from None
+        raise InputError(f"{option} takes a size such as 300M or 2G, got {text!r}") from None
     if value <= 0:
-        raise InputError(f"--max-memory must be positive, got {text!r}")
+        raise InputError(f"{option} must be positive, got {text!r}")
     return int(value * units[unit])
 
 

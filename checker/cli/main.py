@@ -131,6 +131,12 @@ def main() -> None:
               help="Spark master URL, with --engine spark")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Spark partitions of the state space [default: one per executor core]")
+@click.option("--spark-slice", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Candidates a Spark task merges at a time: bounds a Python worker's memory "
+                   "[default: 262,144, or the most --spark-worker-memory allows]")
+@click.option("--spark-worker-memory", default=None, metavar="SIZE",
+              help="Memory a Spark Python worker may use (e.g. 512M); a slice that needs more "
+                   "is refused before the run starts")
 @click.option("--recoverable", is_flag=True,
               help="Also decide whether a healthy state stays reachable from every reachable "
                    "state (the protocol's healthy predicate): stuck states, the shortest trace "
@@ -149,6 +155,8 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     from hwcheck.checker import protocols
 
     o = Output(as_json, quiet)
+    spark_slice = kwargs.pop("spark_slice", None)
+    spark_worker_memory = kwargs.pop("spark_worker_memory", None)
     proto = protocol_from(kwargs)
     base = None
     if scenario is not None:
@@ -216,7 +224,11 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
                          "--checkpoint the same folder, or leave it out")
     engine_opts = local_workers(engine, 1 if exact else workers, spec)
     if engine == "spark":
-        engine_opts = {"master": spark_master, "partitions": partitions}
+        engine_opts = {"master": spark_master, "partitions": partitions, "slice": spark_slice,
+                       "worker_memory": None if spark_worker_memory is None else
+                       parse_size(spark_worker_memory, "--spark-worker-memory")}
+    elif spark_slice is not None or spark_worker_memory is not None:
+        raise InputError("--spark-slice and --spark-worker-memory are for --engine spark")
     if exact and (workers or 1) > 1:
         o.say("note: --exact runs on one worker")
     how = [f"engine {engine}"]

@@ -1,10 +1,12 @@
 """A level's candidate blocks exchanged as raw arrays in files, instead of through a shuffle.
 
 The Spark engine's default exchange: level L's task for partition i writes each successor block
-it sends to partition o as ``<store>/x<L+1>/<o>-<i>.blk`` (a header, then the rows, fingerprints,
-parents and actions as they are in memory: no pickling, no JVM), and level L+1's task for o reads
-the blocks addressed to it, in any order (the merge takes them in source order). Level L+1's
-task also removes the inbox of level L, which no task reads again once level L+1 runs.
+it sends to partition o as ``<store>/x<L+1>/<o>-<i>-<piece>.blk`` (a header, the block's bucket
+bounds, then the rows, fingerprints, parents and actions as they are in memory: no pickling,
+no JVM), and level L+1's task for o reads the blocks addressed to it a slice of buckets at a
+time (``BlockFile.read``: plain reads, no memory map, so what a slice read is freed with it)
+and takes them in origin order. Level L+1's task also removes the inbox of level L, which no
+task reads again once level L+1 runs.
 
 One job can run many levels (``run_levels``): a task that finished level L writes its statistics
 (``<store>/d<L>/<i>.stats``, the level's done mark), waits until every partition's are there,
@@ -34,52 +36,91 @@ from typing import Any
 
 import numpy as np
 
-from hwcheck.checker.engines.partition import Batch, Item, LevelTask, initial_part, step_part
+from hwcheck.checker.engines.partition import (
+    Batch,
+    Block,
+    Item,
+    LevelTask,
+    Origin,
+    initial_part,
+    step_part,
+)
 from hwcheck.checker.search.stop import StopRule
 
-_HEADER = 4  # int64s: states, row width, row item size, action item size
+_HEADER = 5  # int64s: states, row width, row item size, action item size, buckets
 
 
 def _folder(store: str, level: int) -> Path:
     return Path(store) / f"x{level:06d}"
 
 
-def write_block(store: str, level: int, to: int, source: int, batch: Batch) -> None:
-    """``batch`` into partition ``to``'s inbox of ``level``."""
+def write_block(store: str, level: int, to: int, origin: Origin, block: Block) -> None:
+    """``block`` into partition ``to``'s inbox of ``level``."""
     folder = _folder(store, level)
     folder.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
-    path = folder / f"{to:05d}-{source:05d}.blk"
+    source, piece = origin
+    path = folder / f"{to:05d}-{source:05d}-{piece:06d}.blk"
     tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    head = np.array([len(batch), batch.rows.shape[1], batch.rows.itemsize, batch.acts.itemsize],
-                    np.int64)
+    b = block.batch
+    head = np.array([len(b), b.rows.shape[1], b.rows.itemsize, b.acts.itemsize,
+                     block.bounds.size - 1], np.int64)
     with open(tmp, "wb") as f:
-        for a in (head, batch.rows, batch.fps, batch.parents, batch.acts):
+        for a in (head, block.bounds.astype(np.int64), b.rows, b.fps, b.parents, b.acts):
             f.write(np.ascontiguousarray(a).data.cast("B"))
     os.replace(tmp, path)
 
 
-def read_block(path: Path) -> Batch:
-    """A block, mapped (no copy: the merge gathers from it)."""
-    raw = np.memmap(path, np.uint8, mode="r")
-    n, width, row_size, act_size = (int(x) for x in raw[:8 * _HEADER].view(np.int64))
-    at = 8 * _HEADER
-    rows = raw[at:at + n * width * row_size].view(np.dtype(f"i{row_size}")).reshape(n, width)
-    at += n * width * row_size
-    fps = raw[at:at + 8 * n].view(np.uint64)
-    parents = raw[at + 8 * n:at + 16 * n].view(np.uint64)
-    acts = raw[at + 16 * n:at + 16 * n + act_size * n].view(np.dtype(f"u{act_size}"))
-    return Batch(rows, fps, parents, acts)
+class BlockFile:
+    """A block of the inbox, read a run of buckets at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as f:
+            head = np.fromfile(f, np.int64, _HEADER)
+            n, width, row_size, act_size, nb = (int(x) for x in head)
+            self.bounds = np.fromfile(f, np.int64, nb + 1)
+        self.n, self.width = n, width
+        self.rdt, self.adt = np.dtype(f"i{row_size}"), np.dtype(f"u{act_size}")
+        self.at = 8 * (_HEADER + nb + 1)  # the rows' offset
+        self.size = n * (width * row_size + 16 + act_size)
+
+    def __len__(self) -> int:
+        return self.n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size
+
+    def read(self, b0: int, b1: int) -> Batch:
+        """Buckets b0..b1-1."""
+        lo, hi = int(self.bounds[b0]), int(self.bounds[b1])
+        m, n, w = hi - lo, self.n, self.width
+        rsz, asz = self.rdt.itemsize, self.adt.itemsize
+        with open(self.path, "rb") as f:
+            def part(offset: int, dt: np.dtype, count: int) -> np.ndarray:
+                f.seek(offset)
+                return np.fromfile(f, dt, count)
+
+            rows = part(self.at + lo * w * rsz, self.rdt, m * w).reshape(m, w)
+            at = self.at + n * w * rsz
+            fps = part(at + 8 * lo, np.dtype(np.uint64), m)
+            parents = part(at + 8 * n + 8 * lo, np.dtype(np.uint64), m)
+            acts = part(at + 16 * n + asz * lo, self.adt, m)
+        return Batch(rows, fps, parents, acts)
 
 
 def read_inbox(store: str, level: int, to: int) -> list[Item]:
-    """The ``("cand", source, Batch)`` items addressed to partition ``to`` at ``level``."""
+    """The ``("cand", origin, BlockFile)`` items addressed to partition ``to`` at ``level``."""
     folder = _folder(store, level)
     if not folder.is_dir():
         return []
     prefix = f"{to:05d}-"
-    return [("cand", int(p.stem[len(prefix):]), read_block(p))
-            for p in sorted(folder.iterdir()) if p.name.startswith(prefix)
-            and p.suffix == ".blk"]
+    out: list[Item] = []
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith(prefix) and p.suffix == ".blk":
+            source, piece = p.stem[len(prefix):].split("-")
+            out.append(("cand", (int(source), int(piece)), BlockFile(p)))
+    return out
 
 
 def drop_inbox(store: str, level: int, to: int) -> None:
@@ -98,9 +139,12 @@ def step_via_inbox(task: LevelTask, index: int) -> dict[str, Any]:
     else:
         items = read_inbox(task.store, task.level, index)
         drop_inbox(task.store, task.level - 1, index)
-    out, stats = step_part(task, index, items)
-    for o, item in out:
-        write_block(task.store, task.level + 1, o, index, item[2])
+    def send(o: int, item: Item) -> None:
+        block = item[2]
+        assert isinstance(block, Block)
+        write_block(task.store, task.level + 1, o, item[1], block)
+
+    _, stats = step_part(task, index, items, send)
     return stats
 
 

@@ -22,7 +22,18 @@ two never correlate. A partition does two things per level:
 
 The sorts, joins and gathers are linear-time numba functions (``checker.engines.fpsort``).
 
-``step_part`` does both, so one task per partition and level does all the per-state work.
+``step_part`` does both, so one task per partition and level does all the per-state work, a
+*slice* at a time: the candidates are grouped by ``BUCKETS`` fine fingerprint ranges of their
+owner (``Block``: a block's entries are in bucket order, each bucket's in the source's order),
+so a partition reads, merges and expands its inbox one run of consecutive buckets at a time,
+about ``LevelTask.slice`` candidates, writing each slice's new states to the level's run and
+sending its successors on before it reads the next. Buckets are disjoint fingerprint ranges in
+ascending order, so slices are too: the level's run is written in fingerprint order, each
+fingerprint is merged in exactly one slice, and a hit in an earlier slice is a lesser
+fingerprint. Successors are sent in pieces of at most ``slice`` entries (one scratch table
+deduplicates them across the pieces of a slice); a piece's origin (source partition, piece)
+orders it for the merge, pieces of one source in the order of their parents. What a task holds
+is bounded by the slice, not by the level (``memory_bound``).
 A partition's visited set is on disk (``checker.engines.runs``: sorted runs of fingerprints,
 one a level, merged log-structured, with each level's parents beside it), in a folder every
 task of the partition can reach (``LevelTask.store``). So the only data a level moves between
@@ -37,9 +48,9 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -57,6 +68,31 @@ if TYPE_CHECKING:
     from hwcheck.spec.lang import Spec
 
 NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a fingerprint)
+BUCKETS = 1024  # fine fingerprint ranges a partition's candidates are grouped by
+SLICE = 1 << 18  # candidates a partition merges at a time, successors it sends at a time
+# a task's process before its first slice: Python, numpy, numba, the compiled kernel and the
+# partition functions, a PySpark worker (measured on Kafka R3 M3 E3: 238 MiB)
+WORKER_BASE = 256 << 20
+
+
+def bytes_a_candidate(row_bytes: int) -> int:
+    """What a task holds for each candidate of a slice, at most, in bytes: the merge's reads,
+    their concatenation, the sort's buffers, the new states (about 3 rows and 90 bytes), or
+    the expansion's scratch table, successor buffers and their grouping by owner (a slice
+    sends at most ``slice`` successors a piece: about 3 rows and 150 bytes)."""
+    return 3 * row_bytes + 160
+
+
+def memory_bound(row_bytes: int, slice: int) -> int:
+    """A task's process memory at most, in bytes, for states of ``row_bytes`` and a slice of
+    ``slice`` candidates (while no single bucket holds more than ``slice``: up to
+    ``BUCKETS * slice`` candidates a partition and level)."""
+    return WORKER_BASE + slice * bytes_a_candidate(row_bytes)
+
+
+def largest_slice(row_bytes: int, memory: int) -> int:
+    """The largest slice whose ``memory_bound`` fits in ``memory`` bytes (0: none does)."""
+    return max(0, (memory - WORKER_BASE) // bytes_a_candidate(row_bytes))
 
 
 def act_dtype(ninst: int) -> type[np.unsignedinteger[Any]]:
@@ -71,6 +107,13 @@ def owners(fps: np.ndarray, parts: int) -> np.ndarray:
 
 def owner(fp: int, parts: int) -> int:
     return ((int(fp) >> 32) * parts) >> 32
+
+
+def buckets(fps: np.ndarray, parts: int) -> np.ndarray:
+    """The global bucket of each fingerprint: ``owners`` at ``parts * BUCKETS``, so bucket g
+    belongs to partition ``g // BUCKETS`` (floor of a floor) and buckets are ascending
+    fingerprint ranges."""
+    return owners(fps, parts * BUCKETS)
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -123,8 +166,53 @@ class Expanded:
     cov: np.ndarray | None = None  # int64 [instances]: the expanded rows that enable each
 
 
-# a candidate block as a partition receives it: ("cand", source partition (-1: none), Batch)
-Item = tuple[str, int, Batch]
+class Candidates(Protocol):
+    """A block of candidates for one partition, in bucket order: in memory (``Block``) or in
+    a file of the inbox (``inbox.BlockFile``)."""
+
+    bounds: np.ndarray  # int64 [BUCKETS + 1]: bucket b is entries bounds[b]:bounds[b + 1]
+
+    def read(self, b0: int, b1: int) -> Batch: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+@dataclass
+class Block:
+    """Candidates for one partition in memory, in bucket order."""
+
+    batch: Batch
+    bounds: np.ndarray  # int64 [BUCKETS + 1]
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+    @property
+    def nbytes(self) -> int:
+        return self.batch.nbytes + self.bounds.nbytes
+
+    def read(self, b0: int, b1: int) -> Batch:
+        """Buckets b0..b1-1 (views)."""
+        lo, hi = int(self.bounds[b0]), int(self.bounds[b1])
+        b = self.batch
+        return Batch(b.rows[lo:hi], b.fps[lo:hi], b.parents[lo:hi], b.acts[lo:hi])
+
+    @classmethod
+    def of(cls, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
+           bounds: np.ndarray) -> Block:
+        return cls(Batch(rows, fps, parents, acts), bounds)
+
+    # plain tuple pickling: small and version-independent
+    def __reduce__(self) -> tuple[Callable[..., Block], tuple[np.ndarray, ...]]:
+        b = self.batch
+        return (Block.of, (b.rows, b.fps, b.parents, b.acts, self.bounds))
+
+
+# a candidate block as a partition receives it: ("cand", (source partition (-1: none), piece),
+# the block); the merge takes blocks in origin order
+Origin = tuple[int, int]
+Item = tuple[str, Origin, Candidates]
 
 
 # -- kernels, built once per process ------------------------------------------------------------
@@ -164,50 +252,108 @@ EXPECT = 4.0  # unique successors a frontier row is expected to have (R3 M3 E3 h
 
 
 def expand(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray) -> Expanded:
-    """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors.
+    """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors, in
+    one piece (``expand_pieces``)."""
+    pieces = list(expand_pieces(kernel, rows, fps, tp_active, most=None))
+    if len(pieces) == 1:
+        return pieces[0]
+    adt = act_dtype(kernel.ninst)
+    return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0,
+                    cov=np.zeros(max(kernel.ninst, 1), np.int64))
 
-    The shared expansion driver runs against a scratch table private to this call, so only the
+
+def expand_pieces(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: np.ndarray,
+                  most: int | None = SLICE) -> Iterator[Expanded]:
+    """Expand ``rows`` (sorted by their fingerprints ``fps``) into their unique successors, in
+    pieces of at most ``most`` successors (None: one piece).
+
+    The shared expansion driver runs against one scratch table for every piece, so only the
     first occurrence of each successor is kept: the one with the least (parent fingerprint,
     action), since rows go in fingerprint order and actions in instance order. Transition
     properties are checked on every transition, duplicates included; for each, the first hit is
-    the least (parent fingerprint, action)."""
-    adt = act_dtype(kernel.ninst)
+    the least (parent fingerprint, action): a later piece reports only what earlier ones did
+    not."""
     n = rows.shape[0]
-    nt = tp_active.size
-    tp_row = np.full(nt, -1, np.int64)
-    tp_inst = np.full(nt, -1, np.int64)
-    cov = np.zeros(max(kernel.ninst, 1), np.int64)
     if n == 0:
-        return Expanded(Batch.empty(kernel.stride, adt, kernel.dtype), 0, cov=cov)
+        return
     rows = np.ascontiguousarray(rows, kernel.dtype)
-    _, dom_row, dom_inst = kernel.error_arrays()
+    ninst = max(kernel.ninst, 1)
+    nt = tp_active.size
+    tp_found = np.zeros(nt, np.bool_)
+    dom_found: set[int] = set()
     # every successor of a row is new to this scratch table unless another row found it: up
     # to ninst a row; buffers for EXPECT a row cover the models measured without growing
-    succ = expand_rows(kernel, rows, VisitedTable(4 * n * 2), tp_active, tp_row, tp_inst,
-                       dom_row, dom_inst, chunk=CHUNK, expect=min(EXPECT, kernel.ninst),
-                       cov=cov)
-    dom = {int(c): (int(fps[dom_row[c]]), int(dom_inst[c])) for c in np.flatnonzero(dom_row >= 0)}
-    hits = {}
-    for j in np.flatnonzero(tp_row >= 0):
-        parent = rows[tp_row[j]]
-        nxt = kernel.step(int(tp_inst[j]), parent)
-        hits[int(j)] = (int(fps[tp_row[j]]), int(tp_inst[j]), kernel.state_fingerprint(nxt))
-    batch = Batch(succ.rows, succ.fps, fps[succ.parents], succ.acts)  # split_by_owner gathers
-    return Expanded(batch, succ.generated, hits, dom, cov)
+    table = VisitedTable(4 * n * 2)
+    if most is None:
+        chunk, enough = CHUNK, None
+    else:  # a kernel call writes at most chunk * ninst: a piece stops below ``most``
+        chunk = max(1, min(CHUNK, most // (2 * ninst)))
+        enough = max(1, most - chunk * ninst)
+    lo = 0
+    while lo < n:
+        tp_row = np.full(nt, -1, np.int64)
+        tp_inst = np.full(nt, -1, np.int64)
+        cov = np.zeros(ninst, np.int64)
+        _, dom_row, dom_inst = kernel.error_arrays()
+        part = rows[lo:]
+        succ = expand_rows(
+            kernel, part, table, tp_active, tp_row, tp_inst, dom_row, dom_inst, chunk=chunk,
+            expect=min(EXPECT, kernel.ninst) if most is None else enough / max(n - lo, 1),
+            cov=cov, on_chunk=None if enough is None else (lambda _i, w: w >= enough))
+        if succ.interrupted is not None:
+            raise succ.interrupted
+        pfps = fps[lo:]
+        dom = {}
+        for c in np.flatnonzero(dom_row >= 0):
+            if int(c) not in dom_found:
+                dom_found.add(int(c))
+                dom[int(c)] = (int(pfps[dom_row[c]]), int(dom_inst[c]))
+        hits = {}
+        for j in np.flatnonzero((tp_row >= 0) & ~tp_found):
+            tp_found[j] = True
+            nxt = kernel.step(int(tp_inst[j]), part[tp_row[j]])
+            hits[int(j)] = (int(pfps[tp_row[j]]), int(tp_inst[j]),
+                            kernel.state_fingerprint(nxt))
+        yield Expanded(Batch(succ.rows, succ.fps, pfps[succ.parents], succ.acts),
+                       succ.generated, hits, dom, cov)
+        lo += succ.next_row
 
 
-def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Batch]]:
-    """``batch`` (unique fingerprints) cut into one block per owning partition (only non-empty
-    ones, in owner order), each in ``batch``'s order: a counting sort by owner and one gather;
-    the owner's merge sorts what it receives."""
+def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Block]]:
+    """``batch`` cut into one block per owning partition (only non-empty ones, in owner
+    order), each in bucket order and within a bucket in ``batch``'s order: a counting sort by
+    bucket and one gather; the owner's merge sorts a slice of buckets at a time."""
     if len(batch) == 0:
         return []
-    order, bounds = owner_order(owners(batch.fps, parts), parts)
+    order, bounds = owner_order(buckets(batch.fps, parts), parts * BUCKETS)
     grouped = batch.take(order)
-    return [(o, Batch(grouped.rows[bounds[o]:bounds[o + 1]], grouped.fps[bounds[o]:bounds[o + 1]],
-                      grouped.parents[bounds[o]:bounds[o + 1]],
-                      grouped.acts[bounds[o]:bounds[o + 1]]))
-            for o in range(parts) if bounds[o + 1] > bounds[o]]
+    out = []
+    for o in range(parts):
+        lo, hi = int(bounds[o * BUCKETS]), int(bounds[(o + 1) * BUCKETS])
+        if hi > lo:
+            g = grouped
+            out.append((o, Block(Batch(g.rows[lo:hi], g.fps[lo:hi], g.parents[lo:hi],
+                                       g.acts[lo:hi]),
+                                 bounds[o * BUCKETS:(o + 1) * BUCKETS + 1] - lo)))
+    return out
+
+
+def slices(counts: np.ndarray, most: int) -> list[tuple[int, int]]:
+    """Runs of consecutive buckets ``(b0, b1)`` covering every bucket with candidates, each
+    with at most ``most`` candidates (``counts``: per bucket) unless one bucket alone has
+    more."""
+    out: list[tuple[int, int]] = []
+    nb = counts.size
+    cum = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    b0 = 0
+    while b0 < nb:
+        if cum[b0] == cum[-1]:  # nothing from here on
+            break
+        # the furthest b1 > b0 with cum[b1] - cum[b0] <= most, at least b0 + 1
+        b1 = max(b0 + 1, int(np.searchsorted(cum, cum[b0] + most, side="right")) - 1)
+        out.append((b0, min(b1, nb)))
+        b0 = b1
+    return out
 
 
 # -- step 2: merge ------------------------------------------------------------------------------
@@ -256,6 +402,7 @@ class LevelTask:
     rule: StopRule | None = None  # the run's stop rule (a task running several levels asks it)
     # the kinds of the (state, transition) predicates, by index
     kinds: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    slice: int = SLICE  # candidates merged at a time, successors sent at a time
 
     def kernel(self) -> Kernel:
         return kernel_for(self.spec, self.kernel_key, self.symmetry)
@@ -272,12 +419,10 @@ def initial_part(task: LevelTask, index: int) -> list[Item]:
     k = task.kernel()
     init = k.starts  # canonical under symmetry
     fps = np.array([k.fingerprint(row) for row in init], np.uint64)
-    mine = np.flatnonzero(owners(fps, task.parts) == index)
-    if not mine.size:
-        return []
-    n = mine.size
-    return [("cand", -1, Batch(init[mine], fps[mine], np.full(n, NO_PARENT, np.uint64),
-                               np.zeros(n, act_dtype(k.ninst))))]
+    n = fps.size
+    blocks = split_by_owner(Batch(init, fps, np.full(n, NO_PARENT, np.uint64),
+                                  np.zeros(n, act_dtype(k.ninst))), task.parts)
+    return [("cand", (-1, 0), b) for o, b in blocks if o == index]
 
 
 def runs_of(task: LevelTask, index: int) -> Runs:
@@ -285,65 +430,108 @@ def runs_of(task: LevelTask, index: int) -> Runs:
     return Runs(task.store, index, act_dtype(task.kernel().ninst), task.merge_ratio)
 
 
-def merge_items(task: LevelTask, index: int, items: Iterable[Item]) -> tuple[Batch, dict[str, Any]]:
-    """Merge the candidate blocks partition ``index`` received at ``task.level`` (``("cand",
-    source, Batch)``, in any order) into its visited set: (its new states sorted by fingerprint,
-    statistics with the state predicates' hits among them). The new states are written as the
-    level's run, with their canonical parents."""
+def merge_slice(task: LevelTask, runs: Runs, pieces: Sequence[Batch]) -> tuple[Batch, int]:
+    """A slice's candidates (``pieces``, in origin order) merged against the visited set: (its
+    new states sorted by fingerprint, each with its canonical parent; the distinct
+    candidates)."""
     k = task.kernel()
-    adt = act_dtype(k.ninst)
-    runs = runs_of(task, index)
-    blocks = [(it[1], it[2]) for it in items if it[0] == "cand"]
-    blocks.sort(key=lambda b: b[0])  # source order: see the module's docstring
-    if blocks:
-        # one gather of the rows: first occurrences not visited, in fingerprint order
-        fps = np.concatenate([b.fps for _, b in blocks])
-        first = first_index(fps)
-        pick = first[~runs.seen(fps[first], task.level)]
-        new = Batch(take_rows(np.concatenate([b.rows for _, b in blocks]), pick), fps[pick],
-                    np.concatenate([b.parents for _, b in blocks])[pick],
-                    np.concatenate([b.acts for _, b in blocks])[pick])
-        ncand = int(first.size)
-    else:
-        new, ncand = Batch.empty(k.stride, adt, k.dtype), 0
-    runs.write_level(task.level, new.fps, new.parents, new.acts)
-    sp_active = np.array(task.sp_active or (False,), np.bool_)
-    sp, dom_sp = state_hits(k, new.rows, new.fps, sp_active)
-    # the new states each instance reached first (the initial state, level 0, by none)
-    cov_new = np.bincount(new.acts, minlength=max(k.ninst, 1)) if task.level and len(new) \
-        else np.zeros(max(k.ninst, 1), np.int64)
-    stats = {"new": len(new), "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
-             "cov_new": cov_new.tolist(),
-             "shuffled_bytes": sum(b.nbytes for _, b in blocks), **runs.stats()}
-    return new, stats
+    pieces = [b for b in pieces if len(b)]
+    if not pieces:
+        return Batch.empty(k.stride, act_dtype(k.ninst), k.dtype), 0
+    # one gather of the rows: first occurrences not visited, in fingerprint order
+    fps = np.concatenate([b.fps for b in pieces])
+    first = first_index(fps)
+    pick = first[~runs.seen(fps[first], task.level)]
+    new = Batch(take_rows(np.concatenate([b.rows for b in pieces]), pick), fps[pick],
+                np.concatenate([b.parents for b in pieces])[pick],
+                np.concatenate([b.acts for b in pieces])[pick])
+    return new, int(first.size)
 
 
-def expand_items(task: LevelTask, index: int, rows: np.ndarray,
-                 fps: np.ndarray) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
-    """Expand a partition's frontier: ([(owner, ("cand", index, Batch))], statistics with the
-    transitions generated and the transition predicates' hits)."""
+def expand_items(task: LevelTask, index: int, rows: np.ndarray, fps: np.ndarray,
+                 piece: int = 0) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
+    """Expand states of a partition in one piece: ([(owner, ("cand", (index, piece), Block))],
+    statistics with the transitions generated and the transition predicates' hits)."""
     tp_active = np.array(task.tp_active or (False,), np.bool_)
     ex = expand(task.kernel(), rows, fps, tp_active)
-    blocks = [(o, ("cand", index, b)) for o, b in split_by_owner(ex.succ, task.parts)]
+    blocks: list[tuple[int, Item]] = [(o, ("cand", (index, piece), b))
+                                      for o, b in split_by_owner(ex.succ, task.parts)]
     return blocks, {"generated": ex.generated, "tp": ex.tp_hits, "dom_tp": ex.dom_hits,
                     "expanded": int(fps.size),
                     "cov_enabled": ex.cov.tolist() if ex.cov is not None else None}
 
 
-def step_part(task: LevelTask, index: int,
-              items: Iterable[Item]) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
+Emit = Callable[[int, Item], None]  # (owning partition, item): a block sent on
+
+
+def step_part(task: LevelTask, index: int, items: Iterable[Item],
+              emit: Emit | None = None) -> tuple[list[tuple[int, Item]], dict[str, Any]]:
     """Level ``task.level`` of partition ``index``: merge the candidates it received into its
-    visited set, then expand the states that were new. Returns the candidate blocks to send, as
-    (owning partition, item) pairs, and the statistics. Nothing else travels: the visited set
-    and the parents stay on disk (``runs_of``)."""
-    t0 = time.perf_counter()
-    new, stats = merge_items(task, index, items)
-    t1 = time.perf_counter()
-    blocks, xstats = expand_items(task, index, new.rows, new.fps)
-    stats.update(xstats)
-    stats.update(merge_seconds=t1 - t0, expand_seconds=time.perf_counter() - t1,
-                 rss=peak_rss(), pid=os.getpid())
-    return blocks, stats
+    visited set, then expand the states that were new, a slice at a time (see the module's
+    docstring). Each block of successors goes to ``emit`` as soon as it is made (then none is
+    returned) or, without ``emit``, is returned as (owning partition, item) pairs; with the
+    statistics. Nothing else travels: the visited set and the parents stay on disk
+    (``runs_of``)."""
+    k = task.kernel()
+    ninst = max(k.ninst, 1)
+    out: list[tuple[int, Item]] = []
+    send: Emit = emit if emit is not None else (lambda o, item: out.append((o, item)))
+    blocks = sorted(((it[1], it[2]) for it in items if it[0] == "cand"), key=lambda b: b[0])
+    counts = np.zeros(BUCKETS, np.int64)
+    for _, blk in blocks:
+        counts += np.diff(blk.bounds)
+    runs = runs_of(task, index)
+    sp_active = np.array(task.sp_active or (False,), np.bool_)
+    tp_active = np.array(task.tp_active or (False,), np.bool_)
+    sp: dict[int, int] = {}
+    dom_sp: dict[int, int] = {}
+    tp: dict[int, tuple[int, int, int]] = {}
+    dom_tp: dict[int, tuple[int, int]] = {}
+    cov_new = np.zeros(ninst, np.int64)
+    cov_enabled = np.zeros(ninst, np.int64)
+    new_total = ncand = generated = expanded = 0
+    merge_s = expand_s = 0.0
+    piece = 0
+    most = max(1, task.slice)
+    cut = slices(counts, most)
+    nslices = len(cut)
+    with runs.level_writer(task.level) as level:
+        for b0, b1 in cut:
+            t0 = time.perf_counter()
+            new, c = merge_slice(task, runs, [blk.read(b0, b1) for _, blk in blocks])
+            ncand += c
+            new_total += len(new)
+            level.write(new.fps, new.parents, new.acts)
+            # slices ascend: a hit of an earlier slice is a lesser fingerprint and stays
+            s_hits, d_hits = state_hits(k, new.rows, new.fps, sp_active)
+            for hits, into in ((s_hits, sp), (d_hits, dom_sp)):
+                for key, fp in hits.items():
+                    into.setdefault(key, fp)
+            if task.level and len(new):  # the new states each instance reached first
+                cov_new += np.bincount(new.acts, minlength=ninst)
+            t1 = time.perf_counter()
+            merge_s += t1 - t0
+            for ex in expand_pieces(k, new.rows, new.fps, tp_active, most):
+                generated += ex.generated
+                for j, hit in ex.tp_hits.items():
+                    tp.setdefault(j, hit)
+                for c2, dhit in ex.dom_hits.items():
+                    dom_tp.setdefault(c2, dhit)
+                if ex.cov is not None:
+                    cov_enabled += ex.cov
+                for o, b in split_by_owner(ex.succ, task.parts):
+                    send(o, ("cand", (index, piece), b))
+                piece += 1
+            expanded += len(new)
+            expand_s += time.perf_counter() - t1
+    stats = {"new": new_total, "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
+             "cov_new": cov_new.tolist(),
+             "shuffled_bytes": sum(blk.nbytes for _, blk in blocks), **runs.stats(),
+             "generated": generated, "tp": tp, "dom_tp": dom_tp, "expanded": expanded,
+             "cov_enabled": cov_enabled.tolist(), "slices": nslices, "pieces": piece,
+             "merge_seconds": merge_s, "expand_seconds": expand_s, "rss": peak_rss(),
+             "pid": os.getpid()}
+    return out, stats
 
 
 def lookup_part(task: LevelTask, index: int, fps: Iterable[int]) -> dict[int, tuple[int, int]]:

@@ -27,6 +27,7 @@ import numpy as np
 from hwcheck.checker.engines import runs
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.partition import (
+    SLICE,
     Item,
     LevelTask,
     initial_part,
@@ -53,6 +54,7 @@ class Backend:
 
     parts: int
     merge_ratio = MERGE_RATIO
+    slice = SLICE  # candidates a task merges at a time (``partition``'s module docstring)
 
     def open_store(self, store: str | None) -> None:
         self.own_store = store is None
@@ -63,7 +65,7 @@ class Backend:
     def level_task(self, task: LevelTask) -> LevelTask:
         """``task`` for the backend's next level, with its visited sets' folder."""
         return dataclasses.replace(task, store=self.store, level=self.next_level,
-                                   merge_ratio=self.merge_ratio)
+                                   merge_ratio=self.merge_ratio, slice=self.slice)
 
     def start(self, task: LevelTask) -> None:
         """Every partition's items before the search (``partition.initial_part``)."""
@@ -93,9 +95,10 @@ class InProcessBackend(Backend):
     """Every partition in this process: the partition functions without any cluster."""
 
     def __init__(self, parts: int = 4, merge_ratio: float = MERGE_RATIO,
-                 store: str | None = None) -> None:
+                 store: str | None = None, slice: int = SLICE) -> None:
         self.parts = parts
         self.merge_ratio = merge_ratio
+        self.slice = slice
         self.open_store(store)
         self.data: list[list[Item]] = []
         self.task: LevelTask | None = None

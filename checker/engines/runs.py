@@ -13,8 +13,10 @@ The visited check of level L reads the *cover* of levels 0..L-1: the fewest runs
 or level files) that hold exactly those levels. After a level is written, the last runs of the
 cover are merged while the one before is at most ``MERGE_RATIO`` times the size of the last
 (a log-structured merge: each fingerprint is rewritten O(log n) times, and the cover holds
-O(log n) runs). Runs are read through memory maps and merged by a streaming numba merge, 8 MiB
-at a time, so the process's memory does not grow with the visited set; only the page cache does.
+O(log n) runs). Runs are read a chunk at a time (8 MiB: the visited check reads only the
+range of fingerprints it asks about) and merged by a streaming numba merge, so the process's
+memory does not grow with the visited set; only the page cache does. A level is written as it
+is found, a slice at a time (``level_writer``).
 
 Every write is a temporary file renamed into place, and a level file's content depends only on
 the levels below it: a task that runs again (a retry, a recomputation after a lost executor)
@@ -47,27 +49,59 @@ _RUN = re.compile(r"R(\d+)-(\d+)\.fps$")
 MERGE_CHUNK = 1 << 20  # fingerprints a merge writes at a time (8 MiB)
 
 
+class _Chunks:
+    """A sorted run read forward a chunk at a time (no memory map: what was read is freed)."""
+
+    def __init__(self, path: Path, start: int = 0, stop: int | None = None) -> None:
+        self.f = open(path, "rb")  # noqa: SIM115 - closed by close()
+        size = os.fstat(self.f.fileno()).st_size // 8
+        self.pos, self.stop = start, size if stop is None else min(stop, size)
+        self.buf = np.empty(0, np.uint64)
+        self.i = 0
+        self.next()
+
+    def next(self) -> None:
+        """The next chunk into ``buf`` (empty at the end)."""
+        n = min(MERGE_CHUNK, self.stop - self.pos)
+        if n <= 0:
+            self.buf = np.empty(0, np.uint64)
+        else:
+            self.f.seek(8 * self.pos)
+            self.buf = np.fromfile(self.f, np.uint64, n)
+            self.pos += n
+        self.i = 0
+
+    @property
+    def last(self) -> bool:
+        return self.pos >= self.stop
+
+    def close(self) -> None:
+        self.f.close()
+
+
 @njit(cache=True, nogil=True)
-def _merge(a, b, i, j, out):  # pragma: no cover - compiled
-    """The next ``out.size`` (at most) of two sorted, disjoint uint64 arrays merged, from
-    ``a[i:]`` and ``b[j:]``: (the new i, the new j, how many were written)."""
+def _merge_chunks(a, b, i, j, a_last, b_last, out):  # pragma: no cover - compiled
+    """The next ``out.size`` (at most) of two sorted, disjoint uint64 runs merged, from chunks
+    ``a[i:]`` and ``b[j:]``: (the new i, the new j, how many were written). Stops when a chunk
+    runs out that is not its run's last (``a_last``, ``b_last``): the caller reads the next."""
     k, m = 0, out.size
     na, nb = a.size, b.size
-    while k < m and i < na and j < nb:
-        if a[i] < b[j]:
+    while k < m:
+        if i < na and j < nb:
+            if a[i] < b[j]:
+                out[k] = a[i]
+                i += 1
+            else:
+                out[k] = b[j]
+                j += 1
+        elif i < na and b_last:
             out[k] = a[i]
             i += 1
-        else:
+        elif j < nb and a_last:
             out[k] = b[j]
             j += 1
-        k += 1
-    while k < m and i < na:
-        out[k] = a[i]
-        i += 1
-        k += 1
-    while k < m and j < nb:
-        out[k] = b[j]
-        j += 1
+        else:
+            break
         k += 1
     return i, j, k
 
@@ -76,20 +110,72 @@ def merge_files(a: Path, b: Path, out: Path) -> None:
     """Two sorted runs merged into ``out``, a chunk at a time (the memory used does not grow
     with the runs), written under a temporary name and renamed into place."""
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    ka, kb = np.asarray(_read(a, np.uint64)), np.asarray(_read(b, np.uint64))
-    buf = np.empty(min(MERGE_CHUNK, max(1, ka.size + kb.size)), np.uint64)
-    i = j = 0
-    with open(tmp, "wb") as f:
-        while i < ka.size or j < kb.size:
-            i, j, k = _merge(ka, kb, i, j, buf)
-            f.write(buf[:k].data.cast("B"))
+    ra, rb = _Chunks(a), _Chunks(b)
+    buf = np.empty(MERGE_CHUNK, np.uint64)
+    try:
+        with open(tmp, "wb") as f:
+            while ra.buf.size or rb.buf.size:
+                ra.i, rb.i, k = _merge_chunks(ra.buf, rb.buf, ra.i, rb.i,
+                                              ra.last, rb.last, buf)
+                f.write(buf[:k].data.cast("B"))
+                if ra.i == ra.buf.size and ra.buf.size:
+                    ra.next()
+                if rb.i == rb.buf.size and rb.buf.size:
+                    rb.next()
+    finally:
+        ra.close()
+        rb.close()
     os.replace(tmp, out)
 
 
-def _write(path: Path, arr: np.ndarray) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    np.ascontiguousarray(arr).tofile(tmp)
-    os.replace(tmp, path)
+def _range(path: Path, lo: int, hi: int) -> tuple[int, int]:
+    """The positions of a sorted run's fingerprints in ``[lo, hi]``: a binary search through a
+    memory map dropped after (it touches a few pages)."""
+    keys = _read(path, np.uint64)
+    if keys.size == 0:
+        return 0, 0
+    a = int(np.searchsorted(keys, np.uint64(lo), side="left"))
+    b = int(np.searchsorted(keys, np.uint64(hi), side="right"))
+    del keys
+    return a, b
+
+
+class LevelWriter:
+    """A level's files written as its slices are found (in fingerprint order), renamed into
+    place on ``close``: the parents and actions, then the fingerprints (the marker)."""
+
+    def __init__(self, runs: Runs, level: int) -> None:
+        self.runs, self.level = runs, level
+        self.stem = runs.dir / f"L{level:06d}"
+        self.parts = [(self.stem.with_suffix(suffix), dt) for suffix, dt in
+                      ((".par", np.uint64), (".act", runs.adt), (".fps", np.uint64))]
+        self.tmp = [p.with_name(f".{p.name}.{os.getpid()}.tmp") for p, _ in self.parts]
+        self.files = [open(t, "wb") for t in self.tmp]  # noqa: SIM115 - closed by close()
+
+    def write(self, fps: np.ndarray, parents: np.ndarray, acts: np.ndarray) -> None:
+        for f, (_, dt), a in zip(self.files, self.parts, (parents, acts, fps)):
+            np.ascontiguousarray(a, dt).tofile(f)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+        for t, (p, _) in zip(self.tmp, self.parts):
+            os.replace(t, p)
+        self.runs._merge_tail(self.level + 1)
+
+    def abandon(self) -> None:
+        for f, t in zip(self.files, self.tmp):
+            f.close()
+            t.unlink(missing_ok=True)
+
+    def __enter__(self) -> LevelWriter:
+        return self
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.abandon()
 
 
 def _read(path: Path, dtype: DTypeLike) -> np.ndarray:
@@ -153,8 +239,21 @@ class Runs:
         seen = np.zeros(fps.size, np.bool_)
         if fps.size == 0:
             return seen
+        lo, hi = int(fps[0]), int(fps[-1])
         for _, path in self.cover(level):
-            mark_members(_read(path, np.uint64), fps, seen)
+            a, b = _range(path, lo, hi)
+            if a == b:
+                continue
+            run = _Chunks(path, a, b)
+            try:
+                while run.buf.size:  # the keys inside this chunk's range
+                    k0 = int(np.searchsorted(fps, run.buf[0], side="left"))
+                    k1 = int(np.searchsorted(fps, run.buf[-1], side="right"))
+                    if k1 > k0:
+                        mark_members(run.buf, fps[k0:k1], seen[k0:k1])
+                    run.next()
+            finally:
+                run.close()
         return seen
 
     # -- writing ------------------------------------------------------------------------------
@@ -163,12 +262,13 @@ class Runs:
                     acts: np.ndarray) -> None:
         """The states found at ``level`` (sorted by fingerprint, none seen before), then the
         merges that keep the cover short."""
-        stem = self.dir / f"L{level:06d}"
-        _write(stem.with_suffix(".par"), parents.astype(np.uint64, copy=False))
-        _write(stem.with_suffix(".act"), acts.astype(self.adt, copy=False))
-        # last: it is the marker
-        _write(stem.with_suffix(".fps"), fps.astype(np.uint64, copy=False))
-        self._merge_tail(level + 1)
+        with self.level_writer(level) as w:
+            w.write(fps, parents, acts)
+
+    def level_writer(self, level: int) -> LevelWriter:
+        """A writer of ``level``'s states, slice after slice in fingerprint order (none seen
+        before); closing it writes the level's marker and merges."""
+        return LevelWriter(self, level)
 
     def _merge_tail(self, level: int) -> None:
         while self.merge_ratio > 0:  # 0: never merge (every level its own run)

@@ -39,11 +39,13 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 from pyspark import AccumulatorParam, StorageLevel
 
 from hwcheck.checker.engines import inbox
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.engines.partition import (
+    SLICE,
     Item,
     LevelTask,
     initial_part,
@@ -52,8 +54,9 @@ from hwcheck.checker.engines.partition import (
     step_part,
 )
 from hwcheck.checker.engines.partitioned import Backend, LevelEngine
+from hwcheck.checker.search.exploration import Exploration
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.spark import session
+from hwcheck.checker.spark import memory, session
 from hwcheck.checker.spark.stops import Stops
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ class SparkBackend(Backend):
                  checkpoint_every: int = 8, checkpoint_dir: str | None = None,
                  store: str | None = None, merge_ratio: float | None = None,
                  exchange: str = "inbox", levels_per_job: int = 256,
-                 job_seconds: float | None = None) -> None:
+                 job_seconds: float | None = None, slice: int | None = None) -> None:
         if exchange not in EXCHANGES:
             raise ValueError(f"exchange {exchange!r}: expected one of {', '.join(EXCHANGES)}")
         self.master = master
@@ -137,6 +140,7 @@ class SparkBackend(Backend):
         self.exchange = exchange
         if merge_ratio is not None:
             self.merge_ratio = merge_ratio
+        self.slice = SLICE if slice is None else slice
         self.sc = session.spark_context(master, parts)
         self.open_store(store or os.environ.get("HWCHECK_SPARK_STORE_DIR"))
         # the inbox exchange keeps no RDD between levels: nothing to checkpoint
@@ -263,7 +267,17 @@ class SparkEngine(LevelEngine):
     name = "spark"
 
     def __init__(self, kernel: Kernel, opts: Options, master: str = "local[*]",
-                 partitions: int | None = None, **backend_opts: Any) -> None:
+                 partitions: int | None = None, slice: int | None = None,
+                 worker_memory: int | None = None, **backend_opts: Any) -> None:
+        if slice is None and "HWCHECK_SPARK_SLICE" in os.environ:
+            slice = int(os.environ["HWCHECK_SPARK_SLICE"])
+        # before any JVM: a run that cannot fit says so (``memory``)
+        self.memory = memory.plan(kernel.stride * np.dtype(kernel.dtype).itemsize, master,
+                                  slice, worker_memory)
         if partitions is None:  # one partition per executor core: the fewest tasks per level
             partitions = session.spark_context(master).defaultParallelism
-        super().__init__(kernel, opts, SparkBackend(master, partitions, **backend_opts))
+        super().__init__(kernel, opts, SparkBackend(master, partitions, slice=self.memory.slice,
+                                                    **backend_opts))
+
+    def _backend_info(self, ex: Exploration) -> dict[str, Any]:
+        return {**super()._backend_info(ex), "spark_memory": self.memory.as_json()}
