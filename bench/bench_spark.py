@@ -10,7 +10,8 @@ set on disk several times the executor's memory. Every run is a fresh process, a
 that puts the kernel in the disk cache.
 
 Figures: total seconds (the engine's clock: JVM start and kernel loading excluded, as the local
-engine excludes compilation), seconds per level, distinct states/s, executor seconds per
+engine excludes compilation), whole-process seconds (each engine's process from start to exit:
+what a user waits for), seconds per level, distinct states/s, executor seconds per
 transition and states per executor core-second (the summed task times), bytes exchanged per new
 state (the candidate blocks), bytes on disk per state (the visited runs with their parents), peak
 memory of the driver (Python), the driver JVM (which hosts the executor in local mode) and the
@@ -25,6 +26,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 from hwcheck.checker.spark.engine import JOB_SECONDS  # a job's work before the driver takes stock
 
@@ -72,12 +74,14 @@ print(json.dumps(out))
 def run_once(params: dict, engine: str, master: str = "local[2]", parts: int = 4,
              env: dict | None = None) -> dict:
     src = ONE_RUN.format(params=json.dumps(params), engine=engine, master=master, parts=parts)
+    t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True,
                          env=dict(os.environ, **(env or {})))
+    process = time.perf_counter() - t0  # the whole process: start, kernel, JVM, run, exit
     if out.returncode:
         sys.stderr.write(out.stderr[-4000:])
         raise SystemExit(f"bench run failed: {engine} {params}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]), process=process)
 
 
 def mib(n: float) -> str:
@@ -138,6 +142,10 @@ def compare(name: str, params: dict, runs: int, master: str, parts: int,
           f" (medians of {runs})")
     print(f"  {'':28}{'local (1 worker)':>18}{f'spark {master}':>18}")
     print(f"  {'total seconds':28}{lsec:>18.2f}{ssec:>18.2f}")
+    lproc, sproc = med(loc, lambda r: r["process"]), med(spk, lambda r: r["process"])
+    res.update(local_process=lproc, spark_process=sproc)
+    print(f"  {'whole process seconds':28}{lproc:>18.2f}{sproc:>18.2f}   (Spark "
+          f"{lproc / sproc:.2f}x the local engine: start, kernel, JVM, run and exit)")
     print(f"  {'seconds per level':28}{lsec / levels:>18.3f}{ssec / levels:>18.3f}"
           f"   ({jobs:.0f} Spark jobs; {overhead:.3f} s a level outside the tasks)")
     print(f"  {'distinct states/s':28}{res['local_states_per_s']:>18,.0f}"

@@ -16,6 +16,7 @@ from hwcheck.checker.engines.partition import (
     SLICE,
     WORKER_BASE,
     Batch,
+    bytes_a_candidate,
     largest_slice,
     memory_bound,
     split_by_owner,
@@ -29,7 +30,8 @@ ROW = 48  # bytes of a Kafka R3 M3 E3 state
 def test_the_default_plan_takes_the_default_slice():
     p = memory.plan(ROW, "local[2]")
     assert (p.slice, p.slots) == (SLICE, 2)
-    assert p.worker == WORKER_BASE + SLICE * (3 * ROW + 160)
+    assert p.worker == WORKER_BASE + SLICE * bytes_a_candidate(ROW)
+    assert bytes_a_candidate(ROW) >= 3 * ROW  # the reads, their concatenation, the new rows
     assert p.total == p.jvm + 2 * p.worker
     assert memory.plan(ROW, "spark://h:7077").total is None  # a cluster's slots: unknown here
 
@@ -43,7 +45,8 @@ def test_worker_memory_picks_the_largest_slice_that_fits():
 
 @pytest.mark.parametrize("kwargs, says", [
     (dict(worker_memory=200 << 20), "less than a Python worker needs before its first slice"),
-    (dict(slice=10**7, worker_memory=512 << 20), "use --spark-slice 883,011 or less"),
+    (dict(slice=10**7, worker_memory=512 << 20),
+     f"use --spark-slice {largest_slice(ROW, 512 << 20):,} or less"),
     (dict(slice=10**9), "more than this machine's"),
 ])
 def test_a_run_that_cannot_fit_is_refused_in_one_line(kwargs, says):
@@ -131,9 +134,9 @@ def test_a_task_holds_a_slice_of_candidates_and_a_piece_of_successors(tmp_path, 
     sent: list[int] = []
     merge, expand = partition.merge_slice, partition.expand_pieces
 
-    def counting_merge(task, runs, pieces):
-        merged.append(sum(len(p) for p in pieces))
-        return merge(task, runs, pieces)
+    def counting_merge(task, runs, cand):
+        merged.append(len(cand))
+        return merge(task, runs, cand)
 
     def counting_expand(*args, **kwargs):
         for ex in expand(*args, **kwargs):

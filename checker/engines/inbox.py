@@ -32,7 +32,7 @@ import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -83,6 +83,12 @@ class BlockFile:
         self.rdt, self.adt = np.dtype(f"i{row_size}"), np.dtype(f"u{act_size}")
         self.at = 8 * (_HEADER + nb + 1)  # the rows' offset
         self.size = n * (width * row_size + 16 + act_size)
+        self.file: BinaryIO | None = None  # open while a level reads it (``close``)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
     def __len__(self) -> int:
         return self.n
@@ -93,20 +99,29 @@ class BlockFile:
 
     def read(self, b0: int, b1: int) -> Batch:
         """Buckets b0..b1-1."""
-        lo, hi = int(self.bounds[b0]), int(self.bounds[b1])
-        m, n, w = hi - lo, self.n, self.width
-        rsz, asz = self.rdt.itemsize, self.adt.itemsize
-        with open(self.path, "rb") as f:
-            def part(offset: int, dt: np.dtype, count: int) -> np.ndarray:
-                f.seek(offset)
-                return np.fromfile(f, dt, count)
+        m = int(self.bounds[b1] - self.bounds[b0])
+        out = Batch(np.empty((m, self.width), self.rdt), np.empty(m, np.uint64),
+                    np.empty(m, np.uint64), np.empty(m, self.adt))
+        self.read_into(b0, b1, out)
+        return out
 
-            rows = part(self.at + lo * w * rsz, self.rdt, m * w).reshape(m, w)
-            at = self.at + n * w * rsz
-            fps = part(at + 8 * lo, np.dtype(np.uint64), m)
-            parents = part(at + 8 * n + 8 * lo, np.dtype(np.uint64), m)
-            acts = part(at + 16 * n + asz * lo, self.adt, m)
-        return Batch(rows, fps, parents, acts)
+    def read_into(self, b0: int, b1: int, out: Batch) -> None:
+        """Buckets b0..b1-1 read straight into ``out`` (as many entries, contiguous)."""
+        lo = int(self.bounds[b0])
+        if int(self.bounds[b1]) == lo:
+            return
+        n, w = self.n, self.width
+        rsz, asz = self.rdt.itemsize, self.adt.itemsize
+        at = self.at + n * w * rsz  # the fingerprints' offset
+        if self.file is None:
+            self.file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - see close()
+        f = self.file
+        for offset, a in ((self.at + lo * w * rsz, out.rows), (at + 8 * lo, out.fps),
+                          (at + 8 * n + 8 * lo, out.parents), (at + 16 * n + asz * lo, out.acts)):
+            f.seek(offset)
+            view = memoryview(a).cast("B")
+            if f.readinto(view) != view.nbytes:
+                raise OSError(f"{self.path}: shorter than its header says")
 
 
 def read_inbox(store: str, level: int, to: int) -> list[Item]:

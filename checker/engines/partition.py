@@ -56,7 +56,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.expand import expand as expand_rows
-from hwcheck.checker.engines.fpsort import first_index, owner_order, take_rows
+from hwcheck.checker.engines.fpsort import bucket_group, first_index, take_rows
 from hwcheck.checker.engines.runs import MERGE_RATIO, Runs
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.stop import StopRule
@@ -78,8 +78,8 @@ WORKER_BASE = 256 << 20
 def bytes_a_candidate(row_bytes: int) -> int:
     """What a task holds for each candidate of a slice, at most, in bytes: the merge's reads,
     their concatenation, the sort's buffers, the new states (about 3 rows and 90 bytes), or
-    the expansion's scratch table, successor buffers and their grouping by owner (a slice
-    sends at most ``slice`` successors a piece: about 3 rows and 150 bytes)."""
+    the expansion's successor buffers and their grouping by owner (a slice sends at most
+    ``slice`` successors a piece: about 3 rows and 150 bytes)."""
     return 3 * row_bytes + 160
 
 
@@ -138,6 +138,10 @@ class Batch:
     def take(self, idx: np.ndarray) -> Batch:
         return Batch(take_rows(self.rows, idx), self.fps[idx], self.parents[idx], self.acts[idx])
 
+    def part(self, lo: int, hi: int) -> Batch:
+        """Entries lo..hi-1 (views)."""
+        return Batch(self.rows[lo:hi], self.fps[lo:hi], self.parents[lo:hi], self.acts[lo:hi])
+
     @classmethod
     def empty(cls, stride: int, adt: DTypeLike, dtype: DTypeLike = np.int8) -> Batch:
         return cls(np.empty((0, stride), dtype), np.empty(0, np.uint64),
@@ -174,6 +178,10 @@ class Candidates(Protocol):
 
     def read(self, b0: int, b1: int) -> Batch: ...
 
+    def read_into(self, b0: int, b1: int, out: Batch) -> None: ...
+
+    def close(self) -> None: ...
+
     @property
     def nbytes(self) -> int: ...
 
@@ -194,9 +202,16 @@ class Block:
 
     def read(self, b0: int, b1: int) -> Batch:
         """Buckets b0..b1-1 (views)."""
-        lo, hi = int(self.bounds[b0]), int(self.bounds[b1])
-        b = self.batch
-        return Batch(b.rows[lo:hi], b.fps[lo:hi], b.parents[lo:hi], b.acts[lo:hi])
+        return self.batch.part(int(self.bounds[b0]), int(self.bounds[b1]))
+
+    def close(self) -> None:
+        pass
+
+    def read_into(self, b0: int, b1: int, out: Batch) -> None:
+        """Buckets b0..b1-1 copied into ``out`` (as many entries)."""
+        got = self.read(b0, b1)
+        for f in ("rows", "fps", "parents", "acts"):
+            getattr(out, f)[...] = getattr(got, f)
 
     @classmethod
     def of(cls, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
@@ -298,7 +313,7 @@ def expand_pieces(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: 
         part = rows[lo:]
         succ = expand_rows(
             kernel, part, table, tp_active, tp_row, tp_inst, dom_row, dom_inst, chunk=chunk,
-            expect=min(EXPECT, kernel.ninst) if most is None else enough / max(n - lo, 1),
+            expect=min(EXPECT, kernel.ninst) if most is None else most / max(n - lo, 1),
             cov=cov, on_chunk=None if enough is None else (lambda _i, w: w >= enough))
         if succ.interrupted is not None:
             raise succ.interrupted
@@ -325,8 +340,9 @@ def split_by_owner(batch: Batch, parts: int) -> list[tuple[int, Block]]:
     bucket and one gather; the owner's merge sorts a slice of buckets at a time."""
     if len(batch) == 0:
         return []
-    order, bounds = owner_order(buckets(batch.fps, parts), parts * BUCKETS)
-    grouped = batch.take(order)
+    rows, fps, parents, acts, bounds = bucket_group(batch.rows, batch.fps, batch.parents,
+                                                    batch.acts, parts * BUCKETS)
+    grouped = Batch(rows, fps, parents, acts)
     out = []
     for o in range(parts):
         lo, hi = int(bounds[o * BUCKETS]), int(bounds[(o + 1) * BUCKETS])
@@ -430,22 +446,32 @@ def runs_of(task: LevelTask, index: int) -> Runs:
     return Runs(task.store, index, act_dtype(task.kernel().ninst), task.merge_ratio)
 
 
-def merge_slice(task: LevelTask, runs: Runs, pieces: Sequence[Batch]) -> tuple[Batch, int]:
-    """A slice's candidates (``pieces``, in origin order) merged against the visited set: (its
+def read_slice(blocks: Sequence[Candidates], b0: int, b1: int, stride: int,
+               dtype: DTypeLike, adt: DTypeLike) -> Batch:
+    """Buckets b0..b1-1 of every block, in the blocks' order, read straight into one batch."""
+    sizes = [int(blk.bounds[b1] - blk.bounds[b0]) for blk in blocks]
+    n = sum(sizes)
+    out = Batch(np.empty((n, stride), dtype), np.empty(n, np.uint64), np.empty(n, np.uint64),
+                np.empty(n, adt))
+    at = 0
+    for blk, m in zip(blocks, sizes):
+        if m:
+            blk.read_into(b0, b1, out.part(at, at + m))
+            at += m
+    return out
+
+
+def merge_slice(task: LevelTask, runs: Runs, cand: Batch) -> tuple[Batch, int]:
+    """A slice's candidates (``cand``, in origin order) merged against the visited set: (its
     new states sorted by fingerprint, each with its canonical parent; the distinct
     candidates)."""
     k = task.kernel()
-    pieces = [b for b in pieces if len(b)]
-    if not pieces:
+    if not len(cand):
         return Batch.empty(k.stride, act_dtype(k.ninst), k.dtype), 0
     # one gather of the rows: first occurrences not visited, in fingerprint order
-    fps = np.concatenate([b.fps for b in pieces])
-    first = first_index(fps)
-    pick = first[~runs.seen(fps[first], task.level)]
-    new = Batch(take_rows(np.concatenate([b.rows for b in pieces]), pick), fps[pick],
-                np.concatenate([b.parents for b in pieces])[pick],
-                np.concatenate([b.acts for b in pieces])[pick])
-    return new, int(first.size)
+    first = first_index(cand.fps)
+    pick = first[~runs.seen(cand.fps[first], task.level)]
+    return cand.take(pick), int(first.size)
 
 
 def expand_items(task: LevelTask, index: int, rows: np.ndarray, fps: np.ndarray,
@@ -474,6 +500,7 @@ def step_part(task: LevelTask, index: int, items: Iterable[Item],
     (``runs_of``)."""
     k = task.kernel()
     ninst = max(k.ninst, 1)
+    adt = act_dtype(k.ninst)
     out: list[tuple[int, Item]] = []
     send: Emit = emit if emit is not None else (lambda o, item: out.append((o, item)))
     blocks = sorted(((it[1], it[2]) for it in items if it[0] == "cand"), key=lambda b: b[0])
@@ -495,10 +522,12 @@ def step_part(task: LevelTask, index: int, items: Iterable[Item],
     most = max(1, task.slice)
     cut = slices(counts, most)
     nslices = len(cut)
-    with runs.level_writer(task.level) as level:
+    level = runs.level_writer(task.level)
+    try:
         for b0, b1 in cut:
             t0 = time.perf_counter()
-            new, c = merge_slice(task, runs, [blk.read(b0, b1) for _, blk in blocks])
+            new, c = merge_slice(task, runs, read_slice([blk for _, blk in blocks], b0, b1,
+                                                        k.stride, k.dtype, adt))
             ncand += c
             new_total += len(new)
             level.write(new.fps, new.parents, new.acts)
@@ -524,6 +553,16 @@ def step_part(task: LevelTask, index: int, items: Iterable[Item],
                 piece += 1
             expanded += len(new)
             expand_s += time.perf_counter() - t1
+    except BaseException:
+        level.abandon()
+        raise
+    finally:
+        runs.close()
+        for _, blk in blocks:
+            blk.close()
+    t0 = time.perf_counter()
+    level.close()  # the level's marker, then the runs' merges
+    merge_s += time.perf_counter() - t0
     stats = {"new": new_total, "sp": sp, "dom_sp": dom_sp, "candidates": ncand,
              "cov_new": cov_new.tolist(),
              "shuffled_bytes": sum(blk.nbytes for _, blk in blocks), **runs.stats(),

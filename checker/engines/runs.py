@@ -33,6 +33,7 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from numba import njit
@@ -50,10 +51,12 @@ MERGE_CHUNK = 1 << 20  # fingerprints a merge writes at a time (8 MiB)
 
 
 class _Chunks:
-    """A sorted run read forward a chunk at a time (no memory map: what was read is freed)."""
+    """A sorted run read forward a chunk at a time (no memory map: what was read is freed),
+    from its path or an open file (left open)."""
 
-    def __init__(self, path: Path, start: int = 0, stop: int | None = None) -> None:
-        self.f = open(path, "rb")  # noqa: SIM115 - closed by close()
+    def __init__(self, path: Path | BinaryIO, start: int = 0, stop: int | None = None) -> None:
+        self.own = isinstance(path, Path)
+        self.f = open(path, "rb") if isinstance(path, Path) else path  # noqa: SIM115
         size = os.fstat(self.f.fileno()).st_size // 8
         self.pos, self.stop = start, size if stop is None else min(stop, size)
         self.buf = np.empty(0, np.uint64)
@@ -76,7 +79,8 @@ class _Chunks:
         return self.pos >= self.stop
 
     def close(self) -> None:
-        self.f.close()
+        if self.own:
+            self.f.close()
 
 
 @njit(cache=True, nogil=True)
@@ -128,16 +132,27 @@ def merge_files(a: Path, b: Path, out: Path) -> None:
     os.replace(tmp, out)
 
 
-def _range(path: Path, lo: int, hi: int) -> tuple[int, int]:
-    """The positions of a sorted run's fingerprints in ``[lo, hi]``: a binary search through a
-    memory map dropped after (it touches a few pages)."""
-    keys = _read(path, np.uint64)
-    if keys.size == 0:
-        return 0, 0
-    a = int(np.searchsorted(keys, np.uint64(lo), side="left"))
-    b = int(np.searchsorted(keys, np.uint64(hi), side="right"))
-    del keys
-    return a, b
+def _bisect(fd: int, n: int, key: int, right: bool) -> int:
+    """The first position of a sorted run of ``n`` fingerprints (file ``fd``) whose key is
+    ``>= key`` (``> key`` when ``right``): a binary search of 8-byte reads. (Not a memory map:
+    every page a map's search faults in, with its neighbours, would count in the process's
+    resident memory until the map is dropped.)"""
+    a, b = 0, n
+    while a < b:
+        mid = (a + b) // 2
+        v = int.from_bytes(os.pread(fd, 8, 8 * mid), "little")
+        if v < key or (right and v == key):
+            a = mid + 1
+        else:
+            b = mid
+    return a
+
+
+def _range(f: BinaryIO, lo: int, hi: int) -> tuple[int, int]:
+    """The positions of a sorted run's fingerprints in ``[lo, hi]``."""
+    fd = f.fileno()
+    n = os.fstat(fd).st_size // 8
+    return _bisect(fd, n, lo, False), _bisect(fd, n, hi, True)
 
 
 class LevelWriter:
@@ -194,6 +209,24 @@ class Runs:
         self.dir.mkdir(exist_ok=True)  # not the store: a task outliving its run fails here
         self.adt = np.dtype(act_dtype)
         self.merge_ratio = merge_ratio
+        # what the visited checks of one level read, kept open until ``close``: the cover of
+        # each level asked, each run's file
+        self._covers: dict[int, list[tuple[tuple[int, int], Path]]] = {}
+        self._files: dict[Path, BinaryIO] = {}
+
+    def close(self) -> None:
+        """Close the runs the visited checks opened (a run removed since stays readable until
+        then)."""
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+        self._covers.clear()
+
+    def _open(self, path: Path) -> BinaryIO:
+        f = self._files.get(path)
+        if f is None:
+            f = self._files[path] = open(path, "rb")  # noqa: SIM115 - closed by close()
+        return f
 
     # -- the folder's runs --------------------------------------------------------------------
 
@@ -231,6 +264,7 @@ class Runs:
             try:
                 return self._seen(fps, level)
             except FileNotFoundError:  # a merged run removed while listed: list again
+                self._covers.pop(level, None)
                 if attempt == 2:
                     raise
         raise AssertionError
@@ -240,11 +274,15 @@ class Runs:
         if fps.size == 0:
             return seen
         lo, hi = int(fps[0]), int(fps[-1])
-        for _, path in self.cover(level):
-            a, b = _range(path, lo, hi)
+        cover = self._covers.get(level)
+        if cover is None:
+            cover = self._covers[level] = self.cover(level)
+        for _, path in cover:
+            f = self._open(path)
+            a, b = _range(f, lo, hi)
             if a == b:
                 continue
-            run = _Chunks(path, a, b)
+            run = _Chunks(f, a, b)
             try:
                 while run.buf.size:  # the keys inside this chunk's range
                     k0 = int(np.searchsorted(fps, run.buf[0], side="left"))
