@@ -109,8 +109,10 @@ def owner_order(own: np.ndarray, parts: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def _bucket_group(rows, fps, parents, acts, scale, out_rows, out_fps, out_par, out_act,
-                  bounds):  # pragma: no cover - compiled
+def _bucket_group(rows: np.ndarray, fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
+                  scale: np.uint64, out_rows: np.ndarray, out_fps: np.ndarray,
+                  out_par: np.ndarray, out_act: np.ndarray,
+                  bounds: np.ndarray) -> None:  # pragma: no cover - compiled
     n, w = rows.shape
     sh = np.uint64(32)
     for i in range(n):

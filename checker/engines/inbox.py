@@ -26,13 +26,14 @@ standalone cluster on one machine), a shared filesystem across machines.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ class BlockFile:
         self.rdt, self.adt = np.dtype(f"i{row_size}"), np.dtype(f"u{act_size}")
         self.at = 8 * (_HEADER + nb + 1)  # the rows' offset
         self.size = n * (width * row_size + 16 + act_size)
-        self.file: BinaryIO | None = None  # open while a level reads it (``close``)
+        self.file: io.FileIO | None = None  # open while a level reads it (``close``)
 
     def close(self) -> None:
         if self.file is not None:
@@ -114,7 +115,7 @@ class BlockFile:
         rsz, asz = self.rdt.itemsize, self.adt.itemsize
         at = self.at + n * w * rsz  # the fingerprints' offset
         if self.file is None:
-            self.file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - see close()
+            self.file = io.FileIO(self.path, "r")  # closed by close()
         f = self.file
         for offset, a in ((self.at + lo * w * rsz, out.rows), (at + 8 * lo, out.fps),
                           (at + 8 * n + 8 * lo, out.parents), (at + 16 * n + asz * lo, out.acts)):
