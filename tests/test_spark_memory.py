@@ -61,7 +61,7 @@ def test_the_command_line_refuses_it_before_any_jvm(capsys):
     for args, says in (
             (["--engine", "spark", "--spark-master", "local[2]", "--spark-worker-memory",
               "100M"], "hwcheck: error: --spark-worker-memory 100 MiB is less than a Python "
-                       "worker needs before its first slice (256 MiB)"),
+                       "worker needs before its first slice (288 MiB)"),
             (["--spark-slice", "9"], "hwcheck: error: --spark-slice and "
                                      "--spark-worker-memory are for --engine spark")):
         with pytest.raises(SystemExit) as e:

@@ -71,16 +71,19 @@ NO_PARENT = 0  # the parent fingerprint of the initial state (0 is never a finge
 BUCKETS = 1024  # fine fingerprint ranges a partition's candidates are grouped by
 SLICE = 1 << 18  # candidates a partition merges at a time, successors it sends at a time
 # a task's process before its first slice: Python, numpy, numba, the compiled kernel and the
-# partition functions, a PySpark worker (measured on Kafka R3 M3 E3: 238 MiB)
-WORKER_BASE = 256 << 20
+# partition functions, a PySpark worker (measured: 238 MiB on Kafka R3 M3 E3; the kernel of a
+# larger spec adds to it)
+WORKER_BASE = 288 << 20
 
 
 def bytes_a_candidate(row_bytes: int) -> int:
-    """What a task holds for each candidate of a slice, at most, in bytes: the merge's reads,
-    their concatenation, the sort's buffers, the new states (about 3 rows and 90 bytes), or
-    the expansion's successor buffers and their grouping by owner (a slice sends at most
-    ``slice`` successors a piece: about 3 rows and 150 bytes)."""
-    return 3 * row_bytes + 160
+    """What a task holds for each candidate of a slice, at most, in bytes: the merge's read,
+    the sort's buffers and the new states (about 2 rows and 90 bytes); or the new states, the
+    expansion's scratch table (about 80 bytes a state at 7 successors a state), its successor
+    buffers (grown once: 2 rows) and their grouping by bucket (a row): about 4 rows and 160
+    bytes. (Measured peaks: 275-309 MiB on R3 M3 E3, 48-byte rows, and 329 MiB on R4 M1 E7,
+    40-byte rows, at the default slice.)"""
+    return 4 * row_bytes + 160
 
 
 def memory_bound(row_bytes: int, slice: int) -> int:

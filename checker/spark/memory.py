@@ -5,7 +5,7 @@ the search: the blocks travel as files) and one Python worker per task slot. A w
 one partition's level a slice of candidates at a time (``checker.engines.partition``), so its
 memory is bounded by the slice, not by the level:
 
-    worker  <= 256 MiB + slice * (3 * row + 160) bytes      (``partition.memory_bound``)
+    worker  <= 288 MiB + slice * (4 * row + 160) bytes      (``partition.memory_bound``)
     executor = spark.executor.memory + cores * worker
 
 with ``row`` the bytes of one state (the layout's cells). The number of partitions does not
