@@ -13,8 +13,11 @@ kernel applies the symmetry pass (``templates.SYMMETRY``) and the module also de
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import itertools
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -144,9 +147,35 @@ def returning(gen: ExprGen, code: int | bool | str) -> str:
 
 
 def source_key(src: str) -> str:
-    """The cache key of a generated module: its text and the run-time module it imports."""
-    from hwcheck.checker.semantics import fingerprint as rt
+    """The cache key of a generated module: its text and the text of every hwcheck module it
+    imports, and of theirs (numba's disk cache keeps the machine code of a compiled caller
+    with its callees inlined, and checks only the caller's own file: a changed run-time
+    module must change the key)."""
+    h = hashlib.sha1(src.encode())
+    for name in _imported(src):
+        h.update(_module_text(name))
+    return h.hexdigest()[:16]
 
-    with open(rt.__file__, "rb") as f:
-        rt_src = f.read()
-    return hashlib.sha1(src.encode() + rt_src).hexdigest()[:16]
+
+_IMPORT = re.compile(r"^from (hwcheck(?:\.\w+)+) import", re.MULTILINE)
+
+
+def _imported(src: str) -> list[str]:
+    """The hwcheck modules ``src`` imports, directly or through them, in a fixed order."""
+    seen: dict[str, None] = {}
+    todo = _IMPORT.findall(src)
+    while todo:
+        name = todo.pop(0)
+        if name not in seen:
+            seen[name] = None
+            todo += _IMPORT.findall(_module_text(name).decode())
+    return sorted(seen)
+
+
+@functools.cache
+def _module_text(name: str) -> bytes:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:  # a package's attribute, not a module
+        return b""
+    with open(spec.origin, "rb") as f:
+        return f.read()

@@ -211,9 +211,10 @@ class Pass:
     apply: tuple[str, ...]
 
 
-# one state per orbit: every successor becomes its canonical form (``symmetry.canon_source``)
-SYMMETRY = Pass(("cb = np.empty(STRIDE, DTYPE)", "cw = np.empty(SYM_WORK, np.int64)"),
-                ("canon(t, cb, cw)",))
+# one state per orbit: every successor becomes its canonical form (``symmetry.canon_source``);
+# its scratch names are its own (a kernel's own buffers may be called anything else)
+SYMMETRY = Pass(("sym_row = np.empty(STRIDE, DTYPE)", "sym_work = np.empty(SYM_WORK, np.int64)"),
+                ("canon(t, sym_row, sym_work)",))
 
 _DOC_DEDUP = (
     '    """Expand rows lo..hi-1 of ``front``; append each successor the visited table has\n'
