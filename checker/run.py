@@ -150,8 +150,9 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
           recoverable: bool = False, **engine_opts: Any) -> Report:
     """Explore ``spec``; write a trace per violation under ``out/run_name``.
 
-    ``recoverable``: explore the state graph instead (one worker, every transition kept) and
-    decide recoverability on it too, in the same exploration (``graph.recover``).
+    ``recoverable``: explore the state graph instead (every transition kept, on the local
+    engine's ``workers``) and decide recoverability on it too, in the same exploration
+    (``graph.recover``).
 
     Whatever stops the run (Ctrl-C, SIGTERM, out of memory, a limit), the report says what was
     found: a run is complete only when every level was explored and every hit became a trace.
@@ -181,8 +182,9 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
         if recoverable or live:
             from hwcheck.checker.graph.recover import check_on_graph
 
-            ex, recovered, graph, outs = check_on_graph(kernel, opts, recoverable=recoverable,
-                                                        liveness=live)
+            ex, recovered, graph, outs = check_on_graph(
+                kernel, opts, recoverable=recoverable, liveness=live,
+                workers=engine_opts.get("workers", 1))
             if live:
                 ex.stats["graph"] = {"states": graph.n, "transitions": graph.nedges,
                                      "complete": graph.complete,

@@ -490,3 +490,117 @@ def test_base_pages_is_scoped():
     with pytest.raises(RuntimeError), base_pages():
         raise RuntimeError("a failed search")
     assert multiarray._get_madvise_hugepage() == before
+
+
+# -- several workers, and a search that a limit stopped inside a level ----------------------------
+
+GRAPH_ARRAYS = ("fps", "parent", "pact", "flags", "offsets", "dst", "act", "eflags")
+
+
+def _same_graph(a, b):
+    for name in GRAPH_ARRAYS:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert a.levels == b.levels and (a.refused, a.flag_errors) == (b.refused, b.flag_errors)
+
+
+def _source(kernel, spec, **kw):
+    from hwcheck.checker.graph.explore import GraphSource
+
+    return GraphSource(kernel, recover.predicates(recovery_of(spec)), edge_properties=True, **kw)
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_workers_build_the_graph_one_worker_builds(symmetry):
+    """Ids, first parents, transitions, flags and first hits do not depend on the workers
+    nor on how many rows each expands at a time (a run that does not fit its buffers goes on
+    in the next)."""
+    from hwcheck.checker.engines.options import Options, PropertySet
+    from hwcheck.checker.search.driver import search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec, symmetry=symmetry)
+    graphs, reports = [], []
+    for workers, rows in ((1, 1), (2, 1), (2, 7), (3, 50)):
+        source = _source(k, spec, workers=workers, worker_rows=rows, chunk=9,
+                         props=PropertySet(k, Options(stop_at_violation=False)))
+        ex = search(source, StopRule(first_hit=False))
+        graphs.append(source.graph(ex))
+        reports.append((ex.distinct, ex.generated, ex.depth,
+                        sorted((n, h.length, tuple(h.path)) for n, h in ex.hits.items())))
+    for g in graphs[1:]:
+        _same_graph(graphs[0], g)
+    assert reports[0][3] and all(r == reports[0] for r in reports)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
+    """A limit stops the search inside a level; a later run expands the rest of that level
+    first: the graph is the whole one, and the counts and depth those of one run."""
+    from hwcheck.checker.search.driver import Search, search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(replicas=3, max_offset=1, max_epoch=2, truncation="kip-279",
+                 isr_expansion="epoch-start")
+    k = Kernel(spec)
+    whole_source = _source(k, spec)
+    whole = whole_source.graph(search(whole_source, StopRule(first_hit=False)))
+    for limits in ([40], [300, 301, 2000], [whole.n - 3]):
+        source = _source(k, spec, workers=workers, worker_rows=3, chunk=5)
+        s = Search(source)
+        try:
+            stops = [s.run(StopRule(max_states=n)) for n in limits]
+            ex = s.run(StopRule(first_hit=False))
+        finally:
+            s.finish()
+        assert all(not e.complete and e.distinct >= n for e, n in zip(stops, limits))
+        assert ex.complete and (ex.distinct, ex.generated, ex.depth) == \
+            (whole.n, whole.nedges, whole.depth)
+        _same_graph(whole, source.graph(ex))
+
+
+def test_check_recoverable_decides_on_the_whole_graph_past_max_states(tmp_path):
+    """--max-states bounds the check's report, not the graph recoverability is decided on."""
+    res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",
+              "--max-states", "3000", "--out", str(tmp_path), "-q", "--json")
+    obj = json.loads(res.stdout.strip().splitlines()[-1])
+    rec = obj["recoverability"]
+    assert (rec["verdict"], rec["stuck"], rec["stuck_at_bound"], rec["states"]) == \
+        ("stuck", 953, 4433, 10487)
+
+
+@pytest.mark.slow
+def test_a_symmetric_graph_with_members_compared_slice_by_slice():
+    """The canonical form that sorts members by comparing their slices (its own scratch) in
+    the graph kernel: the engine's orbits and transitions."""
+    from hwcheck.checker.engines.local import LocalEngine
+    from hwcheck.checker.engines.options import Options
+
+    spec = kafka(replicas=3, max_offset=1, max_epoch=3, truncation="kip-279",
+                 isr_expansion="epoch-start")
+    k = Kernel(spec, symmetry=True, canon_method="compare")
+    g = explore(k, invariants=False, workers=2)
+    ex = LocalEngine(k, Options(stop_at_violation=False)).run()
+    assert (g.n, g.nedges, g.depth) == (ex.distinct, ex.generated, ex.depth)
+    assert (g.n, g.nedges) == (11880, 56480)
+
+
+def test_a_generated_module_is_keyed_by_the_run_time_modules_it_calls(monkeypatch):
+    """numba's cache keeps a caller compiled with its callees: a generated module's key
+    covers the hwcheck modules it imports, and theirs (a changed id table is a new graph
+    module, never the old machine code)."""
+    from hwcheck.checker.semantics import codegen
+
+    spec = kafka(**R2, truncation="hw")
+    graph_source = _source(Kernel(spec), spec).gk.source
+    assert codegen._imported(graph_source) == ["hwcheck.checker.graph.idtable",
+                                               "hwcheck.checker.semantics.fingerprint"]
+    assert codegen._imported(Kernel(spec).source) == ["hwcheck.checker.semantics.fingerprint"]
+    before = codegen.source_key(graph_source)
+    text = codegen._module_text
+    for changed in ("hwcheck.checker.graph.idtable", "hwcheck.checker.semantics.fingerprint"):
+        monkeypatch.setattr(codegen, "_module_text",
+                            lambda name, c=changed: text(name) + b"#" if name == c else text(name))
+        assert codegen.source_key(graph_source) != before
+    monkeypatch.setattr(codegen, "_module_text", text)
+    assert codegen.source_key(graph_source) == before

@@ -234,8 +234,8 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     how = [f"engine {engine}"]
     if engine == "local":
         how.append(f"{engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)}")
-    if recoverable or live:  # the state graph: one worker, every transition kept
-        how = ["state graph, 1 worker"]
+    if recoverable or live:  # the state graph: every transition kept
+        how[0] = "state graph"
     if symmetry:
         how.append("symmetry")
     o.say(f"hwcheck check: {params_line(proto, params)} ({', '.join(how)})")

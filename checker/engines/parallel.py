@@ -41,9 +41,7 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 from concurrent.futures import ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +50,7 @@ from numba import njit
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
+from hwcheck.checker.search.signals import block_signals, signals_held
 from hwcheck.checker.semantics.fingerprint import (
     PREFETCH,
     TAIL,
@@ -228,7 +227,7 @@ class Workers:
         self.n = workers
         self.slices = workers  # more slices than workers measured no faster
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
-                                       initializer=_block_signals)
+                                       initializer=block_signals)
         k = kernel
         # room for 8 successors a row (Kafka makes 4.7, and fewer are new), at most 16 MiB a
         # slice to start with; a buffer that needs more grows
@@ -322,10 +321,10 @@ class Workers:
 
         cur = None
         try:
-            with _signals_held():
+            with signals_held():
                 cur = start(self.rounds[0], 0) if n else None
             while cur is not None:
-                with _signals_held():  # Ctrl-C waits for the end of the chunk
+                with signals_held():  # Ctrl-C waits for the end of the chunk
                     gen_now = _results(cur.futures)
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
@@ -347,7 +346,7 @@ class Workers:
                     break
         except (KeyboardInterrupt, MemoryError) as e:  # everything up to row lo is consistent
             interrupted = e
-        with _signals_held():
+        with signals_held():
             if cur is not None:  # a chunk generated but not inserted: dropped
                 wait(cur.futures)
             if cov is not None:
@@ -408,25 +407,3 @@ def _first_hits(row: np.ndarray, inst: np.ndarray, per_worker: list) -> None:
                 row[j], inst[j] = wr[j], wi[j]
                 break
 
-
-_HELD = {signal.SIGINT, signal.SIGTERM}
-
-
-def _block_signals() -> None:
-    """A worker thread never takes Ctrl-C or SIGTERM: they go to the main thread."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-
-
-@contextmanager
-def _signals_held():
-    """Ctrl-C and SIGTERM stay pending until the block ends, then are taken as usual (the
-    KeyboardInterrupt is raised as the block is left)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)

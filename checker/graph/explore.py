@@ -14,12 +14,15 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
@@ -33,12 +36,14 @@ from hwcheck.checker.search.exploration import (
     interrupt_reason,
     peak_rss_bytes,
 )
+from hwcheck.checker.search.signals import block_signals, signals_held
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.checker.semantics.signatures import CheckArgs
+from hwcheck.checker.semantics.signatures import CandidatesArgs, CheckArgs
 from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
+WORKER_ROWS = 1 << 12  # frontier rows a worker expands at a time, with several workers
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
 
 
@@ -90,6 +95,7 @@ class StateGraph:
     refused: int = 0  # steps not taken because they leave the declared domains
     flag_errors: int = 0  # predicate evaluations that read outside a variable's shape
     stats: dict[str, Any] = field(default_factory=dict)
+    _flag_of: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:
@@ -115,8 +121,13 @@ class StateGraph:
         return out
 
     def flag(self, name: str) -> np.ndarray:
-        """bool [n]: where the named state predicate holds."""
-        return (self.flags & self.gk.bit(name)) != 0
+        """bool [n]: where the named state predicate holds (computed once, read-only)."""
+        out = self._flag_of.get(name)
+        if out is None:
+            out = self._flag_of[name] = np.empty(self.flags.size, np.bool_)
+            _has_bit(self.flags, self.gk.bit(name), out)
+            out.flags.writeable = False
+        return out
 
     def src(self) -> np.ndarray:
         """int32 [edges]: the source state of each transition."""
@@ -162,7 +173,8 @@ class GraphSource(LevelSource):
     def __init__(self, kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (),
                  invariants: bool = True, max_states: int | None = None,
                  keep_rows: bool = False, edge_properties: bool = False,
-                 props: PropertySet | None = None, chunk: int = CHUNK):
+                 props: PropertySet | None = None, chunk: int = CHUNK, workers: int = 1,
+                 worker_rows: int = WORKER_ROWS):
         self.kernel = kernel
         self.gk = GraphKernel(kernel, list(predicates), invariants)
         self.max_states = max_states
@@ -170,13 +182,16 @@ class GraphSource(LevelSource):
         self.edge_properties = edge_properties
         self.props = props
         self.chunk = chunk
+        self.workers = max(1, workers)
+        self.worker_rows = max(1, worker_rows)
 
     def exploration(self) -> Exploration:
         return Exploration(self.name, checked=self.props.checked if self.props else [],
                            symmetry=self.kernel.symmetric)
 
     def prepare(self) -> None:
-        self.gk.warm()
+        self.gk.warm(workers=self.workers > 1)
+        _count(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
         k = self.kernel
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
@@ -204,10 +219,27 @@ class GraphSource(LevelSource):
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
-        self.found: tuple[np.ndarray, ...] | None = None  # the new states' buffers (expand)
+        # the new states' buffers (expand): rows, fingerprints, parents, instances
+        self.found: tuple[np.ndarray, ...] = (np.empty((0, k.stride), k.dtype),
+                                              np.empty(0, np.uint64), np.empty(0, np.int32),
+                                              np.empty(0, k.act_dtype))
         self.fronts: list[np.ndarray | None] = [None, None]  # the frontiers' two buffers
         self.front_in = 1  # the buffer the frontier is in (the initial states are in neither)
         self._cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.row_end = np.zeros(0, np.int64)
+        self.nnew = 0
+        self.cut: _Cut | None = None  # the level a limit stopped in, until a later run
+        # several workers: a pool, and each worker's candidates (one run of rows at a time,
+        # one more than the workers so that a worker never waits for the ids of its last run)
+        self.pool: ThreadPoolExecutor | None = None
+        self.batches: list[_Batch] = []
+        if self.workers > 1:
+            self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="hwcheck-graph",
+                                           initializer=block_signals)
+            cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
+            self.batches = [_Batch(k, cap, self.edge_properties)
+                            for _ in range(self.workers + 1)]
+            self.ids = np.empty(cap, np.int64)
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
         k = self.kernel
@@ -230,86 +262,258 @@ class GraphSource(LevelSource):
         return self.tab.size // 2
 
     def frontier(self) -> int:
-        return int(self.front.shape[0])
+        left = 0 if self.cut is None else self.cut.rows - self.cut.done
+        return int(self.front.shape[0]) + left
 
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
-        k, mod, front = self.kernel, self.gk.mod, self.front
-        stride, dtype, adt = k.stride, k.dtype, k.act_dtype
-        m, n, base = front.shape[0], self.n, self.levels[-2]
-        row_end = np.zeros(m, np.int64)
-        # the new states as found: buffers kept from level to level (fresh memory is slow to
-        # touch), grown while a level needs more
-        need = max(1024, 2 * m)
-        if self.found is None or self.found[0].shape[0] < need:
-            self.found = (np.empty((need, stride), dtype), np.empty(need, np.uint64),
-                          np.empty(need, np.int32), np.empty(need, adt))
-        new_rows, new_fps, new_par, new_act = self.found
+        done = LevelResult()
+        cut = self.cut
+        if cut is not None:  # first the rest of a level an earlier run stopped in
+            done = self._level(cut.depth, progress, rule, cut)
+            if done.stopped or depth == cut.depth or not self.front.shape[0]:
+                return done
+        # (the search counted the stopped level's new states and is at the next depth)
+        out = self._level(depth, progress, rule, None)
+        if not out.new:  # the new states are those the rest of the stopped level found
+            out.depth = depth
+        out.generated += done.generated
+        out.new += done.new
+        out.found[:0] = done.found
+        return out
+
+    def _level(self, depth: int, progress: Progress, rule: StopRule,
+               cut: _Cut | None) -> LevelResult:
+        """Expand the frontier (the states at ``depth``) into the next level, or, with ``cut``,
+        the rest of the level a limit stopped in (the next level, already numbered, is
+        numbered again with the states the rest adds)."""
+        k, mod = self.kernel, self.gk.mod
+        if cut is None:
+            m, n, base, first, start = self.front.shape[0], self.n, self.levels[-2], self.ne, 0
+            self.row_end = np.zeros(m, np.int64)
+        need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
+        # from level to level (fresh memory is slow to touch), grown while a level needs more
+        if self.found[0].shape[0] < need:
+            self.found = (np.empty((need, k.stride), k.dtype), np.empty(need, np.uint64),
+                          np.empty(need, np.int32), np.empty(need, k.act_dtype))
+        self.nnew = 0
+        if cut is not None:
+            self._reopen(cut)
+            m, n, base, first, start = cut.rows, self.n, cut.base, cut.first, cut.done
+        before, nnew_before = self.ne, self.nnew
         _, dom_row, dom_inst = k.error_arrays()
         self.tp_row[:] = -1
-        first = ne = self.ne
-        nnew = lo = 0
-        stopped = ""
-        try:
-            while lo < m:
-                hi = min(m, lo + self.chunk)
-                i, nnew, ne, bad = mod.expand_edges(
-                    front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
-                    n, new_rows, new_fps, new_par, new_act, nnew, self.edst, self.eact,
-                    self.eflags, ne,
-                    row_end, self.edge_properties, self.err, self.tp_active, self.tp_row,
-                    self.tp_inst, dom_row, dom_inst)
-                self.refused += int(bad)
-                if i < hi:  # out of room: grow what is short and go on from row i
-                    room = mod.ROOM  # the most successors of a block of rows
-                    while n + nnew + room > self.slots * MAX_LOAD:
-                        self.tab = _grown_table(mod, self.tab)
-                    while nnew + room > new_rows.shape[0]:
-                        new_rows, new_fps, new_par, new_act = self.found = tuple(
-                            _grown(a, 2 * new_rows.shape[0], nnew)
-                            for a in (new_rows, new_fps, new_par, new_act))
-                    while ne + room > self.edst.size:
-                        self.edst = _grown(self.edst, 2 * self.edst.size, ne)
-                        self.eact = _grown(self.eact, 2 * self.eact.size, ne)
-                        if self.edge_properties:
-                            self.eflags = _grown(self.eflags, 2 * self.eflags.size, ne)
-                lo = i
-                progress.tick(depth, n + nnew, m - lo)
-                if lo < m:
-                    if self.max_states is not None and n + nnew > self.max_states:
-                        stopped = f"more than {self.max_states:,} states"
-                    else:
-                        stopped = rule.limit(n + nnew, progress.elapsed())
-                    if stopped:
-                        break
-        except (KeyboardInterrupt, MemoryError) as e:  # what was found up to then is kept
-            stopped = interrupt_reason(e)
-        # the rows expanded so far (all of them unless stopped): renumber the new level in
+        expand_rows = self._rows_by_workers if self.pool is not None and m > self.worker_rows \
+            else self._rows_alone
+        done, stopped = expand_rows(depth, base, start, dom_row, dom_inst, progress, rule)
+        nnew, ne, front = self.nnew, self.ne, self.front
+        new_rows, new_fps, new_par, new_act = self.found
+        # the rows expanded so far (all of them unless stopped): number the new level in
         # fingerprint order
-        done = lo
         order = radix_order(new_fps[:nnew])  # np.argsort(kind="stable"), in linear time
         rank = np.empty(nnew, np.int64)
         rank[order] = np.arange(nnew)
-        mod.renumber(self.edst, first, ne, n, rank)
+        edst, tab, mask = self.edst, self.tab, self.slots - 1
+        self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
         fps = new_fps[:nnew][order]
-        mod.table_set(self.tab, self.slots - 1, fps, np.arange(n, n + nnew, dtype=np.int64))
-        self.ne = ne
-        self.end_parts.append((row_end[:done], m - done, first))
-        out = LevelResult(generated=ne - first)
+        ids = np.arange(n, n + nnew, dtype=np.int64)
+        self._parts(nnew, lambda a, b: mod.table_set(tab, mask, fps[a:b], ids[a:b]))
+        self.end_parts.append((self.row_end[:done], m - done, first))
+        out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
+        errors = self.flag_errors
         if nnew:
-            out.new = nnew
-            rows = self._next_front(nnew)
-            np.take(new_rows[:nnew], order, axis=0, out=rows)
+            # a stopped level keeps its frontier for a later run: the next level goes elsewhere
+            rows = self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)
+            self._parts(nnew, lambda a, b: np.take(new_rows[:nnew], order[a:b], axis=0,
+                                                   out=rows[a:b]))
             out.found += self._new_level(rows, fps, new_par[:nnew][order],
                                          new_act[:nnew][order], depth + 1)
         else:
             self.front = new_rows[:0]
+        if done < m:  # a later run goes on from row ``done`` of this level
+            self.cut = _Cut(depth, front, m, done, base, first, self.row_end, nnew,
+                            self.flag_errors - errors)
         if not stopped and self.max_states is not None and self.n > self.max_states:
             stopped = f"more than {self.max_states:,} states"
         out.stopped = stopped
         return out
+
+    def _reopen(self, cut: _Cut) -> None:
+        """Take back the level that ``cut`` numbered: its states return to the new states'
+        buffers (their ids, in the table and the transitions, are their places there), the
+        frontier is the stopped level's again."""
+        self.cut = None
+        nb = cut.nnew
+        self.end_parts.pop()
+        if nb:
+            new_rows, new_fps, new_par, new_act = self.found
+            new_rows[:nb] = self.front
+            new_fps[:nb] = self.fps.pop()
+            new_par[:nb] = self.parent.pop()
+            new_act[:nb] = self.pact.pop()
+            self.flags.pop()
+            if self.keep_rows:
+                self.rows_kept.pop()
+            self.levels.pop()
+            self.n -= nb
+            self._cat = None
+            self.flag_errors -= cut.flag_errors
+        self.nnew = nb
+        self.front = cut.front
+        self.row_end = cut.row_end
+
+    def _parts(self, n: int, work: Callable[[int, int], Any]) -> None:
+        """``work(a, b)`` over 0..n-1 in parts: one a worker, the first in this thread (each
+        part writes only its own places), or whole here with one worker or little to do."""
+        if self.pool is None or n <= self.worker_rows:
+            work(0, n)
+            return
+        cuts = [n * w // self.workers for w in range(self.workers + 1)]
+        jobs = [self.pool.submit(work, a, b) for a, b in zip(cuts[1:], cuts[2:])]
+        try:
+            work(0, cuts[1])
+        finally:
+            for job in jobs:  # no worker is left writing
+                job.result()
+
+    def _room(self, more: int) -> None:
+        """Grow what is short for ``more`` successors: the id table, the new states' buffers
+        and the transitions' buffers."""
+        mod, nnew, ne = self.gk.mod, self.nnew, self.ne
+        while self.n + nnew + more > self.slots * MAX_LOAD:
+            self.tab = _grown_table(mod, self.tab)
+        while nnew + more > self.found[0].shape[0]:
+            cap = 2 * self.found[0].shape[0]
+            self.found = tuple(_grown(a, cap, nnew) for a in self.found)
+        while ne + more > self.edst.size:
+            self.edst = _grown(self.edst, 2 * self.edst.size, ne)
+            self.eact = _grown(self.eact, 2 * self.eact.size, ne)
+            if self.edge_properties:
+                self.eflags = _grown(self.eflags, 2 * self.eflags.size, ne)
+
+    def _stop(self, depth: int, done: int, progress: Progress, rule: StopRule) -> str:
+        """After rows ..done of the frontier: progress, and whether a limit stops the level."""
+        m, known = self.front.shape[0], self.n + self.nnew
+        progress.tick(depth, known, m - done)
+        if done >= m:
+            return ""
+        if self.max_states is not None and known > self.max_states:
+            return f"more than {self.max_states:,} states"
+        return rule.limit(known, progress.elapsed())
+
+    def _rows_alone(self, depth: int, base: int, lo: int, dom_row: np.ndarray,
+                    dom_inst: np.ndarray, progress: Progress, rule: StopRule) -> tuple[int, str]:
+        """Expand the frontier from row ``lo`` in this thread, ids given as successors are
+        found (the graph kernel's ``expand_edges``). Returns (rows expanded, why the level
+        stopped or "")."""
+        mod, front = self.gk.mod, self.front
+        m = front.shape[0]
+        try:
+            while lo < m:
+                with signals_held():  # Ctrl-C waits for the end of the chunk
+                    hi = min(m, lo + self.chunk)
+                    new_rows, new_fps, new_par, new_act = self.found
+                    i, self.nnew, self.ne, bad = mod.expand_edges(
+                        front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
+                        self.n, new_rows, new_fps, new_par, new_act, self.nnew, self.edst,
+                        self.eact, self.eflags, self.ne, self.row_end, self.edge_properties,
+                        self.err, self.tp_active, self.tp_row, self.tp_inst, dom_row, dom_inst)
+                    self.refused += int(bad)
+                    if i < hi:  # out of room: grow what is short and go on from row i
+                        self._room(mod.ROOM)  # the most successors of a block of rows
+                    lo = i
+                stopped = self._stop(depth, lo, progress, rule)
+                if stopped:
+                    return lo, stopped
+        except (KeyboardInterrupt, MemoryError) as e:  # what was found up to then is kept
+            return lo, interrupt_reason(e)
+        return lo, ""
+
+    def _rows_by_workers(self, depth: int, base: int, start: int, dom_row: np.ndarray,
+                         dom_inst: np.ndarray, progress: Progress,
+                         rule: StopRule) -> tuple[int, str]:
+        """Expand the frontier from row ``start`` with the workers: each expands runs of
+        ``worker_rows`` rows into candidates (``expand_candidates``, without the GIL) while
+        this thread gives the finished runs their ids in row order (``idtable.resolve``). The
+        ids, the first parents, the transitions and the first hits are those of
+        ``_rows_alone``. Returns (rows expanded, why the level stopped or "")."""
+        assert self.pool is not None
+        front, step = self.front, self.worker_rows
+        m = front.shape[0]
+        runs = [(lo, min(m, lo + step)) for lo in range(start, m, step)]
+        pending: deque[tuple[int, Future[_Batch]]] = deque()
+        pool = self.pool
+        free, nxt, done, stopped = list(self.batches), 0, start, ""
+
+        def submit() -> None:
+            nonlocal nxt
+            while free and nxt < len(runs):
+                pending.append((nxt, pool.submit(self._candidates, free.pop(), *runs[nxt])))
+                nxt += 1
+
+        try:
+            submit()
+            while pending:
+                r, job = pending.popleft()
+                b = job.result()
+                with signals_held():  # one run's ids given whole
+                    while True:
+                        self._resolve(b, base, dom_row, dom_inst)
+                        if b.hi >= runs[r][1]:
+                            break
+                        self._candidates(b, b.hi, runs[r][1])  # the run did not fit: the rest
+                    free.append(b)
+                    done = runs[r][1]
+                stopped = self._stop(depth, done, progress, rule)
+                if stopped:
+                    break
+                submit()
+        except (KeyboardInterrupt, MemoryError) as e:  # what was given ids up to then is kept
+            stopped = interrupt_reason(e)
+        finally:
+            for _, job in pending:  # no worker is left writing
+                job.exception()
+        return done, stopped
+
+    def _candidates(self, b: _Batch, lo: int, hi: int) -> _Batch:
+        """A worker's part: rows lo..hi-1 (or as many as fit) into ``b``'s candidates."""
+        b.tp_row[:] = -1
+        b.dom_row[:] = -1
+        b.lo = lo
+        b.hi, b.q, b.refused = self.gk.mod.expand_candidates(*CandidatesArgs(
+            front=self.front, lo=lo, hi=hi, cw=b.cw, cfp=b.cfp, cpar=b.cpar, cact=b.cact,
+            edst=b.edst, eact=b.eact, eflags=b.eflags, row_end=self.row_end,
+            want_tp=self.edge_properties, err=b.err, tp_active=self.tp_active, tp_row=b.tp_row,
+            tp_inst=b.tp_inst, dom_row=b.dom_row, dom_inst=b.dom_inst))
+        b.hits = bool(b.tp_row.max() >= 0 or (b.dom_row.size and b.dom_row.max() >= 0))
+        return b
+
+    def _resolve(self, b: _Batch, base: int, dom_row: np.ndarray,
+                 dom_inst: np.ndarray) -> None:
+        """Give a worker's candidates their ids (the next run of rows, in order)."""
+        q, ne = b.q, self.ne
+        self._room(q)
+        self.edst[ne:ne + q] = b.edst[:q]
+        self.eact[ne:ne + q] = b.eact[:q]
+        if self.edge_properties:
+            self.eflags[ne:ne + q] = b.eflags[:q]
+        new_rows, new_fps, new_par, new_act = self.found
+        self.nnew = self.gk.mod.resolve(
+            self.tab, self.slots - 1, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
+            new_rows.view(np.uint64), new_fps, new_par, new_act, base, self.ids, self.edst, ne,
+            ne + q)
+        self.row_end[b.lo:b.hi] += ne
+        self.ne = ne + q
+        self.refused += int(b.refused)
+        if not b.hits:
+            return
+        for mine, theirs, mine_i, theirs_i in ((self.tp_row, b.tp_row, self.tp_inst, b.tp_inst),
+                                               (dom_row, b.dom_row, dom_inst, b.dom_inst)):
+            first = (mine < 0) & (theirs >= 0)  # the earlier rows' first hit stays
+            mine[first] = theirs[first]
+            mine_i[first] = theirs_i[first]
 
     def _next_front(self, n: int) -> np.ndarray:
         """Room for the next frontier's ``n`` rows: of two buffers kept from level to level,
@@ -329,16 +533,28 @@ class GraphSource(LevelSource):
         self.parent.append(par)
         self.pact.append(act)
         self._cat = None
-        f = np.zeros(rows.shape[0], np.uint64)
-        self.flag_errors += int(self.gk.mod.eval_flags(rows, rows.shape[0], f, self.err))
+        n = rows.shape[0]
+        f = np.zeros(n, np.uint64)
         self.flags.append(f)
         if self.keep_rows:
             self.rows_kept.append(rows.copy())
         first = self.n
-        self.n += rows.shape[0]
+        self.n += n
         self.levels.append(self.n)
         self.front = rows
-        return self._state_hits(rows, first, depth)
+        if self.pool is None or n <= self.worker_rows:
+            self.flag_errors += int(self.gk.mod.eval_flags(rows, n, f, self.err))
+            return self._state_hits(rows, first, depth)
+        # the workers flag the level's parts while this thread checks the level's states
+        cuts = [n * w // self.workers for w in range(self.workers + 1)]
+        jobs = [self.pool.submit(self.gk.mod.eval_flags, rows[a:b], b - a, f[a:b],
+                                 np.zeros(1, np.int64)) for a, b in zip(cuts, cuts[1:])]
+        try:
+            found = self._state_hits(rows, first, depth)
+        finally:
+            bad = [job.result() for job in jobs]  # no worker is left writing
+        self.flag_errors += int(sum(bad))
+        return found
 
     def _state_hits(self, rows: np.ndarray, first: int, depth: int) -> list[Found]:
         """The kernel's own ``check_states`` over a new level, as the engines run it."""
@@ -403,13 +619,14 @@ class GraphSource(LevelSource):
         return out
 
     def finish(self, ex: Exploration) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
         ninst = max(self.kernel.ninst, 1)
         enabled = np.zeros(ninst, np.int64)  # one transition per (state, enabled instance)
-        for lo in range(0, self.ne, 1 << 22):  # in slices: bincount widens what it counts
-            enabled += np.bincount(self.eact[lo:min(self.ne, lo + (1 << 22))], minlength=ninst)
+        _count(self.eact, self.ne, enabled)
         new = np.zeros(ninst, np.int64)
         for a in self.pact[1:]:  # each level's states by the instance that first reached them
-            new += np.bincount(a, minlength=ninst)
+            _count(a, a.size, new)
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
         peak = peak_rss_bytes()
         ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
@@ -454,16 +671,18 @@ def _path_to(fps: np.ndarray, parent: np.ndarray, pact: np.ndarray,
 
 def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invariants: bool = True,
             max_states: int | None = None, keep_rows: bool = False, edge_properties: bool = False,
-            report: Callable[[str], None] | None = None, chunk: int = CHUNK) -> StateGraph:
+            report: Callable[[str], None] | None = None, chunk: int = CHUNK,
+            workers: int = 1) -> StateGraph:
     """Breadth-first search of ``kernel``'s spec that records every transition.
 
     ``predicates``: named state predicates (in the spec's language) to flag every state with;
     ``invariants``: also flag the spec's invariants (bit set when the invariant holds);
     ``max_states``: stop once more states than this are known (the graph is then incomplete);
     ``keep_rows``: keep every state's row (for export and display); ``edge_properties``: flag
-    each transition with the action properties it violates."""
+    each transition with the action properties it violates; ``workers``: threads that expand
+    each level (the same graph for any number)."""
     source = GraphSource(kernel, predicates, invariants, max_states, keep_rows,
-                         edge_properties, chunk=chunk)
+                         edge_properties, chunk=chunk, workers=workers)
     with base_pages():
         ex = search(source, StopRule(first_hit=False), report)
         return source.graph(ex)
@@ -479,3 +698,55 @@ def _grown_table(mod: Any, tab: np.ndarray) -> np.ndarray:
     new = new_table(tab.size)  # twice the slots
     mod.table_rehash(tab, new)
     return new
+
+
+class _Batch:
+    """A worker's candidates: the successors of one run of frontier rows, before their ids
+    (``expand_candidates``'s buffers), and the run's own first hits."""
+
+    def __init__(self, k: Kernel, cap: int, want_tp: bool):
+        words = k.mod.WORDS
+        self.cw = np.empty((cap, words), np.uint64)
+        self.cfp = np.empty(cap, np.uint64)
+        self.cpar = np.empty(cap, np.int64)
+        self.cact = np.empty(cap, k.act_dtype)
+        self.edst = np.empty(cap, np.int32)
+        self.eact = np.empty(cap, k.act_dtype)
+        self.eflags = np.zeros(cap if want_tp else 1, np.uint64)
+        self.err = np.zeros(1, np.int64)
+        nt = max(len(k.props.transition), 1)  # as the source's own tp_row
+        self.tp_row, self.tp_inst = np.full(nt, -1, np.int64), np.full(nt, -1, np.int64)
+        _, self.dom_row, self.dom_inst = k.error_arrays()
+        self.lo = self.hi = self.q = self.refused = 0
+        self.hits = False  # a first hit of a transition predicate or a domain error
+
+
+@njit(cache=True, nogil=True)
+def _count(a: np.ndarray, n: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """out[v] += how many of a[:n] are v (numpy's bincount widens ``a`` to 64 bits first)."""
+    for i in range(n):
+        out[a[i]] += 1
+
+
+@dataclass
+class _Cut:
+    """A level a limit stopped in: rows done..rows-1 of its frontier ``front`` are not
+    expanded yet, and the next level holds the ``nnew`` states found before the stop."""
+
+    depth: int
+    front: np.ndarray
+    rows: int
+    done: int
+    base: int  # the id of the frontier's first row
+    first: int  # the level's first transition
+    row_end: np.ndarray
+    nnew: int
+    flag_errors: int  # those the next level's flags counted
+
+
+@njit(cache=True, nogil=True)
+def _has_bit(flags: np.ndarray, bit: np.uint64,
+             out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """out[i]: whether ``flags[i]`` has ``bit``."""
+    for i in range(flags.size):
+        out[i] = (flags[i] & bit) != 0

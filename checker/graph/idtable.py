@@ -3,6 +3,10 @@ of (fingerprint, id) pairs (``tab[2 * slot]``: the fingerprint, 0 when the slot 
 ``tab[2 * slot + 1]``: the state's id), a power-of-two number of slots. A lookup touches one
 cache line, not one in a keys array and another in a values array.
 
+A fingerprint's home slot is its top bits, so the table keeps fingerprints nearly in order:
+giving a level's states (in fingerprint order) their ids and doubling the table both walk it
+from front to back instead of jumping about it.
+
 A static module, so numba compiles it once for every spec (the graph kernels import it)."""
 
 import numpy as np
@@ -17,10 +21,19 @@ def new_table(slots: int) -> np.ndarray:
     return np.zeros(2 * slots, np.uint64)
 
 
-@njit(cache=True)
-def table_find(tab, mask, fp):
-    """The id of ``fp``, or -1 (then the returned slot is free)."""
-    i = np.int64(fp & np.uint64(mask))
+@njit(cache=True, nogil=True)
+def home_shift(mask):
+    """How far a fingerprint is shifted right to give its home slot among ``mask + 1``."""
+    bits = 0
+    while (np.int64(1) << bits) <= mask:
+        bits += 1
+    return np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True)
+def table_find(tab, mask, shift, fp):
+    """The id of ``fp``, or -1 (then the returned slot is free); ``shift``: ``home_shift(mask)``."""
+    i = np.int64(fp >> shift) if shift < np.uint64(64) else np.int64(0)
     while True:
         v = tab[2 * i]
         if v == fp:
@@ -30,31 +43,36 @@ def table_find(tab, mask, fp):
         i = (i + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_put(tab, mask, fp, ident):
-    found, slot = table_find(tab, mask, fp)
+    found, slot = table_find(tab, mask, home_shift(mask), fp)
     if found < 0:
         tab[2 * slot] = fp
         tab[2 * slot + 1] = np.uint64(ident)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_rehash(tab, new_tab):
     mask = new_tab.size // 2 - 1
+    shift = home_shift(mask)
     for i in range(tab.size // 2):
-        if tab[2 * i] != np.uint64(0):
-            table_put(new_tab, mask, tab[2 * i], tab[2 * i + 1])
+        fp = tab[2 * i]
+        if fp != np.uint64(0):
+            found, slot = table_find(new_tab, mask, shift, fp)
+            new_tab[2 * slot] = fp
+            new_tab[2 * slot + 1] = tab[2 * i + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_set(tab, mask, fps, ids):
     """Give each of ``fps`` (all in the table) its new id."""
+    shift = home_shift(mask)
     for q in range(fps.size):
-        found, slot = table_find(tab, mask, fps[q])
+        found, slot = table_find(tab, mask, shift, fps[q])
         tab[2 * slot + 1] = np.uint64(ids[q])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def renumber(edst, lo, hi, n, rank):
     """Transitions lo..hi-1: a destination id n + j (the j-th new state, as found) becomes
     n + rank[j] (its place in the level's fingerprint order); older ids stay."""
@@ -64,7 +82,7 @@ def renumber(edst, lo, hi, n, rank):
             edst[e] = n + rank[d - n]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_par, new_act,
             base, ids, edst, eb, ne):
     """The ids of a block's candidate successors 0..q-1 (rows ``cw`` as words, fingerprints
@@ -73,13 +91,14 @@ def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_p
     go to nw/new_fps/new_par/new_act at nnew. Then the block's transitions eb..ne-1, which
     point at their candidates, point at the ids. The home slots of the next ``PREFETCH``
     candidates are loaded while one is looked up. Returns nnew."""
+    shift = home_shift(mask)
     for k in range(min(q, PREFETCH)):
-        prefetch(tab, 2 * np.int64(cfp[k] & np.uint64(mask)))
+        prefetch(tab, 2 * np.int64(cfp[k] >> shift))
     for k in range(q):
         if k + PREFETCH < q:
-            prefetch(tab, 2 * np.int64(cfp[k + PREFETCH] & np.uint64(mask)))
+            prefetch(tab, 2 * np.int64(cfp[k + PREFETCH] >> shift))
         fp = cfp[k]
-        ident, slot = table_find(tab, mask, fp)
+        ident, slot = table_find(tab, mask, shift, fp)
         if ident < 0:
             ident = nstates + nnew
             tab[2 * slot] = fp

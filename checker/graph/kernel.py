@@ -29,7 +29,15 @@ import numpy as np
 from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.kernel import Kernel, load_generated
-from hwcheck.checker.semantics.templates import PROLOGUE, SYMMETRY, hit, scratch, successors
+from hwcheck.checker.semantics.signatures import CandidatesArgs
+from hwcheck.checker.semantics.templates import (
+    PROLOGUE,
+    SYMMETRY,
+    head,
+    hit,
+    scratch,
+    successors,
+)
 from hwcheck.spec.lang import Expr, reads_next
 
 MAX_FLAGS = 64  # state predicates per graph (one bit each)
@@ -131,6 +139,50 @@ def _edges_source(kernel: Kernel) -> str:
     return "\n".join(lines)
 
 
+def _candidates_source(kernel: Kernel) -> str:
+    """``expand_candidates``: the same level loop and tail as ``expand_edges``, without the
+    ids: several workers generate the candidates of their rows at once (no GIL), and the
+    search gives them ids in row order (``idtable.resolve``), so the graph is the one a single
+    worker builds."""
+    spec, props = kernel.spec, kernel.props
+    passes = (SYMMETRY,) if kernel.symmetric else ()
+    lines = head("expand_candidates", CandidatesArgs, CANDIDATES_DOC, nogil=True)
+    lines += scratch(spec, passes)
+    lines += ["    cov = np.zeros(NINST, np.int64)",
+              "    refused = 0",
+              "    q = 0",
+              "    ne = 0",
+              "    cap = cfp.size",
+              "    for i in range(lo, hi):",
+              "        if q + NINST > cap:",
+              "            return i, q, refused",
+              "        s = front[i]"]
+
+    def keep(inner: str) -> list[str]:  # a candidate and its transition, one for one
+        return [f"{inner}_put_words(tw, cw, q)",
+                f"{inner}cfp[q] = fp",
+                f"{inner}cpar[q] = i",
+                f"{inner}cact[q] = {{inst}}",
+                f"{inner}edst[ne] = q",
+                f"{inner}eact[ne] = {{inst}}",
+                f"{inner}ne += 1",
+                f"{inner}q += 1"]
+
+    seen = ("if want_tp:", "    eflags[ne] = edge_flags(s, t, err)")
+    lines += successors(spec, props, kernel.fails, passes, keep, seen, refused="refused")
+    lines += ["        row_end[i] = ne",
+              "    return hi, q, refused\n"]
+    return "\n".join(lines)
+
+
+CANDIDATES_DOC = '''\
+    """Rows lo..hi-1 of ``front``: each enabled transition, its successor kept as candidate q
+    (words, fingerprint, frontier row, instance) and the transition as edst[q] = q; row i's
+    transitions end at row_end[i]. First hits of the transition predicates and domain errors
+    as ``expand_edges`` records them. Stops before a row whose successors might not fit.
+    Returns (next row, candidates, steps refused)."""'''
+
+
 def _state_preds(kernel: Kernel, extra: list[tuple[str, Expr]],
                  invariants: bool) -> list[tuple[str, str]]:
     """(name, source of a call on row ``s``) of every state predicate a graph records."""
@@ -163,7 +215,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
     preds = _state_preds(kernel, extra, invariants)
     if len(preds) > MAX_FLAGS:
         raise ValueError(f"a graph flags at most {MAX_FLAGS} state predicates, got {len(preds)}")
-    body = ["\n@njit(cache=True)", "def eval_flags(rows, n, flags, err):",
+    body = ["\n@njit(cache=True, nogil=True)", "def eval_flags(rows, n, flags, err):",
             '    """flags[i]: bit j set when state predicate j holds of row i (an invariant: when',
             '    it holds). Returns how many evaluations read outside a variable\'s shape."""',
             "    bad = 0", "    for i in range(n):", "        s = rows[i]",
@@ -197,6 +249,7 @@ def generate(kernel: Kernel, extra: list[tuple[str, Expr]], invariants: bool) ->
     ft.append("    return\n")
     lines.append("\n".join(ft))
     lines.append(_edges_source(kernel))
+    lines.append(_candidates_source(kernel))
     return "\n".join(lines)
 
 
@@ -216,9 +269,10 @@ class GraphKernel:
     def bit(self, name: str) -> np.uint64:
         return np.uint64(1 << self.flag_names.index(name))
 
-    def warm(self) -> None:
+    def warm(self, workers: bool = False) -> None:
         """Compile (or load from numba's disk cache) every function a search calls, on the
-        initial state, so that a search's clock does not count compilation."""
+        initial state, so that a search's clock does not count compilation; ``workers``: also
+        those of a search with several workers."""
         k, mod = self.kernel, self.mod
         k.warm("step")
         one = k.initial.reshape(1, -1).copy()
@@ -236,6 +290,20 @@ class GraphKernel:
                          np.full(max(k.nerrors, 1), -1, np.int64),
                          np.full(max(k.nerrors, 1), -1, np.int64))
         mod.table_set(tab, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        if workers:
+            nt, cw = max(len(k.props.transition), 1), np.empty((cap, mod.WORDS), np.uint64)
+            _, dom_row, dom_inst = k.error_arrays()
+            mod.expand_candidates(*CandidatesArgs(
+                front=one, lo=0, hi=0, cw=cw, cfp=np.empty(cap, np.uint64),
+                cpar=np.empty(cap, np.int64), cact=np.empty(cap, k.act_dtype),
+                edst=np.empty(cap, np.int32), eact=np.empty(cap, k.act_dtype),
+                eflags=np.zeros(cap, np.uint64), row_end=np.zeros(1, np.int64), want_tp=False,
+                err=err, tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
+                tp_inst=np.full(nt, -1, np.int64), dom_row=dom_row, dom_inst=dom_inst))
+            mod.resolve(tab, 15, cw, np.empty(cap, np.uint64), np.empty(cap, np.int64),
+                        np.empty(cap, k.act_dtype), 0, 1, 0, cw, np.empty(cap, np.uint64),
+                        np.empty(cap, np.int32), np.empty(cap, k.act_dtype), 0,
+                        np.empty(cap, np.int64), np.empty(cap, np.int32), 0, 0)
 
 
 def _load(src: str) -> Any:

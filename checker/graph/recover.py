@@ -157,6 +157,7 @@ def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
 
 def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
                    method: str = "auto", recoverable: bool = True, liveness: Sequence = (),
+                   workers: int = 1,
                    ) -> tuple[Exploration, Recoverability | None, StateGraph, list]:
     """A check, its recoverability and its liveness properties in one exploration: the search
     runs on the state graph with the check's stop rule (its report is the check's, as any
@@ -164,14 +165,15 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     and decides recoverability (``recoverable``) and each of ``liveness`` (``liveness.decide``;
     with the protocol's at-bound predicate when it states one) on it. Under ``--symmetry`` the
     graph is of orbits (the healthy predicate is symmetric, so a state is stuck exactly when
-    its orbit is)."""
+    its orbit is). ``workers``: threads that expand each level (the same graph for any
+    number)."""
     spec = kernel.spec
     rec = recovery(spec) if recoverable else recovery_of(spec) if liveness else None
     preds = predicates(rec) if rec is not None else []
     for p in liveness or []:
         preds += p.predicates
     source = GraphSource(kernel, preds, max_states=max_states,
-                         props=PropertySet(kernel, opts))
+                         props=PropertySet(kernel, opts), workers=workers)
     s = Search(source, opts.report)
     with base_pages():
         try:

@@ -59,6 +59,9 @@ class LevelResult:
     new: int = 0  # states the next level has
     found: list[Found] = field(default_factory=list)  # first hits, in the source's order
     stopped: str = ""  # why the level was cut short: a limit, an interrupt ('' if it was not)
+    # the depth the new states reach, when not one more than the expanded level's (a source
+    # that first finishes a level an earlier run stopped in, whose new states are shallower)
+    depth: int | None = None
 
 
 class LevelSource:
@@ -151,7 +154,7 @@ class Search:
                 _record(source, level.found, ex, targets)
                 if level.new:
                     ex.distinct += level.new
-                    ex.depth = depth + 1
+                    ex.depth = depth + 1 if level.depth is None else level.depth
                 progress.tick(depth + 1, ex.distinct, level.new)
                 if level.stopped:
                     ex.stop_reason = level.stopped

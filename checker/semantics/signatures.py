@@ -118,6 +118,33 @@ class SplitArgs(NamedTuple):
 
 
 
+class CandidatesArgs(NamedTuple):
+    """``expand_candidates`` (the state graph's, several workers, without the GIL): every
+    transition of frontier rows lo..hi-1 and its successor as a candidate, without ids (the
+    caller gives them, in row order, with ``idtable.resolve``); returns (next row, candidates
+    written, steps refused for leaving the declared domains). It stops before a row whose
+    successors might not fit."""
+
+    front: Any
+    lo: int
+    hi: int
+    cw: Any  # uint64 [cap, words]: the candidates' rows as 64-bit words
+    cfp: Any  # uint64 [cap]: their fingerprints
+    cpar: Any  # int64 [cap]: the frontier row of each
+    cact: Any  # [cap]: the action instance of each
+    edst: Any  # int32 [cap]: each transition's candidate (transition e is candidate e)
+    eact: Any  # [cap]: each transition's action instance
+    eflags: Any  # uint64 [cap] with ``want_tp``: the action properties each violates
+    row_end: Any  # int64 [frontier rows]: row i's transitions end at row_end[i] (from 0)
+    want_tp: bool
+    err: Any
+    tp_active: Any
+    tp_row: Any
+    tp_inst: Any
+    dom_row: Any
+    dom_inst: Any
+
+
 class CheckArgs(NamedTuple):
     """``check_states``: the first row of ``rows[:n]`` hitting each active state predicate;
     returns 0 once every active predicate has a hit."""
