@@ -173,17 +173,17 @@ class GraphSource(LevelSource):
     def __init__(self, kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (),
                  invariants: bool = True, max_states: int | None = None,
                  keep_rows: bool = False, edge_properties: bool = False,
-                 props: PropertySet | None = None, chunk: int = CHUNK, workers: int = 1,
-                 worker_rows: int = WORKER_ROWS):
+                 props: PropertySet | None = None, chunk: int | None = None,
+                 workers: int = 1, worker_rows: int | None = None):
         self.kernel = kernel
         self.gk = GraphKernel(kernel, list(predicates), invariants)
         self.max_states = max_states
         self.keep_rows = keep_rows
         self.edge_properties = edge_properties
         self.props = props
-        self.chunk = chunk
+        self.chunk = chunk or CHUNK
         self.workers = max(1, workers)
-        self.worker_rows = max(1, worker_rows)
+        self.worker_rows = max(1, worker_rows or WORKER_ROWS)
 
     def exploration(self) -> Exploration:
         return Exploration(self.name, checked=self.props.checked if self.props else [],
@@ -671,7 +671,7 @@ def _path_to(fps: np.ndarray, parent: np.ndarray, pact: np.ndarray,
 
 def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invariants: bool = True,
             max_states: int | None = None, keep_rows: bool = False, edge_properties: bool = False,
-            report: Callable[[str], None] | None = None, chunk: int = CHUNK,
+            report: Callable[[str], None] | None = None, chunk: int | None = None,
             workers: int = 1) -> StateGraph:
     """Breadth-first search of ``kernel``'s spec that records every transition.
 
