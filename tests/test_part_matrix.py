@@ -1,10 +1,11 @@
 """The search's parts composed every way: each level source (the local engine with one or
 several workers, its levels in memory or on disk, the exact table, the partitioned engine with
-its runs merged or not, the state graph on one or several workers) under each stop rule (the first violating level,
-``--continue``, a state limit), with and without symmetry, finds what the reference finds (the
-local engine, one worker, levels in memory): the same counts, verdicts, statuses and shortest
-traces, step for step (under a state limit, where in its last level a source stopped is its
-own: the limit is asked between chunks where a source can).
+its runs merged or not, the state graph on one or several workers) under each stop rule (the
+first violating level, ``--continue``, a state limit), with and without symmetry, finds what
+the reference finds (the local engine, one worker, levels in memory): the same counts,
+verdicts, statuses and shortest traces, step for step (under a state limit, where in its last
+level a source stopped is its own: the limit is asked between chunks where a source can). The
+state graph decides recoverability on the whole graph under every stop rule.
 
 The fast tier runs every source and stop rule on the base model's R2 M2 E3 hw (whose kernels
 every other test compiles too) with one or two owners of the states, and symmetry on the
