@@ -604,3 +604,27 @@ def test_a_generated_module_is_keyed_by_the_run_time_modules_it_calls(monkeypatc
         assert codegen.source_key(graph_source) != before
     monkeypatch.setattr(codegen, "_module_text", text)
     assert codegen.source_key(graph_source) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 7), st.floats(0.05, 0.95), st.integers(0, 2**32 - 1))
+def test_the_id_table_doubles_in_place(bits, load, seed):
+    """Every (fingerprint, id) of a table is found in it after doubling in place, at any load,
+    with fingerprints whose homes crowd the table's end (runs that wrap around it)."""
+    from hwcheck.checker.graph import idtable
+
+    slots = 1 << bits
+    rng = np.random.default_rng(seed)
+    n = max(1, int(slots * load))
+    fps = np.unique(rng.integers(1, 2**64 - 1, n, dtype=np.uint64, endpoint=True))
+    if seed % 2:  # homes in the table's last eighth: runs wrap to its start
+        fps = np.unique(fps | np.uint64(0b111 << 61))
+    tab = idtable.new_table(2 * slots)
+    small = tab[:2 * slots]
+    for i, fp in enumerate(fps):
+        idtable.table_put(small, slots - 1, fp, i)
+    idtable.table_double(tab, slots)
+    shift = idtable.home_shift(2 * slots - 1)
+    for i, fp in enumerate(fps):
+        assert idtable.table_find(tab, 2 * slots - 1, shift, fp)[0] == i
+    assert int((tab[0::2] != 0).sum()) == fps.size

@@ -34,9 +34,10 @@ RESERVE_FROM = 1 << 20  # slots: a table this large grows inside a reserved addr
 MAP_NORESERVE = 0x4000  # Linux: address space only, no memory committed until pages are used
 
 
-def _reserve(slots: int) -> np.ndarray | None:
+def reserve(slots: int) -> np.ndarray | None:
     """A zeroed uint64 array of ``slots`` slots over address space reserved but not committed:
-    only the pages written count against memory. None where that is not possible."""
+    only the pages written count against memory, on 2 MiB pages where the system gives them.
+    None where that is not possible. (The state graph's id table grows in one too.)"""
     try:
         mem = mmap.mmap(-1, slots * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
                         | MAP_NORESERVE)
@@ -50,7 +51,8 @@ def _reserve(slots: int) -> np.ndarray | None:
     return np.frombuffer(mem, np.uint64)
 
 
-def _physical_slots() -> int:
+def physical_words() -> int:
+    """The machine's memory in 8-byte words (the size of a reserved range)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 8
     except (ValueError, OSError, AttributeError):
@@ -106,7 +108,7 @@ class VisitedTable:
             if self.mem is not None and slots <= self.mem.size:
                 table = self.mem[:slots]  # zeros past the old table
             else:
-                mem = _reserve(max(slots, _physical_slots())) if slots >= RESERVE_FROM else None
+                mem = reserve(max(slots, physical_words())) if slots >= RESERVE_FROM else None
                 table = (mem if mem is not None else np.zeros(slots, np.uint64))[:slots]
                 table[:self.table.size] = self.table
                 self.mem = mem

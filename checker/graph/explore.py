@@ -26,6 +26,7 @@ from numba import njit
 
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
+from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
@@ -43,7 +44,7 @@ from hwcheck.checker.semantics.signatures import CandidatesArgs, CheckArgs
 from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
-WORKER_ROWS = 1 << 12  # frontier rows a worker expands at a time, with several workers
+WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
 
 
@@ -52,11 +53,17 @@ def base_pages() -> Iterator[None]:
     """numpy's new arrays on 4 KiB pages while inside. numpy asks Linux for 2 MiB pages for
     every large array; where the kernel defragments on demand for such arrays (transparent
     huge pages in ``madvise`` mode, the default), each fresh array waits for memory to be
-    compacted. The state graph allocates an id table twice the size at each growth, level
-    buffers and the transitions' arrays, each touched once: on the 12.5-million-state graph of
-    ``check --recoverable``, 2.5 s of compaction against nothing gained by larger pages
-    (docs/performance.md). The engines' tables keep their huge pages (reserved once, grown in
-    place)."""
+    compacted. The state graph allocates level buffers and the transitions' arrays, each
+    touched once and in order: on the 12.5-million-state graph of ``check --recoverable``,
+    2.5 s of compaction against nothing gained by larger pages (docs/performance.md). What is
+    read at random keeps 2 MiB pages: the id table (a reserved range, as the engines' tables)
+    and the rows gathered into fingerprint order (``_rows``)."""
+    with _numpy_pages(huge=False):
+        yield
+
+
+@contextmanager
+def _numpy_pages(huge: bool) -> Iterator[None]:
     core = getattr(np, "_core", None)
     multiarray = getattr(core, "multiarray", None)
     get = getattr(multiarray, "_get_madvise_hugepage", None)
@@ -65,11 +72,18 @@ def base_pages() -> Iterator[None]:
         yield
         return
     before = get()
-    set_(False)
+    set_(huge)
     try:
         yield
     finally:
         set_(before)
+
+
+def _rows(n: int, kernel: Kernel) -> np.ndarray:
+    """Room for ``n`` rows on 2 MiB pages: a level's rows are gathered at random into
+    fingerprint order (4 KiB pages made that gather 2.7x slower: a page-table walk a row)."""
+    with _numpy_pages(huge=True):
+        return np.empty((n, kernel.stride), kernel.dtype)
 
 
 @dataclass
@@ -196,6 +210,7 @@ class GraphSource(LevelSource):
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
         self.tab = new_table(1 << 12)  # fingerprint -> state id
+        self.mem: np.ndarray | None = None  # the address range a large table grows in
         nt = max(len(k.props.transition), 1)
         self.tp_row = np.full(nt, -1, np.int64)
         self.tp_inst = np.full(nt, -1, np.int64)
@@ -250,7 +265,7 @@ class GraphSource(LevelSource):
         fps = np.array(list(first), np.uint64)
         n = len(fps)
         while n > self.slots * MAX_LOAD:
-            self.tab = _grown_table(self.gk.mod, self.tab)
+            self._grow_table()
         for i in range(n):
             self.gk.mod.table_put(self.tab, self.slots - 1, fps[i], i)
         return LevelResult(new=n, found=self._new_level(
@@ -294,7 +309,7 @@ class GraphSource(LevelSource):
         need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
         # from level to level (fresh memory is slow to touch), grown while a level needs more
         if self.found[0].shape[0] < need:
-            self.found = (np.empty((need, k.stride), k.dtype), np.empty(need, np.uint64),
+            self.found = (_rows(need, k), np.empty(need, np.uint64),
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
         self.nnew = 0
         if cut is not None:
@@ -378,15 +393,36 @@ class GraphSource(LevelSource):
             for job in jobs:  # no worker is left writing
                 job.result()
 
+    def _grow_table(self) -> None:
+        """Twice the id table's slots. A large table grows in place, at the start of an address
+        range reserved for the machine's memory (only the pages written count): no second
+        table, and no fresh memory for the slots it had."""
+        mod, slots = self.gk.mod, self.slots
+        words = 4 * slots  # two per slot, twice the slots
+        if self.mem is None and words >= 2 * RESERVE_FROM:
+            self.mem = reserve(max(words, physical_words()))
+            if self.mem is not None:
+                self.mem[:self.tab.size] = self.tab
+                self.tab = self.mem[:self.tab.size]
+        if self.mem is not None and words <= self.mem.size:
+            self.tab = self.mem[:words]
+            mod.table_double(self.tab, slots)
+        else:
+            new = new_table(2 * slots)
+            mod.table_rehash(self.tab, new)
+            self.tab = new
+
     def _room(self, more: int) -> None:
         """Grow what is short for ``more`` successors: the id table, the new states' buffers
         and the transitions' buffers."""
-        mod, nnew, ne = self.gk.mod, self.nnew, self.ne
+        nnew, ne = self.nnew, self.ne
         while self.n + nnew + more > self.slots * MAX_LOAD:
-            self.tab = _grown_table(mod, self.tab)
+            self._grow_table()
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
-            self.found = tuple(_grown(a, cap, nnew) for a in self.found)
+            rows = _rows(cap, self.kernel)
+            rows[:nnew] = self.found[0][:nnew]
+            self.found = (rows, *(_grown(a, cap, nnew) for a in self.found[1:]))
         while ne + more > self.edst.size:
             self.edst = _grown(self.edst, 2 * self.edst.size, ne)
             self.eact = _grown(self.eact, 2 * self.eact.size, ne)
@@ -522,7 +558,7 @@ class GraphSource(LevelSource):
         buf = self.fronts[i]
         if buf is None or buf.shape[0] < n:
             k = self.kernel
-            buf = self.fronts[i] = np.empty((max(n, 1024), k.stride), k.dtype)
+            buf = self.fronts[i] = _rows(max(n, 1024), k)
         self.front_in = i
         return buf[:n]
 
@@ -694,10 +730,6 @@ def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
     return new
 
 
-def _grown_table(mod: Any, tab: np.ndarray) -> np.ndarray:
-    new = new_table(tab.size)  # twice the slots
-    mod.table_rehash(tab, new)
-    return new
 
 
 class _Batch:
@@ -750,3 +782,4 @@ def _has_bit(flags: np.ndarray, bit: np.uint64,
     """out[i]: whether ``flags[i]`` has ``bit``."""
     for i in range(flags.size):
         out[i] = (flags[i] & bit) != 0
+

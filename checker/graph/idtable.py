@@ -64,6 +64,45 @@ def table_rehash(tab, new_tab):
 
 
 @njit(cache=True, nogil=True)
+def table_double(tab, slots):
+    """Double a table of ``slots`` slots in place: ``tab`` holds 2 * ``slots`` slots, the upper
+    half free. Entries move down to up: one whose new home lies at or above its old slot goes to
+    the first free slot from there (every slot from its old one up is already in the new
+    layout, and none of them is freed later); the few others (displaced far, or probing past
+    the end) are put in afterwards, by the usual insert."""
+    mask = 2 * slots - 1
+    shift = home_shift(mask)
+    side = np.empty(64, np.uint64)  # (fingerprint, id) pairs put in afterwards
+    nside = 0
+    for i in range(slots - 1, -1, -1):
+        fp = tab[2 * i]
+        if fp == np.uint64(0):
+            continue
+        ident = tab[2 * i + 1]
+        tab[2 * i] = np.uint64(0)
+        tab[2 * i + 1] = np.uint64(0)
+        j = np.int64(fp >> shift)
+        if j >= i:
+            while j <= mask and tab[2 * j] != np.uint64(0):
+                j += 1
+            if j <= mask:
+                tab[2 * j] = fp
+                tab[2 * j + 1] = ident
+                continue
+        if 2 * nside + 2 > side.size:
+            more = np.empty(2 * side.size, np.uint64)
+            more[:side.size] = side
+            side = more
+        side[2 * nside] = fp
+        side[2 * nside + 1] = ident
+        nside += 1
+    for q in range(nside):
+        found, slot = table_find(tab, mask, shift, side[2 * q])
+        tab[2 * slot] = side[2 * q]
+        tab[2 * slot + 1] = side[2 * q + 1]
+
+
+@njit(cache=True, nogil=True)
 def table_set(tab, mask, fps, ids):
     """Give each of ``fps`` (all in the table) its new id."""
     shift = home_shift(mask)

@@ -51,8 +51,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.graph.idtable import (renumber, resolve, table_find, table_put,
-                                           table_rehash, table_set)
+from hwcheck.checker.graph.idtable import (renumber, resolve, table_double, table_find,
+                                           table_put, table_rehash, table_set)
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -280,6 +280,7 @@ class GraphKernel:
         mod.eval_flags(one, 1, np.zeros(1, np.uint64), err)
         tab = new_table(16)
         mod.table_rehash(tab, new_table(32))
+        mod.table_double(new_table(32), 16)
         cap = k.ninst + 1
         mod.expand_edges(one, 0, 0, 1, tab, 8, 1, np.empty((cap, k.stride), k.dtype),
                          np.empty(cap, np.uint64), np.empty(cap, np.int32),
