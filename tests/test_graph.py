@@ -211,7 +211,21 @@ def test_networkx_and_arrays_agree_with_a_plain_search(case):
     by_src = np.argsort(src, kind="stable")  # the same graph in compressed sparse row form
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
-    assert np.array_equal(can_reach_csr(offsets, dst[by_src], tgt), want)
+    for sweeps in (0, 1, 16):  # the backward search alone, after one sweep, sweeps alone
+        assert np.array_equal(can_reach_csr(offsets, dst[by_src], tgt, sweeps), want)
+
+
+def test_reachability_against_the_ids_takes_the_backward_search():
+    """A chain whose target is its first state: each sweep (descending ids) carries the
+    answer one state further, so sweeps alone would take as many as the chain is long; past
+    ``max_sweeps`` the backward search finishes it."""
+    n = 1000
+    offsets = np.concatenate([[0], np.arange(n, dtype=np.int64)])  # one transition a state
+    dst = np.arange(n - 1, dtype=np.int32)  # but the first: state i + 1 -> state i
+    target = np.zeros(n, np.bool_)
+    target[0] = True
+    assert can_reach_csr(offsets, dst, target, max_sweeps=3).all()
+    assert can_reach_csr(offsets, dst, target, max_sweeps=n).all()
 
 
 def _trap_protocol() -> Protocol:

@@ -1,8 +1,9 @@
 """Which states can reach a target set: backward reachability over a state graph's transitions.
 
 Two implementations of one question, chosen by size (``recover.py``): networkx on a DiGraph
-while the graph fits in its per-edge Python objects, and an array search (the transitions
-reversed into compressed sparse row form, then a breadth-first search in numba) beyond that.
+while the graph fits in its per-edge Python objects, and arrays beyond that (sweeps over the
+transitions in numba, then, if they do not settle, the transitions reversed into compressed
+sparse row form and a breadth-first search).
 The tests hold them to the same answer.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 from numba import njit
+
+MAX_SWEEPS = 16  # then the backward search (a graph whose answer travels against its ids)
 
 
 def can_reach_networkx(n: int, src: np.ndarray, dst: np.ndarray,
@@ -102,15 +105,41 @@ def can_reach_arrays(n: int, src: np.ndarray, dst: np.ndarray,
     return out
 
 
-def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray) -> np.ndarray:
+def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
+                  max_sweeps: int = MAX_SWEEPS) -> np.ndarray:
     """``can_reach_arrays`` over a graph in compressed sparse row form (state i's transitions
-    are ``dst[offsets[i]:offsets[i + 1]]``), without building the array of sources."""
-    rev, pred = _reverse_of_csr(np.ascontiguousarray(offsets, np.int64),
-                                np.ascontiguousarray(dst))
-    n = offsets.size - 1
-    out = np.zeros(n, np.bool_)
-    _backward(n, rev, pred, np.ascontiguousarray(target, np.bool_), out)
+    are ``dst[offsets[i]:offsets[i + 1]]``), without building the array of sources.
+
+    First by sweeps over the transitions as they are: the states in descending id order, each
+    marked once a transition leads to a marked state. Breadth-first ids make most transitions
+    lead to a later state, which the same sweep has already decided, so a few sweeps settle
+    (kafka-7128-fix: 8 sweeps, 1.1 s, where reversing the 58.9 million transitions and
+    searching backwards took 2.7 s). A sweep that marks nothing proves the answer; when
+    ``max_sweeps`` do not settle, the backward search finishes from what they marked."""
+    offsets = np.ascontiguousarray(offsets, np.int64)
+    dst = np.ascontiguousarray(dst)
+    out = np.array(target, np.bool_)
+    for _ in range(max_sweeps):
+        if not _sweep(offsets, dst, out):
+            return out
+    rev, pred = _reverse_of_csr(offsets, dst)
+    _backward(offsets.size - 1, rev, pred, out.copy(), out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _sweep(offsets: np.ndarray, dst: np.ndarray, out: np.ndarray) -> int:
+    """One sweep, states in descending id order: mark a state with a transition to a marked
+    one. Returns how many it marked."""
+    marked = 0
+    for i in range(offsets.size - 2, -1, -1):
+        if not out[i]:
+            for e in range(offsets[i], offsets[i + 1]):
+                if out[dst[e]]:
+                    out[i] = True
+                    marked += 1
+                    break
+    return marked
 
 
 @njit(cache=True)
