@@ -593,7 +593,7 @@ def test_a_symmetric_graph_with_members_compared_slice_by_slice():
     spec = kafka(replicas=3, max_offset=1, max_epoch=3, truncation="kip-279",
                  isr_expansion="epoch-start")
     k = Kernel(spec, symmetry=True, canon_method="compare")
-    g = explore(k, invariants=False, workers=2)
+    g = explore(k, invariants=False)
     ex = LocalEngine(k, Options(stop_at_violation=False)).run()
     assert (g.n, g.nedges, g.depth) == (ex.distinct, ex.generated, ex.depth)
     assert (g.n, g.nedges) == (11880, 56480)

@@ -14,9 +14,9 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
-from collections import deque
+import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -249,7 +249,8 @@ class GraphSource(LevelSource):
         self.pool: ThreadPoolExecutor | None = None
         self.batches: list[_Batch] = []
         if self.workers > 1:
-            self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="hwcheck-graph",
+            # the other workers: this thread is one too
+            self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
                                            initializer=block_signals)
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [_Batch(k, cap, self.edge_properties)
@@ -470,48 +471,62 @@ class GraphSource(LevelSource):
     def _rows_by_workers(self, depth: int, base: int, start: int, dom_row: np.ndarray,
                          dom_inst: np.ndarray, progress: Progress,
                          rule: StopRule) -> tuple[int, str]:
-        """Expand the frontier from row ``start`` with the workers: each expands runs of
-        ``worker_rows`` rows into candidates (``expand_candidates``, without the GIL) while
-        this thread gives the finished runs their ids in row order (``idtable.resolve``). The
-        ids, the first parents, the transitions and the first hits are those of
-        ``_rows_alone``. Returns (rows expanded, why the level stopped or "")."""
+        """Expand the frontier from row ``start`` with the workers: runs of ``worker_rows``
+        rows are expanded into candidates (``expand_candidates``, without the GIL) by the pool's
+        threads and by this one, which gives the finished runs their ids in row order
+        (``idtable.resolve``) and expands the next unclaimed run itself whenever the run it
+        needs is not ready. The ids, the first parents, the transitions and the first hits are
+        those of ``_rows_alone``. Returns (rows expanded, why the level stopped or "")."""
         assert self.pool is not None
-        front, step = self.front, self.worker_rows
-        m = front.shape[0]
-        runs = [(lo, min(m, lo + step)) for lo in range(start, m, step)]
-        pending: deque[tuple[int, Future[_Batch]]] = deque()
-        pool = self.pool
-        free, nxt, done, stopped = list(self.batches), 0, start, ""
-
-        def submit() -> None:
-            nonlocal nxt
-            while free and nxt < len(runs):
-                pending.append((nxt, pool.submit(self._candidates, free.pop(), *runs[nxt])))
-                nxt += 1
-
+        m = self.front.shape[0]
+        runs = _Runs([(lo, min(m, lo + self.worker_rows))
+                      for lo in range(start, m, self.worker_rows)], self.batches)
+        loops = [self.pool.submit(self._expand_runs, runs) for _ in range(self.workers - 1)]
+        done, stopped = start, ""
         try:
-            submit()
-            while pending:
-                r, job = pending.popleft()
-                b = job.result()
+            for r, (_, hi) in enumerate(runs.runs):
+                b = self._ready(runs, r)
                 with signals_held():  # one run's ids given whole
                     while True:
                         self._resolve(b, base, dom_row, dom_inst)
-                        if b.hi >= runs[r][1]:
+                        if b.hi >= hi:
                             break
-                        self._candidates(b, b.hi, runs[r][1])  # the run did not fit: the rest
-                    free.append(b)
-                    done = runs[r][1]
+                        self._candidates(b, b.hi, hi)  # the run did not fit: the rest
+                    runs.release(b)
+                    done = hi
                 stopped = self._stop(depth, done, progress, rule)
                 if stopped:
                     break
-                submit()
         except (KeyboardInterrupt, MemoryError) as e:  # what was given ids up to then is kept
             stopped = interrupt_reason(e)
         finally:
-            for _, job in pending:  # no worker is left writing
-                job.exception()
+            runs.halt()
+            for loop in loops:  # no worker is left writing
+                loop.exception()
         return done, stopped
+
+    def _expand_runs(self, runs: _Runs) -> None:
+        """A pool thread's part of a level: the next unclaimed run, while there is one."""
+        try:
+            while (claim := runs.claim(wait=True)) is not None:
+                r, b = claim
+                runs.put(r, self._candidates(b, *runs.runs[r]))
+        except BaseException as e:  # noqa: BLE001 - to the main thread, which raises it
+            runs.fail(e)
+
+    def _ready(self, runs: _Runs, r: int) -> _Batch:
+        """Run ``r``'s candidates: expanded here if no thread has claimed it, else awaited,
+        and meanwhile the next unclaimed run expanded here."""
+        while True:
+            b = runs.take(r)
+            if b is not None:
+                return b
+            claim = runs.claim(wait=False)
+            if claim is not None:
+                q, c = claim
+                runs.put(q, self._candidates(c, *runs.runs[q]))
+            else:
+                runs.wait(r)
 
     def _candidates(self, b: _Batch, lo: int, hi: int) -> _Batch:
         """A worker's part: rows lo..hi-1 (or as many as fit) into ``b``'s candidates."""
@@ -582,7 +597,8 @@ class GraphSource(LevelSource):
             self.flag_errors += int(self.gk.mod.eval_flags(rows, n, f, self.err))
             return self._state_hits(rows, first, depth)
         # the workers flag the level's parts while this thread checks the level's states
-        cuts = [n * w // self.workers for w in range(self.workers + 1)]
+        parts = self.workers - 1
+        cuts = [n * w // parts for w in range(parts + 1)]
         jobs = [self.pool.submit(self.gk.mod.eval_flags, rows[a:b], b - a, f[a:b],
                                  np.zeros(1, np.int64)) for a, b in zip(cuts, cuts[1:])]
         try:
@@ -730,6 +746,65 @@ def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
     return new
 
 
+
+
+class _Runs:
+    """A level's runs of rows shared by the threads that expand them: the next run to claim,
+    the free candidate buffers, the expanded runs waiting for their ids."""
+
+    def __init__(self, runs: list[tuple[int, int]], batches: list[_Batch]):
+        self.runs = runs
+        self.free = list(batches)
+        self.next = 0
+        self.ready: dict[int, _Batch] = {}
+        self.halted = False
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+
+    def claim(self, wait: bool) -> tuple[int, _Batch] | None:
+        """The next run and a buffer for it; None when none is left (or the level stopped),
+        or, without ``wait``, when none can be claimed now."""
+        with self.cond:
+            while not self.halted and self.next < len(self.runs):
+                if self.free:
+                    self.next += 1
+                    return self.next - 1, self.free.pop()
+                if not wait:
+                    return None
+                self.cond.wait()
+            return None
+
+    def put(self, r: int, b: _Batch) -> None:
+        with self.cond:
+            self.ready[r] = b
+            self.cond.notify_all()
+
+    def take(self, r: int) -> _Batch | None:
+        with self.cond:
+            if self.error is not None:
+                raise self.error
+            return self.ready.pop(r, None)
+
+    def wait(self, r: int) -> None:
+        """Until run ``r`` is ready (a pool thread claimed it) or a thread failed."""
+        with self.cond:
+            while r not in self.ready and self.error is None:
+                self.cond.wait()
+
+    def release(self, b: _Batch) -> None:
+        with self.cond:
+            self.free.append(b)
+            self.cond.notify_all()
+
+    def fail(self, e: BaseException) -> None:
+        with self.cond:
+            self.error = e
+            self.cond.notify_all()
+
+    def halt(self) -> None:
+        with self.cond:
+            self.halted = True
+            self.cond.notify_all()
 
 
 class _Batch:
