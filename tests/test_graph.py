@@ -523,7 +523,7 @@ def _source(kernel, spec, **kw):
     return GraphSource(kernel, recover.predicates(recovery_of(spec)), edge_properties=True, **kw)
 
 
-@pytest.mark.parametrize("symmetry", [False, True])
+@pytest.mark.parametrize("symmetry", tiered([False, True], {False}))  # symmetric: slow tier
 def test_workers_build_the_graph_one_worker_builds(symmetry):
     """Ids, first parents, transitions, flags and first hits do not depend on the workers
     nor on how many rows each expands at a time (a run that does not fit its buffers goes on
@@ -554,8 +554,7 @@ def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
     from hwcheck.checker.search.driver import Search, search
     from hwcheck.checker.search.stop import StopRule
 
-    spec = kafka(replicas=3, max_offset=1, max_epoch=2, truncation="kip-279",
-                 isr_expansion="epoch-start")
+    spec = kafka(**R2, truncation="hw")
     k = Kernel(spec)
     whole_source = _source(k, spec)
     whole = whole_source.graph(search(whole_source, StopRule(first_hit=False)))

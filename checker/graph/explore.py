@@ -287,6 +287,7 @@ class GraphSource(LevelSource):
         cut = self.cut
         if cut is not None:  # first the rest of a level an earlier run stopped in
             done = self._level(cut.depth, progress, rule, cut)
+            done.depth = cut.depth + 1  # its new states' depth (the search may be past it)
             if done.stopped or depth == cut.depth or not self.front.shape[0]:
                 return done
         # (the search counted the stopped level's new states and is at the next depth)
