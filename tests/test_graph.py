@@ -550,19 +550,24 @@ def test_workers_build_the_graph_one_worker_builds(symmetry):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
     """A limit stops the search inside a level; a later run expands the rest of that level
-    first: the graph is the whole one, and the counts and depth those of one run."""
+    first: the graph is the whole one, the counts and depth those of one run, and every hit's
+    path (made in the run that found it, before its level was numbered again) replays through
+    the interpreter to a state that violates the property."""
+    from hwcheck.checker.engines.options import Options, PropertySet
     from hwcheck.checker.search.driver import Search, search
     from hwcheck.checker.search.stop import StopRule
 
     spec = kafka(**R2, truncation="hw")
     k = Kernel(spec)
+    interp = Interpreter(spec)
     whole_source = _source(k, spec)
     whole = whole_source.graph(search(whole_source, StopRule(first_hit=False)))
-    for limits in ([40], [300, 301, 2000], [whole.n - 3]):
-        source = _source(k, spec, workers=workers, worker_rows=3, chunk=5)
+    for limits in ([40], [300, 301, 2000], [620, 700], [whole.n - 3]):
+        source = _source(k, spec, workers=workers, worker_rows=3, chunk=5,
+                         props=PropertySet(k, Options(stop_at_violation=False)))
         s = Search(source)
         try:
-            stops = [s.run(StopRule(max_states=n)) for n in limits]
+            stops = [s.run(StopRule(first_hit=False, max_states=n)) for n in limits]
             ex = s.run(StopRule(first_hit=False))
         finally:
             s.finish()
@@ -570,6 +575,13 @@ def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
         assert ex.complete and (ex.distinct, ex.generated, ex.depth) == \
             (whole.n, whole.nedges, whole.depth)
         _same_graph(whole, source.graph(ex))
+        violated = {n: h for n, h in ex.hits.items() if h.kind == "invariant"}
+        assert set(violated) == {"CommittedNotLost", "AckedNotLost", "LogsMatchBelowHw"}
+        for name, hit in violated.items():
+            trace = from_path(spec, interp, name, "invariant", "graph", hit.path)
+            last = interp.layout.from_dict(trace.states[-1])
+            expr = next(i.expr for i in spec.invariants if i.name == name)
+            assert not interp.holds(expr, last), name
 
 
 def test_check_recoverable_decides_on_the_whole_graph_past_max_states(tmp_path):

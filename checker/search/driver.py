@@ -218,8 +218,13 @@ def _record(source: LevelSource, found: list[Found], ex: Exploration,
 
 
 def _set_paths(ex: Exploration, targets: dict[str, Any], paths: dict[str, Any]) -> None:
-    for name in targets:
+    """Each target's path; a target given its path is done with (a later run of the search
+    may number the source's states anew: the state graph finishing a level a limit stopped
+    in), one without keeps its target for a later try."""
+    for name in list(targets):
         ex.hits[name].path = paths.get(name)
+        if ex.hits[name].path is not None:
+            del targets[name]
 
 
 def _paths_after_stop(source: LevelSource, targets: dict[str, Any], ex: Exploration,
