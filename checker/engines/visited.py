@@ -34,16 +34,17 @@ RESERVE_FROM = 1 << 20  # slots: a table this large grows inside a reserved addr
 MAP_NORESERVE = 0x4000  # Linux: address space only, no memory committed until pages are used
 
 
-def reserve(slots: int) -> np.ndarray | None:
+def reserve(slots: int, huge: bool = True) -> np.ndarray | None:
     """A zeroed uint64 array of ``slots`` slots over address space reserved but not committed:
-    only the pages written count against memory, on 2 MiB pages where the system gives them.
-    None where that is not possible. (The state graph's id table grows in one too.)"""
+    only the pages written count against memory, on 2 MiB pages (``huge``) where the system
+    gives them. None where that is not possible. (The state graph's id table and transitions
+    grow in one too.)"""
     try:
         mem = mmap.mmap(-1, slots * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
                         | MAP_NORESERVE)
     except (OSError, ValueError, OverflowError):
         return None
-    if hasattr(mmap, "MADV_HUGEPAGE"):  # 2 MiB pages: a probe's page lookup hits the TLB
+    if huge and hasattr(mmap, "MADV_HUGEPAGE"):  # 2 MiB pages: a probe's page lookup hits the TLB
         try:
             mem.madvise(mmap.MADV_HUGEPAGE)
         except OSError:

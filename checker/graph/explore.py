@@ -45,6 +45,7 @@ from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
+BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
 
 
@@ -226,6 +227,7 @@ class GraphSource(LevelSource):
         ecap = max(1024, k.ninst * 64)
         self.edst = np.empty(ecap, np.int32)
         self.eact = np.empty(ecap, k.act_dtype)
+        self.emem: tuple[np.ndarray, np.ndarray] | None = None  # where large ones grow
         self.eflags = np.zeros(ecap if self.edge_properties else 1, np.uint64)
         self.ne = 0
         # per level: the expanded rows' transition ends, the rows not expanded, the first edge
@@ -254,7 +256,7 @@ class GraphSource(LevelSource):
                                            initializer=block_signals)
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [_Batch(k, cap, self.edge_properties)
-                            for _ in range(self.workers + 1)]
+                            for _ in range(int(BATCHES * self.workers))]
             self.ids = np.empty(cap, np.int64)
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
@@ -426,10 +428,26 @@ class GraphSource(LevelSource):
             rows[:nnew] = self.found[0][:nnew]
             self.found = (rows, *(_grown(a, cap, nnew) for a in self.found[1:]))
         while ne + more > self.edst.size:
-            self.edst = _grown(self.edst, 2 * self.edst.size, ne)
-            self.eact = _grown(self.eact, 2 * self.eact.size, ne)
-            if self.edge_properties:
-                self.eflags = _grown(self.eflags, 2 * self.eflags.size, ne)
+            self._grow_edges(2 * self.edst.size)
+
+    def _grow_edges(self, cap: int) -> None:
+        """Room for ``cap`` transitions. Past ``RESERVE_FROM`` they grow in place, in address
+        ranges reserved for the machine's memory: no copy, and the pages written once."""
+        ne = self.ne
+        if self.emem is None and cap >= RESERVE_FROM:
+            words = physical_words()
+            ranges = (reserve(words, huge=False), reserve(words, huge=False))  # written in order
+            if ranges[0] is not None and ranges[1] is not None:
+                self.emem = (ranges[0].view(np.int32), ranges[1].view(self.eact.dtype))
+                self.emem[0][:ne] = self.edst[:ne]
+                self.emem[1][:ne] = self.eact[:ne]
+        if self.emem is not None and cap <= min(a.size for a in self.emem):
+            self.edst, self.eact = self.emem[0][:cap], self.emem[1][:cap]
+        else:
+            self.edst = _grown(self.edst, cap, ne)
+            self.eact = _grown(self.eact, cap, ne)
+        if self.edge_properties:
+            self.eflags = _grown(self.eflags, cap, ne)
 
     def _stop(self, depth: int, done: int, progress: Progress, rule: StopRule) -> str:
         """After rows ..done of the frontier: progress, and whether a limit stops the level."""
