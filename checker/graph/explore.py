@@ -207,6 +207,7 @@ class GraphSource(LevelSource):
     def prepare(self) -> None:
         self.gk.warm(workers=self.workers > 1)
         _count(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
+        _places(radix_order(np.zeros(1, np.uint64)), np.zeros(1, np.int64))
         k = self.kernel
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
@@ -217,18 +218,19 @@ class GraphSource(LevelSource):
         self.tp_inst = np.full(nt, -1, np.int64)
         self.tp_active = (self.props.trans_active if self.props is not None
                           else np.zeros(nt, np.bool_))
-        self.fps: list[np.ndarray] = []
-        self.parent: list[np.ndarray] = []
-        self.pact: list[np.ndarray] = []
-        self.flags: list[np.ndarray] = []
+        # every state's fingerprint, first parent, action and flags, level after level
+        self.s_fps = _Column(np.uint64)
+        self.s_par = _Column(np.int32)
+        self.s_act = _Column(k.act_dtype)
+        self.s_flags = _Column(np.uint64)
+        self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
         self.rows_kept: list[np.ndarray] = []
         # every transition, level after level, in buffers grown by doubling: destination,
         # action instance, action-property flags; ne of them so far
         ecap = max(1024, k.ninst * 64)
-        self.edst = np.empty(ecap, np.int32)
-        self.eact = np.empty(ecap, k.act_dtype)
-        self.emem: tuple[np.ndarray, np.ndarray] | None = None  # where large ones grow
-        self.eflags = np.zeros(ecap if self.edge_properties else 1, np.uint64)
+        self.e_dst, self.e_act = _Column(np.int32, ecap), _Column(k.act_dtype, ecap)
+        self.e_flags = _Column(np.uint64, ecap if self.edge_properties else 1)
+        self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
         # per level: the expanded rows' transition ends, the rows not expanded, the first edge
         self.end_parts: list[tuple[np.ndarray, int, int]] = []
@@ -242,7 +244,6 @@ class GraphSource(LevelSource):
                                               np.empty(0, k.act_dtype))
         self.fronts: list[np.ndarray | None] = [None, None]  # the frontiers' two buffers
         self.front_in = 1  # the buffer the frontier is in (the initial states are in neither)
-        self._cat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.row_end = np.zeros(0, np.int64)
         self.nnew = 0
         self.cut: _Cut | None = None  # the level a limit stopped in, until a later run
@@ -271,8 +272,11 @@ class GraphSource(LevelSource):
             self._grow_table()
         for i in range(n):
             self.gk.mod.table_put(self.tab, self.slots - 1, fps[i], i)
-        return LevelResult(new=n, found=self._new_level(
-            init, fps, np.full(n, -1, np.int32), np.zeros(n, k.act_dtype), 0))
+        self._state_room(n)
+        self.s_fps.a[:n] = fps
+        self.s_par.a[:n] = -1
+        self.s_act.a[:n] = 0
+        return LevelResult(new=n, found=self._new_level(init, 0))
 
     @property
     def slots(self) -> int:
@@ -330,13 +334,19 @@ class GraphSource(LevelSource):
         # the rows expanded so far (all of them unless stopped): number the new level in
         # fingerprint order
         order = radix_order(new_fps[:nnew])  # np.argsort(kind="stable"), in linear time
-        rank = np.empty(nnew, np.int64)
-        rank[order] = np.arange(nnew)
+        if self.rank.size < nnew:
+            self.rank = np.empty(max(nnew, 2 * self.rank.size), np.int64)
+        rank = self.rank[:nnew]
+        _places(order, rank)
         edst, tab, mask = self.edst, self.tab, self.slots - 1
         self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
-        fps = new_fps[:nnew][order]
-        ids = np.arange(n, n + nnew, dtype=np.int64)
-        self._parts(nnew, lambda a, b: mod.table_set(tab, mask, fps[a:b], ids[a:b]))
+        self._state_room(n + nnew)
+        fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
+                         self.s_act.a[n:n + nnew])
+        np.take(new_fps[:nnew], order, out=fps)
+        np.take(new_par[:nnew], order, out=par)
+        np.take(new_act[:nnew], order, out=act)
+        self._parts(nnew, lambda a, b: mod.table_number(tab, mask, fps[a:b], n + a))
         self.end_parts.append((self.row_end[:done], m - done, first))
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
@@ -347,8 +357,7 @@ class GraphSource(LevelSource):
             rows = self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)
             self._parts(nnew, lambda a, b: np.take(new_rows[:nnew], order[a:b], axis=0,
                                                    out=rows[a:b]))
-            out.found += self._new_level(rows, fps, new_par[:nnew][order],
-                                         new_act[:nnew][order], depth + 1)
+            out.found += self._new_level(rows, depth + 1)
         else:
             self.front = new_rows[:0]
         if done < m:  # a later run goes on from row ``done`` of this level
@@ -368,16 +377,15 @@ class GraphSource(LevelSource):
         self.end_parts.pop()
         if nb:
             new_rows, new_fps, new_par, new_act = self.found
+            lo = self.n - nb
             new_rows[:nb] = self.front
-            new_fps[:nb] = self.fps.pop()
-            new_par[:nb] = self.parent.pop()
-            new_act[:nb] = self.pact.pop()
-            self.flags.pop()
+            new_fps[:nb] = self.s_fps.a[lo:self.n]
+            new_par[:nb] = self.s_par.a[lo:self.n]
+            new_act[:nb] = self.s_act.a[lo:self.n]
             if self.keep_rows:
                 self.rows_kept.pop()
             self.levels.pop()
-            self.n -= nb
-            self._cat = None
+            self.n = lo
             self.flag_errors -= cut.flag_errors
         self.nnew = nb
         self.front = cut.front
@@ -431,23 +439,14 @@ class GraphSource(LevelSource):
             self._grow_edges(2 * self.edst.size)
 
     def _grow_edges(self, cap: int) -> None:
-        """Room for ``cap`` transitions. Past ``RESERVE_FROM`` they grow in place, in address
-        ranges reserved for the machine's memory: no copy, and the pages written once."""
+        """Room for ``cap`` transitions (``_Column``: in place once large)."""
         ne = self.ne
-        if self.emem is None and cap >= RESERVE_FROM:
-            words = physical_words()
-            ranges = (reserve(words, huge=False), reserve(words, huge=False))  # written in order
-            if ranges[0] is not None and ranges[1] is not None:
-                self.emem = (ranges[0].view(np.int32), ranges[1].view(self.eact.dtype))
-                self.emem[0][:ne] = self.edst[:ne]
-                self.emem[1][:ne] = self.eact[:ne]
-        if self.emem is not None and cap <= min(a.size for a in self.emem):
-            self.edst, self.eact = self.emem[0][:cap], self.emem[1][:cap]
-        else:
-            self.edst = _grown(self.edst, cap, ne)
-            self.eact = _grown(self.eact, cap, ne)
+        self.e_dst.room(ne, cap)
+        self.e_act.room(ne, cap)
+        self.edst, self.eact = self.e_dst.a, self.e_act.a
         if self.edge_properties:
-            self.eflags = _grown(self.eflags, cap, ne)
+            self.e_flags.room(ne, cap)
+            self.eflags = self.e_flags.a
 
     def _stop(self, depth: int, done: int, progress: Progress, rule: StopRule) -> str:
         """After rows ..done of the frontier: progress, and whether a limit stops the level."""
@@ -596,16 +595,16 @@ class GraphSource(LevelSource):
         self.front_in = i
         return buf[:n]
 
-    def _new_level(self, rows: np.ndarray, fps: np.ndarray, par: np.ndarray, act: np.ndarray,
-                   depth: int) -> list[Found]:
-        """Keep a level (rows in fingerprint order); its state flags and first hits."""
-        self.fps.append(fps)
-        self.parent.append(par)
-        self.pact.append(act)
-        self._cat = None
+    def _state_room(self, n: int) -> None:
+        """Room for ``n`` states in the states' columns."""
+        for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
+            col.room(self.n, n)
+
+    def _new_level(self, rows: np.ndarray, depth: int) -> list[Found]:
+        """Keep a level (rows in fingerprint order; its fingerprints, parents and actions
+        already in the columns); its state flags and first hits."""
         n = rows.shape[0]
-        f = np.zeros(n, np.uint64)
-        self.flags.append(f)
+        f = self.s_flags.a[self.n:self.n + n]
         if self.keep_rows:
             self.rows_kept.append(rows.copy())
         first = self.n
@@ -670,12 +669,9 @@ class GraphSource(LevelSource):
         return out
 
     def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every state's fingerprint, parent and action, joined over the levels (kept until
-        the next level)."""
-        if self._cat is None:
-            self._cat = (np.concatenate(self.fps), np.concatenate(self.parent),
-                         np.concatenate(self.pact))
-        return self._cat
+        """Every state's fingerprint, parent and action (views of the columns)."""
+        n = self.n
+        return self.s_fps.a[:n], self.s_par.a[:n], self.s_act.a[:n]
 
     def paths(self, targets: dict[str, Any]) -> dict[str, list[tuple[int, int | None]]]:
         if not targets:
@@ -696,8 +692,8 @@ class GraphSource(LevelSource):
         enabled = np.zeros(ninst, np.int64)  # one transition per (state, enabled instance)
         _count(self.eact, self.ne, enabled)
         new = np.zeros(ninst, np.int64)
-        for a in self.pact[1:]:  # each level's states by the instance that first reached them
-            _count(a, a.size, new)
+        later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
+        _count(later, later.size, new)  # the states by the instance that first reached them
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
         peak = peak_rss_bytes()
         ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
@@ -721,7 +717,7 @@ class GraphSource(LevelSource):
         levels = list(self.levels)  # levels[d]: the first id of depth d; levels[-1] == n
         fps, parent, pact = self._joined()
         graph = StateGraph(
-            self.kernel, self.gk, fps, parent, pact, np.concatenate(self.flags)[:n], offsets,
+            self.kernel, self.gk, fps, parent, pact, self.s_flags.a[:n], offsets,
             self.edst[:self.ne], self.eact[:self.ne],
             self.eflags[:self.ne] if self.edge_properties else None,
             levels, np.concatenate(self.rows_kept) if self.keep_rows else None, ex.complete,
@@ -877,3 +873,34 @@ def _has_bit(flags: np.ndarray, bit: np.uint64,
     for i in range(flags.size):
         out[i] = (flags[i] & bit) != 0
 
+
+class _Column:
+    """A growing array of one kind (``a``, of which the search uses a prefix): doubled by
+    copying while small; past ``RESERVE_FROM`` entries, grown in place in an address range
+    reserved for the machine's memory, its pages written once and never copied."""
+
+    def __init__(self, dtype: Any, cap: int = 1024):
+        self.a = np.empty(cap, dtype)
+        self.mem: np.ndarray | None = None
+
+    def room(self, used: int, need: int) -> None:
+        """At least ``need`` entries, the first ``used`` kept."""
+        if need <= self.a.size:
+            return
+        cap = max(need, 2 * self.a.size)
+        if self.mem is None and cap >= RESERVE_FROM:
+            mem = reserve(physical_words(), huge=False)  # written in order
+            if mem is not None:
+                self.mem = mem.view(self.a.dtype)
+                self.mem[:used] = self.a[:used]
+        if self.mem is not None and cap <= self.mem.size:
+            self.a = self.mem[:cap]
+        else:
+            self.a = _grown(self.a, cap, used)
+
+
+@njit(cache=True, nogil=True)
+def _places(order: np.ndarray, rank: np.ndarray) -> None:  # pragma: no cover - compiled
+    """rank[order[j]] = j: where each entry goes."""
+    for j in range(order.size):
+        rank[order[j]] = j

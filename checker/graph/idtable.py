@@ -103,12 +103,12 @@ def table_double(tab, slots):
 
 
 @njit(cache=True, nogil=True)
-def table_set(tab, mask, fps, ids):
-    """Give each of ``fps`` (all in the table) its new id."""
+def table_number(tab, mask, fps, first):
+    """Give ``fps`` (all in the table, in fingerprint order) the ids first, first + 1, ..."""
     shift = home_shift(mask)
     for q in range(fps.size):
         found, slot = table_find(tab, mask, shift, fps[q])
-        tab[2 * slot + 1] = np.uint64(ids[q])
+        tab[2 * slot + 1] = np.uint64(first + q)
 
 
 @njit(cache=True, nogil=True)

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from hwcheck.checker.graph.idtable import (renumber, resolve, table_double, table_find,
-                                           table_put, table_rehash, table_set)
+                                           table_number, table_put, table_rehash)
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -290,7 +290,7 @@ class GraphKernel:
                          np.full(1, -1, np.int64), np.full(1, -1, np.int64),
                          np.full(max(k.nerrors, 1), -1, np.int64),
                          np.full(max(k.nerrors, 1), -1, np.int64))
-        mod.table_set(tab, 15, np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        mod.table_number(tab, 15, np.zeros(0, np.uint64), 0)
         if workers:
             nt, cw = max(len(k.props.transition), 1), np.empty((cap, mod.WORDS), np.uint64)
             _, dom_row, dom_inst = k.error_arrays()
