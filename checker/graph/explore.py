@@ -14,19 +14,27 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.graph.buffers import (
+    Batch,
+    Column,
+    Runs,
+    base_pages,
+    count_values,
+    grown,
+    has_bit,
+    places,
+    rows_on_huge_pages,
+)
 from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
@@ -47,44 +55,6 @@ CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
-
-
-@contextmanager
-def base_pages() -> Iterator[None]:
-    """numpy's new arrays on 4 KiB pages while inside. numpy asks Linux for 2 MiB pages for
-    every large array; where the kernel defragments on demand for such arrays (transparent
-    huge pages in ``madvise`` mode, the default), each fresh array waits for memory to be
-    compacted. The state graph allocates level buffers and the transitions' arrays, each
-    touched once and in order: on the 12.5-million-state graph of ``check --recoverable``,
-    2.5 s of compaction against nothing gained by larger pages (docs/performance.md). What is
-    read at random keeps 2 MiB pages: the id table (a reserved range, as the engines' tables)
-    and the rows gathered into fingerprint order (``_rows``)."""
-    with _numpy_pages(huge=False):
-        yield
-
-
-@contextmanager
-def _numpy_pages(huge: bool) -> Iterator[None]:
-    core = getattr(np, "_core", None)
-    multiarray = getattr(core, "multiarray", None)
-    get = getattr(multiarray, "_get_madvise_hugepage", None)
-    set_ = getattr(multiarray, "_set_madvise_hugepage", None)
-    if get is None or set_ is None:  # another numpy: its default stays
-        yield
-        return
-    before = get()
-    set_(huge)
-    try:
-        yield
-    finally:
-        set_(before)
-
-
-def _rows(n: int, kernel: Kernel) -> np.ndarray:
-    """Room for ``n`` rows on 2 MiB pages: a level's rows are gathered at random into
-    fingerprint order (4 KiB pages made that gather 2.7x slower: a page-table walk a row)."""
-    with _numpy_pages(huge=True):
-        return np.empty((n, kernel.stride), kernel.dtype)
 
 
 @dataclass
@@ -140,7 +110,7 @@ class StateGraph:
         out = self._flag_of.get(name)
         if out is None:
             out = self._flag_of[name] = np.empty(self.flags.size, np.bool_)
-            _has_bit(self.flags, self.gk.bit(name), out)
+            has_bit(self.flags, self.gk.bit(name), out)
             out.flags.writeable = False
         return out
 
@@ -206,8 +176,8 @@ class GraphSource(LevelSource):
 
     def prepare(self) -> None:
         self.gk.warm(workers=self.workers > 1)
-        _count(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
-        _places(radix_order(np.zeros(1, np.uint64)), np.zeros(1, np.int64))
+        count_values(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
+        places(radix_order(np.zeros(1, np.uint64)), np.zeros(1, np.int64))
         k = self.kernel
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
@@ -219,17 +189,17 @@ class GraphSource(LevelSource):
         self.tp_active = (self.props.trans_active if self.props is not None
                           else np.zeros(nt, np.bool_))
         # every state's fingerprint, first parent, action and flags, level after level
-        self.s_fps = _Column(np.uint64)
-        self.s_par = _Column(np.int32)
-        self.s_act = _Column(k.act_dtype)
-        self.s_flags = _Column(np.uint64)
+        self.s_fps = Column(np.uint64)
+        self.s_par = Column(np.int32)
+        self.s_act = Column(k.act_dtype)
+        self.s_flags = Column(np.uint64)
         self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
         self.rows_kept: list[np.ndarray] = []
         # every transition, level after level, in buffers grown by doubling: destination,
         # action instance, action-property flags; ne of them so far
         ecap = max(1024, k.ninst * 64)
-        self.e_dst, self.e_act = _Column(np.int32, ecap), _Column(k.act_dtype, ecap)
-        self.e_flags = _Column(np.uint64, ecap if self.edge_properties else 1)
+        self.e_dst, self.e_act = Column(np.int32, ecap), Column(k.act_dtype, ecap)
+        self.e_flags = Column(np.uint64, ecap if self.edge_properties else 1)
         self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
         # per level: the expanded rows' transition ends, the rows not expanded, the first edge
@@ -250,13 +220,13 @@ class GraphSource(LevelSource):
         # several workers: a pool, and each worker's candidates (one run of rows at a time,
         # one more than the workers so that a worker never waits for the ids of its last run)
         self.pool: ThreadPoolExecutor | None = None
-        self.batches: list[_Batch] = []
+        self.batches: list[Batch] = []
         if self.workers > 1:
             # the other workers: this thread is one too
             self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
                                            initializer=block_signals)
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
-            self.batches = [_Batch(k, cap, self.edge_properties)
+            self.batches = [Batch(k, cap, self.edge_properties)
                             for _ in range(int(BATCHES * self.workers))]
             self.ids = np.empty(cap, np.int64)
 
@@ -317,7 +287,7 @@ class GraphSource(LevelSource):
         need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
         # from level to level (fresh memory is slow to touch), grown while a level needs more
         if self.found[0].shape[0] < need:
-            self.found = (_rows(need, k), np.empty(need, np.uint64),
+            self.found = (rows_on_huge_pages(need, k), np.empty(need, np.uint64),
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
         self.nnew = 0
         if cut is not None:
@@ -337,7 +307,7 @@ class GraphSource(LevelSource):
         if self.rank.size < nnew:
             self.rank = np.empty(max(nnew, 2 * self.rank.size), np.int64)
         rank = self.rank[:nnew]
-        _places(order, rank)
+        places(order, rank)
         edst, tab, mask = self.edst, self.tab, self.slots - 1
         self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
         self._state_room(n + nnew)
@@ -432,14 +402,14 @@ class GraphSource(LevelSource):
             self._grow_table()
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
-            rows = _rows(cap, self.kernel)
+            rows = rows_on_huge_pages(cap, self.kernel)
             rows[:nnew] = self.found[0][:nnew]
-            self.found = (rows, *(_grown(a, cap, nnew) for a in self.found[1:]))
+            self.found = (rows, *(grown(a, cap, nnew) for a in self.found[1:]))
         while ne + more > self.edst.size:
             self._grow_edges(2 * self.edst.size)
 
     def _grow_edges(self, cap: int) -> None:
-        """Room for ``cap`` transitions (``_Column``: in place once large)."""
+        """Room for ``cap`` transitions (``Column``: in place once large)."""
         ne = self.ne
         self.e_dst.room(ne, cap)
         self.e_act.room(ne, cap)
@@ -497,7 +467,7 @@ class GraphSource(LevelSource):
         those of ``_rows_alone``. Returns (rows expanded, why the level stopped or "")."""
         assert self.pool is not None
         m = self.front.shape[0]
-        runs = _Runs([(lo, min(m, lo + self.worker_rows))
+        runs = Runs([(lo, min(m, lo + self.worker_rows))
                       for lo in range(start, m, self.worker_rows)], self.batches)
         loops = [self.pool.submit(self._expand_runs, runs) for _ in range(self.workers - 1)]
         done, stopped = start, ""
@@ -523,7 +493,7 @@ class GraphSource(LevelSource):
                 loop.exception()
         return done, stopped
 
-    def _expand_runs(self, runs: _Runs) -> None:
+    def _expand_runs(self, runs: Runs) -> None:
         """A pool thread's part of a level: the next unclaimed run, while there is one."""
         try:
             while (claim := runs.claim(wait=True)) is not None:
@@ -532,7 +502,7 @@ class GraphSource(LevelSource):
         except BaseException as e:  # noqa: BLE001 - to the main thread, which raises it
             runs.fail(e)
 
-    def _ready(self, runs: _Runs, r: int) -> _Batch:
+    def _ready(self, runs: Runs, r: int) -> Batch:
         """Run ``r``'s candidates: expanded here if no thread has claimed it, else awaited,
         and meanwhile the next unclaimed run expanded here."""
         while True:
@@ -546,7 +516,7 @@ class GraphSource(LevelSource):
             else:
                 runs.wait(r)
 
-    def _candidates(self, b: _Batch, lo: int, hi: int) -> _Batch:
+    def _candidates(self, b: Batch, lo: int, hi: int) -> Batch:
         """A worker's part: rows lo..hi-1 (or as many as fit) into ``b``'s candidates."""
         b.tp_row[:] = -1
         b.dom_row[:] = -1
@@ -559,7 +529,7 @@ class GraphSource(LevelSource):
         b.hits = bool(b.tp_row.max() >= 0 or (b.dom_row.size and b.dom_row.max() >= 0))
         return b
 
-    def _resolve(self, b: _Batch, base: int, dom_row: np.ndarray,
+    def _resolve(self, b: Batch, base: int, dom_row: np.ndarray,
                  dom_inst: np.ndarray) -> None:
         """Give a worker's candidates their ids (the next run of rows, in order)."""
         q, ne = b.q, self.ne
@@ -591,7 +561,7 @@ class GraphSource(LevelSource):
         buf = self.fronts[i]
         if buf is None or buf.shape[0] < n:
             k = self.kernel
-            buf = self.fronts[i] = _rows(max(n, 1024), k)
+            buf = self.fronts[i] = rows_on_huge_pages(max(n, 1024), k)
         self.front_in = i
         return buf[:n]
 
@@ -690,10 +660,10 @@ class GraphSource(LevelSource):
             self.pool.shutdown(wait=True)
         ninst = max(self.kernel.ninst, 1)
         enabled = np.zeros(ninst, np.int64)  # one transition per (state, enabled instance)
-        _count(self.eact, self.ne, enabled)
+        count_values(self.eact, self.ne, enabled)
         new = np.zeros(ninst, np.int64)
         later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
-        _count(later, later.size, new)  # the states by the instance that first reached them
+        count_values(later, later.size, new)  # the states by the instance that first reached them
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
         peak = peak_rss_bytes()
         ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
@@ -755,101 +725,6 @@ def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invaria
         return source.graph(ex)
 
 
-def _grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
-    new = np.empty((cap,) + a.shape[1:], a.dtype)
-    new[:used] = a[:used]
-    return new
-
-
-
-
-class _Runs:
-    """A level's runs of rows shared by the threads that expand them: the next run to claim,
-    the free candidate buffers, the expanded runs waiting for their ids."""
-
-    def __init__(self, runs: list[tuple[int, int]], batches: list[_Batch]):
-        self.runs = runs
-        self.free = list(batches)
-        self.next = 0
-        self.ready: dict[int, _Batch] = {}
-        self.halted = False
-        self.error: BaseException | None = None
-        self.cond = threading.Condition()
-
-    def claim(self, wait: bool) -> tuple[int, _Batch] | None:
-        """The next run and a buffer for it; None when none is left (or the level stopped),
-        or, without ``wait``, when none can be claimed now."""
-        with self.cond:
-            while not self.halted and self.next < len(self.runs):
-                if self.free:
-                    self.next += 1
-                    return self.next - 1, self.free.pop()
-                if not wait:
-                    return None
-                self.cond.wait()
-            return None
-
-    def put(self, r: int, b: _Batch) -> None:
-        with self.cond:
-            self.ready[r] = b
-            self.cond.notify_all()
-
-    def take(self, r: int) -> _Batch | None:
-        with self.cond:
-            if self.error is not None:
-                raise self.error
-            return self.ready.pop(r, None)
-
-    def wait(self, r: int) -> None:
-        """Until run ``r`` is ready (a pool thread claimed it) or a thread failed."""
-        with self.cond:
-            while r not in self.ready and self.error is None:
-                self.cond.wait()
-
-    def release(self, b: _Batch) -> None:
-        with self.cond:
-            self.free.append(b)
-            self.cond.notify_all()
-
-    def fail(self, e: BaseException) -> None:
-        with self.cond:
-            self.error = e
-            self.cond.notify_all()
-
-    def halt(self) -> None:
-        with self.cond:
-            self.halted = True
-            self.cond.notify_all()
-
-
-class _Batch:
-    """A worker's candidates: the successors of one run of frontier rows, before their ids
-    (``expand_candidates``'s buffers), and the run's own first hits."""
-
-    def __init__(self, k: Kernel, cap: int, want_tp: bool):
-        words = k.mod.WORDS
-        self.cw = np.empty((cap, words), np.uint64)
-        self.cfp = np.empty(cap, np.uint64)
-        self.cpar = np.empty(cap, np.int64)
-        self.cact = np.empty(cap, k.act_dtype)
-        self.edst = np.empty(cap, np.int32)
-        self.eact = np.empty(cap, k.act_dtype)
-        self.eflags = np.zeros(cap if want_tp else 1, np.uint64)
-        self.err = np.zeros(1, np.int64)
-        nt = max(len(k.props.transition), 1)  # as the source's own tp_row
-        self.tp_row, self.tp_inst = np.full(nt, -1, np.int64), np.full(nt, -1, np.int64)
-        _, self.dom_row, self.dom_inst = k.error_arrays()
-        self.lo = self.hi = self.q = self.refused = 0
-        self.hits = False  # a first hit of a transition predicate or a domain error
-
-
-@njit(cache=True, nogil=True)
-def _count(a: np.ndarray, n: int, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """out[v] += how many of a[:n] are v (numpy's bincount widens ``a`` to 64 bits first)."""
-    for i in range(n):
-        out[a[i]] += 1
-
-
 @dataclass
 class _Cut:
     """A level a limit stopped in: rows done..rows-1 of its frontier ``front`` are not
@@ -866,41 +741,3 @@ class _Cut:
     flag_errors: int  # those the next level's flags counted
 
 
-@njit(cache=True, nogil=True)
-def _has_bit(flags: np.ndarray, bit: np.uint64,
-             out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """out[i]: whether ``flags[i]`` has ``bit``."""
-    for i in range(flags.size):
-        out[i] = (flags[i] & bit) != 0
-
-
-class _Column:
-    """A growing array of one kind (``a``, of which the search uses a prefix): doubled by
-    copying while small; past ``RESERVE_FROM`` entries, grown in place in an address range
-    reserved for the machine's memory, its pages written once and never copied."""
-
-    def __init__(self, dtype: Any, cap: int = 1024):
-        self.a = np.empty(cap, dtype)
-        self.mem: np.ndarray | None = None
-
-    def room(self, used: int, need: int) -> None:
-        """At least ``need`` entries, the first ``used`` kept."""
-        if need <= self.a.size:
-            return
-        cap = max(need, 2 * self.a.size)
-        if self.mem is None and cap >= RESERVE_FROM:
-            mem = reserve(physical_words(), huge=False)  # written in order
-            if mem is not None:
-                self.mem = mem.view(self.a.dtype)
-                self.mem[:used] = self.a[:used]
-        if self.mem is not None and cap <= self.mem.size:
-            self.a = self.mem[:cap]
-        else:
-            self.a = _grown(self.a, cap, used)
-
-
-@njit(cache=True, nogil=True)
-def _places(order: np.ndarray, rank: np.ndarray) -> None:  # pragma: no cover - compiled
-    """rank[order[j]] = j: where each entry goes."""
-    for j in range(order.size):
-        rank[order[j]] = j
