@@ -217,8 +217,8 @@ class GraphSource(LevelSource):
         self.row_end = np.zeros(0, np.int64)
         self.nnew = 0
         self.cut: _Cut | None = None  # the level a limit stopped in, until a later run
-        # several workers: a pool, and each worker's candidates (one run of rows at a time,
-        # one more than the workers so that a worker never waits for the ids of its last run)
+        # several workers: a pool, and candidate buffers (one run of rows each, ``BATCHES`` a
+        # worker, so that the pool runs ahead while this thread gives ids)
         self.pool: ThreadPoolExecutor | None = None
         self.batches: list[Batch] = []
         if self.workers > 1:
@@ -227,7 +227,7 @@ class GraphSource(LevelSource):
                                            initializer=block_signals)
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [Batch(k, cap, self.edge_properties)
-                            for _ in range(int(BATCHES * self.workers))]
+                            for _ in range(BATCHES * self.workers)]
             self.ids = np.empty(cap, np.int64)
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
