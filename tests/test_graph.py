@@ -653,3 +653,50 @@ def test_the_id_table_doubles_in_place(bits, load, seed):
     for i, fp in enumerate(fps):
         assert idtable.table_find(tab, 2 * slots - 1, shift, fp)[0] == i
     assert int((tab[0::2] != 0).sum()) == fps.size
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_interrupt_inside_a_level_ends_the_search(workers, monkeypatch):
+    """Ctrl-C inside a level (here: as the level asks its stop rule) ends the search: a later
+    run goes no further, and the graph says it is incomplete, consistently."""
+    from hwcheck.checker.graph.explore import GraphSource
+    from hwcheck.checker.search.driver import Search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+    asked = iter(range(10**6))
+    stop = GraphSource._stop
+
+    def interrupted_at_the_40th(self, *args):
+        if next(asked) == 40:
+            raise KeyboardInterrupt
+        return stop(self, *args)
+
+    monkeypatch.setattr(GraphSource, "_stop", interrupted_at_the_40th)
+    source = _source(k, spec, workers=workers, worker_rows=3, chunk=5)
+    s = Search(source)
+    try:
+        first = s.run(StopRule(first_hit=False))
+        again = s.run(StopRule(first_hit=False))
+    finally:
+        s.finish()
+    assert first.stop_reason == "interrupted" and not first.complete
+    assert not again.complete and (again.distinct, again.depth) == (first.distinct, first.depth)
+    g = source.graph(again)
+    assert not g.complete and g.n == first.distinct and g.offsets[-1] == g.nedges
+
+
+def test_a_signal_inside_a_held_block_is_taken_as_it_ends():
+    """A signal that arrives while the main thread holds signals (whichever thread the system
+    gives it to) is taken by the usual handler as the block ends, not inside it."""
+    import signal
+
+    from hwcheck.checker.search.signals import signals_held
+
+    after = []
+    with pytest.raises(KeyboardInterrupt), signals_held():
+        signal.raise_signal(signal.SIGINT)
+        after.append("the rest of the block")
+    assert after == ["the rest of the block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -218,6 +218,7 @@ class LocalEngine(LevelSource):
             out.found += self._transition_hits(rows, off, depth, tp_row, tp_inst)
             if new.interrupted is not None:
                 stopped = interrupt_reason(new.interrupted)
+                out.interrupted = True
             if stopped:
                 break
         return stopped

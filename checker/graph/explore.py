@@ -217,6 +217,7 @@ class GraphSource(LevelSource):
         self.row_end = np.zeros(0, np.int64)
         self.nnew = 0
         self.cut: _Cut | None = None  # the level a limit stopped in, until a later run
+        self.interrupted = False  # Ctrl-C, SIGTERM or out of memory: no later run
         # several workers: a pool, and candidate buffers (one run of rows each, ``BATCHES`` a
         # worker, so that the pool runs ahead while this thread gives ids)
         self.pool: ThreadPoolExecutor | None = None
@@ -280,7 +281,7 @@ class GraphSource(LevelSource):
         """Expand the frontier (the states at ``depth``) into the next level, or, with ``cut``,
         the rest of the level a limit stopped in (the next level, already numbered, is
         numbered again with the states the rest adds)."""
-        k, mod = self.kernel, self.gk.mod
+        k = self.kernel
         if cut is None:
             m, n, base, first, start = self.front.shape[0], self.n, self.levels[-2], self.ne, 0
             self.row_end = np.zeros(m, np.int64)
@@ -291,7 +292,8 @@ class GraphSource(LevelSource):
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
         self.nnew = 0
         if cut is not None:
-            self._reopen(cut)
+            with signals_held():  # the level taken back whole
+                self._reopen(cut)
             m, n, base, first, start = cut.rows, self.n, cut.base, cut.first, cut.done
         before, nnew_before = self.ne, self.nnew
         _, dom_row, dom_inst = k.error_arrays()
@@ -299,6 +301,26 @@ class GraphSource(LevelSource):
         expand_rows = self._rows_by_workers if self.pool is not None and m > self.worker_rows \
             else self._rows_alone
         done, stopped = expand_rows(depth, base, start, dom_row, dom_inst, progress, rule)
+        out = LevelResult()
+        try:
+            with signals_held():  # the level numbered whole (a signal is taken after it)
+                out = self._number(depth, m, n, base, first, done, before, nnew_before,
+                                   dom_row, dom_inst)
+        except (KeyboardInterrupt, MemoryError) as e:  # taken after the level was numbered
+            self.interrupted = True
+            stopped = stopped or interrupt_reason(e)
+        if not stopped and self.max_states is not None and self.n > self.max_states:
+            stopped = f"more than {self.max_states:,} states"
+        out.stopped, out.interrupted = stopped, self.interrupted
+        return out
+
+    def _number(self, depth: int, m: int, n: int, base: int, first: int, done: int,
+                before: int, nnew_before: int, dom_row: np.ndarray,
+                dom_inst: np.ndarray) -> LevelResult:
+        """The new states of rows ..done of the frontier: numbered in fingerprint order, their
+        transitions renumbered, kept as the next level (flags, first hits); a stopped level's
+        rest noted for a later run."""
+        k, mod = self.kernel, self.gk.mod
         nnew, ne, front = self.nnew, self.ne, self.front
         new_rows, new_fps, new_par, new_act = self.found
         # the rows expanded so far (all of them unless stopped): number the new level in
@@ -333,9 +355,6 @@ class GraphSource(LevelSource):
         if done < m:  # a later run goes on from row ``done`` of this level
             self.cut = _Cut(depth, front, m, done, base, first, self.row_end, nnew,
                             self.flag_errors - errors)
-        if not stopped and self.max_states is not None and self.n > self.max_states:
-            stopped = f"more than {self.max_states:,} states"
-        out.stopped = stopped
         return out
 
     def _reopen(self, cut: _Cut) -> None:
@@ -453,6 +472,7 @@ class GraphSource(LevelSource):
                 if stopped:
                     return lo, stopped
         except (KeyboardInterrupt, MemoryError) as e:  # what was found up to then is kept
+            self.interrupted = True
             return lo, interrupt_reason(e)
         return lo, ""
 
@@ -486,6 +506,7 @@ class GraphSource(LevelSource):
                 if stopped:
                     break
         except (KeyboardInterrupt, MemoryError) as e:  # what was given ids up to then is kept
+            self.interrupted = True
             stopped = interrupt_reason(e)
         finally:
             runs.halt()

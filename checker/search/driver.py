@@ -59,6 +59,7 @@ class LevelResult:
     new: int = 0  # states the next level has
     found: list[Found] = field(default_factory=list)  # first hits, in the source's order
     stopped: str = ""  # why the level was cut short: a limit, an interrupt ('' if it was not)
+    interrupted: bool = False  # by Ctrl-C, SIGTERM or out of memory: the search ends there
     # the depth the new states reach, when not one more than the expanded level's (a source
     # that first finishes a level an earlier run stopped in, whose new states are shallower)
     depth: int | None = None
@@ -158,6 +159,7 @@ class Search:
                 progress.tick(depth + 1, ex.distinct, level.new)
                 if level.stopped:
                     ex.stop_reason = level.stopped
+                    self.stopped = level.interrupted  # no later run goes on from there
                     break
             else:
                 finished = True
