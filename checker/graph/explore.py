@@ -193,6 +193,12 @@ class GraphSource(LevelSource):
         self.s_par = Column(np.int32)
         self.s_act = Column(k.act_dtype)
         self.s_flags = Column(np.uint64)
+        # where every state's transitions end (compressed sparse row offsets: state i's are
+        # ne[offsets[i]:offsets[i + 1]]); a level's rows write theirs as they are expanded, and
+        # ids up to ``off_to`` have them
+        self.s_off = Column(np.int64)
+        self.s_off.a[0] = 0
+        self.off_to = 0
         self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
         self.rows_kept: list[np.ndarray] = []
         # every transition, level after level, in buffers grown by doubling: destination,
@@ -202,8 +208,6 @@ class GraphSource(LevelSource):
         self.e_flags = Column(np.uint64, ecap if self.edge_properties else 1)
         self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
-        # per level: the expanded rows' transition ends, the rows not expanded, the first edge
-        self.end_parts: list[tuple[np.ndarray, int, int]] = []
         self.levels = [0]
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
@@ -284,7 +288,8 @@ class GraphSource(LevelSource):
         k = self.kernel
         if cut is None:
             m, n, base, first, start = self.front.shape[0], self.n, self.levels[-2], self.ne, 0
-            self.row_end = np.zeros(m, np.int64)
+            self.s_off.room(base + 1, n + 1)
+            self.row_end = self.s_off.a[base + 1:base + 1 + m]  # the frontier's ends
         need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
         # from level to level (fresh memory is slow to touch), grown while a level needs more
         if self.found[0].shape[0] < need:
@@ -339,7 +344,7 @@ class GraphSource(LevelSource):
         np.take(new_par[:nnew], order, out=par)
         np.take(new_act[:nnew], order, out=act)
         self._parts(nnew, lambda a, b: mod.table_number(tab, mask, fps[a:b], n + a))
-        self.end_parts.append((self.row_end[:done], m - done, first))
+        self.off_to = base + done
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
@@ -353,7 +358,7 @@ class GraphSource(LevelSource):
         else:
             self.front = new_rows[:0]
         if done < m:  # a later run goes on from row ``done`` of this level
-            self.cut = _Cut(depth, front, m, done, base, first, self.row_end, nnew,
+            self.cut = _Cut(depth, front, m, done, base, first, nnew,
                             self.flag_errors - errors)
         return out
 
@@ -363,7 +368,6 @@ class GraphSource(LevelSource):
         frontier is the stopped level's again."""
         self.cut = None
         nb = cut.nnew
-        self.end_parts.pop()
         if nb:
             new_rows, new_fps, new_par, new_act = self.found
             lo = self.n - nb
@@ -378,7 +382,7 @@ class GraphSource(LevelSource):
             self.flag_errors -= cut.flag_errors
         self.nnew = nb
         self.front = cut.front
-        self.row_end = cut.row_end
+        self.row_end = self.s_off.a[cut.base + 1:cut.base + 1 + cut.rows]
 
     def _parts(self, n: int, work: Callable[[int, int], Any]) -> None:
         """``work(a, b)`` over 0..n-1 in parts: one a worker, the first in this thread (each
@@ -694,17 +698,11 @@ class GraphSource(LevelSource):
     def graph(self, ex: Exploration) -> StateGraph:
         """The explored graph (after the search)."""
         n = self.n
-        # transitions per state: the expanded rows of each level in order, then nothing for
-        # the states never expanded (an incomplete graph)
-        counts = []
-        for ends, undone, first in self.end_parts:
-            if ends.size:
-                counts.append(np.diff(ends, prepend=first))
-            counts.append(np.zeros(undone, np.int64))
-        cnt = np.concatenate(counts) if counts else np.zeros(0, np.int64)
-        cnt = np.concatenate([cnt, np.zeros(max(n - cnt.size, 0), np.int64)])[:n]
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(cnt, out=offsets[1:])
+        # the states never expanded (an incomplete graph) have no transitions: the last
+        # expanded one's end (the transitions are in the order of their states)
+        self.s_off.room(self.off_to + 1, n + 1)
+        offsets = self.s_off.a[:n + 1]
+        offsets[self.off_to + 1:] = self.ne
         levels = list(self.levels)  # levels[d]: the first id of depth d; levels[-1] == n
         fps, parent, pact = self._joined()
         graph = StateGraph(
@@ -757,7 +755,6 @@ class _Cut:
     done: int
     base: int  # the id of the frontier's first row
     first: int  # the level's first transition
-    row_end: np.ndarray
     nnew: int
     flag_errors: int  # those the next level's flags counted
 
