@@ -189,3 +189,19 @@ def places(order: np.ndarray, rank: np.ndarray) -> None:  # pragma: no cover - c
     """rank[order[j]] = j: where each entry goes."""
     for j in range(order.size):
         rank[order[j]] = j
+
+
+@njit(cache=True, nogil=True)
+def gather_level(order: np.ndarray, lo: int, hi: int, src_rows: np.ndarray, src_fps: np.ndarray,
+                 src_par: np.ndarray, src_act: np.ndarray, rows: np.ndarray, fps: np.ndarray,
+                 par: np.ndarray, act: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Places lo..hi-1 of a level in the order ``order``: each new state's row (as 64-bit
+    words), fingerprint, first parent and action, from where it was found."""
+    w = src_rows.shape[1]
+    for j in range(lo, hi):
+        i = order[j]
+        for c in range(w):
+            rows[j, c] = src_rows[i, c]
+        fps[j] = src_fps[i]
+        par[j] = src_par[i]
+        act[j] = src_act[i]

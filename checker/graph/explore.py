@@ -30,6 +30,7 @@ from hwcheck.checker.graph.buffers import (
     Runs,
     base_pages,
     count_values,
+    gather_level,
     grown,
     has_bit,
     places,
@@ -178,6 +179,10 @@ class GraphSource(LevelSource):
         self.gk.warm(workers=self.workers > 1)
         count_values(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
         places(radix_order(np.zeros(1, np.uint64)), np.zeros(1, np.int64))
+        one = np.zeros((1, 1), np.uint64)
+        acts = np.zeros(1, self.kernel.act_dtype)
+        gather_level(np.zeros(1, np.int64), 0, 1, one, one[0], np.zeros(1, np.int32), acts,
+                     one, one[0], np.zeros(1, np.int32), acts)
         k = self.kernel
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
@@ -340,23 +345,25 @@ class GraphSource(LevelSource):
         self._state_room(n + nnew)
         fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
                          self.s_act.a[n:n + nnew])
-        np.take(new_fps[:nnew], order, out=fps)
-        np.take(new_par[:nnew], order, out=par)
-        np.take(new_act[:nnew], order, out=act)
-        self._parts(nnew, lambda a, b: mod.table_number(tab, mask, fps[a:b], n + a))
+        # a stopped level keeps its frontier for a later run: the next level goes elsewhere
+        rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
+            if nnew else new_rows[:0]
+        src, words = new_rows.view(np.uint64), rows.view(np.uint64)
+
+        def gather(a: int, b: int) -> None:  # the level in fingerprint order, and its ids
+            gather_level(order, a, b, src, new_fps, new_par, new_act, words, fps, par, act)
+            mod.table_number(tab, mask, fps[a:b], n + a)
+
+        self._parts(nnew, gather)
         self.off_to = base + done
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
         errors = self.flag_errors
         if nnew:
-            # a stopped level keeps its frontier for a later run: the next level goes elsewhere
-            rows = self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)
-            self._parts(nnew, lambda a, b: np.take(new_rows[:nnew], order[a:b], axis=0,
-                                                   out=rows[a:b]))
             out.found += self._new_level(rows, depth + 1)
         else:
-            self.front = new_rows[:0]
+            self.front = rows
         if done < m:  # a later run goes on from row ``done`` of this level
             self.cut = _Cut(depth, front, m, done, base, first, nnew,
                             self.flag_errors - errors)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numba import njit
 
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.graph import liveness as live
@@ -130,29 +131,44 @@ def classify(graph: StateGraph, method: str = "auto") -> tuple[np.ndarray, str, 
 def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
     """Recoverability on an explored graph (flags ``healthy`` and, when the protocol has one,
     ``at_bound``)."""
-    healthy = int(graph.flag("healthy").sum())
+    healthy = int(np.count_nonzero(graph.flag("healthy")))
     if not graph.complete:
         return Recoverability(Verdict.UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None,
                               "-", graph.seconds, 0.0, graph.stop_reason)
     stuck, used, secs = classify(graph, method)
-    bound = graph.flag("at_bound") if "at_bound" in graph.gk.flag_names \
-        else np.zeros(graph.n, np.bool_)
-    finding, at_bound = stuck & ~bound, stuck & bound
-    first = np.flatnonzero(finding)
-    first_bound = np.flatnonzero(at_bound)
+    bound = graph.gk.bit("at_bound") if "at_bound" in graph.gk.flag_names else np.uint64(0)
+    nstuck, first, nbound, first_bound = _stuck_counts(stuck, graph.flags, bound)
     res = Recoverability(
-        Verdict.STUCK if first.size else Verdict.RECOVERABLE, graph.n, graph.nedges, healthy,
-        int(first.size),
-        int(first_bound.size), graph.depth_of(int(first[0])) if first.size else None,
-        graph.depth_of(int(first_bound[0])) if first_bound.size else None, used,
-        graph.seconds + secs, secs)
-    if first.size:
-        res.witness = int(first[0])
+        Verdict.STUCK if nstuck else Verdict.RECOVERABLE, graph.n, graph.nedges, healthy,
+        nstuck, nbound, graph.depth_of(first) if nstuck else None,
+        graph.depth_of(first_bound) if nbound else None, used, graph.seconds + secs, secs)
+    if nstuck:
+        res.witness = first
         res.witness_reach = int(reachable_from(res.witness, graph.offsets, graph.dst).sum())
     if graph.refused:
         res.note = (f"{graph.refused:,} steps leave the declared domains and are not in the "
                     "graph (`hwcheck check` reports them)")
     return res
+
+
+@njit(cache=True, nogil=True)
+def _stuck_counts(stuck: np.ndarray, flags: np.ndarray,
+                  bound: np.uint64) -> tuple[int, int, int, int]:  # pragma: no cover - compiled
+    """(stuck states not at the model's bounds, the least of them, stuck states at the bounds
+    (flag ``bound``), the least of them), -1 for none, in one pass."""
+    n_stuck = n_bound = 0
+    first = first_bound = -1
+    for i in range(stuck.size):
+        if stuck[i]:
+            if flags[i] & bound:
+                if n_bound == 0:
+                    first_bound = i
+                n_bound += 1
+            else:
+                if n_stuck == 0:
+                    first = i
+                n_stuck += 1
+    return n_stuck, first, n_bound, first_bound
 
 
 def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
