@@ -53,6 +53,7 @@ from hwcheck.checker.semantics.signatures import CandidatesArgs, CheckArgs
 from hwcheck.spec.lang import Expr
 
 CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress and Ctrl-C
+SLICE = 1 << 12  # rows of a new level gathered, flagged and checked at a time (in the cache)
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
@@ -349,10 +350,20 @@ class GraphSource(LevelSource):
         rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
             if nnew else new_rows[:0]
         src, words = new_rows.view(np.uint64), rows.view(np.uint64)
+        flags = self.s_flags.a[n:n + nnew]
+        checked: dict[int, _Checked] = {}
 
-        def gather(a: int, b: int) -> None:  # the level in fingerprint order, and its ids
-            gather_level(order, a, b, src, new_fps, new_par, new_act, words, fps, par, act)
-            mod.table_number(tab, mask, fps[a:b], n + a)
+        def gather(a: int, b: int) -> None:
+            """Places a..b-1 of the level, a slice at a time while its rows are in the cache:
+            in fingerprint order, their ids, their flags and the first hits among them."""
+            out = checked[a] = _Checked.none(self.props, k)
+            for c in range(a, b, SLICE):
+                d = min(b, c + SLICE)
+                gather_level(order, c, d, src, new_fps, new_par, new_act, words, fps, par, act)
+                mod.table_number(tab, mask, fps[c:d], n + c)
+                out.errors += int(self.gk.mod.eval_flags(rows[c:d], d - c, flags[c:d],
+                                                         np.zeros(1, np.int64)))
+                out.add(self._check(rows[c:d]), c)
 
         self._parts(nnew, gather)
         self.off_to = base + done
@@ -361,7 +372,11 @@ class GraphSource(LevelSource):
         out.found += self._transition_hits(front, base, depth)
         errors = self.flag_errors
         if nnew:
-            out.found += self._new_level(rows, depth + 1)
+            whole = _Checked.none(self.props, k)
+            for a in sorted(checked):  # the first hit of the earliest part
+                whole.add(checked[a], 0)
+            self.flag_errors += whole.errors
+            out.found += self._new_level(rows, depth + 1, whole)
         else:
             self.front = rows
         if done < m:  # a later run goes on from row ``done`` of this level
@@ -602,49 +617,50 @@ class GraphSource(LevelSource):
         for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
             col.room(self.n, n)
 
-    def _new_level(self, rows: np.ndarray, depth: int) -> list[Found]:
+    def _new_level(self, rows: np.ndarray, depth: int,
+                   checked: _Checked | None = None) -> list[Found]:
         """Keep a level (rows in fingerprint order; its fingerprints, parents and actions
-        already in the columns); its state flags and first hits."""
+        already in the columns, and, with ``checked``, its flags and first hits); its first
+        hits as findings."""
         n = rows.shape[0]
-        f = self.s_flags.a[self.n:self.n + n]
+        if checked is None:  # the initial states
+            checked = _Checked.none(self.props, self.kernel)
+            checked.errors = int(self.gk.mod.eval_flags(
+                rows, n, self.s_flags.a[self.n:self.n + n], self.err))
+            checked.add(self._check(rows), 0)
+            self.flag_errors += checked.errors
         if self.keep_rows:
             self.rows_kept.append(rows.copy())
         first = self.n
         self.n += n
         self.levels.append(self.n)
         self.front = rows
-        if self.pool is None or n <= self.worker_rows:
-            self.flag_errors += int(self.gk.mod.eval_flags(rows, n, f, self.err))
-            return self._state_hits(rows, first, depth)
-        # the workers flag the level's parts while this thread checks the level's states
-        parts = self.workers - 1
-        cuts = [n * w // parts for w in range(parts + 1)]
-        jobs = [self.pool.submit(self.gk.mod.eval_flags, rows[a:b], b - a, f[a:b],
-                                 np.zeros(1, np.int64)) for a, b in zip(cuts, cuts[1:])]
-        try:
-            found = self._state_hits(rows, first, depth)
-        finally:
-            bad = [job.result() for job in jobs]  # no worker is left writing
-        self.flag_errors += int(sum(bad))
-        return found
+        return self._state_hits(checked, first, depth)
 
-    def _state_hits(self, rows: np.ndarray, first: int, depth: int) -> list[Found]:
-        """The kernel's own ``check_states`` over a new level, as the engines run it."""
-        props, out = self.props, list[Found]()
+    def _check(self, rows: np.ndarray) -> _Checked | None:
+        """The kernel's own ``check_states`` over rows of a new level, as the engines run it:
+        the first row hitting each state property still active, and each domain error's."""
+        props, k = self.props, self.kernel
         if props is None or not props.state or not props.state_active.any():
-            return out
-        k = self.kernel
-        hits = np.full(len(props.state), -1, np.int64)
-        err, dom_row, _ = k.error_arrays()
+            return None
+        out = _Checked.none(props, k)
+        assert out.hits is not None and out.dom_row is not None
         k.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0], active=props.state_active,
-                                      hits=hits, err=err, dom_row=dom_row))
-        for j in np.flatnonzero(hits >= 0):
+                                      hits=out.hits, err=np.zeros(1, np.int64),
+                                      dom_row=out.dom_row))
+        return out
+
+    def _state_hits(self, checked: _Checked, first: int, depth: int) -> list[Found]:
+        props, out, k = self.props, list[Found](), self.kernel
+        if props is None or checked.hits is None or checked.dom_row is None:
+            return out
+        for j in np.flatnonzero(checked.hits >= 0):
             name, _, kind = props.state[j]
-            out.append(Found(name, kind, depth, (first + int(hits[j]), None)))
+            out.append(Found(name, kind, depth, (first + int(checked.hits[j]), None)))
             props.state_active[j] = False
-        for c in np.flatnonzero(dom_row >= 0):
+        for c in np.flatnonzero(checked.dom_row >= 0):
             out.append(Found(k.domain_errors.name(int(c)), "domain", depth,
-                             (first + int(dom_row[c]), None)))
+                             (first + int(checked.dom_row[c]), None)))
         return out
 
     def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, base: int,
@@ -749,6 +765,35 @@ def explore(kernel: Kernel, predicates: Iterable[tuple[str, Expr]] = (), invaria
     with base_pages():
         ex = search(source, StopRule(first_hit=False), report)
         return source.graph(ex)
+
+
+@dataclass
+class _Checked:
+    """What flagging and checking some rows of a new level found: the flags' domain errors,
+    and (with state properties to check) the first row hitting each and each domain error's
+    first row, -1 for none."""
+
+    errors: int
+    hits: np.ndarray | None
+    dom_row: np.ndarray | None
+
+    @staticmethod
+    def none(props: PropertySet | None, kernel: Kernel) -> _Checked:
+        if props is None or not props.state:
+            return _Checked(0, None, None)
+        return _Checked(0, np.full(len(props.state), -1, np.int64),
+                        np.full(kernel.nerrors, -1, np.int64))
+
+    def add(self, later: _Checked | None, at: int) -> None:
+        """Join what later rows found (their rows counted from ``at``): the earlier hit
+        stays."""
+        if later is None:
+            return
+        self.errors += later.errors
+        for mine, theirs in ((self.hits, later.hits), (self.dom_row, later.dom_row)):
+            if mine is not None and theirs is not None:
+                new = (mine < 0) & (theirs >= 0)
+                mine[new] = theirs[new] + at
 
 
 @dataclass
