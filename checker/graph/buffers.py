@@ -158,7 +158,6 @@ class Batch:
         self.cfp = np.empty(cap, np.uint64)
         self.cpar = np.empty(cap, np.int64)
         self.cact = np.empty(cap, k.act_dtype)
-        self.edst = np.empty(cap, np.int32)
         self.eact = np.empty(cap, k.act_dtype)
         self.eflags = np.zeros(cap if want_tp else 1, np.uint64)
         self.err = np.zeros(1, np.int64)

@@ -239,7 +239,6 @@ class GraphSource(LevelSource):
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [Batch(k, cap, self.edge_properties)
                             for _ in range(BATCHES * self.workers)]
-            self.ids = np.empty(cap, np.int64)
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
         k = self.kernel
@@ -570,7 +569,7 @@ class GraphSource(LevelSource):
         b.lo = lo
         b.hi, b.q, b.refused = self.gk.mod.expand_candidates(*CandidatesArgs(
             front=self.front, lo=lo, hi=hi, cw=b.cw, cfp=b.cfp, cpar=b.cpar, cact=b.cact,
-            edst=b.edst, eact=b.eact, eflags=b.eflags, row_end=self.row_end,
+            eact=b.eact, eflags=b.eflags, row_end=self.row_end,
             want_tp=self.edge_properties, err=b.err, tp_active=self.tp_active, tp_row=b.tp_row,
             tp_inst=b.tp_inst, dom_row=b.dom_row, dom_inst=b.dom_inst))
         b.hits = bool(b.tp_row.max() >= 0 or (b.dom_row.size and b.dom_row.max() >= 0))
@@ -581,15 +580,13 @@ class GraphSource(LevelSource):
         """Give a worker's candidates their ids (the next run of rows, in order)."""
         q, ne = b.q, self.ne
         self._room(q)
-        self.edst[ne:ne + q] = b.edst[:q]
         self.eact[ne:ne + q] = b.eact[:q]
         if self.edge_properties:
             self.eflags[ne:ne + q] = b.eflags[:q]
         new_rows, new_fps, new_par, new_act = self.found
         self.nnew = self.gk.mod.resolve(
             self.tab, self.slots - 1, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
-            new_rows.view(np.uint64), new_fps, new_par, new_act, base, self.ids, self.edst, ne,
-            ne + q)
+            new_rows.view(np.uint64), new_fps, new_par, new_act, base, self.edst, ne)
         self.row_end[b.lo:b.hi] += ne
         self.ne = ne + q
         self.refused += int(b.refused)

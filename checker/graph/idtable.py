@@ -123,13 +123,13 @@ def renumber(edst, lo, hi, n, rank):
 
 @njit(cache=True, nogil=True)
 def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_par, new_act,
-            base, ids, edst, eb, ne):
+            base, edst, eb):
     """The ids of a block's candidate successors 0..q-1 (rows ``cw`` as words, fingerprints
     ``cfp``, parent rows ``cpar``, instances ``cact``), in order: a fingerprint not in the
     table gets the id nstates + nnew and its row, fingerprint, parent (base + row) and instance
-    go to nw/new_fps/new_par/new_act at nnew. Then the block's transitions eb..ne-1, which
-    point at their candidates, point at the ids. The home slots of the next ``PREFETCH``
-    candidates are loaded while one is looked up. Returns nnew."""
+    go to nw/new_fps/new_par/new_act at nnew. Candidate k is transition eb + k, whose
+    destination is its id. The home slots of the next ``PREFETCH`` candidates are loaded while
+    one is looked up. Returns nnew."""
     shift = home_shift(mask)
     for k in range(min(q, PREFETCH)):
         prefetch(tab, 2 * np.int64(cfp[k] >> shift))
@@ -148,7 +148,5 @@ def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_p
             new_par[nnew] = base + cpar[k]
             new_act[nnew] = cact[k]
             nnew += 1
-        ids[k] = ident
-    for e in range(eb, ne):
-        edst[e] = ids[edst[e]]
+        edst[eb + k] = ident
     return nnew

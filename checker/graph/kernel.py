@@ -106,13 +106,12 @@ def _edges_source(kernel: Kernel) -> str:
               "    cfp = np.empty(ROOM, np.uint64)",
               "    cpar = np.empty(ROOM, np.int64)",
               "    cact = np.empty(ROOM, ACT)",
-              "    ids = np.empty(ROOM, np.int64)",
               "    q = 0",
               "    eb = ne",
               "    for i in range(lo, hi):",
               "        if (i - lo) % BLOCK == 0:",
               "            nnew = resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw,",
-              "                           new_fps, new_par, new_act, base, ids, edst, eb, ne)",
+              "                           new_fps, new_par, new_act, base, edst, eb)",
               "            q = 0",
               "            eb = ne",
               "            if ne + ROOM > edst.size or nnew + ROOM > new_rows.shape[0] \\",
@@ -120,12 +119,11 @@ def _edges_source(kernel: Kernel) -> str:
               "                return i, nnew, ne, refused",
               "        s = front[i]"]
 
-    def keep(inner: str) -> list[str]:  # a candidate; its edge points at it until resolved
+    def keep(inner: str) -> list[str]:  # a candidate, and its transition (resolve: its id)
         return [f"{inner}_put_words(tw, cw, q)",
                 f"{inner}cfp[q] = fp",
                 f"{inner}cpar[q] = i",
                 f"{inner}cact[q] = {{inst}}",
-                f"{inner}edst[ne] = q",
                 f"{inner}eact[ne] = {{inst}}",
                 f"{inner}ne += 1",
                 f"{inner}q += 1"]
@@ -134,7 +132,7 @@ def _edges_source(kernel: Kernel) -> str:
     lines += successors(spec, props, kernel.fails, passes, keep, seen, refused="refused")
     lines += ["        row_end[i] = ne",
               "    nnew = resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps,",
-              "                   new_par, new_act, base, ids, edst, eb, ne)",
+              "                   new_par, new_act, base, edst, eb)",
               "    return hi, nnew, ne, refused\n"]
     return "\n".join(lines)
 
@@ -163,7 +161,6 @@ def _candidates_source(kernel: Kernel) -> str:
                 f"{inner}cfp[q] = fp",
                 f"{inner}cpar[q] = i",
                 f"{inner}cact[q] = {{inst}}",
-                f"{inner}edst[ne] = q",
                 f"{inner}eact[ne] = {{inst}}",
                 f"{inner}ne += 1",
                 f"{inner}q += 1"]
@@ -177,7 +174,8 @@ def _candidates_source(kernel: Kernel) -> str:
 
 CANDIDATES_DOC = '''\
     """Rows lo..hi-1 of ``front``: each enabled transition, its successor kept as candidate q
-    (words, fingerprint, frontier row, instance) and the transition as edst[q] = q; row i's
+    (words, fingerprint, frontier row, instance) and the transition as transition q (its
+    action instance in eact[q]; its destination is the candidate's id); row i's
     transitions end at row_end[i]. First hits of the transition predicates and domain errors
     as ``expand_edges`` records them. Stops before a row whose successors might not fit.
     Returns (next row, candidates, steps refused)."""'''
@@ -297,14 +295,14 @@ class GraphKernel:
             mod.expand_candidates(*CandidatesArgs(
                 front=one, lo=0, hi=0, cw=cw, cfp=np.empty(cap, np.uint64),
                 cpar=np.empty(cap, np.int64), cact=np.empty(cap, k.act_dtype),
-                edst=np.empty(cap, np.int32), eact=np.empty(cap, k.act_dtype),
+                eact=np.empty(cap, k.act_dtype),
                 eflags=np.zeros(cap, np.uint64), row_end=np.zeros(1, np.int64), want_tp=False,
                 err=err, tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
                 tp_inst=np.full(nt, -1, np.int64), dom_row=dom_row, dom_inst=dom_inst))
             mod.resolve(tab, 15, cw, np.empty(cap, np.uint64), np.empty(cap, np.int64),
                         np.empty(cap, k.act_dtype), 0, 1, 0, cw, np.empty(cap, np.uint64),
                         np.empty(cap, np.int32), np.empty(cap, k.act_dtype), 0,
-                        np.empty(cap, np.int64), np.empty(cap, np.int32), 0, 0)
+                        np.empty(cap, np.int32), 0)
 
 
 def _load(src: str) -> Any:

@@ -9,7 +9,6 @@ The tests hold them to the same answer.
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 from numba import njit
 
@@ -21,6 +20,8 @@ def can_reach_networkx(n: int, src: np.ndarray, dst: np.ndarray,
     """bool [n]: the states from which some state of ``target`` (bool [n]) is reachable (the
     target states themselves included), with networkx: the reversed graph, a source joined to
     every target state, and its descendants."""
+    import networkx as nx  # here: a large graph's search (arrays) does without its import
+
     g = nx.DiGraph()
     g.add_nodes_from(range(n + 1))
     g.add_edges_from(zip(dst.tolist(), src.tolist()))  # reversed

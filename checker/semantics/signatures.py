@@ -132,8 +132,7 @@ class CandidatesArgs(NamedTuple):
     cfp: Any  # uint64 [cap]: their fingerprints
     cpar: Any  # int64 [cap]: the frontier row of each
     cact: Any  # [cap]: the action instance of each
-    edst: Any  # int32 [cap]: each transition's candidate (transition e is candidate e)
-    eact: Any  # [cap]: each transition's action instance
+    eact: Any  # [cap]: each transition's action instance (transition e is candidate e)
     eflags: Any  # uint64 [cap] with ``want_tp``: the action properties each violates
     row_end: Any  # int64 [frontier rows]: row i's transitions end at row_end[i] (from 0)
     want_tp: bool
