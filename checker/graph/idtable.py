@@ -12,8 +12,11 @@ A static module, so numba compiles it once for every spec (the graph kernels imp
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.semantics.fingerprint import PREFETCH
 from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
+
+# candidates ahead whose home slot is loaded while one is looked up: more than the engines'
+# inserts ahead, since a lookup here does less besides (32 against 16: 12% less time)
+AHEAD = 32
 
 
 def new_table(slots: int) -> np.ndarray:
@@ -128,14 +131,14 @@ def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_p
     ``cfp``, parent rows ``cpar``, instances ``cact``), in order: a fingerprint not in the
     table gets the id nstates + nnew and its row, fingerprint, parent (base + row) and instance
     go to nw/new_fps/new_par/new_act at nnew. Candidate k is transition eb + k, whose
-    destination is its id. The home slots of the next ``PREFETCH`` candidates are loaded while
+    destination is its id. The home slots of the next ``AHEAD`` candidates are loaded while
     one is looked up. Returns nnew."""
     shift = home_shift(mask)
-    for k in range(min(q, PREFETCH)):
+    for k in range(min(q, AHEAD)):
         prefetch(tab, 2 * np.int64(cfp[k] >> shift))
     for k in range(q):
-        if k + PREFETCH < q:
-            prefetch(tab, 2 * np.int64(cfp[k + PREFETCH] >> shift))
+        if k + AHEAD < q:
+            prefetch(tab, 2 * np.int64(cfp[k + AHEAD] >> shift))
         fp = cfp[k]
         ident, slot = table_find(tab, mask, shift, fp)
         if ident < 0:
