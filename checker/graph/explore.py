@@ -69,7 +69,7 @@ class StateGraph:
     fps: np.ndarray  # uint64 [n]
     parent: np.ndarray  # int32 [n]: the state it was first reached from; -1 for the initial
     pact: np.ndarray  # action instance of that first step
-    flags: np.ndarray  # uint64 [n]: bit j = state predicate gk.flag_names[j] holds
+    flags: np.ndarray  # [n]: bit j = state predicate gk.flag_names[j] holds (gk.flag_dtype)
     offsets: np.ndarray  # int64 [n + 1]
     dst: np.ndarray  # int32 [edges]
     act: np.ndarray  # action instance of each transition
@@ -198,7 +198,7 @@ class GraphSource(LevelSource):
         self.s_fps = Column(np.uint64)
         self.s_par = Column(np.int32)
         self.s_act = Column(k.act_dtype)
-        self.s_flags = Column(np.uint64)
+        self.s_flags = Column(self.gk.flag_dtype)
         # where every state's transitions end (compressed sparse row offsets: state i's are
         # ne[offsets[i]:offsets[i + 1]]); a level's rows write theirs as they are expanded, and
         # ids up to ``off_to`` have them

@@ -259,6 +259,9 @@ class GraphKernel:
         self.kernel = kernel
         extra = list(extra)
         self.flag_names = [n for n, _ in _state_preds(kernel, extra, invariants)]
+        # a state's flags: the narrowest unsigned integer with a bit for each
+        self.flag_dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                               if len(self.flag_names) <= 8 * np.dtype(t).itemsize)
         self.edge_flag_names = [name for name, _, kind in kernel.props.transition
                                 if kind == "action"][:MAX_EDGE_FLAGS]
         self.source = generate(kernel, extra, invariants)
@@ -275,7 +278,7 @@ class GraphKernel:
         k.warm("step")
         one = k.initial.reshape(1, -1).copy()
         err = np.zeros(1, np.int64)
-        mod.eval_flags(one, 1, np.zeros(1, np.uint64), err)
+        mod.eval_flags(one, 1, np.zeros(1, self.flag_dtype), err)
         tab = new_table(16)
         mod.table_rehash(tab, new_table(32))
         mod.table_double(new_table(32), 16)
