@@ -83,6 +83,24 @@ def test_the_graph_of_other_protocols(row):
     assert (g.n, g.nedges, g.depth) == (distinct, generated, depth)
 
 
+@pytest.mark.parametrize("copies", [1, 9])
+def test_state_flags_take_the_narrowest_width_that_holds_them(copies):
+    """A state's flags are one byte for up to 8 predicates and two for 9 to 16, and a flag
+    reads the same at every bit: each copy of an invariant is flagged where it holds."""
+    spec = protocol_spec("die_hard.py", {})
+    inv = spec.invariant_named("NotSolved")  # false in some states
+    preds = [(f"copy{j}", inv.expr) for j in range(copies)]
+    g = explore(Kernel(spec), preds)
+    want = np.uint8 if len(g.gk.flag_names) <= 8 else np.uint16
+    assert g.flags.dtype == want and len(g.gk.flag_names) == copies + len(spec.invariants)
+    interp = Interpreter(spec)
+    g_rows = explore(Kernel(spec), preds, keep_rows=True).rows
+    holds = np.array([interp.holds(inv.expr, row) for row in g_rows])
+    assert 0 < holds.sum() < g.n
+    for name in [f"copy{j}" for j in range(copies)] + [inv.name]:
+        assert np.array_equal(g.flag(name), holds)
+
+
 @pytest.mark.parametrize("spec", [
     lambda: protocol_spec("die_hard.py", {}),
     lambda: protocol_spec("two_phase.py", {"rms": 2, "tm_commits_early": True}),
