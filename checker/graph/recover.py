@@ -188,7 +188,8 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     preds = predicates(rec) if rec is not None else []
     for p in liveness or []:
         preds += p.predicates
-    source = GraphSource(kernel, preds, max_states=max_states,
+    # the check's invariants are checked as the engines check them (``props``), not flagged
+    source = GraphSource(kernel, preds, invariants=False, max_states=max_states,
                          props=PropertySet(kernel, opts), workers=workers)
     s = Search(source, opts.report)
     with base_pages():
