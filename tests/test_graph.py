@@ -230,7 +230,9 @@ def test_networkx_and_arrays_agree_with_a_plain_search(case):
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
     for sweeps in (0, 1, 16):  # the backward search alone, after one sweep, sweeps alone
-        assert np.array_equal(can_reach_csr(offsets, dst[by_src], tgt, sweeps), want)
+        for workers in (1, 2, 3):  # sweeps shared by threads (from 8 states on)
+            assert np.array_equal(
+                can_reach_csr(offsets, dst[by_src], tgt, sweeps, workers=workers), want)
 
 
 def test_reachability_against_the_ids_takes_the_backward_search():
@@ -242,8 +244,28 @@ def test_reachability_against_the_ids_takes_the_backward_search():
     dst = np.arange(n - 1, dtype=np.int32)  # but the first: state i + 1 -> state i
     target = np.zeros(n, np.bool_)
     target[0] = True
-    assert can_reach_csr(offsets, dst, target, max_sweeps=3).all()
-    assert can_reach_csr(offsets, dst, target, max_sweeps=n).all()
+    for workers in (1, 2):
+        assert can_reach_csr(offsets, dst, target, max_sweeps=3, workers=workers).all()
+        assert can_reach_csr(offsets, dst, target, max_sweeps=n, workers=workers).all()
+
+
+@pytest.mark.parametrize("workers", [2, 3, 8])
+def test_shared_sweeps_give_the_answer_of_one_thread_on_a_large_random_graph(workers):
+    """Sweeps shared by threads, on a graph large enough that the threads run at the same
+    time (200,000 states, transitions forwards and backwards): the same states as one thread,
+    and as the backward search alone."""
+    rng = np.random.default_rng(7)
+    n = 200_000
+    deg = rng.integers(0, 4, n)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(deg, out=offsets[1:])
+    dst = rng.integers(0, n, int(offsets[-1])).astype(np.int32)
+    target = rng.random(n) < 0.0005
+    alone = can_reach_csr(offsets, dst, target, max_sweeps=0)
+    assert 0 < alone.sum() < n
+    assert np.array_equal(can_reach_csr(offsets, dst, target), alone)
+    assert np.array_equal(can_reach_csr(offsets, dst, target, max_sweeps=10**6,
+                                        workers=workers), alone)
 
 
 def _trap_protocol() -> Protocol:

@@ -114,9 +114,10 @@ def predicates(rec: Recovery) -> list:
     return out
 
 
-def classify(graph: StateGraph, method: str = "auto") -> tuple[np.ndarray, str, float]:
+def classify(graph: StateGraph, method: str = "auto",
+             workers: int = 1) -> tuple[np.ndarray, str, float]:
     """(stuck: bool [n], the method used, seconds) on a complete graph with a ``healthy``
-    flag."""
+    flag; ``workers``: threads that share the arrays' sweeps."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     if method == "auto":
@@ -124,18 +125,19 @@ def classify(graph: StateGraph, method: str = "auto") -> tuple[np.ndarray, str, 
     healthy = graph.flag("healthy")
     t = time.perf_counter()
     heal = (can_reach_networkx(graph.n, graph.src(), graph.dst, healthy)
-            if method == "networkx" else can_reach_csr(graph.offsets, graph.dst, healthy))
+            if method == "networkx" else can_reach_csr(graph.offsets, graph.dst, healthy,
+                                                       workers=workers))
     return ~heal, method, time.perf_counter() - t
 
 
-def analyse(graph: StateGraph, method: str = "auto") -> Recoverability:
+def analyse(graph: StateGraph, method: str = "auto", workers: int = 1) -> Recoverability:
     """Recoverability on an explored graph (flags ``healthy`` and, when the protocol has one,
     ``at_bound``)."""
     healthy = int(np.count_nonzero(graph.flag("healthy")))
     if not graph.complete:
         return Recoverability(Verdict.UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None,
                               "-", graph.seconds, 0.0, graph.stop_reason)
-    stuck, used, secs = classify(graph, method)
+    stuck, used, secs = classify(graph, method, workers)
     bound = graph.gk.bit("at_bound") if "at_bound" in graph.gk.flag_names else np.uint64(0)
     nstuck, first, nbound, first_bound = _stuck_counts(stuck, graph.flags, bound)
     res = Recoverability(
@@ -203,7 +205,7 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
         graph = source.graph(full)
     res = None
     if recoverable:
-        res = analyse(graph, method)
+        res = analyse(graph, method, workers)
         if res.witness is not None:
             res.trace = stuck_trace(spec, graph, res)
     t = time.perf_counter()
