@@ -587,6 +587,121 @@ def test_workers_build_the_graph_one_worker_builds(symmetry):
     assert reports[0][3] and all(r == reports[0] for r in reports)
 
 
+def test_workers_grow_the_id_table_in_place_together(monkeypatch):
+    """An id table grown in place inside a level (its address range reserved from the first
+    growth here) is grown while the workers wait for ids: they back its fresh half with the
+    thread that grows it. The graph is the one a single worker builds."""
+    from hwcheck.checker.graph import buffers
+    from hwcheck.checker.graph import explore as ex_mod
+    from hwcheck.checker.search.driver import search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+    one = _source(k, spec)
+    whole = one.graph(search(one, StopRule(first_hit=False)))
+    monkeypatch.setattr(ex_mod, "RESERVE_FROM", 1 << 4)
+    monkeypatch.setattr(ex_mod, "TOUCH", 1 << 6)
+    shared = []
+    share = buffers.Runs.share
+    monkeypatch.setattr(buffers.Runs, "share",
+                        lambda self, chore: (shared.append(len(chore.cuts) - 1),
+                                             share(self, chore))[1])
+    for workers in (2, 3):
+        source = _source(k, spec, workers=workers, worker_rows=2)
+        _same_graph(whole, source.graph(search(source, StopRule(first_hit=False))))
+        assert source.mem is not None and source.slots >= 2 * whole.n
+    assert shared and max(shared) > 1  # in pieces, with the workers
+
+
+def test_a_chore_is_done_whole_by_the_threads_that_share_it():
+    """Every piece of a chore is done once, by the thread that shares it or by one that would
+    wait for a buffer; what a piece raises is raised by the one that shares it."""
+    import threading
+
+    from hwcheck.checker.graph.buffers import Chore, Runs
+
+    done = np.zeros(1000, np.int64)
+    helpers: set[str] = set()
+
+    def piece(a, b):
+        helpers.add(threading.current_thread().name)
+        done[a:b] += 1
+
+    runs = Runs([(0, 1), (1, 2)], [])  # no free buffer: a thread that claims waits
+    waiting = threading.Thread(target=runs.claim, args=(True,), name="waiter")
+    waiting.start()
+    try:
+        runs.share(Chore(piece, done.size, 7))
+        assert (done == 1).all()
+
+        def bad(a, b):
+            if a >= 500:
+                raise MemoryError("piece")
+            piece(a, b)
+
+        with pytest.raises(MemoryError):
+            runs.share(Chore(bad, done.size, 7))
+    finally:
+        runs.halt()
+        waiting.join()
+    assert runs.chore is None and helpers <= {"waiter", threading.current_thread().name}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3000), st.sampled_from(["uniform", "equal", "low", "crowded"]),
+       st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_a_level_is_ordered_by_the_workers_as_numpy_orders_it(n, kind, workers, seed):
+    """The level's order shared by the workers (fingerprints dealt into buckets by their top
+    bits, each bucket sorted) is numpy's stable argsort and its inverse: for uniform keys,
+    repeated keys, keys that all fall in one bucket and keys crowded into a few (large
+    buckets are merge sorted)."""
+    rng = np.random.default_rng(seed)
+    keys = {"uniform": lambda: rng.integers(0, 2**64, n, dtype=np.uint64),
+            "equal": lambda: rng.integers(0, 3, n, dtype=np.uint64) << np.uint64(62),
+            "low": lambda: rng.integers(0, 2**20, n, dtype=np.uint64),
+            "crowded": lambda: rng.integers(0, 2**58, n, dtype=np.uint64)
+            | (rng.integers(0, 4, n, dtype=np.uint64) << np.uint64(62))}[kind]()
+    spec = kafka(**R2, truncation="hw")
+    source = _source(Kernel(spec), spec, workers=workers, worker_rows=8)
+    source.prepare()
+    try:
+        order, rank = source._order(keys)
+        want = np.argsort(keys, kind="stable")
+        assert np.array_equal(order, want)
+        assert np.array_equal(rank[want], np.arange(n))
+    finally:
+        if source.pool is not None:
+            source.pool.shutdown()
+
+
+def test_a_graph_for_recoverability_alone_keeps_no_actions():
+    """Without the transitions' actions (what recoverability reads does without them) the
+    graph is the same in every other array, with the same coverage, with one worker or
+    several; asking for the actions says why there are none."""
+    from hwcheck.checker.search.driver import search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+    for workers in (1, 2):
+        graphs, coverage = [], []
+        for actions in (True, False):
+            source = _source(k, spec, workers=workers, worker_rows=4, edge_actions=actions)
+            ex = search(source, StopRule(first_hit=False))
+            graphs.append(source.graph(ex))
+            coverage.append(ex.stats["coverage"])
+        kept, bare = graphs
+        assert bare.act is None and kept.act is not None
+        for name in GRAPH_ARRAYS:
+            if name != "act":
+                assert np.array_equal(getattr(kept, name), getattr(bare, name)), name
+        assert coverage[0] == coverage[1]
+        assert coverage[0]["enabled"] == np.bincount(kept.act, minlength=k.ninst).tolist()
+        with pytest.raises(ValueError, match="without its transitions' actions"):
+            bare.actions()
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
     """A limit stops the search inside a level; a later run expands the rest of that level

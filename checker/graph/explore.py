@@ -26,15 +26,21 @@ from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph.buffers import (
     Batch,
+    Chore,
     Column,
     Runs,
     base_pages,
+    bucket_counts,
+    bucket_scatter,
+    bucket_sort,
+    bucket_starts,
     count_values,
     gather_level,
     grown,
     has_bit,
     places,
     rows_on_huge_pages,
+    touch,
 )
 from hwcheck.checker.graph.idtable import new_table
 from hwcheck.checker.graph.kernel import GraphKernel
@@ -57,6 +63,7 @@ SLICE = 1 << 12  # rows of a new level gathered, flagged and checked at a time (
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
 MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
+TOUCH = 1 << 18  # words of a grown id table's fresh memory a thread backs at a time (2 MiB)
 
 
 @dataclass
@@ -72,7 +79,7 @@ class StateGraph:
     flags: np.ndarray  # [n]: bit j = state predicate gk.flag_names[j] holds (gk.flag_dtype)
     offsets: np.ndarray  # int64 [n + 1]
     dst: np.ndarray  # int32 [edges]
-    act: np.ndarray  # action instance of each transition
+    act: np.ndarray | None  # action instance of each transition (None: not kept)
     eflags: np.ndarray | None  # uint64 [edges]: bit j = violates gk.edge_flag_names[j]
     levels: list[int]  # levels[d]: the first id of depth d; levels[-1] == n
     rows: np.ndarray | None = None  # the states themselves, when kept
@@ -116,6 +123,12 @@ class StateGraph:
             out.flags.writeable = False
         return out
 
+    def actions(self) -> np.ndarray:
+        """The action instance of each transition (kept unless the search was told not to)."""
+        if self.act is None:
+            raise ValueError("this state graph was explored without its transitions' actions")
+        return self.act
+
     def src(self) -> np.ndarray:
         """int32 [edges]: the source state of each transition."""
         return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.offsets))
@@ -153,7 +166,9 @@ class GraphSource(LevelSource):
 
     ``props``: the spec's properties a check asks for (``PropertySet``): their first hits
     are reported as the engines report them, so one exploration serves a check and the graph;
-    ``max_states``: a graph of more states than this stops (it is then incomplete)."""
+    ``max_states``: a graph of more states than this stops (it is then incomplete);
+    ``edge_actions``: keep each transition's action instance (``StateGraph.act``; what
+    recoverability alone reads does without: the workers' levels then never write it)."""
 
     name = "graph"
 
@@ -161,8 +176,9 @@ class GraphSource(LevelSource):
                  invariants: bool = True, max_states: int | None = None,
                  keep_rows: bool = False, edge_properties: bool = False,
                  props: PropertySet | None = None, chunk: int | None = None,
-                 workers: int = 1, worker_rows: int | None = None):
+                 workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True):
         self.kernel = kernel
+        self.edge_actions = edge_actions
         self.gk = GraphKernel(kernel, list(predicates), invariants)
         self.max_states = max_states
         self.keep_rows = keep_rows
@@ -180,6 +196,14 @@ class GraphSource(LevelSource):
         self.gk.warm(workers=self.workers > 1)
         count_values(np.zeros(1, self.kernel.act_dtype), 1, np.zeros(1, np.int64))
         places(radix_order(np.zeros(1, np.uint64)), np.zeros(1, np.int64))
+        touch(np.zeros(1, np.uint64), 0, 1)
+        if self.workers > 1:  # the level's order shared by the workers
+            keys, order = np.zeros(1, np.uint64), np.zeros(1, np.int64)
+            bounds, counts = np.array([0, 1], np.int64), np.zeros(1, np.int64)
+            bucket_counts(keys, 0, 1, np.uint64(63), counts)
+            bucket_starts(np.zeros((1, 1), np.int64), bounds, np.zeros((1, 1), np.int64))
+            bucket_scatter(keys, 0, 1, np.uint64(63), counts, order, keys.copy())
+            bucket_sort(keys.copy(), order, bounds, 0, 1, np.zeros(1, np.int64))
         one = np.zeros((1, 1), np.uint64)
         acts = np.zeros(1, self.kernel.act_dtype)
         gather_level(np.zeros(1, np.int64), 0, 1, one, one[0], np.zeros(1, np.int32), acts,
@@ -206,6 +230,11 @@ class GraphSource(LevelSource):
         self.s_off.a[0] = 0
         self.off_to = 0
         self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
+        self.order = np.empty(0, np.int64)  # scratch: the level's states in fingerprint order
+        self.sorted_keys = np.empty(0, np.uint64)  # scratch: their fingerprints
+        # scratch: each worker's keys by bucket, where each bucket and each share of it begins
+        self.counts = self.starts = np.empty((self.workers, 0), np.int64)
+        self.bounds = np.empty(1, np.int64)
         self.rows_kept: list[np.ndarray] = []
         # every transition, level after level, in buffers grown by doubling: destination,
         # action instance, action-property flags; ne of them so far
@@ -214,6 +243,7 @@ class GraphSource(LevelSource):
         self.e_flags = Column(np.uint64, ecap if self.edge_properties else 1)
         self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
+        self.enabled = np.zeros(max(k.ninst, 1), np.int64)  # transitions by action instance
         self.levels = [0]
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
@@ -232,6 +262,7 @@ class GraphSource(LevelSource):
         # worker, so that the pool runs ahead while this thread gives ids)
         self.pool: ThreadPoolExecutor | None = None
         self.batches: list[Batch] = []
+        self.runs: Runs | None = None  # the level's runs while the workers expand them
         if self.workers > 1:
             # the other workers: this thread is one too
             self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
@@ -335,11 +366,7 @@ class GraphSource(LevelSource):
         new_rows, new_fps, new_par, new_act = self.found
         # the rows expanded so far (all of them unless stopped): number the new level in
         # fingerprint order
-        order = radix_order(new_fps[:nnew])  # np.argsort(kind="stable"), in linear time
-        if self.rank.size < nnew:
-            self.rank = np.empty(max(nnew, 2 * self.rank.size), np.int64)
-        rank = self.rank[:nnew]
-        places(order, rank)
+        order, rank = self._order(new_fps[:nnew])
         edst, tab, mask = self.edst, self.tab, self.slots - 1
         self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
         self._state_room(n + nnew)
@@ -383,6 +410,40 @@ class GraphSource(LevelSource):
                             self.flag_errors - errors)
         return out
 
+    def _order(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(order, rank): the stable permutation that sorts ``keys`` (uint64), as
+        ``np.argsort(kind="stable")``, and its inverse (rank[order[j]] = j). With several
+        workers and many keys, the workers share it: the keys are dealt into buckets by their
+        top bits (fingerprints are uniform, so a bucket holds a few), each worker counting and
+        dealing its share of the keys, then sorting its share of the buckets."""
+        n = keys.size
+        if self.rank.size < n:
+            size = max(n, 2 * self.rank.size)
+            self.rank, self.order = np.empty(size, np.int64), np.empty(size, np.int64)
+            self.sorted_keys = np.empty(size, np.uint64)
+        rank = self.rank[:n]
+        if self.pool is None or n <= self.worker_rows:
+            order = radix_order(keys)  # in linear time
+            places(order, rank)
+            return order, rank
+        order = self.order[:n]
+        bits = min(22, max(1, n.bit_length() - 2))  # 2 to 4 keys a bucket
+        shift, w, nb = np.uint64(64 - bits), self.workers, 1 << bits
+        cuts = [n * i // w for i in range(w + 1)]
+        if self.counts.shape[1] < nb:
+            self.counts, self.starts = np.empty((w, nb), np.int64), np.empty((w, nb), np.int64)
+            self.bounds = np.empty(nb + 1, np.int64)
+        counts, start, bounds = self.counts[:, :nb], self.starts[:, :nb], self.bounds[:nb + 1]
+        self._parts(w, lambda a, b: [bucket_counts(keys, cuts[i], cuts[i + 1], shift, counts[i])
+                                     for i in range(a, b)], whole=False)
+        bucket_starts(counts, bounds, start)
+        sorted_keys = self.sorted_keys[:n]
+        self._parts(w, lambda a, b: [bucket_scatter(keys, cuts[i], cuts[i + 1], shift,
+                                                    start[i], order, sorted_keys)
+                                     for i in range(a, b)], whole=False)
+        self._parts(1 << bits, lambda a, b: bucket_sort(sorted_keys, order, bounds, a, b, rank))
+        return order, rank
+
     def _reopen(self, cut: _Cut) -> None:
         """Take back the level that ``cut`` numbered: its states return to the new states'
         buffers (their ids, in the table and the transitions, are their places there), the
@@ -405,10 +466,11 @@ class GraphSource(LevelSource):
         self.front = cut.front
         self.row_end = self.s_off.a[cut.base + 1:cut.base + 1 + cut.rows]
 
-    def _parts(self, n: int, work: Callable[[int, int], Any]) -> None:
+    def _parts(self, n: int, work: Callable[[int, int], Any], whole: bool = True) -> None:
         """``work(a, b)`` over 0..n-1 in parts: one a worker, the first in this thread (each
-        part writes only its own places), or whole here with one worker or little to do."""
-        if self.pool is None or n <= self.worker_rows:
+        part writes only its own places), or whole here with one worker or, ``whole``, with
+        little to do."""
+        if self.pool is None or (whole and n <= self.worker_rows):
             work(0, n)
             return
         cuts = [n * w // self.workers for w in range(self.workers + 1)]
@@ -431,6 +493,9 @@ class GraphSource(LevelSource):
                 self.mem[:self.tab.size] = self.tab
                 self.tab = self.mem[:self.tab.size]
         if self.mem is not None and words <= self.mem.size:
+            if self.runs is not None:  # the workers waiting for ids back the fresh half too
+                fresh = self.mem[self.tab.size:words]  # never written yet
+                self.runs.share(Chore(lambda a, b: touch(fresh, a, b), fresh.size, TOUCH))
             self.tab = self.mem[:words]
             mod.table_double(self.tab, slots)
         else:
@@ -484,11 +549,13 @@ class GraphSource(LevelSource):
                 with signals_held():  # Ctrl-C waits for the end of the chunk
                     hi = min(m, lo + self.chunk)
                     new_rows, new_fps, new_par, new_act = self.found
+                    ne = self.ne
                     i, self.nnew, self.ne, bad = mod.expand_edges(
                         front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
                         self.n, new_rows, new_fps, new_par, new_act, self.nnew, self.edst,
                         self.eact, self.eflags, self.ne, self.row_end, self.edge_properties,
                         self.err, self.tp_active, self.tp_row, self.tp_inst, dom_row, dom_inst)
+                    count_values(self.eact[ne:self.ne], self.ne - ne, self.enabled)
                     self.refused += int(bad)
                     if i < hi:  # out of room: grow what is short and go on from row i
                         self._room(mod.ROOM)  # the most successors of a block of rows
@@ -514,6 +581,7 @@ class GraphSource(LevelSource):
         m = self.front.shape[0]
         runs = Runs([(lo, min(m, lo + self.worker_rows))
                       for lo in range(start, m, self.worker_rows)], self.batches)
+        self.runs = runs  # while its threads run: ``_grow_table`` shares work with them
         loops = [self.pool.submit(self._expand_runs, runs) for _ in range(self.workers - 1)]
         done, stopped = start, ""
         try:
@@ -534,6 +602,7 @@ class GraphSource(LevelSource):
             self.interrupted = True
             stopped = interrupt_reason(e)
         finally:
+            self.runs = None
             runs.halt()
             for loop in loops:  # no worker is left writing
                 loop.exception()
@@ -573,6 +642,8 @@ class GraphSource(LevelSource):
             want_tp=self.edge_properties, err=b.err, tp_active=self.tp_active, tp_row=b.tp_row,
             tp_inst=b.tp_inst, dom_row=b.dom_row, dom_inst=b.dom_inst))
         b.hits = bool(b.tp_row.max() >= 0 or (b.dom_row.size and b.dom_row.max() >= 0))
+        b.enabled[:] = 0
+        count_values(b.eact, b.q, b.enabled)
         return b
 
     def _resolve(self, b: Batch, base: int, dom_row: np.ndarray,
@@ -580,7 +651,9 @@ class GraphSource(LevelSource):
         """Give a worker's candidates their ids (the next run of rows, in order)."""
         q, ne = b.q, self.ne
         self._room(q)
-        self.eact[ne:ne + q] = b.eact[:q]
+        if self.edge_actions:
+            self.eact[ne:ne + q] = b.eact[:q]
+        self.enabled += b.enabled
         if self.edge_properties:
             self.eflags[ne:ne + q] = b.eflags[:q]
         new_rows, new_fps, new_par, new_act = self.found
@@ -704,8 +777,7 @@ class GraphSource(LevelSource):
         if self.pool is not None:
             self.pool.shutdown(wait=True)
         ninst = max(self.kernel.ninst, 1)
-        enabled = np.zeros(ninst, np.int64)  # one transition per (state, enabled instance)
-        count_values(self.eact, self.ne, enabled)
+        enabled = self.enabled  # one transition per (state, enabled instance)
         new = np.zeros(ninst, np.int64)
         later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
         count_values(later, later.size, new)  # the states by the instance that first reached them
@@ -727,7 +799,7 @@ class GraphSource(LevelSource):
         fps, parent, pact = self._joined()
         graph = StateGraph(
             self.kernel, self.gk, fps, parent, pact, self.s_flags.a[:n], offsets,
-            self.edst[:self.ne], self.eact[:self.ne],
+            self.edst[:self.ne], self.eact[:self.ne] if self.edge_actions else None,
             self.eflags[:self.ne] if self.edge_properties else None,
             levels, np.concatenate(self.rows_kept) if self.keep_rows else None, ex.complete,
             ex.stop_reason, ex.seconds, self.refused, self.flag_errors)

@@ -103,7 +103,7 @@ def _path(g: StateGraph, i: int) -> tuple[set[int], set[int]]:
         p, a = int(g.parent[i]), int(g.pact[i])
         lo, hi = int(g.offsets[p]), int(g.offsets[p + 1])
         for e in range(lo, hi):
-            if int(g.dst[e]) == i and int(g.act[e]) == a:
+            if int(g.dst[e]) == i and int(g.actions()[e]) == a:
                 edges.add(e)
                 break
         nodes.add(p)
@@ -140,9 +140,9 @@ def to_networkx(spec: Spec, m: Marked) -> nx.MultiDiGraph:
                    at_bound=bool(bound[i]) if bound is not None else False,
                    healthy=bool(healthy[i]) if healthy is not None else False,
                    initial=bool(depths[i] == 0), on_path=i in m.path_nodes, kind=kind)
-    src = g.src()
+    src, act = g.src(), g.actions()
     for e in range(g.nedges):
-        G.add_edge(int(src[e]), int(g.dst[e]), action=g.label(int(g.act[e])),
+        G.add_edge(int(src[e]), int(g.dst[e]), action=g.label(int(act[e])),
                    violates=",".join(g.edge_violations(e)), on_path=e in m.path_edges)
     return G
 

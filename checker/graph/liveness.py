@@ -114,7 +114,7 @@ class GraphArrays:
 def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
     n = graph.n
     src = graph.src()
-    act = graph.act.astype(np.int64)
+    act = graph.actions().astype(np.int64)
     enabled = np.zeros((n, fair.words), np.uint64)
     _enabled_bits(graph.offsets, graph.dst, act, fair.index, enabled)
     order = radix_order(graph.dst).astype(np.int64)
@@ -216,7 +216,7 @@ def _lasso(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.nd
     prefix = [(a, f) for a, f in graph.path_to(s)]
     while nxt[s] >= 0:
         e = int(nxt[s])
-        prefix.append((int(graph.act[e]), int(graph.fps[graph.dst[e]])))
+        prefix.append((int(graph.actions()[e]), int(graph.fps[graph.dst[e]])))
         s = int(graph.dst[e])
     cycle = _cycle(graph, arrays, fair, fcomp, s, accept, ok_edge)
     return Lasso(prefix, cycle)
@@ -287,7 +287,8 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
         k = _bfs_to(graph.offsets, graph.dst, act, member, ok_edge, cur, 3, f, fair.index, en,
                     acc, path)
         steps.extend(int(e) for e in path[:k])
-    return [(int(graph.act[e]), int(graph.fps[graph.dst[e]])) for e in steps]
+    act = graph.actions()
+    return [(int(act[e]), int(graph.fps[graph.dst[e]])) for e in steps]
 
 
 # -- numba ---------------------------------------------------------------------------------------

@@ -190,9 +190,11 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     preds = predicates(rec) if rec is not None else []
     for p in liveness or []:
         preds += p.predicates
-    # the check's invariants are checked as the engines check them (``props``), not flagged
+    # the check's invariants are checked as the engines check them (``props``), not flagged;
+    # recoverability reads no transition's action, liveness (fairness, lassos) does
     source = GraphSource(kernel, preds, invariants=False, max_states=max_states,
-                         props=PropertySet(kernel, opts), workers=workers)
+                         props=PropertySet(kernel, opts), workers=workers,
+                         edge_actions=bool(liveness))
     s = Search(source, opts.report)
     with base_pages():
         try:
