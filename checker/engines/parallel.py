@@ -58,6 +58,9 @@ from hwcheck.checker.semantics.fingerprint import (
     table_prefetch,
     table_room,
 )
+from hwcheck.checker.semantics.fingerprint import (
+    _prefetch as prefetch,  # LLVM's prefetch
+)
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
 from hwcheck.spec.lang import Spec
@@ -118,11 +121,27 @@ def _insert_owned(fps, rows, par, act, start, n, table, filled, out_rows, out_pa
     return n, w, filled
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _load_entry(j, fps, rows, par, act):
+    """Start loading entry j: its row (first and last word: a row may span two cache lines),
+    fingerprint, parent and action."""
+    prefetch(rows[j], 0)
+    prefetch(rows[j], rows.shape[1] - 1)
+    prefetch(fps, j)
+    prefetch(par, j)
+    prefetch(act, j)
+
+
 @njit(cache=True, nogil=True)
 def _gather(order, fps, rows, par, act, out_fps, out_rows, out_par, out_act, off):
-    """Entries ``order`` written to ``out_*`` from position ``off``."""
+    """Entries ``order`` written to ``out_*`` from position ``off``. They are read at random:
+    those of the entry ``PREFETCH`` ahead are loaded while one is written."""
     stride = rows.shape[1]
+    for k in range(min(order.size, PREFETCH)):
+        _load_entry(order[k], fps, rows, par, act)
     for k in range(order.size):
+        if k + PREFETCH < order.size:
+            _load_entry(order[k + PREFETCH], fps, rows, par, act)
         j = order[k]
         out_fps[off + k] = fps[j]
         out_par[off + k] = par[j]
