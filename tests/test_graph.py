@@ -203,6 +203,21 @@ def test_the_healthy_predicate_is_its_definition_in_kernel_and_interpreter():
         assert bool(bound[i]) == (st["leader"] < 0 and st["epoch"] == 3)
 
 
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3)), max_size=80), st.integers(0, 2))
+def test_stuck_states_are_counted_apart_from_those_at_the_bounds(cells, bit):
+    """The stuck counts and the least stuck states, with and without the at-bound flag, equal
+    a plain count (bit 2: a flag no state has)."""
+    stuck = np.array([s for s, _ in cells], np.bool_)
+    flags = np.array([f for _, f in cells], np.uint8)
+    bound = np.uint8(1 << bit)
+    at = [bool(f & bound) for f in flags]
+    mine = [i for i, s in enumerate(stuck) if s and not at[i]]
+    theirs = [i for i, s in enumerate(stuck) if s and at[i]]
+    assert recover._stuck_counts(stuck, flags, bound) == (
+        len(mine), mine[0] if mine else -1, len(theirs), theirs[0] if theirs else -1)
+
+
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.integers(1, 25).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=60),

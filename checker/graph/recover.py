@@ -157,19 +157,26 @@ def analyse(graph: StateGraph, method: str = "auto", workers: int = 1) -> Recove
 def _stuck_counts(stuck: np.ndarray, flags: np.ndarray,
                   bound: np.uint64) -> tuple[int, int, int, int]:  # pragma: no cover - compiled
     """(stuck states not at the model's bounds, the least of them, stuck states at the bounds
-    (flag ``bound``), the least of them), -1 for none, in one pass."""
+    (flag ``bound``), the least of them), -1 for none: the counts in one pass without a
+    branch (stuck states come in no order a predictor learns), the least ones looked for only
+    when there are any."""
     n_stuck = n_bound = 0
-    first = first_bound = -1
     for i in range(stuck.size):
-        if stuck[i]:
-            if flags[i] & bound:
-                if n_bound == 0:
-                    first_bound = i
-                n_bound += 1
-            else:
-                if n_stuck == 0:
-                    first = i
-                n_stuck += 1
+        s = np.int64(stuck[i])
+        b = np.int64((flags[i] & bound) != 0)
+        n_bound += s & b
+        n_stuck += s & (b ^ 1)
+    first = first_bound = -1
+    i = 0
+    while n_stuck and first < 0:
+        if stuck[i] and not flags[i] & bound:
+            first = i
+        i += 1
+    i = 0
+    while n_bound and first_bound < 0:
+        if stuck[i] and flags[i] & bound:
+            first_bound = i
+        i += 1
     return n_stuck, first, n_bound, first_bound
 
 
