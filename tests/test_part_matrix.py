@@ -55,14 +55,16 @@ FAST_SPEC = "kafka-R2M2E3-hw"
 SLOW_SOURCES = ("workers-3-disk", "partitioned-3", "exact")
 
 
-def _cases():
+def _cases() -> list:
+    cases = []
     for spec, source, stop, sym in itertools.product(SPECS, SOURCES, STOPS, (False, True)):
         if spec != FAST_SPEC and (source.startswith("graph") or sym):
             continue  # two-phase has no healthy predicate (the graph search) and no symmetry
         fast = spec == FAST_SPEC and (not sym or source == "local") and source not in SLOW_SOURCES
         marks = () if fast else (pytest.mark.slow,)
-        yield pytest.param(spec, source, stop, sym, marks=marks,
-                           id=f"{spec}-{source}-{stop}{'-symmetry' if sym else ''}")
+        cases.append(pytest.param(spec, source, stop, sym, marks=marks,
+                                  id=f"{spec}-{source}-{stop}{'-symmetry' if sym else ''}"))
+    return cases
 
 
 def _run(spec_name: str, spec, source: str, stop: str, symmetry: bool, monkeypatch):
