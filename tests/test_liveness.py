@@ -8,13 +8,17 @@ import json
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers import kafka, tiered
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
 from hwcheck.checker.engines.options import Options
+from hwcheck.checker.graph import liveness
 from hwcheck.checker.graph.recover import check_on_graph
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
@@ -314,3 +318,36 @@ def test_kafka_liveness_matches_tlc_and_recoverability(truncation, tmp_path):
             assert page.count('<tr class="cycle">') == n - loop + 1
             assert '<rect class="cycle"' in page and "repeats forever" in page
             assert f"steps {loop + 1}..{n} repeat forever" in text.text(t)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.integers(1, 20).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 5)), max_size=60))),
+       st.lists(st.integers(-1, 70), min_size=6, max_size=6))
+def test_the_shared_arrays_are_the_plain_ones(graph, index):
+    """Each transition's source, the enabled fairness bits (a transition to another state) and
+    the transitions by destination equal numpy's plain answers: a repeat, bit sets, the stable
+    argsort and the cumulative count."""
+    n, edges = graph
+    edges = sorted(edges, key=lambda t: t[0])  # compressed sparse row form: by source
+    src = np.array([a for a, _, _ in edges], np.int32)
+    dst = np.array([b for _, b, _ in edges], np.int32)
+    act = np.array([c for _, _, c in edges], np.uint8)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=offsets[1:])
+    index = np.array(index, np.int64)
+    words = 2
+    enabled = np.zeros((n, words), np.uint64)
+    got_src = np.empty(len(edges), np.int32)
+    rev_offsets = np.zeros(n + 1, np.int64)
+    rev_edges = np.empty(len(edges), np.int64)
+    liveness._prepare(offsets, dst, act, index, enabled, got_src, rev_offsets, rev_edges)
+    assert (got_src == src).all()
+    assert (rev_edges == np.argsort(dst, kind="stable")).all()
+    assert (rev_offsets[1:] == np.cumsum(np.bincount(dst, minlength=n))).all()
+    want = np.zeros((n, words), np.uint64)
+    for a, b, c in edges:
+        if index[c] >= 0 and a != b:
+            want[a, index[c] >> 6] |= np.uint64(1) << np.uint64(index[c] & 63)
+    assert (enabled == want).all()

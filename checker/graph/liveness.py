@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.graph.explore import StateGraph
 from hwcheck.spec.lang import Liveness, Spec
 from hwcheck.spec.verdicts import Verdict
@@ -103,7 +102,7 @@ class Fairness:
 class GraphArrays:
     """What every property's search shares: the enabled bits and the reversed transitions."""
 
-    act: np.ndarray  # int64 [transitions]: each transition's action instance
+    act: np.ndarray  # [transitions]: each transition's action instance (the graph's own type)
     enabled: np.ndarray  # uint64 [n, words]
     rev_offsets: np.ndarray  # int64 [n + 1]
     rev_edges: np.ndarray  # int64 [transitions]: transition ids by destination
@@ -112,15 +111,17 @@ class GraphArrays:
 
 
 def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
-    n = graph.n
-    src = graph.src()
-    act = graph.actions().astype(np.int64)
+    """The shared arrays in two compiled passes over the transitions: each one's source, the
+    enabled bits and the count of transitions into each state, then the transitions dealt out
+    by destination (a counting sort, stable: the order of ``np.argsort(dst, kind="stable")``)."""
+    n, m = graph.n, graph.nedges
+    act = graph.actions()
     enabled = np.zeros((n, fair.words), np.uint64)
-    _enabled_bits(graph.offsets, graph.dst, act, fair.index, enabled)
-    order = radix_order(graph.dst).astype(np.int64)
+    src = np.empty(m, np.int32)
     rev_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(graph.dst, minlength=n), out=rev_offsets[1:])
-    return GraphArrays(act, enabled, rev_offsets, order, src, graph.depths())
+    rev_edges = np.empty(m, np.int64)
+    _prepare(graph.offsets, graph.dst, act, fair.index, enabled, src, rev_offsets, rev_edges)
+    return GraphArrays(act, enabled, rev_offsets, rev_edges, src, graph.depths())
 
 
 def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
@@ -295,14 +296,24 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
 
 
 @njit(cache=True, nogil=True)
-def _enabled_bits(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.ndarray,
-                  enabled: np.ndarray) -> None:  # pragma: no cover - compiled
+def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.ndarray,
+             enabled: np.ndarray, src: np.ndarray, rev_offsets: np.ndarray,
+             rev_edges: np.ndarray) -> None:  # pragma: no cover - compiled
     n = offsets.size - 1
     for s in range(n):
         for e in range(offsets[s], offsets[s + 1]):
+            src[e] = s
+            rev_offsets[dst[e] + 1] += 1
             b = index[act[e]]
             if b >= 0 and dst[e] != s:
                 enabled[s, b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    for j in range(n):
+        rev_offsets[j + 1] += rev_offsets[j]
+    at = rev_offsets[:-1].copy()
+    for e in range(dst.size):
+        j = dst[e]
+        rev_edges[at[j]] = e
+        at[j] += 1
 
 
 @njit(cache=True, nogil=True)
