@@ -341,7 +341,7 @@ def test_the_shared_arrays_are_the_plain_ones(graph, index):
     enabled = np.zeros((n, words), np.uint64)
     got_src = np.empty(len(edges), np.int32)
     rev_offsets = np.zeros(n + 1, np.int64)
-    rev_edges = np.empty(len(edges), np.int64)
+    rev_edges = np.empty(len(edges), np.int32)  # as the graph's, while they fit
     liveness._prepare(offsets, dst, act, index, enabled, got_src, rev_offsets, rev_edges)
     assert (got_src == src).all()
     assert (rev_edges == np.argsort(dst, kind="stable")).all()
@@ -351,3 +351,39 @@ def test_the_shared_arrays_are_the_plain_ones(graph, index):
         if index[c] >= 0 and a != b:
             want[a, index[c] >> 6] |= np.uint64(1) << np.uint64(index[c] & 63)
     assert (enabled == want).all()
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.integers(1, 16).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                   st.integers(0, 2)), max_size=50),
+    st.lists(st.booleans(), min_size=n, max_size=n))),
+       st.lists(st.booleans(), min_size=3, max_size=3))
+def test_tarjan_finds_networkx_components(graph, ok):
+    """The components of the states in the mask, over the transitions whose action is allowed,
+    are networkx's strongly connected components of that subgraph, numbered in the order
+    Tarjan completes them (a component before any that reaches it)."""
+    n, edges, mask = graph
+    edges = sorted(edges, key=lambda t: t[0])
+    dst = np.array([b for _, b, _ in edges], np.int32)
+    act = np.array([c for _, _, c in edges], np.uint8)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(np.array([a for a, _, _ in edges], np.int64), minlength=n),
+              out=offsets[1:])
+    comp = np.full(n, -1, np.int32)
+    ncomp = liveness._tarjan(offsets, dst, act, np.array(mask, np.bool_), np.array(ok, np.bool_),
+                             comp)
+    g = nx.DiGraph()
+    g.add_nodes_from(i for i in range(n) if mask[i])
+    g.add_edges_from((a, b) for a, b, c in edges if mask[a] and mask[b] and ok[c])
+    want = {frozenset(c) for c in nx.strongly_connected_components(g)}
+    got: dict[int, set[int]] = {}
+    for i in range(n):
+        assert (comp[i] >= 0) == mask[i]
+        if mask[i]:
+            got.setdefault(int(comp[i]), set()).add(i)
+    assert ncomp == len(got) and set(got) == set(range(ncomp))
+    assert {frozenset(c) for c in got.values()} == want
+    for a, b, c in edges:  # a transition never leads to a component completed later
+        if mask[a] and mask[b] and ok[c]:
+            assert comp[b] <= comp[a]
