@@ -326,9 +326,9 @@ def test_kafka_liveness_matches_tlc_and_recoverability(truncation, tmp_path):
                                    st.integers(0, 5)), max_size=60))),
        st.lists(st.integers(-1, 70), min_size=6, max_size=6))
 def test_the_shared_arrays_are_the_plain_ones(graph, index):
-    """Each transition's source, the enabled fairness bits (a transition to another state) and
-    the transitions by destination equal numpy's plain answers: a repeat, bit sets, the stable
-    argsort and the cumulative count."""
+    """The enabled fairness bits (a transition to another state), the transitions by
+    destination and their sources equal numpy's plain answers: bit sets, the stable argsort
+    and the cumulative count."""
     n, edges = graph
     edges = sorted(edges, key=lambda t: t[0])  # compressed sparse row form: by source
     src = np.array([a for a, _, _ in edges], np.int32)
@@ -339,12 +339,12 @@ def test_the_shared_arrays_are_the_plain_ones(graph, index):
     index = np.array(index, np.int64)
     words = 2
     enabled = np.zeros((n, words), np.uint64)
-    got_src = np.empty(len(edges), np.int32)
     rev_offsets = np.zeros(n + 1, np.int64)
     rev_edges = np.empty(len(edges), np.int32)  # as the graph's, while they fit
-    liveness._prepare(offsets, dst, act, index, enabled, got_src, rev_offsets, rev_edges)
-    assert (got_src == src).all()
+    pred = np.empty(len(edges), np.int32)
+    liveness._prepare(offsets, dst, act, index, enabled, rev_offsets, rev_edges, pred)
     assert (rev_edges == np.argsort(dst, kind="stable")).all()
+    assert (pred == src[rev_edges]).all()
     assert (rev_offsets[1:] == np.cumsum(np.bincount(dst, minlength=n))).all()
     want = np.zeros((n, words), np.uint64)
     for a, b, c in edges:

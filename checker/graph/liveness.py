@@ -107,23 +107,23 @@ class GraphArrays:
     enabled: np.ndarray  # uint64 [n, words]
     rev_offsets: np.ndarray  # int64 [n + 1]
     rev_edges: np.ndarray  # [transitions]: transition ids by destination (int32 while they fit)
-    src: np.ndarray  # int32 [transitions]
+    pred: np.ndarray  # int32 [transitions]: the source of each of ``rev_edges``
     depth: np.ndarray  # int32 [n]
 
 
 def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
-    """The shared arrays in two compiled passes over the transitions: each one's source, the
-    enabled bits and the count of transitions into each state, then the transitions dealt out
-    by destination (a counting sort, stable: the order of ``np.argsort(dst, kind="stable")``),
+    """The shared arrays in two compiled passes over the transitions: the enabled bits and the
+    count of transitions into each state, then the transitions and their sources dealt out by
+    destination (a counting sort, stable: the order of ``np.argsort(dst, kind="stable")``),
     each pass loading the places it will write a few transitions ahead."""
     n, m = graph.n, graph.nedges
     act = graph.actions()
     enabled = np.zeros((n, fair.words), np.uint64)
-    src = np.empty(m, np.int32)
+    pred = np.empty(m, np.int32)
     rev_offsets = np.zeros(n + 1, np.int64)
     rev_edges = np.empty(m, np.int32 if m < 2**31 else np.int64)
-    _prepare(graph.offsets, graph.dst, act, fair.index, enabled, src, rev_offsets, rev_edges)
-    return GraphArrays(act, enabled, rev_offsets, rev_edges, src, graph.depths())
+    _prepare(graph.offsets, graph.dst, act, fair.index, enabled, rev_offsets, rev_edges, pred)
+    return GraphArrays(act, enabled, rev_offsets, rev_edges, pred, graph.depths())
 
 
 def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
@@ -207,7 +207,7 @@ def _lasso(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.nd
     n = graph.n
     dist = np.full(n, -1, np.int64)
     nxt = np.full(n, -1, np.int64)
-    _backward_bfs(arrays.rev_offsets, arrays.rev_edges, arrays.src,
+    _backward_bfs(arrays.rev_offsets, arrays.rev_edges, arrays.pred,
                   np.ascontiguousarray(region, np.bool_), target, dist, nxt)
     cand = dist >= 0
     if start is not None:
@@ -274,12 +274,12 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
                     fair.index, en, acc, path)
         if k < 0:
             raise AssertionError("a fair component without the transition its fairness needs")
-        for e in path[:k]:
+        for e in path[:k]:  # consecutive transitions from ``cur``
             e = int(e)
             steps.append(e)
             t = int(graph.dst[e])
             fb = fair.index[act[e]]
-            if fb >= 0 and t != int(arrays.src[e]):
+            if fb >= 0 and t != cur:
                 taken[fb >> 6] |= np.uint64(1) << np.uint64(fb & 63)
             visited_bits |= en[t]
             visited_all &= en[t]
@@ -302,15 +302,14 @@ AHEAD = 16  # transitions ahead whose places ``_prepare`` loads: 1.5 s -> 1.0 s 
 
 @njit(cache=True, nogil=True)
 def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.ndarray,
-             enabled: np.ndarray, src: np.ndarray, rev_offsets: np.ndarray,
-             rev_edges: np.ndarray) -> None:  # pragma: no cover - compiled
+             enabled: np.ndarray, rev_offsets: np.ndarray, rev_edges: np.ndarray,
+             pred: np.ndarray) -> None:  # pragma: no cover - compiled
     n = offsets.size - 1
     m = dst.size
     for s in range(n):
         for e in range(offsets[s], offsets[s + 1]):
             if e + AHEAD < m:
                 prefetch(rev_offsets, dst[e + AHEAD] + 1)
-            src[e] = s
             rev_offsets[dst[e] + 1] += 1
             b = index[act[e]]
             if b >= 0 and dst[e] != s:
@@ -318,14 +317,19 @@ def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.nd
     for j in range(n):
         rev_offsets[j + 1] += rev_offsets[j]
     at = rev_offsets[:-1].copy()
-    for e in range(m):
-        if e + 2 * AHEAD < m:
-            prefetch(at, dst[e + 2 * AHEAD])
-        if e + AHEAD < m:
-            prefetch(rev_edges, at[dst[e + AHEAD]])  # where that transition will go, nearly
-        j = dst[e]
-        rev_edges[at[j]] = e
-        at[j] += 1
+    for s in range(n):
+        for e in range(offsets[s], offsets[s + 1]):
+            if e + 2 * AHEAD < m:
+                prefetch(at, dst[e + 2 * AHEAD])
+            if e + AHEAD < m:
+                q = at[dst[e + AHEAD]]  # where that transition will go, nearly
+                prefetch(rev_edges, q)
+                prefetch(pred, q)
+            j = dst[e]
+            q = at[j]
+            rev_edges[q] = e
+            pred[q] = s
+            at[j] = q + 1
 
 
 @njit(cache=True, nogil=True)
@@ -472,7 +476,7 @@ def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, src: np.ndarray,
+def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, pred: np.ndarray,
                   region: np.ndarray, target: np.ndarray, dist: np.ndarray,
                   nxt: np.ndarray) -> None:  # pragma: no cover - compiled
     """Distances inside ``region`` to ``target`` (its states at 0), and for every other state
@@ -489,11 +493,10 @@ def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, src: np.ndarra
         j = queue[head]
         head += 1
         for q in range(rev_offsets[j], rev_offsets[j + 1]):
-            e = rev_edges[q]
-            p = src[e]
+            p = pred[q]
             if dist[p] < 0 and region[p]:
                 dist[p] = dist[j] + 1
-                nxt[p] = e
+                nxt[p] = rev_edges[q]
                 queue[tail] = p
                 tail += 1
 
