@@ -197,14 +197,14 @@ def test_check_writes_lassos_that_replay_and_an_unfair_cycle_is_rejected(tmp_pat
     loop = data["#meta"]["loop"]
     assert data["states"][loop] == {**data["states"][-1], "#meta": data["states"][loop]["#meta"]}
     for v in obj["violations"]:
-        ok = runner.invoke(main, ["replay", v["trace"]])
+        ok = runner.invoke(main, ["replay", v["trace"], "--spec", str(SPECS / "token_ring.py")])
         assert ok.exit_code == 0 and "confirmed" in ok.output, ok.output
     # the same lasso under strong fairness on Use: its cycle passes the token by node 0's open
     # request forever, which strong fairness forbids
     data["#meta"]["params"]["use"] = "strong"
     unfair = tmp_path / "unfair.itf.json"
     unfair.write_text(json.dumps(data))
-    bad = runner.invoke(main, ["replay", str(unfair)])
+    bad = runner.invoke(main, ["replay", str(unfair), "--spec", str(SPECS / "token_ring.py")])
     assert bad.exit_code == 1 and "not fair" in bad.output and "Use(0)" in bad.output
 
 
