@@ -30,7 +30,7 @@ from hwcheck.spec.verdicts import Verdict
 class Certificate:
     ok: bool
     steps: int
-    property: str
+    property: str | None
     kind: str
     problems: list[str] = field(default_factory=list)
 
@@ -41,6 +41,9 @@ class Certificate:
                     f"effect of each; a stuttering step changes nothing) and that the cycle "
                     f"closes; that the lasso breaks {self.property} under the spec's fairness "
                     "is the interpreter's confirmation, not Z3's")
+        if self.ok and self.property is None:
+            return (f"certified by Z3: the initial state and all {self.steps} step(s) (guard "
+                    "and effect of each); the trace claims no property")
         if self.ok and self.kind == "domain":
             return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
                     f"effect of each) and that the next one leaves the declared domains as "
@@ -129,6 +132,8 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         else:
             verdict(solver.can_fail(T.eq_states(states[loop][0], states[-1][0])),
                     f"the cycle does not close: the last state differs from state {loop}")
+        return cert
+    if trace.property is None:  # a behaviour that claims nothing: its steps are all
         return cert
     if trace.kind == "domain":
         _certify_domain(spec, tr, trace, insts, [s for s, _, _ in states], solver, fail, verdict)
