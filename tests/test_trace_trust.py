@@ -462,6 +462,8 @@ def test_a_mutated_trace_file_is_one_line_or_a_true_confirmation(die_hard_trace,
     (folder / "helper.py").write_text(HELPER)
     trace = data.draw(mutated(die_hard_trace))
     meta = trace.get("#meta") if isinstance(trace, dict) else None
+    if isinstance(meta, dict) and data.draw(st.integers(0, 2)) == 0:  # often: what it names
+        meta["protocol"] = data.draw(SOURCES)
     if isinstance(meta, dict) and meta.get("protocol") in ("HELPER", "DIE_HARD"):
         meta["protocol"] = str(folder / "helper.py") if meta["protocol"] == "HELPER" \
             else f"{DIE_HARD}:build"
