@@ -138,26 +138,32 @@ def test_explore_does_not_run_the_code_a_trace_names(die_hard_trace, tmp_path):
 def test_explore_takes_the_spec_from_the_user_and_the_parameters_from_the_trace(
         die_hard_trace, tmp_path):
     from hwcheck.checker.explorer.session import Session, SessionError
+    from hwcheck.checker.traces.replay import ReplayRequest, spec_for
 
     data = copy.deepcopy(die_hard_trace)
     data["#meta"]["protocol"] = str(tmp_path / "helper.py")
-    data["#meta"].update(property=None, params={"big": 5, "small": 3, "goal": 3})
     (tmp_path / "helper.py").write_text(HELPER)
     trace = tmp_path / "t.itf.json"
     trace.write_text(json.dumps(data))
     with pytest.raises(SessionError, match="give the spec with --spec"):
         Session.from_trace_file(trace)
     assert not (tmp_path / "MARKER").exists()
-    # given the spec, the trace is read against it with its own parameters (goal 3 is not the
-    # default)
+    # given the spec, the trace is loaded against it; the digest is the file's: no warning
     session = Session.from_trace_file(trace, str(DIE_HARD))
-    assert session.spec.params == {"big": 5, "small": 3, "goal": 3}
     assert session.trace is not None and session.trace.length == 6
-    assert session.warning is None  # the digest is the file's: the same spec
-    edited = tmp_path / "edited.py"  # another version of the file: said
+    assert session.warning is None
+    # the parameters are the trace's (goal 3 is not the default), under --param; another
+    # version of the file is said (what the session is built from: no kernel compiled here)
+    data["#meta"]["params"]["goal"] = 3
+    spec, check = spec_for(ReplayRequest(trace, str(DIE_HARD)), data["#meta"])
+    assert spec.params == {"big": 5, "small": 3, "goal": 3} and check.digest == "matches"
+    spec, _ = spec_for(ReplayRequest(trace, str(DIE_HARD), ("goal=2",)), data["#meta"])
+    assert spec.params["goal"] == 2
+    edited = tmp_path / "edited.py"
     edited.write_text(DIE_HARD.read_text() + "\n# edited\n")
-    warning = Session.from_trace_file(trace, str(edited)).warning
-    assert warning is not None and "sha256" in warning
+    _, check = spec_for(ReplayRequest(trace, str(edited)), data["#meta"])
+    assert check.digest == "differs" and check.warning is not None
+    assert "sha256" in check.warning and str(edited) in check.warning
 
 
 def test_the_spec_given_is_checked_against_the_trace_s_digest(die_hard_trace, tmp_path, capsys):

@@ -111,10 +111,10 @@ def _check(req: ReplayRequest, source: str | None, named: str | None,
     digest = protocols.source_digest(source)
     if digest is not None and recorded == digest:
         return SpecCheck("matches")
-    return SpecCheck("differs", f"warning: the spec given ({_short(req.spec_source or source)}) "
-                                "is not the file the trace was written from (its sha256 "
-                                "differs from #meta.protocol-sha256); the trace is checked "
-                                "against the spec given")
+    return SpecCheck("differs", f"warning: the spec given ({req.spec_source or source}) is "
+                                "not the file the trace was written from (its sha256 differs "
+                                "from #meta.protocol-sha256); the trace is checked against the "
+                                "spec given")
 
 
 def load_and_replay(req: ReplayRequest
