@@ -289,7 +289,7 @@ def test_replay_property_of_another_property_is_refused(capsys):
     code, out, err = in_process(capsys, "replay", str(KAFKA_TRACE), "--property", "HwBelowLeo")
     assert code == 2, out + err
     assert out == "" and len(err.strip().splitlines()) == 1
-    assert "counterexample of 'CommittedNotLost', not of 'HwBelowLeo'" in err
+    assert "the trace is about 'CommittedNotLost', not 'HwBelowLeo'" in err
     # the property the trace names: honoured (it is the same)
     code, out, err = in_process(capsys, "replay", str(KAFKA_TRACE), "--property",
                                 "CommittedNotLost")

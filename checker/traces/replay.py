@@ -127,9 +127,8 @@ def load_and_replay(req: ReplayRequest
     meta = data.get("#meta") or {}
     claimed = meta.get("property")
     if req.prop is not None and claimed is not None and claimed != req.prop:
-        raise TraceError(f"{req.path}: the trace is a counterexample of {_short(claimed)}, not "
-                         f"of {req.prop!r}: --property is for a trace that does not name its "
-                         "property")
+        raise TraceError(f"{req.path}: the trace is about {_short(claimed)}, not {req.prop!r}: "
+                         "--property names the claim of a trace that names none")
     spec, check = spec_for(req, meta)
     trace = itf.from_itf(spec, data, str(req.path), prop=req.prop)
     trace.views = views_of(spec)
