@@ -167,6 +167,10 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     folder, identity = None, run_identity(spec, "check")
     if out is not None:  # before exploring: an unusable folder is said at once
         folder = prepare_run_folder(Path(out), run_name, identity)
+    if opts.checkpoint is not None and opts.resume is None:  # likewise
+        from hwcheck.checker.engines.checkpoint import require_writable
+
+        require_writable(Path(str(opts.checkpoint)), "--checkpoint")
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered = None
     live = liveness_selected(spec, opts)
