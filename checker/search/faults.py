@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import signal
 
+import numpy as np
+
 VARIABLE = "HWCHECK_FAULT"
 SIGNALS = {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM,
            "terminate-mid": signal.SIGTERM, "terminate-graph": signal.SIGTERM,
@@ -29,10 +31,15 @@ SIGNALS = {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM,
 MID_CHUNK = 64  # rows a kernel call while ``terminate-mid`` is set
 
 
-def at(point: str, depth: int) -> None:
-    """Send this process the point's signal if ``HWCHECK_FAULT`` names this point and depth."""
+def at(point: str, depth: int, flag: np.ndarray | None = None) -> None:
+    """Send this process the point's signal if ``HWCHECK_FAULT`` names this point and depth.
+    ``flag``: the stop flag the work at this point polls (``signals.stoppable``), set as the
+    signal sets it, so that the work sees it at its next poll whatever thread the signal's
+    handler runs in."""
     if os.environ.get(VARIABLE) == f"{point}:{depth}":
         os.kill(os.getpid(), SIGNALS[point])
+        if flag is not None:
+            flag[0] = 1
 
 
 def chunk(default: int) -> int:
