@@ -241,7 +241,7 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
                 with signals_held():  # the figures and the graph taken whole
                     full = s.finish()
                     graph = source.graph(full)
-            except (KeyboardInterrupt, MemoryError) as e:
+            except KeyboardInterrupt as e:  # noted while they were taken: they are whole
                 late = f"{interrupt_reason(e)} before the graph was analysed"
     assert ex is not None and graph is not None
     ex.stats = full.stats
