@@ -117,6 +117,7 @@ def stopped_mid_level(tmp_path_factory) -> Path:
     return ckpt
 
 
+@pytest.mark.slow  # the fast tier resumes such a checkpoint in test_checkpoint.py
 def test_the_checkpoint_of_a_stop_resumes_into_the_exact_counts(stopped_mid_level, tmp_path):
     ckpt = copy(stopped_mid_level, tmp_path / "ckpt")
     res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
