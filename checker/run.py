@@ -95,6 +95,7 @@ class Report:
             "reachability": {o.name: o.status for o in self.outcomes if o.kind == "reachable"},
             "complete": ex.complete,
             "stop_reason": ex.stop_reason,
+            "partial_level": ex.partial_level,
             "engine": ex.engine,
             "workers": ex.stats.get("workers"),
             "coverage": self.coverage(),

@@ -156,6 +156,8 @@ def test_a_graceful_stop_writes_a_checkpoint_that_resumes_to_the_whole_run(how, 
     assert res.returncode in (3, 12), res.stderr
     stopped = last_json(res.stdout)
     assert stopped["complete"] is False and stopped["distinct"] < want["distinct"]
+    # a stop in the middle of level 13's expansion: level 14 is counted as far as it went
+    assert stopped["partial_level"] == (14 if "middle" in how else None)
     assert current_meta(ckpt)["depth"] == depth
     res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(out), "--run-name", "r")
     assert res.returncode == 12, res.stderr

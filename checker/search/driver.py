@@ -164,6 +164,8 @@ class Search:
                 if level.new:
                     ex.distinct += level.new
                     ex.depth = depth + 1 if level.depth is None else level.depth
+                # a level stopped in the middle of its expansion: the next one is partial
+                ex.partial_level = ex.depth if level.stopped and level.new else None
                 progress.tick(depth + 1, ex.distinct, level.new)
                 if level.stopped:
                     ex.stop_reason = level.stopped
