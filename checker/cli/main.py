@@ -278,7 +278,11 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         o.say(f"note: coverage: {', '.join(never)} never enabled in any explored state (a "
               "guard that cannot hold, or a model too small: what it should check is vacuous)")
     if not ex.complete:
-        o.say(f"note: exploration incomplete: {ex.stop_reason}")
+        o.say(f"note: exploration incomplete: {ex.stop_reason}"
+              + (f" (level {ex.partial_level} only in part: the stop came in the middle of "
+                 "its expansion)" if ex.partial_level is not None else ""))
+    elif ex.stop_reason:  # the exploration was whole; the run stopped while it was analysed
+        o.say(f"note: stopped after the exploration: {ex.stop_reason}")
     if symmetry:
         o.say(f"note: symmetry: one state kept per orbit of {proto.name}'s symmetry "
               f"(any permutation of its {members} members); distinct states are orbits")
