@@ -75,9 +75,9 @@ def serving(spec):
 
 @pytest.fixture(scope="module")
 def fuzzed(spec):
-    """The port of the one server every fuzzed request goes to."""
+    """The one server every fuzzed request goes to."""
     srv, thread = _start(Session(spec))
-    yield srv.server_address[1]
+    yield srv
     _stop(srv, thread)
 
 
@@ -209,15 +209,15 @@ def test_connections_past_the_bound_are_answered_503_at_once(serving):
 
 def test_json_nested_too_deep_is_refused_before_it_is_parsed(serving):
     _, port = serving()
-    limit = explorer_server.MAX_DEPTH
     for deep in (b"[" * 32000 + b"]" * 32000,  # under the size limit
                  b'{"action": ' + b"[" * 20000 + b"]" * 20000 + b"}",
                  b'{"action": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}",
                  b"[" * 60000):  # not even closed
         status, body = get(port, "/api/step", deep)
         assert status == 400, body[:200]
-        assert f"more than {limit} deep" in json.loads(body)["error"]
+        assert "deep" in json.loads(body)["error"]
     # as deep as allowed: parsed, and refused for what it says; brackets in strings are text
+    limit = explorer_server.MAX_DEPTH
     at_limit = b'{"action": ' + b"[" * (limit - 1) + b"]" * (limit - 1) + b"}"
     status, body = get(port, "/api/step", at_limit)
     assert status == 400 and "label or an index" in json.loads(body)["error"]
@@ -228,10 +228,10 @@ def test_json_nested_too_deep_is_refused_before_it_is_parsed(serving):
 
 
 def test_a_body_far_over_the_limit_sent_in_full_gets_its_413(serving):
-    """The client sends the whole body before it reads: the server reads and drops it, so the
-    client reads the 413 rather than a reset."""
+    """The client sends the whole body (more than the connection's buffers hold) before it
+    reads: the server reads and drops it, so the client reads the 413 rather than a reset."""
     _, port = serving()
-    status, body = get(port, "/api/step", b"{" + b" " * (1 << 19) + b"}")
+    status, body = get(port, "/api/step", b"{" + b" " * (8 << 20) + b"}")
     assert status == 413 and "at most 65536 bytes" in json.loads(body)["error"]
 
 
@@ -317,7 +317,8 @@ BODY = st.one_of(
               st.sampled_from(["action", "index", "initial", "other"]),
               st.one_of(JSON_VALUE, st.sampled_from(["Produce", "Elect(0)", "FetchResponse(1)",
                                                      "NaN"]), st.integers(-3, 40))),
-    st.builds(lambda n, o, c: (o * n + c * n).encode(), st.integers(1, 3000),
+    st.builds(lambda n, o, c: (o * n + c * n).encode(),
+              st.integers(1, 64) | st.integers(900, 30000),
               st.sampled_from(["[", "{\"a\":"]), st.sampled_from(["]", "}"])),
     JSON_VALUE.map(lambda v: json.dumps(v).encode()))
 
@@ -358,12 +359,21 @@ def requests(draw, port: int) -> bytes:
                                  HealthCheck.data_too_large])
 @given(data=st.data())
 def test_no_request_gets_a_5xx_or_a_traceback(fuzzed, capfd, data):
-    raw = data.draw(requests(fuzzed))
+    port = fuzzed.server_address[1]
+    raw = data.draw(requests(port))
+    gone = data.draw(st.sampled_from([False, False, False, True]))  # the client resets at once
     capfd.readouterr()
-    answer = exchange(fuzzed, raw)
-    status, _, _ = parse(answer)
-    assert 200 <= status < 300 or 400 <= status < 500, answer[:300]
-    if status >= 400 and not raw.startswith(b"HEAD "):
-        one_line_error(answer)
+    fuzzed.ended.clear()
+    if gone:
+        sock = connect(port)
+        sock.sendall(raw[:1 << 16])
+        _reset(sock)
+    else:
+        answer = exchange(port, raw)
+        status, _, _ = parse(answer)
+        assert 200 <= status < 300 or 400 <= status < 500, answer[:300]
+        if status >= 400 and not raw.startswith(b"HEAD "):
+            one_line_error(answer)
+    assert fuzzed.ended.wait(GUARD), "the server never finished with the connection"
     err = capfd.readouterr().err
     assert err == "", err  # no traceback, nor any line: every fault here is the client's
