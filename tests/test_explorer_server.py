@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from helpers import kafka
@@ -25,6 +26,8 @@ from hwcheck.checker.explorer import server as explorer_server
 from hwcheck.checker.explorer.server import serve
 from hwcheck.checker.explorer.session import Session
 
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT / "counterexamples" / "hw-truncation" / "CommittedNotLost.itf.json"
 GUARD = 30.0  # seconds: a socket that waits this long is a hang, not a slow machine
 ROUTES = ["/", "/index.html", "/api/state", "/view", "/api/step", "/api/back", "/api/reset",
           "/api/jump"]
@@ -64,8 +67,11 @@ def serving(spec):
     """``serving(**limits)``: (server, port) of a fresh session; closed when the test ends."""
     servers = []
 
-    def start(**limits):
-        servers.append(_start(Session(spec), **limits))
+    def start(trace: bool = False, **limits):
+        session = Session(spec)
+        if trace:
+            session.load_trace_file(TRACE)
+        servers.append(_start(session, **limits))
         return servers[-1][0], servers[-1][0].server_address[1]
 
     yield start
@@ -186,6 +192,45 @@ def test_a_connection_that_does_not_finish_its_request_is_cut_off(serving, trick
         status, error = one_line_error(read_all(sock))
     assert status == 408 and "did not arrive within 0.5 s" in error
     wait_for(lambda: srv.connections == 0, "the connection's slot freed")
+
+
+def test_concurrent_changes_each_answer_with_the_state_they_made(serving, monkeypatch):
+    """Clients jumping to different states of the trace at once, others reading: each change
+    and the state it answers with are one step of the session (a change made slow here, so
+    that another would land between the two if they were apart)."""
+    srv, port = serving(trace=True)
+    session = srv.RequestHandlerClass.session
+    real = session.jump
+
+    def slow_jump(index):
+        real(index)
+        time.sleep(0.002)
+
+    monkeypatch.setattr(session, "jump", slow_jump)
+    wrong: list[str] = []
+
+    def jumper(index: int) -> None:
+        for _ in range(15):
+            status, body = get(port, "/api/jump", json.dumps({"index": index}).encode())
+            got = json.loads(body)
+            if status != 200 or got["depth"] != index or got["trace"]["at"] != index:
+                wrong.append(f"jump to {index}: {status} {str(got)[:120]}")
+
+    def reader() -> None:
+        for _ in range(15):
+            status, body = get(port)
+            got = json.loads(body)
+            if status != 200 or len(got["path"]) != got["depth"]:
+                wrong.append(f"state: {status} {str(got)[:120]}")
+
+    threads = [threading.Thread(target=jumper, args=(i,)) for i in (2, 4, 6, 8)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(GUARD * 4)
+    assert not any(t.is_alive() for t in threads), "a client never got its answers"
+    assert wrong == []
 
 
 def test_connections_past_the_bound_are_answered_503_at_once(serving):
