@@ -42,7 +42,7 @@ MAX_DEPTH = 32  # nesting of arrays and objects in a body (the API's own need on
 MAX_CONNECTIONS = 32  # served at once
 REQUEST_SECONDS = 10.0  # from a connection's acceptance to the end of its request's body
 SEND_SECONDS = 10.0  # to send an answer
-DISCARD_MAX = 1 << 20  # a refused body up to this size is read and dropped before closing
+DISCARD_MAX = 1 << 24  # a refused body up to this size is read and dropped before closing
 LOOPBACK_NAMES = ("localhost",)
 
 
