@@ -272,6 +272,26 @@ def test_json_nested_too_deep_is_refused_before_it_is_parsed(serving):
     assert status == 200 and json.loads(body)["path"] == ["Produce"]
 
 
+def _depth(value) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(value=st.recursive(
+    st.none() | st.integers() | st.text(st.sampled_from('[]{}"\\ab')),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(st.sampled_from('[]{}"\\ab'), max_size=4), inner, max_size=3),
+    max_leaves=40), limit=st.integers(0, 6))
+def test_the_depth_check_is_the_nesting_json_parses(value, limit):
+    """Brackets in strings (escaped quotes and backslashes beside them) do not count; every
+    array and object does."""
+    assert explorer_server.too_deep(json.dumps(value), limit) == (_depth(value) > limit)
+
+
 def test_a_body_far_over_the_limit_sent_in_full_gets_its_413(serving):
     """The client sends the whole body (more than the connection's buffers hold) before it
     reads: the server reads and drops it, so the client reads the 413 rather than a reset."""

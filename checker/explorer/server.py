@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import ipaddress
 import json
-import re
 import socket
 import sys
 import threading
@@ -61,21 +60,28 @@ class RequestTimeout(Exception):
     """The request did not arrive in full within the connection's time."""
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
 def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
     """Whether ``text`` nests arrays and objects more than ``limit`` deep (brackets inside
-    strings do not count): a linear scan, so ``json.loads`` never meets a nesting deep enough to
-    exhaust Python's recursion limit."""
+    strings do not count): one pass over the characters, linear whatever the text (a body is at
+    most ``MAX_BODY``), so ``json.loads`` never meets a nesting deep enough to exhaust Python's
+    recursion limit."""
     depth = 0
-    for b in _BRACKET.findall(_STRING.sub("", text)):
-        if b in "[{":
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "[" or c == "{":
             depth += 1
             if depth > limit:
                 return True
-        else:
+        elif c == "]" or c == "}":
             depth -= 1
     return False
 
