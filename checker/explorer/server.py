@@ -308,26 +308,27 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._route("POST")
 
+    def _length(self) -> int | None:
+        """The Content-Length, 0 without one, None where it is not a number of bytes."""
+        given = (self.headers.get("Content-Length") or "0").strip()
+        return int(given) if given.isascii() and given.isdigit() else None
+
     def _announced(self) -> int:
-        """The body's length as its Content-Length gives it (a bad one is refused with the
-        request, when the route reads the body); a body sent in chunks is refused (411)."""
+        """The body's length as its Content-Length gives it (0 for a bad one: it is refused
+        when the route reads the body); a body sent in chunks is refused (411)."""
         if self.headers.get("Transfer-Encoding") is not None:
             self.close_connection = True
             raise SessionError("a body must come with a Content-Length, not in chunks", 411)
-        try:
-            n = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            return 0
-        return max(n, 0)
+        return self._length() or 0
 
     def _body(self) -> dict[str, Any]:
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if ctype != "application/json":
             raise SessionError("the body must be JSON (Content-Type: application/json)", 415)
-        given = (self.headers.get("Content-Length") or "0").strip()
-        if not given.isdigit():
+        n = self._length()
+        if n is None:
+            given = self.headers.get("Content-Length", "")
             raise SessionError(f"Content-Length is not a number of bytes: {given[:40]!r}")
-        n = int(given)
         if n > MAX_BODY:
             raise SessionError(f"the body must be at most {MAX_BODY} bytes", 413)
         raw = self.rfile.read(n) if n else b""
