@@ -317,6 +317,16 @@ def test_a_body_shorter_than_its_length_is_refused_400(serving):
     assert status == 400 and "ended after 2 of its 50 bytes" in error
 
 
+@pytest.mark.parametrize("given", ["ten", "-5", "+5", "1_0", "0x10", "\u00b2", "5, 5"])
+def test_a_content_length_that_is_not_a_number_of_bytes_is_refused_400(serving, given):
+    _, port = serving()
+    answer = exchange(port, b"POST /api/back HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: "
+                            b"application/json\r\nContent-Length: " + given.encode("latin-1")
+                      + b"\r\n\r\n{}")
+    status, error = one_line_error(answer)
+    assert status == 400 and "not a number of bytes" in error
+
+
 # -- a client that goes away --------------------------------------------------------------------
 
 
