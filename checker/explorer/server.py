@@ -94,9 +94,10 @@ def _answer(status: int, reason: str, message: str) -> bytes:
             f"Connection: close\r\n\r\n").encode() + body
 
 
-def _say_and_close(sock: socket.socket, answer: bytes) -> None:
-    """Send a short answer on ``sock`` without waiting for the client (what has arrived of its
-    request is read first, so that closing sends no reset ahead of the answer)."""
+def _send_now(sock: socket.socket, answer: bytes) -> None:
+    """Send a short answer on ``sock`` without waiting for the client; the caller closes it
+    (what has arrived of the request is read first, so that closing sends no reset ahead of the
+    answer)."""
     try:
         sock.setblocking(False)
         try:
@@ -159,7 +160,7 @@ class ExplorerServer(ThreadingHTTPServer):
             if not full:
                 self.connections += 1
         if full:
-            _say_and_close(request, _answer(
+            _send_now(request, _answer(
                 503, "Service Unavailable", f"the explorer is serving {self.max_connections} "
                                             "connections, its most: try again"))
             self.shutdown_request(request)
@@ -211,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
             super().handle()
         except RequestTimeout:
             self.close_connection = True
-            _say_and_close(self.connection, _answer(
+            _send_now(self.connection, _answer(
                 408, "Request Timeout", f"the request did not arrive within "
                                         f"{self.server.request_seconds:g} s"))
         except ConnectionError:
