@@ -233,6 +233,27 @@ def test_concurrent_changes_each_answer_with_the_state_they_made(serving, monkey
     assert wrong == []
 
 
+def test_a_client_that_stops_reading_its_answer_is_dropped(serving, capfd, monkeypatch):
+    """An answer larger than the connection's buffers, to a client that never reads: given up
+    after the send time, the slot freed, nothing said."""
+    srv, port = serving(send_seconds=0.5)
+    monkeypatch.setattr(srv.RequestHandlerClass.session, "view",
+                        lambda: "<!DOCTYPE html>" + "x" * (16 << 20))
+    capfd.readouterr()
+    srv.ended.clear()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(GUARD)
+    with sock:
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(b"GET /view HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        assert srv.ended.wait(GUARD), "the server never gave up on the connection"
+        status, _ = get(port)
+        assert status == 200
+    wait_for(lambda: srv.connections == 0, "the slots freed")
+    assert capfd.readouterr().err == ""
+
+
 def test_connections_past_the_bound_are_answered_503_at_once(serving):
     srv, port = serving(max_connections=2, request_seconds=GUARD * 2)
     held = [connect(port) for _ in range(2)]
