@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers import kafka
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hwcheck.checker.explorer import server as explorer_server
@@ -419,50 +419,72 @@ BODY = st.one_of(
     JSON_VALUE.map(lambda v: json.dumps(v).encode()))
 
 
+POST_ROUTES = [r for r in ROUTES if r.startswith("/api/") and r != "/api/state"]
+HOSTILE = ["method", "path", "version", "host", "type", "length", "headers", "body"]
+
+
 @st.composite
-def requests(draw, port: int) -> bytes:
-    method, path = draw(METHOD), draw(PATH)
-    version = draw(st.sampled_from(["HTTP/1.0", "HTTP/1.1"]))
-    body = draw(st.one_of(st.just(b""), BODY))
-    headers = []
-    host = draw(st.sampled_from([f"127.0.0.1:{port}", "localhost", "[::1]:80", "evil.example",
-                                 "", None, "127.0.0.1:x:y", "[::1"]))
-    if host is not None:
-        headers.append(("Host", host))
-    ctype = draw(st.sampled_from(["application/json", "application/json; charset=utf-8",
-                                  "APPLICATION/JSON", "text/plain", "", None]) | TEXT)
-    if ctype is not None:
-        headers.append(("Content-Type", ctype))
-    length = draw(st.sampled_from(["right", "none", "more", "less", "huge", "twice", "other"]))
-    given_length = {"right": str(len(body)), "more": str(len(body) + 7),
-                    "less": str(max(len(body) - 3, 0)), "huge": str(10**12),
-                    "twice": f"{len(body)}, {len(body)}"}.get(length)
-    if length == "other":
-        given_length = draw(st.sampled_from(["ten", "-5", "+5", "1_0", "\u00b2", "0x10", ""])
-                            | TEXT)
-    if given_length is not None:
-        headers.append(("Content-Length", given_length))
-    headers += draw(st.lists(st.tuples(
-        st.sampled_from(["Connection", "Transfer-Encoding", "Expect", "X-Any", "Accept"])
-        | st.text(st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=":"),
-                  min_size=1, max_size=10),
-        st.sampled_from(["keep-alive", "close", "chunked", "100-continue", "identity"])
-        | TEXT), max_size=4))
+def requests(draw) -> bytes:
+    """A well-formed request to one of the routes (a JSON body for a POST), then up to three of
+    its parts made hostile: the method, the path, the version, Host, Content-Type,
+    Content-Length, extra headers, the body."""
+    path = draw(st.sampled_from(ROUTES))
+    method = "POST" if path in POST_ROUTES else draw(st.sampled_from(["GET", "HEAD"]))
+    body = draw(BODY) if method == "POST" else b""
+    version = "HTTP/1.0"
+    host: str | None = "127.0.0.1:8765"
+    ctype: str | None = "application/json" if method == "POST" else None
+    length: str | None = str(len(body)) if method == "POST" else None
+    extra: list[tuple[str, str]] = []
+    for part in draw(st.sets(st.sampled_from(HOSTILE), max_size=3)):
+        if part == "method":
+            method = draw(METHOD)
+        elif part == "path":
+            path = draw(PATH)
+        elif part == "version":
+            version = "HTTP/1.1"
+        elif part == "host":
+            host = draw(st.sampled_from(["localhost", "[::1]:80", "evil.example", "", None,
+                                         "127.0.0.1:x:y", "[::1"]) | TEXT)
+        elif part == "type":
+            ctype = draw(st.sampled_from(["application/json; charset=utf-8", "APPLICATION/JSON",
+                                          "text/plain", "", None]) | TEXT)
+        elif part == "length":
+            length = draw(st.sampled_from([None, str(len(body) + 7), str(max(len(body) - 3, 0)),
+                                           str(10**12), f"{len(body)}, {len(body)}", "ten",
+                                           "-5", "+5", "1_0", "\u00b2", "0x10", ""]) | TEXT)
+        elif part == "headers":
+            extra = draw(st.lists(st.tuples(
+                st.sampled_from(["Connection", "Transfer-Encoding", "Expect", "X-Any", "Accept"])
+                | st.text(st.characters(min_codepoint=33, max_codepoint=126,
+                                        blacklist_characters=":"), min_size=1, max_size=10),
+                st.sampled_from(["keep-alive", "close", "chunked", "100-continue", "identity"])
+                | TEXT), min_size=1, max_size=4))
+        else:
+            body = draw(st.binary(max_size=300) | BODY)
+    headers = [(k, v) for k, v in (("Host", host), ("Content-Type", ctype),
+                                   ("Content-Length", length)) if v is not None] + extra
     head = f"{method} {path} {version}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
     return head.encode("utf-8") + b"\r\n" + body
+
+
+def _post(body: bytes) -> bytes:
+    return (b"POST /api/step HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
 
 
 @settings(max_examples=int(_LONG or 150), derandomize=not _LONG, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
-@given(data=st.data())
-def test_no_request_gets_a_5xx_or_a_traceback(fuzzed, capfd, data):
+@given(raw=requests(), gone=st.sampled_from([False, False, False, True]))
+@example(raw=_post(b"[" * 30000 + b"]" * 30000), gone=False)  # deep past the recursion limit
+@example(raw=_post(b'{"action": "Produce"}'), gone=True)  # the client resets at once
+@example(raw=_post(b"{}").replace(b"Content-Length: 2", b"Content-Length: \xb2"), gone=False)
+def test_no_request_gets_a_5xx_or_a_traceback(fuzzed, capfd, raw, gone):
     port = fuzzed.server_address[1]
-    raw = data.draw(requests(port))
-    gone = data.draw(st.sampled_from([False, False, False, True]))  # the client resets at once
     capfd.readouterr()
     fuzzed.ended.clear()
-    if gone:
+    if gone:  # the client resets the connection right after its request
         sock = connect(port)
         sock.sendall(raw[:1 << 16])
         _reset(sock)
