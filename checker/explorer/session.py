@@ -39,7 +39,9 @@ class Session:
         self.interp = Interpreter(spec)
         self.layout = self.interp.layout
         self.instances = self.kernel.instances
-        self.lock = threading.Lock()
+        # held by each change and each read of the path; the server holds it across a change
+        # and the state it answers with (so it is reentrant)
+        self.lock = threading.RLock()
         self.starts = [np.asarray(r, self.layout.dtype) for r in self.kernel.initials]
         self.path: list[tuple[np.ndarray, str | None]] = [(self.starts[0].copy(), None)]
         self.trace: Trace | None = None  # a loaded trace
