@@ -106,8 +106,8 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         spec = named(conf.specification, "SPECIFICATION")
         init, nxt = _split_spec(spec, ev)
     elif conf.init is not None and conf.next is not None:
-        init = OpApp(conf.init[1], named(conf.init, "INIT").name)
-        nxt = OpApp(conf.next[1], named(conf.next, "NEXT").name)
+        i, n = named(conf.init, "INIT"), named(conf.next, "NEXT")
+        init, nxt = OpApp(i.d.pos, i.name), OpApp(n.d.pos, n.name)
     else:
         raise fail(Pos(conf.file, 1, 1), "the cfg names neither SPECIFICATION nor INIT and NEXT")
     symmetry: list[dict[Value, Value]] = []

@@ -137,7 +137,12 @@ class Loader:
                     if not (isinstance(entry, Defn) and entry.d.local):
                         scope.defs.setdefault(name, entry)
             else:
-                self._define(scope, d.name, InstanceRef(d, scope, self), d.pos)
+                ref = InstanceRef(d, scope, self)
+                # made now, so that a substitution it lacks is an error when loading
+                probe = self.instantiate(d, scope, {p.name: None for p in d.params})
+                if not d.params:
+                    ref.made[()] = probe
+                self._define(scope, d.name, ref, d.pos)
 
     def _define(self, scope: Scope, name: str, entry: Entry, pos: Pos) -> None:
         old = scope.defs.get(name)
@@ -152,6 +157,10 @@ class Loader:
         inner = Scope(m, root=False)
         self.populate(inner, m)
         given = dict(d.substitutions)
+        for name in given:
+            if name not in inner.constants and name not in inner.variables:
+                raise fail(d.pos, f"INSTANCE {d.module} WITH {name}: {d.module} declares no "
+                                  f"constant or variable {name}")
         for name in [*inner.constants, *inner.variables]:
             if name in given:
                 inner.subst[name] = (given.pop(name), outer, env)
@@ -162,9 +171,6 @@ class Loader:
                 raise fail(d.pos, f"INSTANCE {d.module}: no substitution for its "
                                   f"{'constant' if name in inner.constants else 'variable'} "
                                   f"{name}, and nothing named {name} here")
-        for name in given:
-            raise fail(d.pos, f"INSTANCE {d.module} WITH {name}: {d.module} declares no "
-                              f"constant or variable {name}")
         return inner
 
 
