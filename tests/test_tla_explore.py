@@ -156,8 +156,11 @@ KAFKA_TLC_MORE = {"R2-M2-E3-fixed-acks-1": (12294, 37356, 24, {"AckedNotLost": 3
                       "CommittedNotLost": 4, "AckedNotLost": 4, "LogsMatchBelowHw": 5})}
 
 
+# the R=2 rows (10 to 15 s each here); the R=3 rows take 2 to 3 minutes each in plain Python
+# (checked by hand: docs/tla.md)
 @pytest.mark.slow
-@pytest.mark.parametrize("row", MODEL_TABLE, ids=lambda r: _kafka_cfg(*r[:5]))
+@pytest.mark.parametrize("row", [r for r in MODEL_TABLE if r[0] == 2],
+                         ids=lambda r: _kafka_cfg(*r[:5]))
 def test_kafka_hw_is_tlcs(row: tuple) -> None:
     r, m, e, truncation, expansion, distinct, generated, depth, shortest = row
     cfg = KAFKA / f"{_kafka_cfg(r, m, e, truncation, expansion)}.cfg"
