@@ -33,7 +33,8 @@ CASES = {
 
 def compiled(name: str) -> tuple[Model, Compiled]:
     m = model(TLA / f"{name}.tla", parse_cfg(CASES[name], f"{name}.cfg"))
-    return m, compile_model(m, explore(m, check_deadlock=False).domains)
+    res = explore(m, check_deadlock=False)
+    return m, compile_model(m, {v: res.values(v) for v in m.root.variables})
 
 
 def frozen(state: dict) -> tuple:
@@ -120,7 +121,7 @@ def test_what_the_first_case_does_not_compile_is_refused_at_its_place(
     (tmp_path / "R.tla").write_text(REFUSED)
     m = model(tmp_path / "R.tla", parse_cfg(f"INIT Init NEXT {action}", "R.cfg"))
     with pytest.raises(TlaError) as e:
-        compile_model(m, {"x": {0, 1}, "y": {0}})
+        compile_model(m, {"x": [0, 1], "y": [0]})
     assert str(e.value).endswith(message) and "\n" not in str(e.value)
 
 
@@ -128,4 +129,5 @@ def test_a_variable_holding_sets_is_refused() -> None:
     m = model(TLA / "TokenRing.tla", parse_cfg("CONSTANT N = 3\nINIT Init NEXT Next", "T.cfg"))
     with pytest.raises(TlaError, match=r"TokenRing.tla:1:1: not compiled yet: variable want "
                                        r"holds values this case does not store"):
-        compile_model(m, explore(m).domains)
+        res = explore(m)
+        compile_model(m, {v: res.values(v) for v in m.root.variables})

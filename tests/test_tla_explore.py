@@ -17,7 +17,7 @@ from engine_contract import MODEL_TABLE, PROTOCOL_TABLE
 from test_initial_states import TLC_COUNTS as ANY_START_TLC
 
 from hwcheck.checker.tla.cfg import parse_cfg
-from hwcheck.checker.tla.explore import explore, model
+from hwcheck.checker.tla.explore import describe, explore, model
 from hwcheck.checker.tla.syntax import TlaError
 from hwcheck.checker.tla.values import Fcn, ModelValue
 
@@ -61,6 +61,8 @@ def test_die_hard_trace_is_the_puzzles_solution() -> None:
     assert trace[-1].state["big"] == 4
     assert [str(s.label) for s in trace[1:]] == [
         "FillBig", "BigToSmall", "EmptySmall", "BigToSmall", "FillBig", "BigToSmall"]
+    text = describe(trace, ("big", "small"))
+    assert text.splitlines()[:4] == ["0: Init", "  big = 0", "  small = 0", "1: FillBig"]
     # each step is one of Next's ways from the state before it
     ev, m = model(TLA / "DieHard.tla").ev, model(TLA / "DieHard.tla")
     for before, after in zip(trace, trace[1:]):
@@ -72,7 +74,8 @@ def test_two_phase_with_model_values_is_the_ports() -> None:
     res = run(TLA / "TwoPhase.tla")
     assert counts(res) == (distinct, generated + 1, depth + 1) == (288, 1146, 11)
     assert res.verdict == "holds" and res.deadlock is None
-    assert ModelValue("r1") in {k for s in res.domains["rmState"] for k in s.map}
+    assert ModelValue("r1") in {k for s in res.values("rmState") for k in s.map}
+    assert res.values("tmState") == ["aborted", "committed", "init"]
 
 
 @pytest.mark.slow

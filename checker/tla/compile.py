@@ -107,9 +107,7 @@ class Compiled:
         return int(x)
 
 
-def _scalar_kind(values: set[Any]) -> tuple[str, int, int]:
-    vals = [v[1] if isinstance(v, tuple) and len(v) == 2 and v[0] is True else v
-            for v in values]
+def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
     if all(type(v) is bool for v in vals):
         return "bool", 0, 1
     if all(type(v) is int for v in vals):
@@ -120,7 +118,7 @@ def _scalar_kind(values: set[Any]) -> tuple[str, int, int]:
 
 
 class Compiler:
-    def __init__(self, m: Model, domains: dict[str, set[Any]]) -> None:
+    def __init__(self, m: Model, domains: dict[str, list[Value]]) -> None:
         self.m = m
         self.ev = m.ev
         self.sc = m.root.scope
@@ -144,7 +142,7 @@ class Compiler:
         for name in m.root.variables:
             self._declare(name, domains[name])
 
-    def _declare(self, name: str, values: set[Any]) -> None:
+    def _declare(self, name: str, values: list[Value]) -> None:
         pos = self.sc.module.pos
         if not values:
             raise not_compiled(pos, f"variable {name} takes no value")
@@ -154,13 +152,13 @@ class Compiler:
                 if len(doms) != 1:
                     raise ValueError
                 domain = tuple(sorted_values(next(iter(doms))))
-                kind, lo, hi = _scalar_kind({x for v in values for x in v.map.values()})
+                kind, lo, hi = _scalar_kind([x for v in values for x in v.map.values()])
             else:
                 domain = None
                 kind, lo, hi = _scalar_kind(values)
         except ValueError:
             raise not_compiled(pos, f"variable {name} holds values this case does not store "
-                                    f"(e.g. {show(next(iter(values)))})") from None
+                                    f"(e.g. {show(values[-1])})") from None
         if kind == "atom":
             lo, hi = 0, max(len(self.atoms) - 1, 0)
         enc = Enc(name, kind, lo, hi, domain)
@@ -659,8 +657,8 @@ class Compiler:
         return Compiled(self.spec, self.encodings, self.atoms, self.reads)
 
 
-def compile_model(m: Model, domains: dict[str, set[Any]]) -> Compiled:
-    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.domains`)."""
+def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
+    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`)."""
     return Compiler(m, domains).run()
 
 

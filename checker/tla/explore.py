@@ -55,7 +55,14 @@ class Result:
     deadlock: list[Step] | None = None
     unchecked: tuple[str, ...] = ()  # temporal properties this search does not decide
     complete: bool = True  # False when a limit stopped it
-    domains: dict[str, set[Any]] = field(default_factory=dict)  # variable: values seen
+    # variable: the values seen (a boolean b as the pair (True, b), so that TRUE and 1 stay
+    # apart in one Python set; `values` gives them back as TLA+ values)
+    domains: dict[str, set[Any]] = field(default_factory=dict)
+
+    def values(self, variable: str) -> list[Value]:
+        """The values ``variable`` took, in canonical order."""
+        return sorted((v[1] if type(v) is tuple else v for v in self.domains[variable]),
+                      key=key)
 
     @property
     def verdict(self) -> str:
@@ -277,10 +284,10 @@ def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool
     return res
 
 
-def describe(trace: list[Step]) -> str:
-    """A trace as text: each step's label and the state's variables."""
+def describe(trace: list[Step], variables: tuple[str, ...]) -> str:
+    """A trace as text: each step's label, then the state's variables in declaration order."""
     lines = []
     for i, step in enumerate(trace):
         lines.append(f"{i}: {step.label if step.label else 'Init'}")
-        lines += [f"  {k} = {show(v)}" for k, v in step.state.items()]
+        lines += [f"  {v} = {show(step.state[v])}" for v in variables]
     return "\n".join(lines)
