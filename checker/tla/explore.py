@@ -218,8 +218,9 @@ def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool
                 return min((_permute(base, p) for p in m.symmetry), key=key)
             return (True, base) if type(base) is bool else base
         row = tuple((True, s[v]) if type(s[v]) is bool else s[v] for v in variables)
-        if m.symmetry:
-            return min((tuple(_permute(x, p) for x in row) for p in m.symmetry), key=key)
+        if m.symmetry:  # the least renaming in the canonical order (a function of the orbit)
+            return min((tuple(_permute(x, p) for x in row) for p in m.symmetry),
+                       key=lambda r: tuple(map(key, r)))
         return row
 
     def in_model(s: State) -> bool:
