@@ -107,6 +107,8 @@ def test_expressions(tmp_path: Path, expr: str, expected: object) -> None:
     ("Undefined + 1", "E.tla:4:6: unknown operator Undefined"),
     ("x'", "E.tla:4:6: a primed expression where no next state is given"),
     ("[a |-> 1].b", "E.tla:4:6: [a |-> 1] has no field b"),
+    ("LET F(x) == SelectSeq(<<1>>, x) IN F(1)", "E.tla:4:18: expected an operator as this "
+                                                "argument, found a value"),
 ])
 def test_errors_are_one_line_at_the_place(tmp_path: Path, expr: str, message: str) -> None:
     with pytest.raises(TlaError) as e:

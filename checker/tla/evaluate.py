@@ -380,6 +380,8 @@ class Evaluator:
                 new.update({p.name: v for p, v in zip(c.d.params, vs)})
                 return self.ev(c.d.body, c.sc, new, cx)
             return run
+        if not callable(op) or type(op) is Thunk:
+            raise fail(pos, "expected an operator as this argument, found a value")
         return op  # type: ignore[no-any-return]
 
     def call_builtin(self, b: Builtin, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
