@@ -303,6 +303,10 @@ def test_stop_at_first_violation(tmp_path: Path) -> None:
     ("Bad == x' = CASE x = 5 -> 1", "Counter.tla:13:13: no arm of this CASE applies"),
     ("Bad == x' = [i \\in 1..2 |-> i][x]", "Counter.tla:13:13: <<1, 2>>[0]: 0 is not in the "
                                             "function's domain"),
+    ("Circle == Circle\nBad == x' = Circle",
+     "Counter.tla:14:1: evaluating this recursed too deeply"),
+    ("RECURSIVE F(_)\nF(n) == F(n + 1)\nBad == x' = F(0)",
+     "Counter.tla:15:1: evaluating this recursed too deeply"),
 ])
 def test_evaluation_errors_name_the_place(tmp_path: Path, next_: str, message: str) -> None:
     p = tmp_path / "Counter.tla"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,23 +198,27 @@ class Evaluator:
 
     def value(self, e: Expr, state: State, nxt: State | None = None,
               sc: Scope | None = None, env: Env | None = None) -> Value:
-        return self.ev(e, sc or self.scope, env or {}, Ctx(state, nxt))
+        with _bounded(e.pos):
+            return self.ev(e, sc or self.scope, env or {}, Ctx(state, nxt))
 
     def predicate(self, defn: Defn, state: State, nxt: State | None = None) -> bool:
-        v = self.ev(defn.d.body, defn.scope, {}, Ctx(state, nxt))
+        with _bounded(defn.d.pos):
+            v = self.ev(defn.d.body, defn.scope, {}, Ctx(state, nxt))
         return _bool(v, defn.d.pos, defn.name)
 
     def initial(self, init: Expr) -> Iterator[State]:
         """Every way ``init`` is satisfied (the same state as often as it is)."""
-        for asg, _ in self.act(init, self.scope, {}, {}, None, False, True, None):
-            self._complete(asg, init.pos, "the initial predicate", prime=False)
-            yield asg
+        with _bounded(init.pos):
+            for asg, _ in self.act(init, self.scope, {}, {}, None, False, True, None):
+                self._complete(asg, init.pos, "the initial predicate", prime=False)
+                yield asg
 
     def successors(self, nxt: Expr, state: State) -> Iterator[tuple[Label, State]]:
         """Every way ``nxt`` is satisfied from ``state``, with its step label."""
-        for asg, label in self.act(nxt, self.scope, {}, {}, state, False, False, None):
-            self._complete(asg, nxt.pos, f"the step {label}", prime=True)
-            yield label or Label("Next"), asg
+        with _bounded(nxt.pos):
+            for asg, label in self.act(nxt, self.scope, {}, {}, state, False, False, None):
+                self._complete(asg, nxt.pos, f"the step {label}", prime=True)
+                yield label or Label("Next"), asg
 
     def _complete(self, asg: State, pos: Pos, what: str, prime: bool) -> None:
         if len(asg) != len(self.variables):
@@ -975,6 +980,17 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+@contextmanager
+def _bounded(pos: Pos) -> Iterator[None]:
+    """Python's recursion limit, reached by a definition that never ends (``F == F``, a
+    RECURSIVE operator without a base case), as one line at what was being evaluated."""
+    try:
+        yield
+    except RecursionError:
+        raise fail(pos, "evaluating this recursed too deeply (a definition that calls itself "
+                        "without end?)") from None
 
 
 def _equal(a: Value, b: Value, pos: Pos) -> bool:
