@@ -1,0 +1,1 @@
+"""The TLA+ front end: modules and cfgs parsed, resolved and evaluated (docs/tla.md)."""

@@ -1,0 +1,665 @@
+"""A TLA+ model to a `Spec` of hwcheck's language: the compiled path's first case.
+
+`compile_model(model, domains)` translates what decision record 0019 calls the simplest case:
+variables holding integers, booleans, strings or model values, or functions from a finite set
+of such values to them; Next unfolded through disjunctions, ``\\E`` over constant sets and
+operator applications into one action per leaf, its ``\\E`` bindings the action's parameters;
+a leaf's conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
+``f' = [x \\in D |-> e]`` and UNCHANGED; Init's ``x = e`` and ``x \\in S``; invariants. Every
+other construct is refused with its position ("not compiled yet: ..."), never approximated;
+in particular a disjunction or an ``\\E`` inside a leaf (TLC counts each way it holds) is
+refused, so a compiled model's generated count is TLC's.
+
+The domains are the values each variable takes (the reference search's `Result.domains`);
+a value outside them is the kernel's domain error, never a wrong count. Strings and model
+values are numbered in one table (`Compiled.atoms`); a function is an array over its domain's
+members in value order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hwcheck.spec import lang as L
+from hwcheck.spec.lang import Block, Spec
+
+from .evaluate import CORE_NAMES, Ctx
+from .explore import Model
+from .modules import Defn, Scope
+from .stdlib import Builtin
+from .syntax import (
+    And,
+    At,
+    Bool,
+    Case,
+    Except,
+    Expr,
+    FnApp,
+    FnLit,
+    If,
+    Let,
+    Num,
+    OpApp,
+    OpDef,
+    Or,
+    Pos,
+    Prime,
+    Quant,
+    Str,
+    Tuple,
+    Unchanged,
+    fail,
+)
+from .values import Fcn, ModelValue, Value, key, show, sorted_values
+
+
+class _Pending(int):
+    """An \\E-bound parameter of an action not made yet (its number): only passed along."""
+
+
+def not_compiled(pos: Pos, what: str) -> Exception:
+    return fail(pos, f"not compiled yet: {what}")
+
+
+@dataclass(frozen=True)
+class Enc:
+    """How one TLA+ variable is stored: a scalar of ``kind`` ("int", "bool", "atom"), or an
+    array (``domain``: the function's domain, in value order) of them."""
+
+    name: str
+    kind: str
+    lo: int
+    hi: int
+    domain: tuple[Value, ...] | None = None
+
+
+# A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
+# ("param", lang expression indexing ``values``, values); ("array", Enc).
+Term = tuple[Any, ...]
+
+
+@dataclass
+class Compiled:
+    spec: Spec
+    encodings: dict[str, Enc]
+    atoms: tuple[Value, ...]
+    reads: dict[str, Any] = field(default_factory=dict)  # variable: its Read or Var
+
+    def decode(self, row: dict[str, Any]) -> dict[str, Value]:
+        """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, or its list
+        of ints) as TLA+ values."""
+        out: dict[str, Value] = {}
+        for name, enc in self.encodings.items():
+            raw = row[name]
+            if enc.domain is None:
+                out[name] = self._atom(enc, raw)
+            else:
+                out[name] = Fcn({k: self._atom(enc, x) for k, x in zip(enc.domain, raw)})
+        return out
+
+    def _atom(self, enc: Enc, x: int) -> Value:
+        if enc.kind == "bool":
+            return bool(x)
+        if enc.kind == "atom":
+            return self.atoms[x]
+        return int(x)
+
+
+def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
+    if all(type(v) is bool for v in vals):
+        return "bool", 0, 1
+    if all(type(v) is int for v in vals):
+        return "int", min(vals), max(vals)
+    if all(isinstance(v, (str, ModelValue)) for v in vals):
+        return "atom", 0, 0
+    raise ValueError
+
+
+class Compiler:
+    def __init__(self, m: Model, domains: dict[str, list[Value]]) -> None:
+        self.m = m
+        self.ev = m.ev
+        self.sc = m.root.scope
+        self.spec = Spec(m.root.scope.module.name, {})
+        self.encodings: dict[str, Enc] = {}
+        self.reads: dict[str, Any] = {}
+        atoms: set[Value] = set()
+        for vals in domains.values():
+            for v in vals:
+                for x in (v.map.values() if isinstance(v, Fcn) else [v]):
+                    if isinstance(x, (str, ModelValue)):
+                        atoms.add(x)
+                if isinstance(v, Fcn):
+                    atoms.update(k for k in v.map if isinstance(k, (str, ModelValue)))
+        for v in self.sc.values.values():
+            for x in (v if isinstance(v, frozenset) else [v]):
+                if isinstance(x, (str, ModelValue)):
+                    atoms.add(x)
+        self.atoms = tuple(sorted_values(atoms))
+        self.code = {a: i for i, a in enumerate(self.atoms)}
+        for name in m.root.variables:
+            self._declare(name, domains[name])
+
+    def _declare(self, name: str, values: list[Value]) -> None:
+        pos = self.sc.module.pos
+        if not values:
+            raise not_compiled(pos, f"variable {name} takes no value")
+        try:
+            if all(isinstance(v, Fcn) for v in values):
+                doms = {frozenset(v.map) for v in values}
+                if len(doms) != 1:
+                    raise ValueError
+                domain = tuple(sorted_values(next(iter(doms))))
+                kind, lo, hi = _scalar_kind([x for v in values for x in v.map.values()])
+            else:
+                domain = None
+                kind, lo, hi = _scalar_kind(values)
+        except ValueError:
+            raise not_compiled(pos, f"variable {name} holds values this case does not store "
+                                    f"(e.g. {show(values[-1])})") from None
+        if kind == "atom":
+            lo, hi = 0, max(len(self.atoms) - 1, 0)
+        enc = Enc(name, kind, lo, hi, domain)
+        self.encodings[name] = enc
+        if domain is None:
+            self.reads[name] = self.spec.scalar(name, lo, hi)
+        else:
+            self.reads[name] = self.spec.array(name, (len(domain),), lo, hi)
+
+    # -- values --------------------------------------------------------------------------
+
+    def static_expr(self, kind: str, v: Value, pos: Pos) -> Any:
+        if kind == "bool" and type(v) is bool:
+            return L.Const(v)
+        if kind == "int" and type(v) is int:
+            return L.Const(v)
+        if kind == "atom" and v in self.code:
+            return L.Const(self.code[v])
+        raise not_compiled(pos, f"the value {show(v)} where {kind} is expected")
+
+    def as_kind(self, t: Term, kind: str, pos: Pos) -> Any:
+        """``t`` as a lang expression of ``kind``."""
+        if t[0] == kind:
+            return t[1]
+        if t[0] == "static":
+            return self.static_expr(kind, t[1], pos)
+        if t[0] == "param":
+            _, p, values = t
+            if isinstance(p, _Pending):
+                raise not_compiled(pos, "an expression of an \\E-bound parameter as an "
+                                        "operator's argument in Next")
+            if kind == "int" and all(type(v) is int for v in values) and \
+                    list(values) == list(range(values[0], values[0] + len(values))):
+                return p + values[0] if values[0] else p
+            out = self.static_expr(kind, values[-1], pos)
+            for i in range(len(values) - 2, -1, -1):
+                out = L.ite(p == i, self.static_expr(kind, values[i], pos), out)
+            return out
+        raise not_compiled(pos, f"a {t[0]} where {kind} is expected")
+
+    def kind_of(self, t: Term) -> str | None:
+        if t[0] in ("int", "bool", "atom"):
+            return t[0]  # type: ignore[no-any-return]
+        vals = [t[1]] if t[0] == "static" else list(t[2]) if t[0] == "param" else []
+        if vals and all(type(v) is bool for v in vals):
+            return "bool"
+        if vals and all(type(v) is int for v in vals):
+            return "int"
+        if vals and all(isinstance(v, (str, ModelValue)) for v in vals):
+            return "atom"
+        return None
+
+    def index(self, enc: Enc, t: Term, pos: Pos) -> Any:
+        """The array position of the function argument ``t``."""
+        dom = enc.domain
+        assert dom is not None
+        if t[0] == "static":
+            if t[1] not in dom:
+                raise fail(pos, f"{show(t[1])} is not in the domain of {enc.name}")
+            return L.Const(dom.index(t[1]))
+        if t[0] == "param" and isinstance(t[1], _Pending):
+            raise not_compiled(pos, "an expression of an \\E-bound parameter as an "
+                                    "operator's argument in Next")
+        if t[0] == "param" and tuple(t[2]) == dom:
+            return t[1]
+        kind = self.kind_of(t)
+        if kind is None:
+            raise not_compiled(pos, f"indexing {enc.name} with this")
+        e = self.as_kind(t, kind, pos)
+        out: Any = L.Const(len(dom))  # outside: the kernel's index check reports it
+        for i in range(len(dom) - 1, -1, -1):
+            out = L.ite(e == self.static_expr(kind, dom[i], pos), i, out)
+        return out
+
+    # -- expressions ---------------------------------------------------------------------
+
+    def tr(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term:
+        """``e`` (a state-level expression) translated under ``env``."""
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if self._closed(e, sc, env) and self.ev.state_free(e, sc, set(static)):
+            return ("static", self.ev.ev(e, sc, dict(static), Ctx({}, None)))
+        if isinstance(e, (Num, Str, Bool)):
+            return ("static", e.value)
+        if isinstance(e, At) and "@" in env:
+            return env["@"]
+        if isinstance(e, OpApp):
+            return self.tr_opapp(e, sc, env)
+        if isinstance(e, And) or isinstance(e, Or):
+            parts = [self.as_kind(self.tr(x, sc, env), "bool", x.pos) for x in e.items]
+            return ("bool", L.conj(*parts) if isinstance(e, And) else L.disj(*parts))
+        if isinstance(e, If):
+            c = self.as_kind(self.tr(e.cond, sc, env), "bool", e.cond.pos)
+            a, b = self.tr(e.then, sc, env), self.tr(e.other, sc, env)
+            kind = self.kind_of(a) or self.kind_of(b)
+            if kind is None:
+                raise not_compiled(e.pos, "IF over values this case does not store")
+            return (kind, L.ite(c, self.as_kind(a, kind, e.then.pos),
+                                self.as_kind(b, kind, e.other.pos)))
+        if isinstance(e, Let):
+            new = dict(env)
+            for d in e.defs:
+                if not isinstance(d, OpDef) or d.params:
+                    raise not_compiled(d.pos, "a LET definition with parameters")
+                new[d.name] = self.tr(d.body, sc, new)
+            return self.tr(e.body, sc, new)
+        if isinstance(e, FnApp):
+            f = self.tr(e.fn, sc, env)
+            if f[0] != "array" or len(e.args) != 1:
+                raise not_compiled(e.pos, "applying this function")
+            enc: Enc = f[1]
+            return (enc.kind, self.reads[enc.name][self.index(enc, self.tr(e.args[0], sc, env),
+                                                              e.args[0].pos)])
+        if isinstance(e, Quant):
+            return ("bool", self.tr_quant(e, sc, env))
+        raise not_compiled(e.pos, f"the expression {type(e).__name__}")
+
+    def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
+        """Whether ``e`` reads no name bound to a non-static term."""
+        dynamic = {k for k, v in env.items() if v[0] != "static"}
+        if not dynamic:
+            return True
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if (isinstance(x, OpApp) and x.name in dynamic) or (isinstance(x, At) and
+                                                                 "@" in dynamic):
+                return False
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+            elif hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        return True
+
+    def tr_quant(self, e: Quant, sc: Scope, env: dict[str, Term]) -> Any:
+        if len(e.bounds) != 1 or len(e.bounds[0].names) != 1 or e.bounds[0].tuple:
+            if len(e.bounds) > 1 or len(e.bounds[0].names) > 1:
+                first, *rest = [(n, b) for b in e.bounds for n in b.names]
+                if any(b.tuple for _, b in [first, *rest]):
+                    raise not_compiled(e.pos, "a tuple pattern in a quantifier")
+                return self._nest(e, [(n, b.set) for n, b in [first, *rest]], sc, env)
+        return self._nest(e, [(e.bounds[0].names[0], e.bounds[0].set)], sc, env)
+
+    def _nest(self, e: Quant, names: list[tuple[str, Expr]], sc: Scope,
+              env: dict[str, Term]) -> Any:
+        name, set_e = names[0]
+        s = self.tr(set_e, sc, env)
+        if s[0] != "static" or not isinstance(s[1], frozenset):
+            raise not_compiled(set_e.pos, "a quantifier over a set that is not constant")
+        values = tuple(sorted_values(s[1]))
+        if not values:
+            return L.Const(e.kind == "A")
+        quant: Callable[..., Any] = L.forall if e.kind == "A" else L.exists
+
+        def body(i: Any) -> Any:
+            new = {**env, name: ("param", i, values)}
+            if len(names) > 1:
+                return self._nest(e, names[1:], sc, new)
+            return self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+        return quant(len(values), body)
+
+    def tr_opapp(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
+        name = e.name
+        if name in env and not e.args:
+            return env[name]
+        if name in CORE_NAMES or isinstance(sc.defs.get(name), Builtin):
+            return self.tr_builtin(e, sc, env)
+        entry = sc.defs.get(name)
+        if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+            d = entry.d
+            if any(p.arity for p in d.params) or len(d.params) != len(e.args):
+                raise not_compiled(e.pos, f"applying {name}")
+            new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
+            return self.tr(d.body, entry.scope, new)
+        if name in sc.state_vars and sc is self.sc:
+            enc = self.encodings[name]
+            if enc.domain is not None:
+                return ("array", enc)
+            read = self.reads[name]
+            return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
+        raise not_compiled(e.pos, f"the operator {name}")
+
+    ARITH = {"+": "+", "-": "-", "*": "*", "\\div": "//", "%": "%"}
+    CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+    def tr_builtin(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
+        name, pos = e.name, e.pos
+        args = [self.tr(a, sc, env) for a in e.args]
+        if name in self.ARITH and len(args) == 2:
+            a, b = (self.as_kind(x, "int", pos) for x in args)
+            op = self.ARITH[name]
+            if op == "+":
+                return ("int", a + b)
+            if op == "-":
+                return ("int", a - b)
+            if not isinstance(b, L.Const) and not (op == "*" and isinstance(a, L.Const)):
+                raise not_compiled(pos, f"{name} of two values read from the state (the "
+                                        "language multiplies and divides by constants)")
+            if op == "*":
+                return ("int", b * a if isinstance(a, L.Const) else a * b)
+            if b.value <= 0:
+                raise not_compiled(pos, f"{name} by {b.value}")
+            return ("int", a // b if op == "//" else a % b)
+        if name == "-." and len(args) == 1:
+            return ("int", 0 - self.as_kind(args[0], "int", pos))
+        if name in self.CMP:
+            a, b = (self.as_kind(x, "int", pos) for x in args)
+            return ("bool", {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[name])
+        if name in ("=", "/="):
+            kind = self.kind_of(args[0]) or self.kind_of(args[1])
+            if kind is None:
+                raise not_compiled(pos, f"{name} between values this case does not store")
+            a, b = (self.as_kind(x, kind, pos) for x in args)
+            if kind == "bool":
+                eq = L.conj(L.implies(a, b), L.implies(b, a))
+                return ("bool", eq if name == "=" else ~eq)
+            return ("bool", a == b if name == "=" else a != b)
+        if name in ("\\in", "\\notin") and args[1][0] == "static" and \
+                isinstance(args[1][1], frozenset):
+            kind = self.kind_of(args[0])
+            if kind is None:
+                raise not_compiled(pos, "\\in with values this case does not store")
+            x = self.as_kind(args[0], kind, pos)
+            members = [self.static_expr(kind, v, pos) for v in sorted_values(args[1][1])
+                       if kind != "atom" or v in self.code]
+            inside = L.disj(*[x == c for c in members]) if members else L.FALSE
+            return ("bool", inside if name == "\\in" else ~inside)
+        if name == "~":
+            return ("bool", ~self.as_kind(args[0], "bool", pos))
+        if name == "=>":
+            return ("bool", L.implies(self.as_kind(args[0], "bool", pos),
+                                      self.as_kind(args[1], "bool", pos)))
+        if name == "<=>":
+            a, b = (self.as_kind(x, "bool", pos) for x in args)
+            return ("bool", L.conj(L.implies(a, b), L.implies(b, a)))
+        raise not_compiled(pos, f"the operator {name} on state")
+
+    # -- actions -------------------------------------------------------------------------
+
+    def leaves(self, e: Expr, sc: Scope, env: dict[str, Term], label: str,
+               params: list[tuple[str, tuple[Value, ...]]],
+               out: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]]) -> None:
+        """Next unfolded into its leaves, as the evaluator unfolds it for the step labels."""
+        if isinstance(e, Or):
+            for x in e.items:
+                self.leaves(x, sc, env, label, params, out)
+            return
+        if isinstance(e, Quant) and e.kind == "E":
+            names = [(n, b) for b in e.bounds for n in b.names]
+            if any(b.tuple for _, b in names):
+                raise not_compiled(e.pos, "a tuple pattern in \\E")
+            self._unfold_exists(e, names, sc, env, label, params, out)
+            return
+        if isinstance(e, OpApp) and e.name not in env:
+            entry = sc.defs.get(e.name)
+            if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+                d = entry.d
+                if any(p.arity for p in d.params):
+                    raise not_compiled(e.pos, f"{d.name}'s operator parameters")
+                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
+                self.leaves(d.body, entry.scope, new, d.name, params, out)
+                return
+        out.append((label, e, sc, env, list(params)))
+
+    def _unfold_exists(self, e: Quant, names: list[Any], sc: Scope, env: dict[str, Term],
+                       label: str, params: list[Any], out: list[Any]) -> None:
+        if not names:
+            self.leaves(e.body, sc, env, label, params, out)
+            return
+        (name, bound), rest = names[0], names[1:]
+        s = self.tr(bound.set, sc, env)
+        if s[0] != "static" or not isinstance(s[1], frozenset):
+            raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
+        values = tuple(sorted_values(s[1]))
+        marker = ("param", _Pending(len(params)), values)  # the parameter's number, made real later
+        self._unfold_exists(e, rest, sc, {**env, name: marker}, label,
+                            [*params, (name, values)], out)
+
+    def action(self, name: str, body: Expr, sc: Scope, env: dict[str, Term],
+               params: list[tuple[str, tuple[Value, ...]]]) -> None:
+        sizes = [len(v) for _, v in params]
+
+        def build(b: Block, *ps: Any) -> None:
+            real = {k: (("param", ps[v[1]], v[2]) if v[0] == "param" and
+                        isinstance(v[1], _Pending) else v) for k, v in env.items()}
+            self.leaf(b, body, sc, real, init=False)
+
+        modified = self._assigned(body, sc, env, init=False)
+        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+
+    def _conjuncts(self, e: Expr, sc: Scope, env: dict[str, Term],
+                   out: list[tuple[Expr, Scope, dict[str, Term]]]) -> None:
+        if isinstance(e, And):
+            for x in e.items:
+                self._conjuncts(x, sc, env, out)
+            return
+        if isinstance(e, OpApp) and e.name not in env and e.name not in CORE_NAMES:
+            entry = sc.defs.get(e.name)
+            if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and \
+                    self._action_level(entry.d.body, entry.scope):
+                d = entry.d
+                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
+                self._conjuncts(d.body, entry.scope, new, out)
+                return
+        if isinstance(e, (Or, Quant)) and (isinstance(e, Or) or e.kind == "E"):
+            raise not_compiled(e.pos, "a disjunction or \\E inside an action's conjunction "
+                                      "(TLC counts each way it holds)")
+        if isinstance(e, Let) and self._action_level(e, sc):
+            new = dict(env)
+            for ld in e.defs:
+                if not isinstance(ld, OpDef) or ld.params:
+                    raise not_compiled(ld.pos, "a LET definition with parameters")
+                new[ld.name] = self.tr(ld.body, sc, new)
+            self._conjuncts(e.body, sc, new, out)
+            return
+        if isinstance(e, (If, Case)) and self._action_level(e, sc):
+            raise not_compiled(e.pos, "IF or CASE around an action's conjuncts")
+        out.append((e, sc, env))
+
+    def _action_level(self, e: Expr, sc: Scope, depth: int = 0) -> bool:
+        """Whether ``e`` unfolds as an action (a conjunction, a disjunction, an \\E, primes),
+        so that TLC enumerates it rather than evaluating it."""
+        if isinstance(e, (And, Or, Prime, Unchanged)) or (isinstance(e, Quant) and e.kind == "E"):
+            return True
+        if isinstance(e, If):
+            return self._action_level(e.then, sc, depth) or self._action_level(e.other, sc,
+                                                                               depth)
+        if isinstance(e, Case):
+            return any(self._action_level(v, sc, depth) for _, v in e.arms) or (
+                e.other is not None and self._action_level(e.other, sc, depth))
+        if isinstance(e, Let):
+            return self._action_level(e.body, sc, depth)
+        if isinstance(e, OpApp):
+            if e.args and isinstance(e.args[0], Prime):
+                return True
+            entry = sc.defs.get(e.name)
+            if depth < 20 and isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+                return self._action_level(entry.d.body, entry.scope, depth + 1)
+        return False
+
+    def _assigned(self, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> list[str]:
+        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
+        self._conjuncts(body, sc, env, parts)
+        out: list[str] = []
+        for e, psc, penv in parts:
+            var = self._target_of(e, psc, penv, init)
+            if var is not None and var not in out:
+                out.append(var)
+        return out
+
+    def _target_of(self, e: Expr, sc: Scope, env: dict[str, Term], init: bool) -> str | None:
+        if isinstance(e, OpApp) and e.name in ("=", "\\in") and len(e.args) == 2:
+            lhs = e.args[0]
+            if not init and isinstance(lhs, Prime):
+                lhs = lhs.expr
+            elif not init:
+                return None
+            if isinstance(lhs, OpApp) and not lhs.args and lhs.name in sc.state_vars \
+                    and lhs.name not in env and sc is self.sc:
+                return lhs.name
+        return None
+
+    def leaf(self, b: Block, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> None:
+        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
+        self._conjuncts(body, sc, env, parts)
+        guards: list[Any] = []
+        writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]] = []
+        unchanged: set[str] = set()
+        for e, psc, penv in parts:
+            var = self._target_of(e, psc, penv, init)
+            if var is not None:
+                if any(w[0] == var for w in writes):
+                    raise not_compiled(e.pos, f"{var} assigned twice in one action")
+                assert isinstance(e, OpApp)
+                writes.append((var, e.args[1], psc, penv, e.name == "\\in"))
+            elif isinstance(e, Unchanged) and not init:
+                unchanged.update(self._unchanged_vars(e.expr, psc, penv))
+            else:
+                if self._reads_next(e):
+                    raise not_compiled(e.pos, "a conjunct that reads the next state")
+                guards.append(self.as_kind(self.tr(e, psc, penv), "bool", e.pos))
+        both = unchanged & {w[0] for w in writes}
+        if both:
+            raise not_compiled(body.pos, f"{sorted(both)[0]} both assigned and UNCHANGED")
+        done = {w[0] for w in writes} | unchanged
+        missing = [v for v in self.m.root.variables if v not in done]
+        if missing:
+            raise not_compiled(body.pos, f"an action that leaves {missing[0]} undetermined")
+        choices: dict[str, Any] = {}
+        for var, rhs, psc, penv, member in writes:
+            if member:
+                s = self.tr(rhs, psc, penv)
+                if s[0] != "static" or not isinstance(s[1], frozenset):
+                    raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
+                values = tuple(sorted_values(s[1]))
+                choices[var] = ("param", b.choose(len(values)), values)
+        if guards and not init:
+            b.require(*guards)
+        # every right-hand side reads the state before the step: computed first, then written
+        staged: list[tuple[Any, Any]] = []
+        for var, rhs, psc, penv, member in writes:
+            enc = self.encodings[var]
+            if member:
+                if enc.domain is not None:
+                    raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
+                staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
+            elif enc.domain is None:
+                staged.append((self.reads[var], self._store(enc, self.tr(rhs, psc, penv),
+                                                            rhs.pos)))
+            else:
+                staged += self._function_write(enc, rhs, psc, penv)
+        locals_ = [(t, b.let(f"v{i}", v)) for i, (t, v) in enumerate(staged)]
+        for target, value in locals_:
+            b.set(target, value)
+        if guards and init:
+            b.require(*guards)  # Init's conditions on the state it built
+
+    def _store(self, enc: Enc, t: Term, pos: Pos) -> Any:
+        if enc.kind == "bool":
+            return L.ite(self.as_kind(t, "bool", pos), 1, 0)
+        return self.as_kind(t, enc.kind, pos)
+
+    def _function_write(self, enc: Enc, rhs: Expr, sc: Scope,
+                        env: dict[str, Term]) -> list[tuple[Any, Any]]:
+        arr = self.reads[enc.name]
+        assert enc.domain is not None
+        if isinstance(rhs, Except) and isinstance(rhs.fn, OpApp) and rhs.fn.name == enc.name \
+                and not rhs.fn.args:
+            out = []
+            for path, new in rhs.updates:
+                if len(path) != 1 or path[0][0] != "app" or len(path[0][1]) != 1:  # type: ignore[arg-type]
+                    raise not_compiled(rhs.pos, "an EXCEPT path other than ![i]")
+                arg = path[0][1][0]  # type: ignore[index]
+                i = self.index(enc, self.tr(arg, sc, env), arg.pos)
+                old = (enc.kind, arr[i]) if enc.kind != "bool" else ("bool", arr[i] == 1)
+                out.append((arr[i], self._store(enc, self.tr(new, sc, {**env, "@": old}),
+                                                new.pos)))
+            return out
+        if isinstance(rhs, FnLit) and len(rhs.bounds) == 1 and len(rhs.bounds[0].names) == 1:
+            dom = self.tr(rhs.bounds[0].set, sc, env)
+            if dom[0] != "static" or frozenset(dom[1]) != frozenset(enc.domain):
+                raise not_compiled(rhs.pos, f"a function on another domain than {enc.name}'s")
+            name = rhs.bounds[0].names[0]
+            return [(arr[k], self._store(enc, self.tr(rhs.body, sc, {
+                **env, name: ("static", x)}), rhs.body.pos)) for k, x in enumerate(enc.domain)]
+        t = self.tr(rhs, sc, env)
+        if t[0] == "static" and isinstance(t[1], Fcn) and tuple(sorted_values(t[1].map)) == \
+                enc.domain:
+            return [(arr[k], self._store(enc, ("static", t[1].map[x]), rhs.pos))
+                    for k, x in enumerate(enc.domain)]
+        if t[0] == "array" and t[1].domain == enc.domain:
+            src = self.reads[t[1].name]
+            return [(arr[k], src[k]) for k in range(len(enc.domain))]
+        raise not_compiled(rhs.pos, f"this new value of the function {enc.name}")
+
+    def _unchanged_vars(self, e: Expr, sc: Scope, env: dict[str, Term]) -> list[str]:
+        if isinstance(e, Tuple):
+            return [v for x in e.items for v in self._unchanged_vars(x, sc, env)]
+        if isinstance(e, OpApp) and not e.args and e.name not in env:
+            entry = sc.defs.get(e.name)
+            if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and not entry.d.params:
+                return self._unchanged_vars(entry.d.body, entry.scope, {})
+            if e.name in sc.state_vars and sc is self.sc:
+                return [e.name]
+        raise not_compiled(e.pos, "UNCHANGED of something other than variables")
+
+    def _reads_next(self, e: Any) -> bool:
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (Prime, Unchanged)):
+                return True
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+        return False
+
+    def run(self) -> Compiled:
+        self.spec.initial(lambda b: self.leaf(b, self.m.init, self.sc, {}, init=True))
+        found: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]] = []
+        self.leaves(self.m.next, self.sc, {}, "Next", [], found)
+        used: dict[str, int] = {}
+        for label, body, sc, env, params in found:
+            used[label] = used.get(label, 0) + 1
+            name = label if used[label] == 1 else f"{label}_{used[label]}"
+            self.action(name, body, sc, env, params)
+        for inv in self.m.invariants:
+            self.spec.invariant(inv.name, self.as_kind(self.tr(inv.d.body, inv.scope, {}),
+                                                       "bool", inv.d.pos))
+        if self.m.constraints or self.m.action_constraints or self.m.view or self.m.symmetry:
+            raise not_compiled(self.sc.module.pos, "CONSTRAINT, ACTION_CONSTRAINT, VIEW or "
+                                                   "SYMMETRY")
+        self.spec.validate()
+        return Compiled(self.spec, self.encodings, self.atoms, self.reads)
+
+
+def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
+    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`)."""
+    return Compiler(m, domains).run()
+
+
+__all__ = ["Compiled", "Enc", "compile_model", "key"]

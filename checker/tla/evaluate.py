@@ -1,0 +1,1013 @@
+"""The TLA+ evaluator: expressions on a state, and actions as every way they are satisfied.
+
+`Evaluator.value` evaluates a state (or action) predicate or any expression; `Evaluator.initial`
+and `Evaluator.successors` enumerate every way Init or Next is satisfied as TLC does: a
+conjunction left to right, each disjunction and each ``\\E`` a branch (even where two branches
+give the same state: each counts as a generated state), ``x' = e`` and ``x' \\in S`` assigning a
+variable not yet assigned (testing it once assigned), UNCHANGED, IF and CASE choosing a branch,
+operators expanded. Each successor carries its `Label`: the Next disjunct's operator with its
+arguments and the ``\\E`` bindings on the way to it (the step's name in a trace).
+
+Plain Python, one state at a time: the reference for the compiled path and the explorer that
+discovers domains, not the fast path. Operators that read no state are evaluated once per
+argument tuple (`Defn.memo`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .modules import Defn, InstanceRef, Root, Scope
+from .stdlib import Builtin
+from .syntax import (
+    And,
+    At,
+    Bool,
+    Bound,
+    Case,
+    Choose,
+    Dot,
+    Enabled,
+    Except,
+    Expr,
+    Fairness,
+    FnApp,
+    FnDef,
+    FnLit,
+    FnSet,
+    If,
+    Instanced,
+    Let,
+    Num,
+    OpApp,
+    OpDef,
+    Or,
+    Pos,
+    Prime,
+    Quant,
+    RecordLit,
+    RecordSet,
+    SetEnum,
+    SetFilter,
+    SetMap,
+    StepAction,
+    Str,
+    Temporal,
+    TlaError,
+    Tuple,
+    Unchanged,
+    fail,
+)
+from .values import (
+    INT,
+    NAT,
+    STRING,
+    Fcn,
+    FcnSet,
+    LazySet,
+    SubsetSet,
+    Value,
+    as_frozen,
+    is_set,
+    kind,
+    member,
+    show,
+    sorted_values,
+    tup,
+)
+from .values import RecordSet as RecordSetValue
+
+Env = dict[str, Any]
+State = dict[str, Value]
+
+
+class Ctx:
+    """What an evaluation reads: the state, the next state's assigned variables (None in a
+    state predicate) and how many primed reads happened (a memo is valid across next states
+    only if none did)."""
+
+    __slots__ = ("state", "nxt", "primes")
+
+    def __init__(self, state: State, nxt: State | None) -> None:
+        self.state = state
+        self.nxt = nxt
+        self.primes = 0
+
+
+class Thunk:
+    """An argument or a LET definition without parameters, evaluated when first read (TLA+'s
+    call by name) and kept for the state (and next state, if it read one) it was read in."""
+
+    __slots__ = ("e", "sc", "env", "state", "nxt", "val", "done")
+
+    def __init__(self, e: Expr, sc: Scope, env: Env) -> None:
+        self.e, self.sc, self.env = e, sc, env
+        self.done = False
+        self.state: State | None = None
+        self.nxt: State | None = None
+        self.val: Value = None
+
+    def get(self, ev: Evaluator, cx: Ctx) -> Value:
+        if self.done and self.state is cx.state and (self.nxt is None or self.nxt is cx.nxt):
+            return self.val
+        before = cx.primes
+        v = ev.ev(self.e, self.sc, self.env, cx)
+        self.done, self.state, self.val = True, cx.state, v
+        self.nxt = cx.nxt if cx.primes != before else None
+        return v
+
+
+@dataclass(frozen=True)
+class Closure:
+    """A LET operator with parameters, or an operator passed as an argument."""
+
+    d: OpDef
+    sc: Scope
+    env: Env
+
+
+@dataclass(frozen=True)
+class Label:
+    """A step's name: the operator of the Next disjunct taken, with its arguments and the
+    ``\\E`` bindings below it."""
+
+    name: str
+    args: tuple[Value, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.name
+        return f"{self.name}({', '.join(show(a) for a in self.args)})"
+
+
+class RecFcn:
+    """``f[x \\in S] == e`` over an infinite S: applied on demand, never enumerated."""
+
+    __slots__ = ("defn", "domain", "cache")
+
+    def __init__(self, defn: Defn, domain: Value) -> None:
+        self.defn = defn
+        self.domain = domain
+        self.cache: dict[Any, Value] = {}
+
+
+CORE_NAMES = frozenset({
+    "=", "/=", "\\in", "\\notin", "\\cup", "\\cap", "\\", "\\subseteq", "\\subset",
+    "\\supseteq", "\\supset", "=>", "<=>", "~", "SUBSET", "UNION", "DOMAIN", "\\X", "BOOLEAN",
+    "STRING",
+})
+
+
+def _bool(v: Value, pos: Pos, what: str) -> bool:
+    if v is True or v is False:
+        return v  # type: ignore[no-any-return]
+    raise fail(pos, f"{what} is {kind(v)} ({show(v)}), not a boolean")
+
+
+class Evaluator:
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self.scope = root.scope
+        self.variables = root.variables
+        self._ev: dict[type, Callable[[Any, Scope, Env, Ctx], Value]] = {
+            Num: lambda e, sc, env, cx: e.value,
+            Str: lambda e, sc, env, cx: e.value,
+            Bool: lambda e, sc, env, cx: e.value,
+            OpApp: self.ev_opapp, Instanced: self.ev_instanced, And: self.ev_and,
+            Or: self.ev_or, Prime: self.ev_prime, Quant: self.ev_quant, Choose: self.ev_choose,
+            SetEnum: self.ev_setenum, SetFilter: self.ev_setfilter, SetMap: self.ev_setmap,
+            FnLit: self.ev_fnlit, FnApp: self.ev_fnapp, Except: self.ev_except,
+            At: self.ev_at, RecordLit: self.ev_recordlit, RecordSet: self.ev_recordset,
+            FnSet: self.ev_fnset, Dot: self.ev_dot, Tuple: self.ev_tuple, If: self.ev_if,
+            Case: self.ev_case, Let: self.ev_let, Unchanged: self.ev_unchanged,
+            Enabled: self.ev_enabled,
+        }
+
+    # -- entry points --------------------------------------------------------------------
+
+    def definition(self, name: str, pos: Pos | None = None) -> Defn:
+        entry = self.scope.defs.get(name)
+        if not isinstance(entry, Defn) or not isinstance(entry.d, OpDef) or entry.d.params:
+            raise fail(pos, f"{name} is not an operator without parameters of "
+                            f"{self.scope.module.name}")
+        return entry
+
+    def value(self, e: Expr, state: State, nxt: State | None = None,
+              sc: Scope | None = None, env: Env | None = None) -> Value:
+        with _bounded(e.pos):
+            return self.ev(e, sc or self.scope, env or {}, Ctx(state, nxt))
+
+    def predicate(self, defn: Defn, state: State, nxt: State | None = None) -> bool:
+        with _bounded(defn.d.pos):
+            v = self.ev(defn.d.body, defn.scope, {}, Ctx(state, nxt))
+        return _bool(v, defn.d.pos, defn.name)
+
+    def initial(self, init: Expr) -> Iterator[State]:
+        """Every way ``init`` is satisfied (the same state as often as it is)."""
+        with _bounded(init.pos):
+            for asg, _ in self.act(init, self.scope, {}, {}, None, False, True, None):
+                self._complete(asg, init.pos, "the initial predicate", prime=False)
+                yield asg
+
+    def successors(self, nxt: Expr, state: State) -> Iterator[tuple[Label, State]]:
+        """Every way ``nxt`` is satisfied from ``state``, with its step label."""
+        with _bounded(nxt.pos):
+            for asg, label in self.act(nxt, self.scope, {}, {}, state, False, False, None):
+                self._complete(asg, nxt.pos, f"the step {label}", prime=True)
+                yield label or Label("Next"), asg
+
+    def _complete(self, asg: State, pos: Pos, what: str, prime: bool) -> None:
+        if len(asg) != len(self.variables):
+            missing = next(v for v in self.variables if v not in asg)
+            raise fail(pos, f"{what} does not determine {missing}{chr(39) if prime else ''}")
+
+    # -- expressions ---------------------------------------------------------------------
+
+    def ev(self, e: Expr, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return self._ev[type(e)](e, sc, env, cx)
+
+    def ev_bool(self, e: Expr, sc: Scope, env: Env, cx: Ctx) -> bool:
+        v = self.ev(e, sc, env, cx)
+        if v is True or v is False:
+            return v  # type: ignore[no-any-return]
+        raise fail(e.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
+
+    def finite(self, v: Value, pos: Pos) -> list[Value]:
+        if isinstance(v, frozenset):
+            return sorted_values(v)
+        if isinstance(v, LazySet):
+            if not v.finite:
+                raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
+            return sorted_values(v.elements())
+        raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def bindings(self, bounds: tuple[Bound, ...], sc: Scope, env: Env,
+                 cx: Ctx) -> Iterator[tuple[Env, tuple[Value, ...]]]:
+        """Each binding of ``x \\in S, <<a, b>> \\in T``: the environment and the values."""
+        names: list[tuple[str, ...] | str] = []
+        sets: list[list[Value]] = []
+        for b in bounds:
+            elems = self.finite(self.ev(b.set, sc, env, cx), b.set.pos)
+            if b.tuple:
+                names.append(b.names)
+                sets.append(elems)
+            else:
+                for n in b.names:
+                    names.append(n)
+                    sets.append(elems)
+        for combo in itertools.product(*sets):
+            new = dict(env)
+            for nm, v in zip(names, combo):
+                if isinstance(nm, tuple):
+                    if not (isinstance(v, Fcn) and v.is_seq() and len(v.map) == len(nm)):
+                        raise fail(bounds[0].set.pos, f"<<{', '.join(nm)}>> cannot match "
+                                                      f"{show(v)}")
+                    new.update(zip(nm, v.seq()))
+                else:
+                    new[nm] = v
+            yield new, combo
+
+    def ev_opapp(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
+        name = e.name
+        if name in env:
+            v = env[name]
+            if type(v) is Thunk:
+                if e.args:
+                    raise fail(e.pos, f"{name} takes no arguments")
+                return v.get(self, cx)
+            if type(v) is Closure:
+                return self.call_closure(v, e.args, e.pos, sc, env, cx)
+            if e.args:
+                if callable(v):
+                    return v(*[self.ev(a, sc, env, cx) for a in e.args])
+                raise fail(e.pos, f"{name} takes no arguments")
+            return v
+        if name in CORE_NAMES:
+            return self.core(e, sc, env, cx)
+        entry = sc.defs.get(name)
+        if entry is not None:
+            if type(entry) is Defn:
+                return self.call_defn(entry, e.args, e.pos, sc, env, cx)
+            if type(entry) is Builtin:
+                return self.call_builtin(entry, e.args, e.pos, sc, env, cx)
+            raise fail(e.pos, f"{name} is an instance: use {name}!Op")
+        if name in sc.subst:
+            sub, osc, oenv = sc.subst[name]
+            if e.args:
+                raise fail(e.pos, f"unsupported: the operator constant {name} of an "
+                                  "instantiated module, applied to arguments")
+            return self.ev(sub, osc, oenv, cx)
+        if name in sc.state_vars:
+            st = cx.state
+            if name in st:
+                return st[name]
+            raise fail(e.pos, f"{name} is read before it is assigned")
+        if name in sc.values:
+            return sc.values[name]
+        raise fail(e.pos, f"unknown operator {name}")
+
+    def call_defn(self, defn: Defn, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
+                  cx: Ctx) -> Value:
+        d = defn.d
+        if isinstance(d, FnDef):
+            if args:
+                raise fail(pos, f"{d.name} is a function: apply it with {d.name}[...]")
+            return self.fn_value(defn, cx)
+        if len(args) != len(d.params):
+            raise fail(pos, f"{d.name} takes {len(d.params)} argument(s), given {len(args)}")
+        if defn.free is None:
+            defn.free = self.state_free_defn(defn)
+            if defn.free and all(p.arity == 0 for p in d.params):
+                defn.memo = {}
+        memo = defn.memo
+        if memo is not None:
+            vals = tuple(self.ev(a, sc, env, cx) for a in args)
+            k: Any = tuple((True, v) if type(v) is bool else v for v in vals)
+            try:
+                return memo[k]
+            except KeyError:
+                pass
+            except TypeError:  # an unhashable argument (a RecFcn): no memo
+                k = None
+            v = self.ev(d.body, defn.scope, {p.name: x for p, x in zip(d.params, vals)},
+                        Ctx({}, None))
+            if k is not None:
+                if len(memo) > 200_000:
+                    memo.clear()
+                memo[k] = v
+            return v
+        return self.ev(d.body, defn.scope, self.bind_params(d, args, pos, sc, env), cx)
+
+    def bind_params(self, d: OpDef, args: tuple[Expr, ...], pos: Pos, sc: Scope,
+                    env: Env) -> Env:
+        new: Env = {}
+        for p, a in zip(d.params, args):
+            if p.arity == 0:
+                new[p.name] = Thunk(a, sc, env)
+            else:
+                new[p.name] = self.operator_arg(a, p.arity, sc, env)
+        return new
+
+    def operator_arg(self, a: Expr, arity: int, sc: Scope, env: Env) -> Any:
+        """An operator given as an argument: a closure over the caller's scope."""
+        if not isinstance(a, OpApp) or a.args:
+            raise fail(a.pos, "expected an operator name as this argument (LAMBDA is "
+                              "unsupported)")
+        if a.name in env:
+            return env[a.name]
+        entry = sc.defs.get(a.name)
+        if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+            return Closure(entry.d, entry.scope, {})
+        if isinstance(entry, Builtin):
+            b = entry
+            return lambda *vs: b.fn(a.pos, *vs)
+        raise fail(a.pos, f"{a.name} is not an operator that can be passed")
+
+    def call_closure(self, c: Closure, args: tuple[Expr, ...], pos: Pos, sc: Scope,
+                     env: Env, cx: Ctx) -> Value:
+        if len(args) != len(c.d.params):
+            raise fail(pos, f"{c.d.name} takes {len(c.d.params)} argument(s), "
+                            f"given {len(args)}")
+        new = dict(c.env)
+        new.update(self.bind_params(c.d, args, pos, sc, env))
+        return self.ev(c.d.body, c.sc, new, cx)
+
+    def as_callable(self, op: Any, pos: Pos, cx: Ctx) -> Callable[..., Value]:
+        if type(op) is Closure:
+            c = op
+
+            def run(*vs: Value) -> Value:
+                new = dict(c.env)
+                new.update({p.name: v for p, v in zip(c.d.params, vs)})
+                return self.ev(c.d.body, c.sc, new, cx)
+            return run
+        if not callable(op) or type(op) is Thunk:
+            raise fail(pos, "expected an operator as this argument, found a value")
+        return op  # type: ignore[no-any-return]
+
+    def call_builtin(self, b: Builtin, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
+                     cx: Ctx) -> Value:
+        if len(args) != b.arity:
+            raise fail(pos, f"{b.name} takes {b.arity} argument(s), given {len(args)}")
+        vals = [self.as_callable(self.operator_arg(a, 1, sc, env), pos, cx)
+                if i in b.op_args else self.ev(a, sc, env, cx) for i, a in enumerate(args)]
+        return b.fn(pos, *vals)
+
+    def fn_value(self, defn: Defn, cx: Ctx) -> Value:
+        """The value of ``f[x \\in S] == e``: a function on S (lazy if S is infinite)."""
+        d = defn.d
+        assert isinstance(d, FnDef)
+        if defn.memo is not None and () in defn.memo:
+            return defn.memo[()]
+        if defn.free is None:
+            defn.free = self.state_free_defn(defn)
+        dom = self.ev_domain(d.bounds, defn.scope, {}, cx)
+        rec = RecFcn(defn, dom)
+        if not getattr(dom, "finite", True):
+            value: Value = rec
+        else:
+            value = Fcn({k: self.apply_rec(rec, k, d.pos, cx) for k in self.finite(dom, d.pos)})
+        if defn.free:
+            defn.memo = {(): value}
+        return value
+
+    def ev_domain(self, bounds: tuple[Bound, ...], sc: Scope, env: Env, cx: Ctx) -> Value:
+        sets = []
+        for b in bounds:
+            if b.tuple:
+                raise fail(b.set.pos, "unsupported: a tuple pattern in a function's domain")
+            s = self.ev(b.set, sc, env, cx)
+            sets += [s] * len(b.names)
+        if len(sets) == 1:
+            return sets[0]
+        return frozenset(tup(c) for c in itertools.product(*[self.finite(s, bounds[0].set.pos)
+                                                             for s in sets]))
+
+    def apply_rec(self, rec: RecFcn, k: Value, pos: Pos, cx: Ctx) -> Value:
+        ck = (True, k) if type(k) is bool else k
+        if ck in rec.cache:
+            return rec.cache[ck]
+        if not member(k, rec.domain):
+            raise fail(pos, f"{rec.defn.name}[{show(k)}]: {show(k)} is not in its domain")
+        d = rec.defn.d
+        assert isinstance(d, FnDef)
+        names = [n for b in d.bounds for n in b.names]
+        env: Env = {d.name: rec}
+        if len(names) == 1:
+            env[names[0]] = k
+        else:
+            env.update(zip(names, k.seq()))
+        v = self.ev(d.body, rec.defn.scope, env, cx)
+        rec.cache[ck] = v
+        return v
+
+    def ev_instanced(self, e: Instanced, sc: Scope, env: Env, cx: Ctx) -> Value:
+        entry = self.instance_scope(e, sc, env, cx).defs[e.name]
+        if type(entry) is Defn:
+            return self.call_defn(entry, e.args, e.pos, sc, env, cx)
+        if type(entry) is Builtin:
+            return self.call_builtin(entry, e.args, e.pos, sc, env, cx)
+        raise fail(e.pos, f"{e.instance}!{e.name} is an instance: unsupported")
+
+    def instance_scope(self, e: Instanced, sc: Scope, env: Env, cx: Ctx) -> Scope:
+        ref = env.get(e.instance) if e.instance in env else sc.defs.get(e.instance)
+        if not isinstance(ref, InstanceRef):
+            raise fail(e.pos, f"{e.instance} is not a named INSTANCE")
+        if len(e.instance_args) != len(ref.d.params):
+            raise fail(e.pos, f"{e.instance} takes {len(ref.d.params)} argument(s)")
+        args = tuple(self.ev(a, sc, env, cx) for a in e.instance_args)
+        inner = ref.instance(args)
+        if e.name not in inner.defs:
+            raise fail(e.pos, f"{e.instance}!{e.name}: module {ref.d.module} defines no "
+                              f"{e.name}")
+        return inner
+
+    def core(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
+        name, args, pos = e.name, e.args, e.pos
+        if name == "=>":
+            return (not self.ev_bool(args[0], sc, env, cx)) or self.ev_bool(args[1], sc, env, cx)
+        if name == "BOOLEAN":
+            return frozenset((False, True))
+        if name == "STRING":
+            return STRING
+        vals = [self.ev(a, sc, env, cx) for a in args]
+        if name == "=":
+            return _equal(vals[0], vals[1], pos)
+        if name == "/=":
+            return not _equal(vals[0], vals[1], pos)
+        if name == "\\in":
+            return self.member(vals[0], vals[1], pos)
+        if name == "\\notin":
+            return not self.member(vals[0], vals[1], pos)
+        if name == "~":
+            return not _bool(vals[0], pos, "the operand of ~")
+        if name == "<=>":
+            return _bool(vals[0], pos, "<=>") == _bool(vals[1], pos, "<=>")
+        if name == "SUBSET":
+            self.need_set(vals[0], pos)
+            return SubsetSet(vals[0])
+        if name == "UNION":
+            out: set[Value] = set()
+            for s in self.finite(vals[0], pos):
+                out |= set(self.finite(s, pos))
+            return frozenset(out)
+        if name == "DOMAIN":
+            f = vals[0]
+            if isinstance(f, Fcn):
+                return frozenset(f.map)
+            if isinstance(f, RecFcn):
+                return f.domain
+            if f == frozenset():
+                return frozenset()
+            raise fail(pos, f"DOMAIN of {kind(f)} ({show(f)})")
+        if name == "\\X":
+            return frozenset(tup(c) for c in itertools.product(
+                *[self.finite(v, pos) for v in vals]))
+        a, b = vals
+        if name == "\\subseteq":
+            return all(self.member(x, b, pos) for x in self.finite(a, pos))
+        if name == "\\supseteq":
+            return all(self.member(x, a, pos) for x in self.finite(b, pos))
+        if name == "\\subset":
+            return all(self.member(x, b, pos) for x in self.finite(a, pos)) and not _equal(
+                a, b, pos)
+        if name == "\\supset":
+            return all(self.member(x, a, pos) for x in self.finite(b, pos)) and not _equal(
+                a, b, pos)
+        if name == "\\cup":
+            return frozenset(self.finite(a, pos)) | frozenset(self.finite(b, pos))
+        if name == "\\cap":
+            if not getattr(a, "finite", True):
+                a, b = b, a
+            return frozenset(x for x in self.finite(a, pos) if self.member(x, b, pos))
+        if name == "\\":
+            return frozenset(x for x in self.finite(a, pos) if not self.member(x, b, pos))
+        raise fail(pos, f"unknown operator {name}")  # pragma: no cover
+
+    def need_set(self, v: Value, pos: Pos) -> None:
+        if not is_set(v):
+            raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def member(self, x: Value, s: Value, pos: Pos) -> bool:
+        if isinstance(s, frozenset):
+            return x in s
+        if isinstance(s, LazySet):
+            return s.contains(x)
+        raise fail(pos, f"\\in applied to {kind(s)} ({show(s)}), not a set")
+
+    def ev_and(self, e: And, sc: Scope, env: Env, cx: Ctx) -> Value:
+        for item in e.items:
+            if not self.ev_bool(item, sc, env, cx):
+                return False
+        return True
+
+    def ev_or(self, e: Or, sc: Scope, env: Env, cx: Ctx) -> Value:
+        for item in e.items:
+            if self.ev_bool(item, sc, env, cx):
+                return True
+        return False
+
+    def ev_prime(self, e: Prime, sc: Scope, env: Env, cx: Ctx) -> Value:
+        if cx.nxt is None:
+            raise fail(e.pos, "a primed expression where no next state is given (a state "
+                              "predicate, or a prime inside a prime)")
+        cx.primes += 1
+        return self.ev(e.expr, sc, env, Ctx(cx.nxt, None))
+
+    def ev_quant(self, e: Quant, sc: Scope, env: Env, cx: Ctx) -> Value:
+        want = e.kind == "E"
+        for new, _ in self.bindings(e.bounds, sc, env, cx):
+            if self.ev_bool(e.body, sc, new, cx) == want:
+                return want
+        return not want
+
+    def ev_choose(self, e: Choose, sc: Scope, env: Env, cx: Ctx) -> Value:
+        for new, combo in self.bindings((e.bound,), sc, env, cx):
+            if self.ev_bool(e.body, sc, new, cx):
+                return combo[0]
+        raise fail(e.pos, "CHOOSE found no value that satisfies it")
+
+    def ev_setenum(self, e: SetEnum, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return frozenset(self.ev(x, sc, env, cx) for x in e.items)
+
+    def ev_setfilter(self, e: SetFilter, sc: Scope, env: Env, cx: Ctx) -> Value:
+        if len(e.bound.names) != 1 and not e.bound.tuple:
+            raise fail(e.pos, "unsupported: several names in {x, y \\in S : p}")
+        return frozenset(combo[0] for new, combo in self.bindings((e.bound,), sc, env, cx)
+                         if self.ev_bool(e.pred, sc, new, cx))
+
+    def ev_setmap(self, e: SetMap, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return frozenset(self.ev(e.expr, sc, new, cx)
+                         for new, _ in self.bindings(e.bounds, sc, env, cx))
+
+    def ev_fnlit(self, e: FnLit, sc: Scope, env: Env, cx: Ctx) -> Value:
+        out: dict[Value, Value] = {}
+        single = len(e.bounds) == 1 and len(e.bounds[0].names) == 1 and not e.bounds[0].tuple
+        for new, combo in self.bindings(e.bounds, sc, env, cx):
+            k = combo[0] if single else tup(combo)
+            out[k] = self.ev(e.body, sc, new, cx)
+        return Fcn(out)
+
+    def ev_fnapp(self, e: FnApp, sc: Scope, env: Env, cx: Ctx) -> Value:
+        f = self.ev(e.fn, sc, env, cx)
+        args = [self.ev(a, sc, env, cx) for a in e.args]
+        k = args[0] if len(args) == 1 else tup(args)
+        if type(f) is Fcn:
+            try:
+                return f.map[k]
+            except KeyError:
+                pass
+            except TypeError:
+                raise fail(e.pos, f"{show(k)} cannot be a function's argument") from None
+            raise fail(e.pos, f"{show(f)}[{show(k)}]: {show(k)} is not in the function's "
+                              "domain")
+        if type(f) is RecFcn:
+            return self.apply_rec(f, k, e.pos, cx)
+        raise fail(e.pos, f"applying {kind(f)} ({show(f)}), not a function, to {show(k)}")
+
+    def ev_except(self, e: Except, sc: Scope, env: Env, cx: Ctx) -> Value:
+        f = self.ev(e.fn, sc, env, cx)
+        for path, new in e.updates:
+            keys = []
+            for step, arg in path:
+                if step == "field":
+                    keys.append(arg)
+                else:
+                    vs = [self.ev(a, sc, env, cx) for a in arg]  # type: ignore[attr-defined]
+                    keys.append(vs[0] if len(vs) == 1 else tup(vs))
+            f = self._update(f, keys, new, sc, env, cx, e.pos)
+        return f
+
+    def _update(self, f: Value, keys: list[Value], new: Expr, sc: Scope, env: Env, cx: Ctx,
+                pos: Pos) -> Value:
+        if not isinstance(f, Fcn):
+            raise fail(pos, f"EXCEPT applied to {kind(f)} ({show(f)}), not a function")
+        k = keys[0]
+        if k not in f.map:
+            return f  # TLC: a point outside the domain leaves the function as it is
+        old = f.map[k]
+        if len(keys) == 1:
+            v = self.ev(new, sc, {**env, "@": old}, cx)
+        else:
+            v = self._update(old, keys[1:], new, sc, env, cx, pos)
+        m = dict(f.map)
+        m[k] = v
+        return Fcn(m)
+
+    def ev_at(self, e: At, sc: Scope, env: Env, cx: Ctx) -> Value:
+        if "@" not in env:
+            raise fail(e.pos, "@ outside an EXCEPT's new value")
+        return env["@"]
+
+    def ev_recordlit(self, e: RecordLit, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return Fcn({f: self.ev(x, sc, env, cx) for f, x in e.fields})
+
+    def ev_recordset(self, e: RecordSet, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return RecordSetValue(tuple((f, self.ev(x, sc, env, cx)) for f, x in e.fields))
+
+    def ev_fnset(self, e: FnSet, sc: Scope, env: Env, cx: Ctx) -> Value:
+        d, r = self.ev(e.domain, sc, env, cx), self.ev(e.range, sc, env, cx)
+        self.need_set(d, e.domain.pos)
+        self.need_set(r, e.range.pos)
+        return FcnSet(d, r)
+
+    def ev_dot(self, e: Dot, sc: Scope, env: Env, cx: Ctx) -> Value:
+        r = self.ev(e.expr, sc, env, cx)
+        if isinstance(r, Fcn) and e.field in r.map:
+            return r.map[e.field]
+        raise fail(e.pos, f"{show(r)} has no field {e.field}")
+
+    def ev_tuple(self, e: Tuple, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return tup(self.ev(x, sc, env, cx) for x in e.items)
+
+    def ev_if(self, e: If, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return self.ev(e.then if self.ev_bool(e.cond, sc, env, cx) else e.other, sc, env, cx)
+
+    def ev_case(self, e: Case, sc: Scope, env: Env, cx: Ctx) -> Value:
+        for cond, val in e.arms:
+            if self.ev_bool(cond, sc, env, cx):
+                return self.ev(val, sc, env, cx)
+        if e.other is None:
+            raise fail(e.pos, "no arm of this CASE applies (and it has no OTHER)")
+        return self.ev(e.other, sc, env, cx)
+
+    def let_env(self, e: Let, sc: Scope, env: Env) -> Env:
+        new = dict(env)
+        for d in e.defs:
+            if isinstance(d, OpDef):
+                new[d.name] = Thunk(d.body, sc, new) if not d.params else Closure(d, sc, new)
+            else:
+                raise fail(d.pos, "unsupported: a function definition f[x \\in S] == e "
+                                  "inside LET")
+        return new
+
+    def ev_let(self, e: Let, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return self.ev(e.body, sc, self.let_env(e, sc, env), cx)
+
+    def ev_unchanged(self, e: Unchanged, sc: Scope, env: Env, cx: Ctx) -> Value:
+        return _equal(self.ev(Prime(e.pos, e.expr), sc, env, cx), self.ev(e.expr, sc, env, cx),
+                      e.pos)
+
+    def ev_enabled(self, e: Enabled, sc: Scope, env: Env, cx: Ctx) -> Value:
+        if cx.nxt is not None:
+            raise fail(e.pos, "ENABLED inside an action")
+        for _ in self.act(e.expr, sc, env, {}, cx.state, False, False, None):
+            return True
+        return False
+
+    # -- static analysis -----------------------------------------------------------------
+
+    def state_free_defn(self, defn: Defn) -> bool:
+        """Whether ``defn`` reads no variable (its value depends only on its arguments)."""
+        if defn.free is not None:
+            return defn.free
+        defn.free = True  # a recursive reference does not change the answer
+        d = defn.d
+        bound = {p.name for p in d.params} if isinstance(d, OpDef) else {
+            n for b in d.bounds for n in b.names} | {d.name}
+        if isinstance(d, FnDef) and not all(self.state_free(b.set, defn.scope, set())
+                                            for b in d.bounds):
+            defn.free = False
+            return False
+        defn.free = self.state_free(d.body, defn.scope, bound)
+        return defn.free
+
+    def state_free(self, e: Any, sc: Scope, bound: set[str]) -> bool:
+        if isinstance(e, (Num, Str, Bool, At)):
+            return True
+        if isinstance(e, (Prime, Unchanged, Enabled, Instanced, Fairness, Temporal,
+                          StepAction)):
+            return False
+        if isinstance(e, OpApp):
+            if not all(self.state_free(a, sc, bound) for a in e.args):
+                return False
+            if e.name in bound or e.name in CORE_NAMES:
+                return True
+            entry = sc.defs.get(e.name)
+            if isinstance(entry, Defn):
+                return self.state_free_defn(entry)
+            if isinstance(entry, Builtin):
+                return True
+            if e.name in sc.subst:
+                sub, osc, oenv = sc.subst[e.name]
+                return self.state_free(sub, osc, set(oenv))
+            return e.name in sc.values
+        if isinstance(e, Let):
+            inner = bound | {d.name for d in e.defs if d.name is not None}
+            for d in e.defs:
+                if isinstance(d, OpDef):
+                    if not self.state_free(d.body, sc, inner | {p.name for p in d.params}):
+                        return False
+                else:
+                    return False
+            return self.state_free(e.body, sc, inner)
+        if isinstance(e, (Quant, SetFilter, SetMap, FnLit, Choose)):
+            bounds = e.bounds if isinstance(e, (Quant, SetMap, FnLit)) else (e.bound,)
+            if not all(self.state_free(b.set, sc, bound) for b in bounds):
+                return False
+            inner = bound | {n for b in bounds for n in b.names}
+            body = e.pred if isinstance(e, SetFilter) else (
+                e.expr if isinstance(e, SetMap) else e.body)
+            return self.state_free(body, sc, inner)
+        if isinstance(e, Except):
+            return self.state_free(e.fn, sc, bound) and all(
+                self.state_free(v, sc, bound) and all(
+                    step == "field" or all(self.state_free(a, sc, bound)
+                                           for a in arg)  # type: ignore[attr-defined]
+                    for step, arg in path) for path, v in e.updates)
+        if isinstance(e, (RecordLit, RecordSet)):
+            return all(self.state_free(x, sc, bound) for _, x in e.fields)
+        if isinstance(e, Case):
+            return all(self.state_free(c, sc, bound) and self.state_free(v, sc, bound)
+                       for c, v in e.arms) and (e.other is None or
+                                                self.state_free(e.other, sc, bound))
+        children: list[Expr] = []
+        if isinstance(e, (And, Or, SetEnum, Tuple)):
+            children = list(e.items)
+        elif isinstance(e, FnApp):
+            children = [e.fn, *e.args]
+        elif isinstance(e, FnSet):
+            children = [e.domain, e.range]
+        elif isinstance(e, Dot):
+            children = [e.expr]
+        elif isinstance(e, If):
+            children = [e.cond, e.then, e.other]
+        else:
+            return False
+        return all(self.state_free(c, sc, bound) for c in children)
+
+    # -- actions -------------------------------------------------------------------------
+
+    def act(self, e: Expr, sc: Scope, env: Env, asg: State, state: State | None,
+            fixed: bool, init: bool, label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        """Every way ``e`` is satisfied, extending the assignment ``asg`` (of the next state,
+        or of the initial state when ``init``), each with the step label so far (``fixed``
+        once a conjunction is entered)."""
+        t = type(e)
+        if t is And:
+            yield from self._conj(e.items, 0, sc, env, asg, state, init, label)  # type: ignore[attr-defined]
+            return
+        if t is Or:
+            for item in e.items:  # type: ignore[attr-defined]
+                yield from self.act(item, sc, env, asg, state, fixed, init, label)
+            return
+        if t is Quant and e.kind == "E":  # type: ignore[attr-defined]
+            cx = self._cx(asg, state, init)
+            for new, combo in self.bindings(e.bounds, sc, env, cx):  # type: ignore[attr-defined]
+                lab = label if fixed or label is None else Label(label.name, label.args + combo)
+                yield from self.act(e.body, sc, new, asg, state, fixed, init,  # type: ignore[attr-defined]
+                                    lab)
+            return
+        if t is Quant:  # \A over actions: the conjunction of its instances
+            cx = self._cx(asg, state, init)
+            bodies = [(new, e.body) for new, _ in self.bindings(e.bounds, sc, env, cx)]  # type: ignore[attr-defined]
+            yield from self._conj_env(bodies, 0, sc, asg, state, init, label)
+            return
+        if t is If:
+            cond = self.ev_bool(e.cond, sc, env, self._cx(asg, state, init))  # type: ignore[attr-defined]
+            yield from self.act(e.then if cond else e.other, sc, env, asg, state,  # type: ignore[attr-defined]
+                                fixed, init, label)
+            return
+        if t is Case:
+            cx = self._cx(asg, state, init)
+            for cond, branch in e.arms:  # type: ignore[attr-defined]
+                if self.ev_bool(cond, sc, env, cx):
+                    yield from self.act(branch, sc, env, asg, state, fixed, init, label)
+                    return
+            if e.other is None:  # type: ignore[attr-defined]
+                raise fail(e.pos, "no arm of this CASE applies (and it has no OTHER)")
+            yield from self.act(e.other, sc, env, asg, state, fixed, init, label)  # type: ignore[attr-defined]
+            return
+        if t is Let:
+            yield from self.act(e.body, sc, self.let_env(e, sc, env), asg, state,  # type: ignore[arg-type, attr-defined]
+                                fixed, init, label)
+            return
+        if t is Unchanged:
+            yield from self._unchanged(e.expr, sc, env, asg, state, init, label)  # type: ignore[attr-defined]
+            return
+        if t is StepAction:
+            if e.box:  # type: ignore[attr-defined]
+                yield from self.act(e.action, sc, env, asg, state, fixed, init, label)  # type: ignore[attr-defined]
+                yield from self._unchanged(e.vars, sc, env, asg, state, init, label)  # type: ignore[attr-defined]
+                return
+            raise fail(e.pos, "unsupported: <<A>>_v as an action")
+        if t is OpApp:
+            yield from self._act_opapp(e, sc, env, asg, state, fixed, init, label)  # type: ignore[arg-type]
+            return
+        if t is Instanced:
+            inner = self.instance_scope(e, sc, env, self._cx(asg, state, init))  # type: ignore[arg-type]
+            entry = inner.defs[e.name]  # type: ignore[attr-defined]
+            if type(entry) is Defn and isinstance(entry.d, OpDef):
+                yield from self._act_defn(entry, e.args, e.pos, sc, env, asg, state,  # type: ignore[attr-defined]
+                                          fixed, init, label)
+                return
+        if t in (Fairness, Temporal):
+            raise fail(e.pos, "a temporal formula where an action is expected")
+        if self.ev_bool(e, sc, env, self._cx(asg, state, init)):
+            yield asg, label
+
+    def _cx(self, asg: State, state: State | None, init: bool) -> Ctx:
+        return Ctx(asg, None) if init else Ctx(state, asg)  # type: ignore[arg-type]
+
+    def _conj(self, items: tuple[Expr, ...], i: int, sc: Scope, env: Env, asg: State,
+              state: State | None, init: bool,
+              label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        if i == len(items):
+            yield asg, label
+            return
+        for a2, lab in self.act(items[i], sc, env, asg, state, True, init, label):
+            yield from self._conj(items, i + 1, sc, env, a2, state, init, lab)
+
+    def _conj_env(self, items: list[tuple[Env, Expr]], i: int, sc: Scope, asg: State,
+                  state: State | None, init: bool,
+                  label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        if i == len(items):
+            yield asg, label
+            return
+        env, e = items[i]
+        for a2, lab in self.act(e, sc, env, asg, state, True, init, label):
+            yield from self._conj_env(items, i + 1, sc, a2, state, init, lab)
+
+    def _target(self, e: Expr, sc: Scope, env: Env, init: bool) -> str | None:
+        """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one."""
+        if not init:
+            if type(e) is not Prime:
+                return None
+            e = e.expr  # type: ignore[attr-defined]
+        while type(e) is OpApp and not e.args and e.name not in env:  # type: ignore[attr-defined]
+            name = e.name  # type: ignore[attr-defined]
+            if name in sc.defs:
+                return None
+            if name in sc.subst:
+                e, sc, env = sc.subst[name]
+                continue
+            return name if name in sc.state_vars else None
+        return None
+
+    def _act_opapp(self, e: OpApp, sc: Scope, env: Env, asg: State, state: State | None,
+                   fixed: bool, init: bool,
+                   label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        name = e.name
+        if name == "=" or name == "\\in":
+            var = self._target(e.args[0], sc, env, init)
+            if var is not None and var not in asg:
+                cx = self._cx(asg, state, init)
+                v = self.ev(e.args[1], sc, env, cx)
+                if name == "=":
+                    yield {**asg, var: v}, label
+                else:
+                    for x in self.finite(v, e.args[1].pos):
+                        yield {**asg, var: x}, label
+                return
+        elif name in env:
+            v = env[name]
+            if type(v) is Thunk:
+                yield from self.act(v.e, v.sc, v.env, asg, state, fixed, init, label)
+                return
+            if type(v) is Closure:
+                new = dict(v.env)
+                new.update(self.bind_params(v.d, e.args, e.pos, sc, env))
+                yield from self.act(v.d.body, v.sc, new, asg, state, fixed, init, label)
+                return
+        elif name not in CORE_NAMES:
+            entry = sc.defs.get(name)
+            if type(entry) is Defn and isinstance(entry.d, OpDef):
+                yield from self._act_defn(entry, e.args, e.pos, sc, env, asg, state, fixed,
+                                          init, label)
+                return
+        if self.ev_bool(e, sc, env, self._cx(asg, state, init)):
+            yield asg, label
+
+    def _act_defn(self, entry: Defn, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
+                  asg: State, state: State | None, fixed: bool, init: bool,
+                  label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        """A user operator in an action: its body, expanded (the label's operator while no
+        conjunction has been entered)."""
+        d = entry.d
+        assert isinstance(d, OpDef)
+        if len(args) != len(d.params):
+            raise fail(pos, f"{d.name} takes {len(d.params)} argument(s), given {len(args)}")
+        new = self.bind_params(d, args, pos, sc, env)
+        if not fixed:
+            cx = self._cx(asg, state, init)
+            label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
+                                        for v in new.values()))
+        yield from self.act(d.body, entry.scope, new, asg, state, fixed, init, label)
+
+    def _unchanged(self, e: Expr, sc: Scope, env: Env, asg: State, state: State | None,
+                   init: bool, label: Label | None) -> Iterator[tuple[State, Label | None]]:
+        if init:
+            raise fail(e.pos, "UNCHANGED in the initial predicate")
+        assert state is not None
+        parts = self._unchanged_parts(e, sc, env)
+        new = asg
+        for part in parts:
+            if isinstance(part, str):
+                if part in new:
+                    if not _equal(new[part], state[part], e.pos):
+                        return
+                else:
+                    if new is asg:
+                        new = dict(asg)
+                    new[part] = state[part]
+            else:
+                pe, psc, penv = part
+                cx = Ctx(state, new)
+                if not _equal(self.ev(Prime(pe.pos, pe), psc, penv, cx),
+                              self.ev(pe, psc, penv, cx), pe.pos):
+                    return
+        yield new, label
+
+    def _unchanged_parts(self, e: Expr, sc: Scope, env: Env) -> list[Any]:
+        """UNCHANGED's variables (names), and any other expression (with its scope)."""
+        if type(e) is Tuple:
+            out: list[Any] = []
+            for x in e.items:  # type: ignore[attr-defined]
+                out += self._unchanged_parts(x, sc, env)
+            return out
+        if type(e) is OpApp and not e.args and e.name not in env:  # type: ignore[attr-defined]
+            name = e.name  # type: ignore[attr-defined]
+            entry = sc.defs.get(name)
+            if type(entry) is Defn and isinstance(entry.d, OpDef) and not entry.d.params:
+                return self._unchanged_parts(entry.d.body, entry.scope, {})
+            if name in sc.subst:
+                sub, osc, oenv = sc.subst[name]
+                return self._unchanged_parts(sub, osc, oenv)
+            if name in sc.state_vars:
+                return [name]
+        return [(e, sc, env)]
+
+
+@contextmanager
+def _bounded(pos: Pos) -> Iterator[None]:
+    """Python's recursion limit, reached by a definition that never ends (``F == F``, a
+    RECURSIVE operator without a base case), as one line at what was being evaluated."""
+    try:
+        yield
+    except RecursionError:
+        raise fail(pos, "evaluating this recursed too deeply (a definition that calls itself "
+                        "without end?)") from None
+
+
+def _equal(a: Value, b: Value, pos: Pos) -> bool:
+    ta, tb = type(a), type(b)
+    if ta is tb and ta is not LazySet:
+        return a == b  # type: ignore[no-any-return]
+    if (ta is bool) != (tb is bool) and ta in (int, bool) and tb in (int, bool):
+        raise fail(pos, f"comparing {kind(a)} ({show(a)}) with {kind(b)} ({show(b)})")
+    if isinstance(a, LazySet) or isinstance(b, LazySet):
+        if isinstance(a, LazySet) and isinstance(b, LazySet) and not (a.finite and b.finite):
+            return a.describe() == b.describe()
+        if not getattr(a, "finite", True) or not getattr(b, "finite", True):
+            raise fail(pos, f"comparing the infinite set {show(a)} with {show(b)}")
+        return as_frozen(a) == as_frozen(b)  # type: ignore[no-any-return]
+    if ta is RecFcn or tb is RecFcn:
+        raise fail(pos, "comparing a function over an infinite domain")
+    return a == b  # type: ignore[no-any-return]
+
+
+__all__ = ["Ctx", "Evaluator", "Label", "TlaError", "INT", "NAT"]

@@ -1,0 +1,288 @@
+"""TLA+ values: hashable and canonical, with TLC's equalities.
+
+Integers, booleans and strings are Python's ``int``, ``bool`` and ``str``; a model value is a
+`ModelValue`; a finite set is a ``frozenset``; every function is an `Fcn`, so a sequence or a
+tuple is the function on ``1..n`` and a record the function on its field names (``<<a, b>>``
+equals ``[i \\in 1..2 |-> ...]`` and ``[x |-> 1]`` equals ``"x" :> 1``, as in TLC). Sets that
+TLC keeps lazy (``Nat``, ``Int``, ``STRING``, ``Seq(S)``, and ``SUBSET S``, ``[S -> T]``,
+``[a : S]`` until something enumerates them) are `LazySet`s that answer membership without
+enumerating.
+
+`key` is the canonical order (CHOOSE takes the first witness in it; printing and the search's
+successor order use it), `show` prints a value as TLC does.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+Value = Any  # int | bool | str | ModelValue | frozenset | Fcn | LazySet
+
+
+class ModelValue:
+    """A cfg's model value: equal only to itself, unequal to every other value."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelValue) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("ModelValue", self.name))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Fcn:
+    """A function with a finite domain (sequences, tuples and records included)."""
+
+    __slots__ = ("map", "_hash")
+
+    def __init__(self, mapping: dict[Value, Value]) -> None:
+        self.map = mapping
+        self._hash: int | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Fcn) and self.map == other.map
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self.map.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return show(self)
+
+    def is_seq(self) -> bool:
+        m = self.map
+        return all(i in m for i in range(1, len(m) + 1)) and not any(
+            isinstance(k, bool) for k in m)
+
+    def is_record(self) -> bool:
+        return bool(self.map) and all(isinstance(k, str) for k in self.map)
+
+    def seq(self) -> list[Value]:
+        """The items of a sequence, in order (the caller checked `is_seq`)."""
+        return [self.map[i] for i in range(1, len(self.map) + 1)]
+
+
+def tup(items: Iterable[Value]) -> Fcn:
+    """The sequence (tuple) of ``items``."""
+    return Fcn({i: v for i, v in enumerate(items, 1)})
+
+
+def record(fields: Iterable[tuple[str, Value]]) -> Fcn:
+    return Fcn(dict(fields))
+
+
+class LazySet:
+    """A set TLC does not enumerate until it must: membership without enumeration."""
+
+    finite = True
+
+    def contains(self, v: Value) -> bool:
+        raise NotImplementedError
+
+    def elements(self) -> frozenset[Value]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazySet) and not (self.finite and other.finite):
+            return self is other or repr(self) == repr(other)
+        if isinstance(other, (LazySet, frozenset)) and self.finite:
+            return self.elements() == as_frozen(other)
+        return False
+
+    def __hash__(self) -> int:
+        return hash(self.elements()) if self.finite else hash(self.describe())
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+
+def as_frozen(s: object) -> frozenset[Value]:
+    return s.elements() if isinstance(s, LazySet) else s  # type: ignore[return-value]
+
+
+class Infinite(LazySet):
+    """``Nat``, ``Int``, ``STRING``."""
+
+    finite = False
+
+    def __init__(self, name: str, test: Callable[[Value], bool]) -> None:
+        self.name = name
+        self.test = test
+
+    def contains(self, v: Value) -> bool:
+        return self.test(v)
+
+    def describe(self) -> str:
+        return self.name
+
+
+NAT = Infinite("Nat", lambda v: type(v) is int and v >= 0)
+INT = Infinite("Int", lambda v: type(v) is int)
+STRING = Infinite("STRING", lambda v: type(v) is str)
+
+
+class SeqSet(LazySet):
+    """``Seq(S)``: every finite sequence of elements of S."""
+
+    finite = False
+
+    def __init__(self, base: Value) -> None:
+        self.base = base
+
+    def contains(self, v: Value) -> bool:
+        return isinstance(v, Fcn) and v.is_seq() and all(member(x, self.base) for x in v.seq())
+
+    def describe(self) -> str:
+        return f"Seq({show(self.base)})"
+
+
+class SubsetSet(LazySet):
+    def __init__(self, base: Value) -> None:
+        self.base = base
+
+    def contains(self, v: Value) -> bool:
+        if isinstance(v, LazySet):
+            v = v.elements()
+        return isinstance(v, frozenset) and all(member(x, self.base) for x in v)
+
+    def elements(self) -> frozenset[Value]:
+        items = sorted(as_frozen(self.base), key=key)
+        return frozenset(frozenset(c) for n in range(len(items) + 1)
+                         for c in itertools.combinations(items, n))
+
+    def describe(self) -> str:
+        return f"SUBSET {show(self.base)}"
+
+
+class FcnSet(LazySet):
+    """``[S -> T]``."""
+
+    def __init__(self, domain: Value, rng: Value) -> None:
+        self.domain = domain
+        self.rng = rng
+
+    def contains(self, v: Value) -> bool:
+        if not isinstance(v, Fcn) or frozenset(v.map) != as_frozen(self.domain):
+            return False
+        return all(member(x, self.rng) for x in v.map.values())
+
+    def elements(self) -> frozenset[Value]:
+        dom = sorted(as_frozen(self.domain), key=key)
+        rng = sorted(as_frozen(self.rng), key=key)
+        return frozenset(Fcn(dict(zip(dom, vs))) for vs in itertools.product(rng, repeat=len(dom)))
+
+    def describe(self) -> str:
+        return f"[{show(self.domain)} -> {show(self.rng)}]"
+
+
+class RecordSet(LazySet):
+    """``[a : S, b : T]``."""
+
+    def __init__(self, fields: tuple[tuple[str, Value], ...]) -> None:
+        self.fields = fields
+
+    def contains(self, v: Value) -> bool:
+        return (isinstance(v, Fcn) and set(v.map) == {f for f, _ in self.fields}
+                and all(member(v.map[f], s) for f, s in self.fields))
+
+    def elements(self) -> frozenset[Value]:
+        names = [f for f, _ in self.fields]
+        sets = [sorted(as_frozen(s), key=key) for _, s in self.fields]
+        return frozenset(Fcn(dict(zip(names, vs))) for vs in itertools.product(*sets))
+
+    def describe(self) -> str:
+        return "[" + ", ".join(f"{f} : {show(s)}" for f, s in self.fields) + "]"
+
+
+def member(v: Value, s: Value) -> bool:
+    if isinstance(s, frozenset):
+        return v in s
+    return s.contains(v)  # type: ignore[no-any-return]
+
+
+def is_set(v: Value) -> bool:
+    return isinstance(v, (frozenset, LazySet))
+
+
+_RANK = {bool: 0, int: 1, str: 2, ModelValue: 3, frozenset: 4, Fcn: 5}
+
+
+def key(v: Value) -> tuple[Any, ...]:
+    """The canonical order of values: booleans, integers, strings, model values, sets,
+    functions; each kind in its natural order, sets and functions by their sorted elements."""
+    t = type(v)
+    if t is int or t is bool or t is str:
+        return (_RANK[t], v)
+    if t is ModelValue:
+        return (3, v.name)
+    if t is frozenset:
+        return (4, tuple(sorted(map(key, v))))
+    if t is Fcn:
+        return (5, tuple(sorted((key(k), key(x)) for k, x in v.map.items())))
+    if isinstance(v, LazySet):
+        return (4, tuple(sorted(map(key, v.elements())))) if v.finite else (6, v.describe())
+    return (7, repr(v))
+
+
+def sorted_values(s: Iterable[Value]) -> list[Value]:
+    return sorted(s, key=key)
+
+
+def show(v: Value) -> str:
+    """``v`` as TLC prints it."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, ModelValue):
+        return v.name
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(show(x) for x in sorted_values(v)) + "}"
+    if isinstance(v, Fcn):
+        if v.is_seq():
+            return "<<" + ", ".join(show(x) for x in v.seq()) + ">>"
+        if v.is_record():
+            return "[" + ", ".join(f"{k} |-> {show(x)}" for k, x in
+                                   sorted(v.map.items())) + "]"
+        return "(" + " @@ ".join(f"{show(k)} :> {show(x)}" for k, x in
+                                 sorted(v.map.items(), key=lambda kv: key(kv[0]))) + ")"
+    if isinstance(v, LazySet):
+        return v.describe()
+    return repr(v)
+
+
+def kind(v: Value) -> str:
+    """The kind of value, for error messages."""
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, ModelValue):
+        return "a model value"
+    if is_set(v):
+        return "a set"
+    if isinstance(v, Fcn):
+        return "a function"
+    return type(v).__name__
+
+
+def iterate(s: Value) -> Iterator[Value]:
+    """The elements of a finite set in canonical order (a LazySet enumerated)."""
+    return iter(sorted_values(as_frozen(s)))

@@ -1,0 +1,178 @@
+"""The TLA+ evaluator: values with TLC's equalities, the fragment's expressions, and actions
+enumerated as every way they are satisfied, with their step labels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hwcheck.checker.tla.cfg import parse_cfg
+from hwcheck.checker.tla.evaluate import Evaluator, Label
+from hwcheck.checker.tla.modules import load
+from hwcheck.checker.tla.syntax import OpApp, TlaError
+from hwcheck.checker.tla.values import Fcn, ModelValue, key, record, show, tup
+
+HEADER = "---- MODULE E ----\nEXTENDS Integers, Sequences, FiniteSets, TLC, Bags, " \
+         "SequencesExt, FiniteSetsExt, Functions\nCONSTANTS A, B\n"
+
+
+def evaluator(tmp_path: Path, body: str, cfg: str = "CONSTANTS A = a B = {1, 2}") -> Evaluator:
+    (tmp_path / "E.tla").write_text(HEADER + body + "\n====\n")
+    return Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
+
+
+def value(tmp_path: Path, expr: str) -> object:
+    ev = evaluator(tmp_path, f"e == {expr}")
+    return ev.value(OpApp(ev.definition("e").d.pos, "e"), {})
+
+
+def test_values_have_tlcs_equalities() -> None:
+    assert tup([7, 8]) == Fcn({1: 7, 2: 8})
+    assert record([("a", 1)]) == Fcn({"a": 1})
+    assert hash(tup([7, 8])) == hash(Fcn({2: 8, 1: 7}))
+    assert ModelValue("m") == ModelValue("m") and ModelValue("m") != "m"
+    assert show(Fcn({1: frozenset({2, 1}), 2: record([("b", True)])})) == \
+        "<<{1, 2}, [b |-> TRUE]>>"
+    assert sorted([frozenset({3}), 2, "s", True], key=key) == [True, 2, "s", frozenset({3})]
+
+
+CASES = [
+    # % binds more loosely than + and - in TLA+ (precedence 10-11), and -. than \div
+    ("1 + 2 * 3 - 4 \\div 3 - 7 % 3", 2), ("-3 \\div 2", -1), ("(-3) \\div 2", -2),
+    ("(-7) % 3", 2), ("2 ^ 10", 1024),
+    ("{1, 2} \\cup {3} \\ {1}", frozenset({2, 3})), ("{1, 2} \\cap {2, 3}", frozenset({2})),
+    ("{x \\in 1..5 : x % 2 = 0}", frozenset({2, 4})), ("{x * x : x \\in 1..3}",
+                                                        frozenset({1, 4, 9})),
+    ("{<<x, y>> : x \\in 1..2, y \\in {3}}", frozenset({tup([1, 3]), tup([2, 3])})),
+    ("SUBSET {1, 2} = {{}, {1}, {2}, {1, 2}}", True), ("UNION {{1}, {2, 3}}",
+                                                      frozenset({1, 2, 3})),
+    ("Cardinality({1, 2} \\X {3, 4, 5})", 6), ("{1} \\X {2} \\X {3}",
+                                               frozenset({tup([1, 2, 3])})),
+    ("{1, 2} \\subseteq 1..3 /\\ ~({1, 4} \\subseteq 1..3)", True),
+    ("<<1, 2>> = [i \\in 1..2 |-> i]", True), ("[a |-> 1] = (\"a\" :> 1)", True),
+    ("[f EXCEPT ![2] = @ * 10] = <<1, 20>>", None),
+    ("[[a |-> <<1, 2>>, b |-> 0] EXCEPT !.a[2] = 9, !.b = @ + 1]",
+     record([("a", tup([1, 9])), ("b", 1)])),
+    ("[[a |-> 1] EXCEPT ![\"z\"] = 2]", record([("a", 1)])),  # outside the domain: unchanged
+    ("DOMAIN [x \\in {3, 4} |-> 0]", frozenset({3, 4})), ("[x, y \\in 1..2 |-> x + y][2, 2]", 4),
+    ("(1 :> \"a\" @@ 2 :> \"b\" @@ 1 :> \"c\")[1]", "a"),
+    ("Append(<<1>>, 2) \\o Tail(<<7, 8>>)", tup([1, 2, 8])), ("Len(SubSeq(<<1, 2, 3>>, 2, 3))",
+                                                              2),
+    ("Head(SelectSeq(<<1, 2, 3, 4>>, IsEven))", 2), ("<<1, 2>> \\in Seq({1, 2})", True),
+    ("CHOOSE x \\in 1..10 : x * x > 10", 4), ("CASE 1 = 2 -> \"a\" [] OTHER -> \"b\"", "b"),
+    ("LET sq(x) == x * x  n == 3 IN sq(n) + n", 12), ("Fact(5)", 120), ("fact[5]", 120),
+    ("\\E x \\in 1..3 : \\A y \\in 1..x : y < 3", True),
+    ("\\A <<x, y>> \\in {1, 2} \\X {3} : x < y", True),
+    ("IF A = A THEN B ELSE {}", frozenset({1, 2})), ("A \\in {A} /\\ A # \"a\"", True),
+    ("[a : {1, 2}, b : {TRUE}] = {[a |-> 1, b |-> TRUE], [a |-> 2, b |-> TRUE]}", True),
+    ("Cardinality([{1, 2} -> {3, 4, 5}])", 9), ("[1..2 -> {0}] = {<<0, 0>>}", True),
+    ("(SetToBag({1, 2}) (+) SetToBag({2})) = (1 :> 1 @@ 2 :> 2)", True),
+    ("BagCardinality(SetToBag({1, 2}) (+) SetToBag({2}))", 3),
+    ("Max({3, 1, 2}) + Min({3, 1, 2}) + SumSet({1, 2})", 7),
+    ("FoldSet(Plus, 0, {1, 2, 3})", 6), ("Reverse(<<1, 2>>) = <<2, 1>> /\\ Last(<<4, 5>>) = 5",
+                                          True),
+    ("Range(<<3, 3, 4>>)", frozenset({3, 4})), ("Permutations({1, 2}) = {<<1, 2>>, <<2, 1>>}",
+                                               True),
+    ("42 \\in Nat /\\ -1 \\notin Nat /\\ -1 \\in Int /\\ \"s\" \\in STRING", True),
+    ("(FALSE => 1 = \"a\") /\\ (TRUE <=> ~FALSE)", True),
+]
+
+LIBRARY = """
+IsEven(x) == x % 2 = 0
+Plus(a, b) == a + b
+f == <<1, 2>>
+RECURSIVE Fact(_)
+Fact(n) == IF n = 0 THEN 1 ELSE n * Fact(n - 1)
+fact[n \\in Nat] == IF n = 0 THEN 1 ELSE n * fact[n - 1]
+"""
+
+
+@pytest.mark.parametrize("expr, expected", CASES, ids=[c[0] for c in CASES])
+def test_expressions(tmp_path: Path, expr: str, expected: object) -> None:
+    ev = evaluator(tmp_path, LIBRARY + f"e == {expr}")
+    got = ev.value(OpApp(ev.definition("e").d.pos, "e"), {})
+    assert got == (True if expected is None else expected)
+    assert type(got) is type(True if expected is None else expected) or isinstance(got, Fcn)
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("1 + \"a\"", "E.tla:4:6: + applied to a string (\"a\"), not an integer"),
+    ("<<1>>[2]", "E.tla:4:6: <<1>>[2]: 2 is not in the function's domain"),
+    ("CHOOSE x \\in {} : TRUE", "E.tla:4:6: CHOOSE found no value"),
+    ("\\E x \\in Nat : x = 1", "E.tla:4:15: cannot enumerate the infinite set Nat"),
+    ("Head(<<>>)", "E.tla:4:6: Head of the empty sequence"),
+    ("1 = TRUE", "E.tla:4:6: comparing an integer (1) with a boolean (TRUE)"),
+    ("IF 1 THEN 2 ELSE 3", "E.tla:4:9: expected a boolean, found an integer (1)"),
+    ("Undefined + 1", "E.tla:4:6: unknown operator Undefined"),
+    ("x'", "E.tla:4:6: a primed expression where no next state is given"),
+    ("[a |-> 1].b", "E.tla:4:6: [a |-> 1] has no field b"),
+    ("LET F(x) == SelectSeq(<<1>>, x) IN F(1)", "E.tla:4:18: expected an operator as this "
+                                                "argument, found a value"),
+])
+def test_errors_are_one_line_at_the_place(tmp_path: Path, expr: str, message: str) -> None:
+    with pytest.raises(TlaError) as e:
+        value(tmp_path, expr)
+    assert str(e.value).endswith(message) or message in str(e.value)
+    assert str(e.value).startswith(str(tmp_path / "E.tla")) and "\n" not in str(e.value)
+
+
+ACTIONS = """
+VARIABLES x, y
+Init == x \\in 1..2 /\\ y = 0
+Both == x' = 1 \\/ x' = 1
+Pick(k) == x' \\in 1..k /\\ UNCHANGED y
+Step(i) == x < 5 /\\ x' = x + i /\\ y' = y
+Next == \\/ \\E i \\in {1, 2} : Step(i)
+        \\/ Pick(2)
+        \\/ Both /\\ UNCHANGED <<y>>
+        \\/ \\E j \\in {7} : x' = j /\\ y' = j
+        \\/ IF x = 1 THEN x' = 0 /\\ y' = 1 ELSE FALSE
+Half == x' = 1
+"""
+
+
+def test_initial_states_every_way(tmp_path: Path) -> None:
+    ev = evaluator(tmp_path, ACTIONS)
+    assert list(ev.initial(OpApp(ev.definition("Init").d.pos, "Init"))) == [
+        {"x": 1, "y": 0}, {"x": 2, "y": 0}]
+
+
+def test_successors_every_way_with_labels(tmp_path: Path) -> None:
+    ev = evaluator(tmp_path, ACTIONS)
+    got = [(str(label), s["x"], s["y"]) for label, s in
+           ev.successors(OpApp(ev.definition("Next").d.pos, "Next"), {"x": 1, "y": 0})]
+    assert got == [
+        ("Step(1)", 2, 0), ("Step(2)", 3, 0),
+        ("Pick(2)", 1, 0), ("Pick(2)", 2, 0),
+        # a disjunction true both ways: two ways to one state; the label is the disjunct of
+        # Next it lies in (a conjunction names no operator), as TLC's actions are
+        ("Next", 1, 0), ("Next", 1, 0),
+        ("Next(7)", 7, 7),
+        ("Next", 0, 1),
+    ]
+    assert Label("Step", (1,)) == next(ev.successors(OpApp(ev.definition("Next").d.pos,
+                                                           "Next"), {"x": 1, "y": 0}))[0]
+
+
+def test_a_variable_left_unassigned_is_an_error(tmp_path: Path) -> None:
+    ev = evaluator(tmp_path, ACTIONS)
+    with pytest.raises(TlaError, match=r"E.tla:15:1: the step Half does not determine y'"):
+        list(ev.successors(OpApp(ev.definition("Half").d.pos, "Half"), {"x": 1, "y": 0}))
+
+
+def test_enabled_and_action_predicates(tmp_path: Path) -> None:
+    ev = evaluator(tmp_path, ACTIONS + "CanStep == ENABLED Step(1)\nMoved == x' # x\n")
+    assert ev.predicate(ev.definition("CanStep"), {"x": 4, "y": 0}) is True
+    assert ev.predicate(ev.definition("CanStep"), {"x": 5, "y": 0}) is False
+    assert ev.predicate(ev.definition("Moved"), {"x": 1, "y": 0}, {"x": 2, "y": 0}) is True
+
+
+def test_operators_that_read_no_state_are_evaluated_once_per_argument(tmp_path: Path) -> None:
+    ev = evaluator(tmp_path, ACTIONS + "Sq(n) == n * n\nUses == Sq(x) + Sq(2)\n")
+    uses = ev.definition("Uses")
+    assert ev.value(uses.d.body, {"x": 3, "y": 0}) == 13
+    assert ev.value(uses.d.body, {"x": 4, "y": 0}) == 20
+    sq = ev.scope.defs["Sq"]
+    assert sq.free is True and sq.memo == {(3,): 9, (2,): 4, (4,): 16}  # type: ignore[union-attr]
+    assert ev.definition("Init").free is not True
