@@ -16,6 +16,7 @@ of the pre-state, each reading what the earlier ones wrote. The guard reads the 
 from __future__ import annotations
 
 import itertools
+import numbers
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -357,29 +358,38 @@ def max_(a, b) -> Expr:
 _bound_ids = itertools.count()
 
 
-def _bound(hint: str) -> Bound:
+def _is_size(n) -> bool:
+    """Whether ``n`` is a size: an integer (a Python or numpy one, not a bool) >= 0."""
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
+
+
+def _bound(hint: str, n: int = 0, what: str = "a quantifier") -> Bound:
+    """A fresh bound variable for ``what`` over ``0..n-1`` (``n`` checked: a size)."""
+    if not _is_size(n):
+        raise SpecError(f"{what} ranges over 0..n-1 for a size n (an integer >= 0), got "
+                        f"{show(n)}")
     return Bound(f"{hint}{next(_bound_ids)}")
 
 
 def forall(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "forall")
     return Quant("forall", v, n, lift(body(v)))
 
 
 def exists(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "exists")
     return Quant("exists", v, n, lift(body(v)))
 
 
 def count(n: int, cond: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "count")
     return Quant("count", v, n, lift(cond(v)))
 
 
 def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
              hint: str = "i") -> Expr:
     """The least ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
-    v = _bound(hint)
+    v = _bound(hint, n, "min_over")
     return Quant("min", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
@@ -387,7 +397,7 @@ def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Ex
              hint: str = "i") -> Expr:
     """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if
     none."""
-    v = _bound(hint)
+    v = _bound(hint, n, "max_over")
     return Quant("max", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
@@ -722,7 +732,7 @@ class Block:
 
     @contextmanager
     def each(self, n: int, hint: str = "i"):
-        v = _bound(hint)
+        v = _bound(hint, n, "each")
         node = For(v, n, [])
         self._emit(node)
         self._stack.append(node.body)
@@ -939,7 +949,7 @@ class Spec:
         if var.lo > var.hi:
             raise SpecError(f"variable {var.name}: empty domain {var.lo}..{var.hi}")
         for d in var.shape:
-            if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            if not _is_size(d):
                 raise SpecError(f"variable {var.name}: its shape {var.shape} needs sizes "
                                 f"(integers >= 0), got {d!r}")
         self.variables.append(var)
@@ -991,7 +1001,7 @@ class Spec:
 
         at = caller()
         for n in over:
-            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            if not _is_size(n):
                 raise located(SpecError(f"over takes sizes (integers >= 0), got {n!r}"), at,
                               f"action {name}")
 
