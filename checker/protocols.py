@@ -105,7 +105,9 @@ def load(source: str) -> Protocol:
     except SpecError:
         raise
     except ModuleNotFoundError as e:
-        raise SpecError(f"--spec {source}: cannot import {e.name!r}") from None
+        at = raised_at(e.__traceback__)
+        raise SpecError(f"--spec {source}: cannot import {e.name!r}"
+                        + (f" at {at}" if at else "")) from None
     except SyntaxError as e:
         raise SpecError(f"--spec {source}: syntax error at line {e.lineno}: {e.msg}") from None
     except BaseException as e:  # noqa: BLE001 - a user's module may raise anything on import,

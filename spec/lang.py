@@ -541,7 +541,8 @@ class Var:
     def __getitem__(self, index) -> Read:
         idx = index if isinstance(index, tuple) else (index,)
         if len(idx) != len(self.shape):
-            raise SpecError(f"{self.name} takes {len(self.shape)} indices, got {len(idx)}")
+            raise SpecError(f"{self.name} takes {len(self.shape)} "
+                            f"{'index' if len(self.shape) == 1 else 'indices'}, got {len(idx)}")
         return Read(self, tuple(lift(i) for i in idx))
 
     @property
