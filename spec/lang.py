@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from .protocol import Protocol
 
 INT = "int"
@@ -64,7 +66,7 @@ def place(filename: str, line: int) -> str:
 def caller() -> str:
     """``FILE:LINE`` of the spec's code that called into the language (the first frame outside
     it): where a property or a node was declared. Empty when there is none."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None and not _spec_frame(f):
         f = f.f_back
     return "" if f is None else place(f.f_code.co_filename, f.f_lineno)
@@ -360,7 +362,7 @@ _bound_ids = itertools.count()
 
 def _is_size(n) -> bool:
     """Whether ``n`` is a size: an integer (a Python or numpy one, not a bool) >= 0."""
-    return isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0
 
 
 def _bound(hint: str, n: int = 0, what: str = "a quantifier") -> Bound:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import click
 import pytest
+from helpers import NEEDS_JAVA
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main, run
-from helpers import NEEDS_JAVA
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

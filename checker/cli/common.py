@@ -196,13 +196,13 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
     declared = [p.name for p in protocols.build(proto, params).liveness]
     if on and not declared:
         raise InputError(f"{proto.name} declares no liveness properties, so --liveness has "
-                         f"nothing to check (the flag declares the {DEFAULT.name if DEFAULT else ''}"
-                         " protocol's own; a spec states its liveness properties with "
+                         f"nothing to check (the flag declares the {protocols.DEFAULT} protocol's "
+                         "own; a spec states its liveness properties with "
                          "spec.leads_to, always_eventually or eventually_always)")
     if not on and declared:
         raise InputError(f"{proto.name} declares liveness properties ({', '.join(declared)}) "
                          "and every check decides them; --no-liveness is the "
-                         f"{DEFAULT.name if DEFAULT else ''} protocol's switch: check the "
+                         f"{protocols.DEFAULT} protocol's switch: check the "
                          "others with --property NAME")
 
 
