@@ -161,16 +161,16 @@ def build(proto: Protocol, params: dict | None = None) -> Spec:
     line of the spec's code at fault when there is one, if building fails (anything the
     builder raises, ``sys.exit()`` and KeyboardInterrupt included: none may pass for a
     verdict)."""
+    resolved = proto.resolve(params)  # a parameter outside its domain: the protocol's words
     try:
-        return proto.build(params)
+        return proto.build(resolved)
     except SpecError as e:
-        err = e if e.at else located(e, raised_at(e.__traceback__))
+        at = e.at or raised_at(e.__traceback__)
         note = _typed_only(proto, params)
-        if note:
-            at, err = err.at, SpecError(f"{err}{note}")
-            err.at = at
-        if err is e:
-            raise
+        if at == e.at and not note:
+            raise  # it says where already (or nothing of the spec's code is on the way)
+        err = SpecError(f"{e if at == e.at else located(e, at)}{note}")
+        err.at = at
         raise err from None
     except BaseException as e:  # noqa: BLE001 - a user's builder may raise anything
         at = raised_at(e.__traceback__)

@@ -72,14 +72,32 @@ def caller() -> str:
     return "" if f is None else place(f.f_code.co_filename, f.f_lineno)
 
 
+def _library(filename: str) -> bool:
+    """Whether a file is the standard library's or an installed package's."""
+    global _LIBRARIES
+    if _LIBRARIES is None:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        _LIBRARIES = tuple({os.path.realpath(paths[k]) + os.sep
+                            for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths})
+    return os.path.realpath(filename).startswith(_LIBRARIES)
+
+
+_LIBRARIES: tuple[str, ...] | None = None
+
+
 def raised_at(tb) -> str:
-    """``FILE:LINE`` of the innermost frame of a traceback that is the spec's code."""
-    at = ""
+    """``FILE:LINE`` of the innermost frame of a traceback that is the spec's code: outside the
+    language, and outside the libraries it calls when there is such a frame."""
+    at = mine = ""
     while tb is not None:
         if _spec_frame(tb.tb_frame):
             at = place(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+            if not _library(tb.tb_frame.f_code.co_filename):
+                mine = at
         tb = tb.tb_next
-    return at
+    return mine or at
 
 
 def one_line(e: BaseException) -> str:
