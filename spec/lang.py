@@ -916,7 +916,8 @@ def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
     naming ``what`` and the line of the spec's code that made it."""
     try:
         fn(b, *args)
-    except SpecError as e:
+    except Exception as e:  # noqa: BLE001 - the spec's code may raise anything; a BaseException
+        # (sys.exit, Ctrl-C) goes on to whoever builds the spec (checker/protocols.py)
         raise located(e, raised_at(e.__traceback__) or origin, what) from None
 
 

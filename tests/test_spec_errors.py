@@ -294,3 +294,10 @@ def test_a_block_error_outside_a_spec_file_still_names_the_action():
         def a(b: Block) -> None:
             b.set(x, 1)
             b.require(x == 0)
+
+
+def test_an_exception_in_an_action_body_names_the_action_and_the_line(tmp_path):
+    """It was "tiny: building the spec raised ZeroDivisionError: ...": no action, no line."""
+    msg = _build_error(tmp_path, BUILD.replace("b.set(x, x + 1)", "b.set(x, 1 // 0)"))
+    assert msg == ("FILE:11: action Step: ZeroDivisionError: integer division or modulo by "
+                   "zero")
