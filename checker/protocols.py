@@ -8,7 +8,13 @@ returns a ``Spec``; without NAME the loader takes ``PROTOCOL``, else ``build``. 
 ``SpecError`` with one line naming the source.
 
 A ``SpecRef`` (source + parameters) is the picklable identity of a spec: another process (a
-Spark executor, a resumed run, ``replay``) rebuilds the same spec from it.
+Spark executor, a resumed run) rebuilds the same spec from it.
+
+A trace file names the protocol it was written from, but a trace is data and never chooses
+code: ``registered_name`` says whether a source a trace names is a registered protocol (the
+only kind a trace may name alone); any other spec is given by the user, and ``source_digest``
+(the sha256 of the spec's source file, recorded in the trace) tells whether it is the one the
+trace was written from.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ GROUP = "hwcheck.protocols"
 DEFAULT = "kafka"  # the registered name `hwcheck` runs when no --spec is given
 
 _cache: dict[str, Protocol] = {}
+_digests: dict[str, str] = {}  # a spec file's absolute path -> sha256 of what was imported
 
 
 def registered() -> dict:
@@ -61,6 +68,10 @@ def _import_file(path: Path):
         raise SpecError(f"{path}: not a Python file")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[key] = mod
+    try:
+        _digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        pass  # the loader says why it cannot read the file
     # As when Python runs a script: the file's folder is searched first while it is imported,
     # so a spec may import a module of its own beside it (``from consts import ...``).
     folder = str(path.parent)
@@ -130,6 +141,44 @@ def load(source: str) -> Protocol:
     proto = dataclasses.replace(proto, source=canonical)
     _cache[key] = proto
     return proto
+
+
+def registered_name(source: object) -> str | None:
+    """The registered name of the protocol ``source`` names, if it is a registered one: its
+    name (``kafka``) or its entry point (``hwcheck.spec.kafka:PROTOCOL``, what a registered
+    protocol's traces record). None for anything else (a file, a module, not a string): what a
+    trace names is looked up here and never imported."""
+    if not isinstance(source, str):
+        return None
+    for name, ep in registered().items():
+        if source in (name, ep.value):
+            return name
+    return None
+
+
+def source_digest(source: str | None) -> str | None:
+    """The sha256 (hex) of the source file of the spec ``source`` (a loaded protocol's
+    canonical source: ``/path/spec.py:NAME`` or ``package.module:NAME``): what a trace records
+    to say which version of a user's spec wrote it. None for a registered protocol (its name
+    identifies it) and for a source whose file cannot be read. Only the spec's own file is
+    hashed, not the modules it imports."""
+    if not source or registered_name(source) is not None:
+        return None
+    target, _ = _split(source)
+    if _is_file(target):
+        path = Path(target).expanduser().resolve()
+        if str(path) in _digests:
+            return _digests[str(path)]
+        origin: str | None = str(path)
+    else:
+        mod = sys.modules.get(target)  # a module spec this process loaded
+        origin = getattr(mod, "__file__", None)
+    if not origin:
+        return None
+    try:
+        return hashlib.sha256(Path(origin).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _chosen_name(mod) -> str:

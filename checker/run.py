@@ -95,6 +95,7 @@ class Report:
             "reachability": {o.name: o.status for o in self.outcomes if o.kind == "reachable"},
             "complete": ex.complete,
             "stop_reason": ex.stop_reason,
+            "partial_level": ex.partial_level,
             "engine": ex.engine,
             "workers": ex.stats.get("workers"),
             "coverage": self.coverage(),
@@ -167,6 +168,10 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     folder, identity = None, run_identity(spec, "check")
     if out is not None:  # before exploring: an unusable folder is said at once
         folder = prepare_run_folder(Path(out), run_name, identity)
+    if opts.checkpoint is not None and opts.resume is None:  # likewise
+        from hwcheck.checker.engines.checkpoint import require_writable
+
+        require_writable(Path(str(opts.checkpoint)), "--checkpoint")
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered = None
     live = liveness_selected(spec, opts)

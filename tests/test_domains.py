@@ -51,7 +51,8 @@ def test_an_unguarded_increment_is_a_finding_not_a_wrap(engine, opts, tmp_path):
     assert v.trace.meta["domain_error"] == {
         "variable": "a", "where": "IncA", "step": "IncA",
         "message": "IncA: writes 4 to a, outside its domain 0..3"}
-    res = hwcheck("replay", str(tmp_path / "r" / "DomainError-a-IncA.itf.json"), "--json")
+    res = hwcheck("replay", str(tmp_path / "r" / "DomainError-a-IncA.itf.json"), "--spec",
+                  str(SPECS / OVERFLOW), "--json")
     assert res.returncode == 0, res.stdout + res.stderr
     assert last_json(res)["length"] == 4
 
@@ -74,7 +75,8 @@ def test_an_index_outside_the_shape_is_a_finding(tmp_path):
     (v,) = report.violations()
     assert (v.name, v.length) == ("DomainError(slot, Pick)", 3)
     assert "Pick: writes slot[2], outside its shape [2]" == v.trace.meta["domain_error"]["message"]
-    res = hwcheck("replay", str(tmp_path / "r" / "DomainError-slot-Pick.itf.json"))
+    res = hwcheck("replay", str(tmp_path / "r" / "DomainError-slot-Pick.itf.json"), "--spec",
+                  str(SPECS / OVERFLOW))
     assert res.returncode == 0, res.stdout
 
 
@@ -96,7 +98,8 @@ def test_the_spark_engine_reports_it_too(tmp_path):
     assert res.returncode == 12, res.stderr
     (v,) = last_json(res)["violations"]
     assert (v["property"], v["length"]) == ("DomainError(a, IncA)", 4)
-    assert hwcheck("replay", str(tmp_path / v["trace"])).returncode == 0
+    assert hwcheck("replay", str(tmp_path / v["trace"]), "--spec",
+                   str(SPECS / OVERFLOW)).returncode == 0
 
 
 def test_a_tampered_domain_trace_is_rejected(tmp_path):
@@ -106,7 +109,7 @@ def test_a_tampered_domain_trace_is_rejected(tmp_path):
     data["#meta"]["domain_error"]["step"] = "IncB"  # IncB is guarded: it stays inside
     bad = tmp_path / "bad.itf.json"
     bad.write_text(json.dumps(data))
-    res = hwcheck("replay", str(bad))
+    res = hwcheck("replay", str(bad), "--spec", str(SPECS / OVERFLOW))
     assert res.returncode == 1 and "is not an instance of IncA" in res.stdout
 
 

@@ -159,7 +159,8 @@ def test_traces_start_from_the_initial_state_that_leads_to_the_violation(tmp_pat
         trace = itf.from_itf(spec, json.loads(Path(v["trace"]).read_text()))
         assert trace.states[0] in starts
         firsts[v["property"]] = trace.states[0]
-        ok = CliRunner().invoke(main, ["replay", v["trace"]])
+        ok = CliRunner().invoke(main, ["replay", v["trace"], "--spec",
+                                       str(SPECS / "any_start.py")])
         assert ok.exit_code == 0 and "confirmed" in ok.output, ok.output
     # NoMax breaks in an initial state, not the first one (v = 0 0 1): the first that breaks it
     assert firsts["NoMax"] == starts[1] and firsts["NoMax"]["v"] == [0, 0, 2]
@@ -174,7 +175,7 @@ def test_a_trace_whose_first_state_is_not_initial_is_refused(tmp_path):
     data["states"][0]["budget"] = {"#bigint": "1"}
     bad = tmp_path / "bad.itf.json"
     bad.write_text(json.dumps(data))
-    res = CliRunner().invoke(main, ["replay", str(bad)])
+    res = CliRunner().invoke(main, ["replay", str(bad), "--spec", str(SPECS / "any_start.py")])
     assert res.exit_code == 1 and "none of the 24 initial states" in res.output, res.output
 
 

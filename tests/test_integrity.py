@@ -5,11 +5,13 @@ count; an undamaged checkpoint resumes into the exact counts of a run never stop
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import tiered
 
 # 10,487 states, depth 38 (the fast tier's configuration): every level checkpointed, stopped
 # partway by --max-states
@@ -99,6 +101,43 @@ def test_an_undamaged_checkpoint_resumes_into_the_exact_counts(stopped, tmp_path
         (10487, 30880, 38, True)
     assert {v["property"]: v["length"] for v in got["violations"]} == {
         "CommittedNotLost": 8, "AckedNotLost": 8, "LogsMatchBelowHw": 9}
+
+
+@pytest.fixture(scope="module")
+def stopped_mid_level(tmp_path_factory) -> Path:
+    """The checkpoint a SIGTERM in the middle of level 13 writes (the default interval: it is
+    the run's only one), at the start of that level."""
+    ckpt = tmp_path_factory.mktemp("ckpt-mid")
+    res = subprocess.run([sys.executable, "-m", "hwcheck.checker", *ARGS, "--checkpoint",
+                          str(ckpt), "--out", str(ckpt.parent / "out-mid")],
+                         capture_output=True, text=True,
+                         env=dict(os.environ, HWCHECK_FAULT="terminate-mid:13"))
+    assert res.returncode == 12, res.stderr  # the violations found before it
+    assert json.loads((current(ckpt) / "meta.json").read_text())["depth"] == 13
+    return ckpt
+
+
+@pytest.mark.slow  # the fast tier resumes such a checkpoint in test_checkpoint.py
+def test_the_checkpoint_of_a_stop_resumes_into_the_exact_counts(stopped_mid_level, tmp_path):
+    ckpt = copy(stopped_mid_level, tmp_path / "ckpt")
+    res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
+    assert res.returncode == 12, res.stderr
+    got = last_json(res.stdout)
+    assert (got["distinct"], got["generated"], got["depth"], got["complete"]) == \
+        (10487, 30880, 38, True)
+
+
+@pytest.mark.parametrize("what", tiered(list(DAMAGE), {"a flipped byte in the visited set"}))
+def test_the_checkpoint_of_a_stop_is_checked_like_any(what, stopped_mid_level, tmp_path):
+    """The final checkpoint of a graceful stop carries the digests of every file it uses:
+    each damage is refused in one line."""
+    ckpt = copy(stopped_mid_level, tmp_path / "ckpt")
+    where, damage, message = DAMAGE[what]
+    damage(where(ckpt))
+    res = hwcheck(*ARGS, "--resume", str(ckpt), "--out", str(tmp_path / "out"))
+    assert res.returncode == 2, res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("hwcheck: error:")]
+    assert len(errors) == 1 and message in errors[0] and "Traceback" not in res.stderr
 
 
 def test_a_level_file_cut_short_is_named_not_read_as_garbage(tmp_path):

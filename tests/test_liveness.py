@@ -197,14 +197,14 @@ def test_check_writes_lassos_that_replay_and_an_unfair_cycle_is_rejected(tmp_pat
     loop = data["#meta"]["loop"]
     assert data["states"][loop] == {**data["states"][-1], "#meta": data["states"][loop]["#meta"]}
     for v in obj["violations"]:
-        ok = runner.invoke(main, ["replay", v["trace"]])
+        ok = runner.invoke(main, ["replay", v["trace"], "--spec", str(SPECS / "token_ring.py")])
         assert ok.exit_code == 0 and "confirmed" in ok.output, ok.output
     # the same lasso under strong fairness on Use: its cycle passes the token by node 0's open
     # request forever, which strong fairness forbids
     data["#meta"]["params"]["use"] = "strong"
     unfair = tmp_path / "unfair.itf.json"
     unfair.write_text(json.dumps(data))
-    bad = runner.invoke(main, ["replay", str(unfair)])
+    bad = runner.invoke(main, ["replay", str(unfair), "--spec", str(SPECS / "token_ring.py")])
     assert bad.exit_code == 1 and "not fair" in bad.output and "Use(0)" in bad.output
 
 
@@ -342,7 +342,8 @@ def test_the_shared_arrays_are_the_plain_ones(graph, index):
     rev_offsets = np.zeros(n + 1, np.int64)
     rev_edges = np.empty(len(edges), np.int32)  # as the graph's, while they fit
     pred = np.empty(len(edges), np.int32)
-    liveness._prepare(offsets, dst, act, index, enabled, rev_offsets, rev_edges, pred)
+    liveness._prepare(offsets, dst, act, index, enabled, rev_offsets, rev_edges, pred,
+                      np.zeros(1, np.int64))
     assert (rev_edges == np.argsort(dst, kind="stable")).all()
     assert (pred == src[rev_edges]).all()
     assert (rev_offsets[1:] == np.cumsum(np.bincount(dst, minlength=n))).all()
@@ -372,7 +373,7 @@ def test_tarjan_finds_networkx_components(graph, ok):
               out=offsets[1:])
     comp = np.full(n, -1, np.int32)
     ncomp = liveness._tarjan(offsets, dst, act, np.array(mask, np.bool_), np.array(ok, np.bool_),
-                             comp)
+                             comp, np.zeros(1, np.int64))
     g = nx.DiGraph()
     g.add_nodes_from(i for i in range(n) if mask[i])
     g.add_edges_from((a, b) for a, b, c in edges if mask[a] and mask[b] and ok[c])

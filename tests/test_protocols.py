@@ -220,8 +220,8 @@ def test_outside_the_repo_check_holds_with_the_published_count(outside):
     assert obj["protocol"] == f"{spec}:PROTOCOL"  # the copy, not the repository's file
 
 
-def test_outside_the_repo_a_violation_is_exit_12_and_its_traces_replay_alone(outside,
-                                                                             broken_tm_run):
+def test_outside_the_repo_a_violation_is_exit_12_and_its_traces_replay_given_the_spec(
+        outside, broken_tm_run):
     res, obj = broken_tm_run
     _, _, distinct, generated, depth, shortest = row("two_phase.py", rms=2,
                                                      tm_commits_early=True)
@@ -233,7 +233,9 @@ def test_outside_the_repo_a_violation_is_exit_12_and_its_traces_replay_alone(out
         meta = json.loads(trace.read_text())["#meta"]
         assert meta["protocol"] == f"{outside / 'two_phase.py'}:PROTOCOL"
         assert meta["params"] == {"rms": 2, "tm_commits_early": True}
-        rep = hwcheck("replay", str(trace), "--json")  # no other option: #meta says it all
+        # the spec file is the user's to give (a trace never chooses code); the parameters
+        # come from the trace
+        rep = hwcheck("replay", str(trace), "--spec", str(outside / "two_phase.py"), "--json")
         assert rep.returncode == 0, rep.stdout + rep.stderr
         got = last_json(rep)
         assert (got["verdict"], got["property"], got["length"]) == (
@@ -259,7 +261,7 @@ def test_outside_the_repo_bmc_finds_the_shortest_lengths(outside):
     assert res.returncode == 12, res.stderr
     (v,) = last_json(res)["violations"]
     assert (v["property"], v["length"]) == ("TCConsistent", shortest["TCConsistent"])
-    assert hwcheck("replay", str(outside / v["trace"])).returncode == 0
+    assert hwcheck("replay", str(outside / v["trace"]), "--spec", spec).returncode == 0
     # below the shortest length: no violation, and bounded is not a proof (unknown, exit 3)
     res = hwcheck("bmc", "--spec", spec, *BROKEN_TM, "--depth", str(first - 1), "--json", "-q",
                   "--out", "bmc", cwd=outside)
@@ -332,7 +334,7 @@ def test_outside_the_repo_prove_is_plain_induction(outside):
     ok = invariants["TCConsistent"]
     for cti in inv["ctis"]:
         path = outside / cti["trace"]
-        assert hwcheck("replay", str(path)).returncode == 0
+        assert hwcheck("replay", str(path), "--spec", spec).returncode == 0
         pre, post = (_pre_state(s, 3) for s in json.loads(path.read_text())["states"])
         assert ok(pre) and not ok(post) and post in succ(pre)
         assert pre not in reachable
@@ -356,7 +358,8 @@ def test_outside_the_repo_on_the_spark_engine(outside, broken_tm_run):
         spark_states = json.loads((outside / v["trace"]).read_text())["states"]
         (lv,) = [x for x in local["violations"] if x["property"] == v["property"]]
         assert spark_states == json.loads((outside / lv["trace"]).read_text())["states"]
-        assert hwcheck("replay", str(outside / v["trace"])).returncode == 0
+        assert hwcheck("replay", str(outside / v["trace"]), "--spec",
+                       str(outside / "two_phase.py")).returncode == 0
 
 
 def test_a_function_spec_gets_its_keyword_arguments_as_parameters(outside):

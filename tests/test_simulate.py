@@ -94,7 +94,8 @@ def test_a_step_out_of_the_domains_is_a_finding_that_replays(tmp_path):
     assert res.exit_code == 12, res.output
     v = obj["violations"][0]
     assert v["kind"] == "domain" and v["property"].startswith("DomainError(")
-    ok = CliRunner().invoke(main, ["replay", v["trace"]])
+    ok = CliRunner().invoke(main, ["replay", v["trace"], "--spec",
+                                   str(SPECS / "domains_overflow.py")])
     assert ok.exit_code == 0, ok.output
 
 

@@ -8,9 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
-from helpers import kafka, started
+from helpers import kafka, started, tiered
 
 from hwcheck.checker import run as run_mod
 from hwcheck.checker.engines.options import Options
@@ -242,3 +243,125 @@ def test_a_signal_during_a_spark_call_cancels_the_job_and_is_raised_after_it():
     finally:
         stops.close()
         signal.signal(signal.SIGTERM, prev)
+
+
+# -- a stop after the state graph is explored ----------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the fast tier's configuration with --recoverable (the graph kernel compiled once)
+RECOVERABLE = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "kip-279",
+               "--isr-expansion", "epoch-start", "--recoverable", "--json", "-q"]
+# a protocol with liveness properties, small (24 states): its properties' searches in flight
+LIVENESS = ["check", "--spec", os.path.join(ROOT, "tests", "specs", "token_ring.py"), "--param",
+            "use=weak", "--json", "-q"]
+
+
+def faulted(point: str, *args: str) -> subprocess.CompletedProcess:
+    return hwcheck(*args, env=dict(os.environ, HWCHECK_FAULT=point))
+
+
+@pytest.fixture(scope="module")
+def whole_graphs(tmp_path_factory):
+    """The uninterrupted runs: --recoverable, and liveness."""
+    out = tmp_path_factory.mktemp("whole")
+    rec, live = hwcheck(*RECOVERABLE, "--out", str(out)), hwcheck(*LIVENESS, "--out", str(out))
+    assert (rec.returncode, live.returncode) == (0, 12), rec.stderr + live.stderr
+    return {"recoverable": last_json(rec.stdout), "liveness": last_json(live.stdout)}
+
+
+def explored(obj: dict) -> tuple:
+    return obj["distinct"], obj["generated"], obj["depth"]
+
+
+@pytest.mark.parametrize("point, phase", tiered([
+    ("terminate-graph:0", "before the graph was analysed"),
+    ("terminate-reverse:0", "while recoverability was decided")], {"terminate-reverse:0"},
+    key=lambda v: v[0], unpack=True))
+def test_a_sigterm_after_the_graph_is_explored_reports_it_recoverability_unknown(
+        point, phase, whole_graphs, tmp_path):
+    """The SIGTERM comes once every state is explored: the report has them all, the check's
+    own verdict (the invariants were checked on every state), and recoverability unknown with
+    the phase it was stopped in: exit 3, the code of unknown."""
+    want = whole_graphs["recoverable"]
+    res = faulted(point, *RECOVERABLE, "--out", str(tmp_path))
+    assert res.returncode == 3, res.stderr
+    assert "Traceback" not in res.stderr
+    obj = last_json(res.stdout)
+    assert explored(obj) == explored(want) and obj["distinct"] > 1000
+    assert (obj["verdict"], obj["complete"]) == (want["verdict"], True)
+    assert obj["stop_reason"] == f"terminated (SIGTERM) {phase}"
+    rec = obj["recoverability"]
+    assert rec["verdict"] == "unknown" and want["recoverability"]["verdict"] == "recoverable"
+    assert (rec["states"], rec["transitions"]) == (want["recoverability"]["states"],
+                                                   want["recoverability"]["transitions"])
+    assert rec["stop_reason"] == f"terminated (SIGTERM) {phase}"
+
+
+@pytest.mark.parametrize("point, phase", tiered([
+    ("terminate-graph:0", "before the graph was analysed"),
+    ("terminate-liveness:0", "while liveness was decided")], {"terminate-liveness:0"},
+    key=lambda v: v[0], unpack=True))
+def test_a_sigterm_while_liveness_is_decided_reports_the_explored_graph(point, phase,
+                                                                        whole_graphs, tmp_path):
+    """Every property whose search the SIGTERM stopped is unknown (one decided before it keeps
+    its verdict); the explored states are reported; exit 3."""
+    want = whole_graphs["liveness"]
+    res = faulted(point, *LIVENESS, "--out", str(tmp_path))
+    assert res.returncode == 3, res.stderr
+    assert "Traceback" not in res.stderr
+    obj = last_json(res.stdout)
+    assert explored(obj) == explored(want)
+    assert obj["liveness"]["graph"]["states"] == want["liveness"]["graph"]["states"]
+    assert (obj["verdict"], obj["stop_reason"]) == ("unknown", f"terminated (SIGTERM) {phase}")
+    names = [n for n in want["liveness"] if n != "graph"]
+    got = {n: obj["liveness"][n]["status"] for n in names}
+    assert "unknown" in got.values()
+    for n in names:
+        assert got[n] in ("unknown", want["liveness"][n]["status"]), n
+        if got[n] == "unknown":
+            assert obj["liveness"][n]["note"] == f"terminated (SIGTERM) {phase}"
+    assert not obj["violations"]  # the liveness violations were not decided
+
+
+def test_a_limit_sets_the_stop_flag_and_ends_the_block_with_its_reason():
+    """The limit is asked by the thread that watches for signals: the work inside polls the
+    flag and the block ends with the limit's reason."""
+    from hwcheck.checker.search.signals import Stopped, poll, stoppable
+
+    asked = []
+
+    def limit() -> str:
+        asked.append(1)
+        return "reached --max-seconds 5" if len(asked) > 1 else ""
+
+    with pytest.raises(Stopped, match=r"^reached --max-seconds 5$"):
+        with stoppable(limit) as stop:
+            while True:
+                poll(stop)
+                time.sleep(0.01)
+    assert len(asked) == 2
+
+
+def test_the_compiled_searches_return_early_once_the_flag_is_set():
+    """Tarjan's search and the backward search give up at their first look at a set flag."""
+    import numpy as np
+
+    from hwcheck.checker.graph import liveness
+    from hwcheck.checker.graph.reverse import can_reach_csr
+    from hwcheck.checker.search.signals import StopRequested
+
+    n = 1000  # a cycle through every state
+    offsets = np.arange(n + 1, dtype=np.int64)
+    dst = ((np.arange(n) + 1) % n).astype(np.int32)
+    act = np.zeros(n, np.uint8)
+    stop = np.ones(1, np.int64)
+    comp = np.full(n, -1, np.int32)
+    assert liveness._tarjan(offsets, dst, act, np.ones(n, np.bool_), np.ones(1, np.bool_), comp,
+                            stop) == -1
+    assert liveness._tarjan(offsets, dst, act, np.ones(n, np.bool_), np.ones(1, np.bool_), comp,
+                            np.zeros(1, np.int64)) == 1
+    target = np.zeros(n, np.bool_)
+    target[0] = True
+    with pytest.raises(StopRequested):
+        can_reach_csr(offsets, dst, target, stop=stop)
+    assert can_reach_csr(offsets, dst, target).all()

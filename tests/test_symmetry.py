@@ -408,8 +408,9 @@ def test_every_trace_found_with_symmetry_replays(args, tmp_path):
     assert "(orbits)" in res.stdout and "note: symmetry:" in res.stdout
     traces = sorted((tmp_path / "sym").glob("*.itf.json"))
     assert traces
+    given = args[:2] if args[0] == "--spec" else []  # a spec file is the user's to give
     for t in traces:
-        rep = hwcheck("replay", str(t))
+        rep = hwcheck("replay", str(t), *given)
         assert rep.returncode == 0, (t.name, rep.stdout + rep.stderr)
         assert rep.stdout.startswith("replay: confirmed: ")
 

@@ -82,7 +82,7 @@ def test_a_violation_under_a_view_has_a_trace_that_replays(tmp_path):
                                     "--out", str(tmp_path)])
     assert res.exit_code == 12, res.output
     [itf] = sorted(tmp_path.rglob("XNotTarget.itf.json"))
-    res = CliRunner().invoke(main, ["replay", str(itf)])
+    res = CliRunner().invoke(main, ["replay", str(itf), "--spec", SPEC])
     assert res.exit_code == 0 and res.output.startswith("replay: confirmed: XNotTarget"), \
         res.output
 

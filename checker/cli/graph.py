@@ -154,8 +154,9 @@ def graph(scenario: str | None, fmt: str, out: Path | None, max_states: int, qui
 @spec_options
 @SCENARIO_OPTION
 @click.option("--trace", "trace_file", type=click.Path(dir_okay=False, path_type=Path),
-              default=None, help="A trace file (.itf.json) to step through: its spec and "
-                                 "parameters are those its #meta names, unless given")
+              default=None, help="A trace file (.itf.json) to step through: its spec is the "
+                                 "registered protocol its #meta names, or --spec; its "
+                                 "parameters are its #meta's, under --param")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="The address to listen on (keep the default: the explorer has no "
                    "authentication)")
@@ -170,11 +171,16 @@ def explore(scenario: str | None, trace_file: Path | None, host: str, port: int,
     from hwcheck.checker.explorer.server import serve
     from hwcheck.checker.explorer.session import Session, SessionError
 
-    given = any(v for k, v in kwargs.items() if k != "param_pairs" and v is not None) \
-        or kwargs.get("param_pairs") or scenario is not None
+    # the protocol's own options or a scenario choose the spec; otherwise a trace's spec is
+    # the registered protocol it names or the --spec given, with the trace's parameters
+    given = any(v for k, v in kwargs.items() if k not in ("spec_source", "param_pairs")
+                and v is not None) or scenario is not None
     try:
         if trace_file is not None and not given:
-            session = Session.from_trace_file(trace_file)
+            session = Session.from_trace_file(trace_file, kwargs.get("spec_source"),
+                                              tuple(kwargs.get("param_pairs") or ()))
+            if session.warning is not None:
+                click.echo(f"explore: {session.warning}", err=True)
         else:
             _, spec = _spec(kwargs, scenario)
             session = Session(spec)

@@ -278,7 +278,11 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         o.say(f"note: coverage: {', '.join(never)} never enabled in any explored state (a "
               "guard that cannot hold, or a model too small: what it should check is vacuous)")
     if not ex.complete:
-        o.say(f"note: exploration incomplete: {ex.stop_reason}")
+        o.say(f"note: exploration incomplete: {ex.stop_reason}"
+              + (f" (level {ex.partial_level} only in part: the stop came in the middle of "
+                 "its expansion)" if ex.partial_level is not None else ""))
+    elif ex.stop_reason:  # the exploration was whole; the run stopped while it was analysed
+        o.say(f"note: stopped after the exploration: {ex.stop_reason}")
     if symmetry:
         o.say(f"note: symmetry: one state kept per orbit of {proto.name}'s symmetry "
               f"(any permutation of its {members} members); distinct states are orbits")
@@ -341,21 +345,27 @@ def view_report(spec: Spec, opts: Options, o: Any) -> dict[str, Any] | None:
 @main.command()
 @click.argument("trace_file", type=click.Path(path_type=Path))
 @click.option("--spec", "spec_source", default=None, metavar="SOURCE",
-              help="The protocol to replay against [default: the one the trace's #meta names]")
+              help="The protocol to replay against [default: the registered protocol the "
+                   "trace's #meta names; a trace of a spec file or module needs it]")
 @click.option("--param", "param_pairs", multiple=True, metavar="KEY=VALUE",
               help="A parameter of the protocol (repeatable) [default: the trace's #meta params]")
 @click.option("--property", "prop", default=None, metavar="NAME",
-              help="For a trace written by another tool: the property it claims to violate")
+              help="For a trace that does not name its property (another tool's): the property "
+                   "it claims to violate; refused for a trace of another property")
 @click.option("--z3", "with_z3", is_flag=True,
-              help="Also certify every step with Z3 (guard and effect) and the final violation")
+              help="Also certify every step with Z3 (guard and effect) and the final violation "
+                   "(of a lasso: its steps and that its cycle closes)")
 @json_option
 def replay(trace_file: Path, spec_source: str | None, param_pairs: tuple[str, ...],
            prop: str | None, with_z3: bool, as_json: bool) -> None:
     """Re-run a trace through the interpreter and confirm what it claims.
 
-    A trace written by hwcheck names its protocol and parameters in #meta. A trace written by
-    another tool (Apalache, Quint: no action names) needs --spec and --param; each step is then
-    matched to the action that produces the next state."""
+    A trace written by hwcheck names its protocol and parameters in #meta: a registered
+    protocol is replayed with no other input; a trace of a spec file or module needs --spec
+    (a trace never chooses code to run), and a spec file other than the one the trace was
+    written from (by its sha256) is said. A trace written by another tool (Apalache, Quint: no
+    action names) needs --spec and --param; each step is then matched to the action that
+    produces the next state."""
     from hwcheck.checker.traces import text
     from hwcheck.checker.traces.replay import ReplayRequest, load_and_replay
     from hwcheck.checker.traces.trace import TraceError
@@ -363,10 +373,13 @@ def replay(trace_file: Path, spec_source: str | None, param_pairs: tuple[str, ..
     o = Output(as_json)
     req = ReplayRequest(Path(trace_file), spec_source, tuple(param_pairs), prop)
     try:
-        spec, trace, result = load_and_replay(req)
+        spec, trace, result, check = load_and_replay(req)
     except TraceError as e:
         raise InputError(str(e)) from None
-    obj: dict[str, object] = {"command": "replay", "trace": str(trace_file)}
+    if check.warning is not None:
+        say(f"replay: {check.warning}", err=True)
+    obj: dict[str, object] = {"command": "replay", "trace": str(trace_file),
+                              "spec_digest": check.digest}
     if result is not None:
         o.say(f"replay: does not replay: {result}")
         o.result({**obj, "verdict": "rejected", "reason": str(result)})

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -118,12 +119,29 @@ def _meta_digest(meta: dict[str, Any]) -> str:
     return _digest(json.dumps(body, sort_keys=True).encode())
 
 
+def require_writable(folder: Path, option: str) -> None:
+    """``folder`` (made if it is not there) and its ``levels`` folder take new files: each is
+    tried with a file made and removed, so that a folder that cannot be written (read-only, not
+    a folder, another user's) is one line before the exploration starts, not an error at the
+    first checkpoint."""
+    folder = Path(folder)
+    try:
+        for d in (folder, folder / "levels"):
+            d.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".probe-", dir=d)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        raise CheckpointError(f"{option} {folder} cannot be written: "
+                              f"{e.strerror or e}") from None
+
+
 class Checkpointer:
     """Writes checkpoints to ``folder`` every ``every`` seconds (0: at every level)."""
 
     def __init__(self, folder: Path, every: float, ident: dict[str, Any],
                  levels_on_disk: int = 0, seq: int = 0,
-                 level_digests: list[str] | None = None) -> None:
+                 level_digests: list[str] | None = None, option: str = "--checkpoint") -> None:
         self.folder = Path(folder)
         self.level_digests = list(level_digests or [])  # of levels/level-<d>.npz, by d
         self.every = every
@@ -131,11 +149,7 @@ class Checkpointer:
         self.levels_on_disk = levels_on_disk
         self.seq = seq
         self.last = time.monotonic()
-        try:
-            (self.folder / "levels").mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise CheckpointError(f"--checkpoint {folder} cannot be written: "
-                                  f"{e.strerror or e}") from None
+        require_writable(self.folder, option)
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every
@@ -243,4 +257,5 @@ def load(folder: Path, ident: dict[str, Any],
                     np.array(meta["state_active"], np.bool_),
                     np.array(meta["trans_active"], np.bool_), meta["seconds"])
     seq = int(name.split("-")[1])
-    return snap, Checkpointer(folder, 0.0, ident, len(levels), seq, digests["levels"])
+    return snap, Checkpointer(folder, 0.0, ident, len(levels), seq, digests["levels"],
+                              option="--resume")

@@ -16,12 +16,13 @@ of the frontier and of the next level at a time (once a level outgrows ``spill.S
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hwcheck.checker.engines import checkpoint
-from hwcheck.checker.engines.expand import expand
+from hwcheck.checker.engines.expand import CHUNK, expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
 from hwcheck.checker.engines.spill import (
@@ -34,6 +35,7 @@ from hwcheck.checker.engines.spill import (
     record_dtype,
 )
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
+from hwcheck.checker.search import faults
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
     Exploration,
@@ -42,11 +44,32 @@ from hwcheck.checker.search.exploration import (
     interrupt_reason,
     peak_rss_bytes,
 )
+from hwcheck.checker.search.signals import signals_held
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs
+from hwcheck.spec.verdicts import Kind
 
 PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
+
+
+@dataclass
+class _Boundary:
+    """The search at the start of the level being expanded, kept while a checkpoint is
+    written (``--checkpoint``): what a level stopped in the middle goes back to. The visited
+    set then is every stored level's fingerprints; the frontier is read back from its buckets
+    (kept until the level's end)."""
+
+    levels: int
+    front: Frontier | None  # None once the frontier is let go of
+    distinct: int
+    generated: int
+    depth: int
+    hits: dict[str, Any]
+    checked: list[tuple[str, str]]
+    state_active: np.ndarray
+    trans_active: np.ndarray
+    seconds: float
 
 
 class LocalEngine(LevelSource):
@@ -64,6 +87,10 @@ class LocalEngine(LevelSource):
             raise ValueError(f"workers must be at least 1, not {workers}")
         self.workers = 1 if opts.exact else workers  # --exact runs on one worker
         self.pool: Workers | None = None
+        self.ckpt: checkpoint.Checkpointer | None = None
+        self.boundary: _Boundary | None = None  # while a level is expanded, with --checkpoint
+        self.cut = False  # the last level was stopped in the middle: no consistent point now
+        self.final = False  # the checkpoint of a stop is written
 
     def run(self) -> Exploration:
         return search(self, self.opts.stop_rule(), self.opts.report)
@@ -115,6 +142,7 @@ class LocalEngine(LevelSource):
             ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
             ex.hits, ex.checked = snap.hits, snap.checked
             props.state_active[:], props.trans_active[:] = snap.state_active, snap.trans_active
+            self._select(ex)
             progress.offset = snap.seconds
             self.cov_enabled = self.cov_new = None
             return LevelResult()
@@ -131,30 +159,110 @@ class LocalEngine(LevelSource):
         self.front = Frontier.of(self.work, init)
         return LevelResult(new=n, found=self._found(self._state_hits(init, 0), 0))
 
+    def _select(self, ex: Exploration) -> None:
+        """``--property`` given to a resumed run: it checks those of the checkpoint's
+        properties it names, and no others; one the checkpoint's run did not check is refused
+        (the levels explored without it cannot be judged again)."""
+        if self.opts.properties is None:
+            return  # what the checkpoint's run checked
+        want = set(self.opts.properties)
+        had = [n for n, k in ex.checked if k not in (Kind.REACHABLE, Kind.DOMAIN)]
+        missing = [n for n in self.opts.properties if n not in had]
+        if missing:
+            raise checkpoint.CheckpointError(
+                f"--resume {self.opts.resume}: the checkpoint's run did not check "
+                f"{', '.join(missing)} (it checked {', '.join(had) or 'no property'}); resume "
+                "with some of those, or without --property, or start a new run")
+
+        def kept(name: str, kind: str) -> bool:
+            return kind in (Kind.REACHABLE, Kind.DOMAIN) or name in want
+
+        props = self.props
+        ex.checked = [(n, k) for n, k in ex.checked if kept(n, k)]
+        ex.hits = {n: h for n, h in ex.hits.items() if kept(n, h.kind)}
+        for j, (n, _, k) in enumerate(props.state):
+            props.state_active[j] &= kept(n, k)
+        for j, (n, _, k) in enumerate(props.transition):
+            props.trans_active[j] &= kept(n, k)
+
     def frontier(self) -> int:
         return len(self.front) if self.front is not None else 0
+
+    def _snapshot(self, ex: Exploration) -> checkpoint.Snapshot:
+        """The search now, at a level boundary."""
+        props, front = self.props, self.front
+        assert front is not None
+        return checkpoint.Snapshot(
+            self.table.fingerprints(), self.levels, front.rows(), ex.distinct, ex.generated,
+            ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active, ex.seconds)
+
+    def _boundary_snapshot(self) -> checkpoint.Snapshot | None:
+        """The search at the start of the level under way (None once its frontier is gone):
+        the visited set is every earlier level's fingerprints, whatever the level's expansion
+        had added to the table when it stopped."""
+        b = self.boundary
+        if b is None or b.front is None:
+            return None
+        levels = self.levels[:b.levels]
+        fps = np.concatenate([np.asarray(lv.fps, np.uint64) for lv in levels])
+        return checkpoint.Snapshot(fps, levels, b.front.rows(), b.distinct, b.generated,
+                                   b.depth, b.hits, b.checked, b.state_active, b.trans_active,
+                                   b.seconds)
+
+    def _write_final(self, snap: checkpoint.Snapshot | None) -> None:
+        """The checkpoint of a stop, written whole (a second Ctrl-C or SIGTERM is taken after
+        it)."""
+        if self.ckpt is None or snap is None or self.final:
+            return
+        with signals_held():
+            self.ckpt.write(snap)
+            self.final = True
+
+    def on_stop(self, ex: Exploration) -> None:
+        """A stop with ``--checkpoint``: a final checkpoint at the last consistent point (the
+        start of a level stopped in the middle, else where the search is), so that ``--resume``
+        goes on from there to the counts and verdicts of a run never stopped."""
+        if self.ckpt is None or self.final:
+            return
+        if self.boundary is not None:  # stopped inside a level
+            self._write_final(self._boundary_snapshot())
+        elif not self.cut and self.front is not None:
+            self._write_final(self._snapshot(ex))
 
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
         props, front = self.props, self.front
         assert front is not None  # the driver expands only a source with a frontier
         if self.ckpt is not None and self.ckpt.due():  # a level boundary: a consistent point
-            self.ckpt.write(checkpoint.Snapshot(
-                self.table.fingerprints(), self.levels, front.rows(), ex.distinct, ex.generated,
-                ex.depth, ex.hits, ex.checked, props.state_active, props.trans_active,
-                ex.seconds))
+            self.ckpt.write(self._snapshot(ex))
+        if self.ckpt is not None:
+            self.boundary = _Boundary(
+                len(self.levels), front, ex.distinct, ex.generated, ex.depth, dict(ex.hits),
+                list(ex.checked), props.state_active.copy(), props.trans_active.copy(),
+                ex.seconds)
         nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec)
         out = LevelResult()
         out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
-        front.drop()
-        hits: list[tuple[str, str, int]] = []
-        level, self.front = nxt.finish(
-            self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
-        self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
-        if len(level):
-            self.levels.append(level)
-            out.new = len(level)
-            out.found += self._found(hits, depth + 1)
+        self.cut = bool(out.stopped)
+        try:
+            with signals_held():  # the level ends whole; a signal is taken after it
+                if self.cut:  # the level's start is the last consistent point
+                    self._write_final(self._boundary_snapshot())
+                front.drop()
+                if self.boundary is not None:
+                    self.boundary.front = None
+                hits: list[tuple[str, str, int]] = []
+                level, self.front = nxt.finish(
+                    self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+                self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
+                if len(level):
+                    self.levels.append(level)
+                    out.new = len(level)
+                    out.found += self._found(hits, depth + 1)
+                self.boundary = None
+        except KeyboardInterrupt as e:  # noted while the level ended: it ended whole
+            out.stopped = out.stopped or interrupt_reason(e)
+            out.interrupted = True
         return out
 
     def paths(self, targets: dict[str, list[tuple[int, int | None]]]
@@ -193,12 +301,14 @@ class LocalEngine(LevelSource):
         total = len(front)
         tp_row, tp_inst, table = self.tp_row, self.tp_inst, self.table
         _, dom_row, dom_inst = self.kernel.error_arrays()
-        for off, rows in front.take():
+        chunk = faults.chunk(CHUNK)
+        for off, rows in front.take(keep=self.ckpt is not None):
             if not rows.shape[0]:
                 continue
 
             def on_chunk(next_row: int, written: int, off: int = off) -> bool:
                 nonlocal stopped
+                faults.at("terminate-mid", depth)  # tests: a SIGTERM in the middle of a level
                 found = ex.distinct + nxt.count + written
                 progress.tick(depth, found, total - off - next_row)
                 stopped = rule.limit(found, progress.elapsed())
@@ -206,10 +316,11 @@ class LocalEngine(LevelSource):
 
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
-                                       dom_row, dom_inst, on_chunk, cov=self.cov_enabled)
+                                       dom_row, dom_inst, on_chunk, chunk=chunk,
+                                       cov=self.cov_enabled)
             else:
                 new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
-                             dom_row, dom_inst, on_chunk, cov=self.cov_enabled)
+                             dom_row, dom_inst, on_chunk, chunk=chunk, cov=self.cov_enabled)
             nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
             if self.cov_new is not None and new.acts.size:
                 self.cov_new += np.bincount(new.acts, minlength=self.cov_new.size)

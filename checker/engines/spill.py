@@ -118,11 +118,14 @@ class _Buckets:
             recs.tofile(f)
         self.work.wrote(recs.nbytes)
 
-    def take(self, b: int) -> Columns:
-        """Bucket b's columns, end to end (each contiguous); the bucket is emptied."""
+    def take(self, b: int, keep: bool = False) -> Columns:
+        """Bucket b's columns, end to end (each contiguous); the bucket is emptied, or with
+        ``keep`` left as it is until ``drop``."""
         names = self.rec.names or ()
         if self.files is None:
-            parts, self.mem[b] = self.mem[b], []
+            parts = self.mem[b]
+            if not keep:
+                self.mem[b] = []
             if len(parts) == 1:
                 return parts[0]
             if not parts:
@@ -131,7 +134,8 @@ class _Buckets:
             return {name: np.concatenate([p[name] for p in parts]) for name in names}
         path = self.files[b]
         recs = np.fromfile(path, self.rec) if path.exists() else np.empty(0, self.rec)
-        self.work.remove(path)
+        if not keep:
+            self.work.remove(path)
         return {name: np.ascontiguousarray(recs[name]) for name in names}
 
     def drop(self) -> None:
@@ -229,12 +233,13 @@ class Frontier:
     def nbytes(self) -> int:
         return self.buckets.nbytes
 
-    def take(self) -> Iterator[tuple[int, np.ndarray]]:
+    def take(self, keep: bool = False) -> Iterator[tuple[int, np.ndarray]]:
         """(offset in the level, rows) of each bucket in turn; each bucket is let go of as the
-        next is read."""
+        next is read, or with ``keep`` (a run that writes a checkpoint if it stops in the
+        level) only by ``drop``, so that ``rows`` still reads them."""
         off = 0
         for b in range(len(self.buckets)):
-            rows = self.buckets.take(b)["row"]
+            rows = self.buckets.take(b, keep)["row"]
             yield off, rows
             off += rows.shape[0]
 

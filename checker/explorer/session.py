@@ -39,12 +39,15 @@ class Session:
         self.interp = Interpreter(spec)
         self.layout = self.interp.layout
         self.instances = self.kernel.instances
-        self.lock = threading.Lock()
+        # held by each change and each read of the path; the server holds it across a change
+        # and the state it answers with (so it is reentrant)
+        self.lock = threading.RLock()
         self.starts = [np.asarray(r, self.layout.dtype) for r in self.kernel.initials]
         self.path: list[tuple[np.ndarray, str | None]] = [(self.starts[0].copy(), None)]
         self.trace: Trace | None = None  # a loaded trace
         self.trace_rows: list[np.ndarray] = []
         self.trace_name = ""
+        self.warning: str | None = None  # said when the trace's spec is not the one given
         self.version = 0  # bumped on every change (the page reloads the view by it)
         rec = recovery_of(spec)
         self.healthy = rec.healthy if rec is not None else None
@@ -53,18 +56,24 @@ class Session:
     # -- construction from a trace file ------------------------------------------------------
 
     @classmethod
-    def from_trace_file(cls, path: Path) -> Session:
-        """A session over the spec a trace file's #meta names, with the trace loaded."""
+    def from_trace_file(cls, path: Path, spec_source: str | None = None,
+                        param_pairs: tuple[str, ...] = ()) -> Session:
+        """A session over the spec of a trace file, with the trace loaded: the registered
+        protocol its #meta names, or the spec given (``spec_source``, ``--spec``: a trace never
+        chooses code to run), with the trace's parameters under ``param_pairs``. ``warning``
+        says when the spec given is not the file the trace was written from."""
         from hwcheck.checker.traces import itf
         from hwcheck.checker.traces.replay import ReplayRequest, spec_for
         from hwcheck.checker.traces.trace import TraceError
 
         try:
             data = itf.read(Path(path))
-            spec = spec_for(ReplayRequest(Path(path)), data.get("#meta") or {})
+            spec, check = spec_for(ReplayRequest(Path(path), spec_source, tuple(param_pairs)),
+                                   data.get("#meta") or {})
         except TraceError as e:
             raise SessionError(str(e)) from None
         session = cls(spec)
+        session.warning = check.warning
         session.load_trace_file(path)
         return session
 

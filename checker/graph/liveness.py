@@ -42,6 +42,8 @@ import numpy as np
 from numba import njit
 
 from hwcheck.checker.graph.explore import StateGraph
+from hwcheck.checker.search import faults
+from hwcheck.checker.search.signals import POLL, StopRequested, no_stop, poll
 from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
 from hwcheck.spec.lang import Liveness, Spec
 from hwcheck.spec.verdicts import Verdict
@@ -111,7 +113,10 @@ class GraphArrays:
     depth: np.ndarray  # int32 [n]
 
 
-def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
+STOPPED = "stopped before it was decided"  # the note of a property whose search was stopped
+
+
+def prepare(graph: StateGraph, fair: Fairness, stop: np.ndarray | None = None) -> GraphArrays:
     """The shared arrays in two compiled passes over the transitions: the enabled bits and the
     count of transitions into each state, then the transitions and their sources dealt out by
     destination (a counting sort, stable: the order of ``np.argsort(dst, kind="stable")``),
@@ -122,24 +127,41 @@ def prepare(graph: StateGraph, fair: Fairness) -> GraphArrays:
     pred = np.empty(m, np.int32)
     rev_offsets = np.zeros(n + 1, np.int64)
     rev_edges = np.empty(m, np.int32 if m < 2**31 else np.int64)
-    _prepare(graph.offsets, graph.dst, act, fair.index, enabled, rev_offsets, rev_edges, pred)
+    stop = no_stop() if stop is None else stop
+    _prepare(graph.offsets, graph.dst, act, fair.index, enabled, rev_offsets, rev_edges, pred,
+             stop)
+    poll(stop)
     return GraphArrays(act, enabled, rev_offsets, rev_edges, pred, graph.depths())
 
 
 def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
-           fair: Fairness | None = None) -> list[LiveOutcome]:
+           fair: Fairness | None = None, stop: np.ndarray | None = None) -> list[LiveOutcome]:
     """Each property's verdict on ``graph`` (flagged with every property's predicates), with
-    the shortest lasso of each violation."""
+    the shortest lasso of each violation. ``stop`` (``signals.stoppable``'s flag): once set,
+    the searches under way end and their properties are unknown (note ``STOPPED``); those
+    decided keep their verdicts."""
     if not graph.complete:
         return [LiveOutcome(p.name, Verdict.UNKNOWN,
                             note=f"the state graph is incomplete: {graph.stop_reason}")
                 for p in props]
+    stop = no_stop() if stop is None else stop
     fair = fair or Fairness.of(spec)
-    arrays = prepare(graph, fair)
+    try:
+        poll(stop)
+        arrays = prepare(graph, fair, stop)
+    except StopRequested:
+        return [LiveOutcome(p.name, Verdict.UNKNOWN, note=STOPPED) for p in props]
     bound = graph.flag("at_bound") if "at_bound" in graph.gk.flag_names else None
     insts = spec.instances()
 
     def one(p: Liveness) -> LiveOutcome:
+        try:
+            return decide_one(p)
+        except StopRequested:
+            return LiveOutcome(p.name, Verdict.UNKNOWN, note=STOPPED)
+
+    def decide_one(p: Liveness) -> LiveOutcome:
+        poll(stop)
         t = time.perf_counter()
         quiet = np.zeros(max(len(insts), 1), np.bool_)
         for i in insts:
@@ -154,14 +176,14 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
             region, accept, start = np.ones(graph.n, np.bool_), ~pv, None
         res = LiveOutcome(p.name, Verdict.HOLDS)
         cyc = region if bound is None else region & ~bound
-        fcomp = fair_components(graph, arrays, fair, cyc, accept, ok_edge)
+        fcomp = fair_components(graph, arrays, fair, cyc, accept, ok_edge, stop)
         res.fair_states = int((fcomp >= 0).sum())
-        lasso = _lasso(graph, arrays, fair, region, start, fcomp, accept, ok_edge)
+        lasso = _lasso(graph, arrays, fair, region, start, fcomp, accept, ok_edge, stop)
         if lasso is not None:
             res.status, res.lasso = Verdict.VIOLATED, lasso
         elif bound is not None:  # lassos whose cycles lie at the bounds: counted apart
-            fb = fair_components(graph, arrays, fair, region & bound, accept, ok_edge)
-            res.at_bound = _lasso(graph, arrays, fair, region, start, fb, accept, ok_edge)
+            fb = fair_components(graph, arrays, fair, region & bound, accept, ok_edge, stop)
+            res.at_bound = _lasso(graph, arrays, fair, region, start, fb, accept, ok_edge, stop)
         res.seconds = time.perf_counter() - t
         return res
 
@@ -174,12 +196,14 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
 
 
 def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.ndarray,
-                    accept: np.ndarray | None, ok_edge: np.ndarray) -> np.ndarray:
+                    accept: np.ndarray | None, ok_edge: np.ndarray,
+                    stop: np.ndarray | None = None) -> np.ndarray:
     """int64 [n]: for each state on a fair cycle inside ``region`` (using only transitions
     whose instance ``ok_edge`` allows) that visits ``accept`` (None: any state), the id of its
     fair component (states with one id are strongly connected and a fair cycle runs through
     all of them); -1 elsewhere. Strong fairness refines a component until it holds or
-    vanishes."""
+    vanishes. ``StopRequested`` once ``stop`` is set."""
+    stop = no_stop() if stop is None else stop
     n = graph.n
     act = arrays.act
     acc = np.ones(n, np.bool_) if accept is None else np.ascontiguousarray(accept, np.bool_)
@@ -188,7 +212,9 @@ def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, regi
     next_id = 0
     while mask.any():
         comp = np.full(n, -1, np.int32)
-        ncomp = _tarjan(graph.offsets, graph.dst, act, mask, ok_edge, comp)
+        faults.at("terminate-liveness", 0, stop)  # tests: a SIGTERM as the search starts
+        ncomp = _tarjan(graph.offsets, graph.dst, act, mask, ok_edge, comp, stop)
+        poll(stop)
         keep = np.zeros(n, np.bool_)
         next_id = _judge(graph.offsets, graph.dst, act, comp, ncomp, arrays.enabled, fair.index,
                          fair.weak, fair.strong, acc, ok_edge, fcomp, keep, next_id)
@@ -198,7 +224,8 @@ def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, regi
 
 def _lasso(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.ndarray,
            start: np.ndarray | None, fcomp: np.ndarray,
-           accept: np.ndarray | None, ok_edge: np.ndarray) -> Lasso | None:
+           accept: np.ndarray | None, ok_edge: np.ndarray,
+           stop: np.ndarray | None = None) -> Lasso | None:
     """The shortest lasso: a start state (``start`` & region; None: every region state) whose
     region path reaches a fair component soonest after the search's shortest path to it."""
     target = fcomp >= 0
@@ -207,8 +234,10 @@ def _lasso(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.nd
     n = graph.n
     dist = np.full(n, -1, np.int64)
     nxt = np.full(n, -1, np.int64)
+    stop = no_stop() if stop is None else stop
     _backward_bfs(arrays.rev_offsets, arrays.rev_edges, arrays.pred,
-                  np.ascontiguousarray(region, np.bool_), target, dist, nxt)
+                  np.ascontiguousarray(region, np.bool_), target, dist, nxt, stop)
+    poll(stop)
     cand = dist >= 0
     if start is not None:
         cand &= start
@@ -303,10 +332,12 @@ AHEAD = 16  # transitions ahead whose places ``_prepare`` loads: 1.5 s -> 1.0 s 
 @njit(cache=True, nogil=True)
 def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.ndarray,
              enabled: np.ndarray, rev_offsets: np.ndarray, rev_edges: np.ndarray,
-             pred: np.ndarray) -> None:  # pragma: no cover - compiled
+             pred: np.ndarray, stop: np.ndarray) -> None:  # pragma: no cover - compiled
     n = offsets.size - 1
     m = dst.size
     for s in range(n):
+        if (s & POLL) == 0 and stop[0]:
+            return
         for e in range(offsets[s], offsets[s + 1]):
             if e + AHEAD < m:
                 prefetch(rev_offsets, dst[e + AHEAD] + 1)
@@ -318,6 +349,8 @@ def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.nd
         rev_offsets[j + 1] += rev_offsets[j]
     at = rev_offsets[:-1].copy()
     for s in range(n):
+        if (s & POLL) == 0 and stop[0]:
+            return
         for e in range(offsets[s], offsets[s + 1]):
             if e + 2 * AHEAD < m:
                 prefetch(at, dst[e + 2 * AHEAD])
@@ -334,14 +367,16 @@ def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.nd
 
 @njit(cache=True, nogil=True)
 def _tarjan(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, mask: np.ndarray,
-            ok_edge: np.ndarray, comp: np.ndarray) -> int:  # pragma: no cover - compiled
+            ok_edge: np.ndarray, comp: np.ndarray,
+            stop: np.ndarray) -> int:  # pragma: no cover - compiled
     """Strongly connected components of the states in ``mask`` over the transitions between
     them that ``ok_edge`` allows; iterative (an explicit call stack). Returns how many.
 
     One array answers what a transition's target is: ``OUTSIDE`` (not in ``mask``), ``FRESH``
     (not visited yet), its visit index while it is on the stack, or ``DONE`` once its component
     is complete (larger than any index, so it never lowers a low link: the textbook's on-stack
-    test). A transition costs one read at random where it cost three."""
+    test). A transition costs one read at random where it cost three. Once ``stop`` is set
+    (read as each ``POLL + 1``-th state is visited) it returns -1, ``comp`` unfinished."""
     n = offsets.size - 1
     OUTSIDE = np.int32(-2)
     FRESH = np.int32(-1)
@@ -357,6 +392,8 @@ def _tarjan(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, mask: np.ndar
     counter = 0
     ncomp = 0
     for root in range(n):
+        if (root & POLL) == 0 and stop[0]:
+            return -1
         if idx[root] != FRESH:
             continue
         idx[root] = counter
@@ -379,6 +416,8 @@ def _tarjan(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, mask: np.ndar
                 if iw == OUTSIDE:
                     continue
                 if iw == FRESH:
+                    if (counter & POLL) == 0 and stop[0]:
+                        return -1
                     idx[w] = counter
                     low[w] = counter
                     counter += 1
@@ -478,9 +517,9 @@ def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarr
 @njit(cache=True, nogil=True)
 def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, pred: np.ndarray,
                   region: np.ndarray, target: np.ndarray, dist: np.ndarray,
-                  nxt: np.ndarray) -> None:  # pragma: no cover - compiled
+                  nxt: np.ndarray, stop: np.ndarray) -> None:  # pragma: no cover - compiled
     """Distances inside ``region`` to ``target`` (its states at 0), and for every other state
-    the transition that starts a shortest path (``nxt``)."""
+    the transition that starts a shortest path (``nxt``); given up once ``stop`` is set."""
     n = rev_offsets.size - 1
     queue = np.empty(n, np.int64)
     head = tail = 0
@@ -490,6 +529,8 @@ def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, pred: np.ndarr
             queue[tail] = i
             tail += 1
     while head < tail:
+        if (head & POLL) == 0 and stop[0]:
+            return
         j = queue[head]
         head += 1
         for q in range(rev_offsets[j], rev_offsets[j + 1]):

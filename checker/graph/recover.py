@@ -34,8 +34,16 @@ from hwcheck.checker.graph.reverse import (
     can_reach_networkx,
     reachable_from,
 )
+from hwcheck.checker.search import faults
 from hwcheck.checker.search.driver import Search
-from hwcheck.checker.search.exploration import Exploration
+from hwcheck.checker.search.exploration import Exploration, interrupt_reason
+from hwcheck.checker.search.signals import (
+    Stopped,
+    no_stop,
+    poll,
+    signals_held,
+    stoppable,
+)
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
@@ -74,6 +82,15 @@ class Recoverability:
     trace: Trace | None = None  # the Trace to the witness (built by ``stuck_trace``)
     files: list = dataclasses.field(default_factory=list)
     note: str = ""
+    late: bool = False  # unknown because the run stopped after the graph was explored
+
+    @classmethod
+    def stopped(cls, graph: StateGraph, why: str) -> Recoverability:
+        """Unknown: the run stopped (``why``) after ``graph`` was explored, before the
+        answer."""
+        return cls(Verdict.UNKNOWN, graph.n, graph.nedges,
+                   int(np.count_nonzero(graph.flag("healthy"))), 0, 0, None, None, "-",
+                   graph.seconds, 0.0, why, late=True)
 
     def as_json(self) -> dict:
         return {"verdict": self.verdict, "states": self.states, "transitions": self.transitions,
@@ -88,8 +105,10 @@ class Recoverability:
         """The one greppable line: ``recoverable: <verdict>; ...``."""
         head = f"recoverable: {self.verdict}"
         if self.verdict == Verdict.UNKNOWN:
-            return (f"{head} (the graph is incomplete: {self.stop_reason}); {self.states:,} "
-                    f"states, {self.transitions:,} transitions")
+            why = self.stop_reason if self.late else \
+                f"the graph is incomplete: {self.stop_reason}"
+            return (f"{head} ({why}); {self.states:,} states, {self.transitions:,} "
+                    "transitions")
         found = (f"{self.stuck:,} stuck state{'s' if self.stuck != 1 else ''}"
                  + (f", the nearest in {self.shortest} steps" if self.shortest is not None
                     else ""))
@@ -114,30 +133,35 @@ def predicates(rec: Recovery) -> list:
     return out
 
 
-def classify(graph: StateGraph, method: str = "auto",
-             workers: int = 1) -> tuple[np.ndarray, str, float]:
+def classify(graph: StateGraph, method: str = "auto", workers: int = 1,
+             stop: np.ndarray | None = None) -> tuple[np.ndarray, str, float]:
     """(stuck: bool [n], the method used, seconds) on a complete graph with a ``healthy``
-    flag; ``workers``: threads that share the arrays' sweeps."""
+    flag; ``workers``: threads that share the arrays' sweeps; ``StopRequested`` once ``stop``
+    (``signals.stoppable``'s flag) is set."""
+    stop = no_stop() if stop is None else stop
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}")
     if method == "auto":
         method = "networkx" if graph.nedges <= NX_MAX_EDGES else "arrays"
     healthy = graph.flag("healthy")
     t = time.perf_counter()
+    faults.at("terminate-reverse", 0, stop)  # tests: a SIGTERM as the backward search starts
     heal = (can_reach_networkx(graph.n, graph.src(), graph.dst, healthy)
             if method == "networkx" else can_reach_csr(graph.offsets, graph.dst, healthy,
-                                                       workers=workers))
+                                                       workers=workers, stop=stop))
+    poll(stop)
     return ~heal, method, time.perf_counter() - t
 
 
-def analyse(graph: StateGraph, method: str = "auto", workers: int = 1) -> Recoverability:
+def analyse(graph: StateGraph, method: str = "auto", workers: int = 1,
+            stop: np.ndarray | None = None) -> Recoverability:
     """Recoverability on an explored graph (flags ``healthy`` and, when the protocol has one,
-    ``at_bound``)."""
+    ``at_bound``); ``StopRequested`` once ``stop`` is set."""
     healthy = int(np.count_nonzero(graph.flag("healthy")))
     if not graph.complete:
         return Recoverability(Verdict.UNKNOWN, graph.n, graph.nedges, healthy, 0, 0, None, None,
                               "-", graph.seconds, 0.0, graph.stop_reason)
-    stuck, used, secs = classify(graph, method, workers)
+    stuck, used, secs = classify(graph, method, workers, stop)
     bound = graph.gk.bit("at_bound") if "at_bound" in graph.gk.flag_names else np.uint64(0)
     nstuck, first, nbound, first_bound = _stuck_counts(stuck, graph.flags, bound)
     res = Recoverability(
@@ -146,7 +170,8 @@ def analyse(graph: StateGraph, method: str = "auto", workers: int = 1) -> Recove
         graph.depth_of(first_bound) if nbound else None, used, graph.seconds + secs, secs)
     if nstuck:
         res.witness = first
-        res.witness_reach = int(reachable_from(res.witness, graph.offsets, graph.dst).sum())
+        res.witness_reach = int(reachable_from(res.witness, graph.offsets, graph.dst,
+                                               stop).sum())
     if graph.refused:
         res.note = (f"{graph.refused:,} steps leave the declared domains and are not in the "
                     "graph (`hwcheck check` reports them)")
@@ -203,23 +228,64 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
                          props=PropertySet(kernel, opts), workers=workers,
                          edge_actions=bool(liveness))
     s = Search(source, opts.report)
+    ex: Exploration | None = None
+    graph: StateGraph | None = None
+    late = ""  # why the run stopped after the exploration (a signal, a limit)
     with base_pages():
         try:
             ex = s.run(opts.stop_rule())
             s.run(StopRule(first_hit=False, max_seconds=opts.max_seconds,
                            max_memory=opts.max_memory))
         finally:
-            full = s.finish()
-        ex.stats = full.stats
-        graph = source.graph(full)
-    res = None
-    if recoverable:
-        res = analyse(graph, method, workers)
-        if res.witness is not None:
-            res.trace = stuck_trace(spec, graph, res)
+            try:
+                with signals_held():  # the figures and the graph taken whole
+                    full = s.finish()
+                    graph = source.graph(full)
+            except KeyboardInterrupt as e:  # noted while they were taken: they are whole
+                late = f"{interrupt_reason(e)} before the graph was analysed"
+    assert ex is not None and graph is not None
+    ex.stats = full.stats
+    res: Recoverability | None = None
+    outcomes: list = []
+    phase = "before the graph was analysed"
     t = time.perf_counter()
-    outcomes = live.decide(spec, graph, list(liveness)) if liveness else []
+    # the user's time and memory limits hold to the end: asked while the graph is analysed
+    rule = StopRule(first_hit=False, max_seconds=opts.max_seconds, max_memory=opts.max_memory)
+    limit = None if rule.max_seconds is None and rule.max_memory is None else \
+        (lambda: rule.limit(0, s.progress.elapsed()))
+    if not late and graph.complete:
+        try:
+            with stoppable(limit) as stop:
+                faults.at("terminate-graph", 0, stop)  # tests: a SIGTERM once it is explored
+                poll(stop)
+                if recoverable:
+                    phase = "while recoverability was decided"
+                    res = analyse(graph, method, workers, stop)
+                    if res.witness is not None:
+                        phase = "while the stuck trace was built"
+                        res.trace = stuck_trace(spec, graph, res)
+                if liveness:
+                    phase = "while liveness was decided"
+                    t = time.perf_counter()
+                    outcomes = live.decide(spec, graph, list(liveness), stop=stop)
+                    poll(stop)  # those it stopped are unknown; the signal is said below
+                phase = "after the graph was analysed"
+        except (KeyboardInterrupt, MemoryError) as e:
+            late = f"{interrupt_reason(e)} {phase}"
+        except Stopped as e:
+            late = f"{e.reason} {phase}"
+    elif not late:  # an incomplete graph: every answer is unknown, said by each
+        if recoverable:
+            res = analyse(graph, method, workers)
+        outcomes = live.decide(spec, graph, list(liveness)) if liveness else []
     graph.stats["liveness_seconds"] = time.perf_counter() - t
+    if late:
+        ex.stop_reason = ex.stop_reason or late
+        if recoverable and (res is None or res.verdict == Verdict.UNKNOWN):
+            res = Recoverability.stopped(graph, late)
+        decided = {o.name: o for o in outcomes if o.status != Verdict.UNKNOWN}
+        outcomes = [decided.get(p.name) or live.LiveOutcome(p.name, Verdict.UNKNOWN,
+                                                            note=late) for p in liveness]
     return ex, res, graph, outcomes
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.search.signals import block_signals
+from hwcheck.checker.search.signals import POLL, block_signals, no_stop, poll
 
 MAX_SWEEPS = 16  # then the backward search (a graph whose answer travels against its ids)
 
@@ -60,8 +60,10 @@ def _by_destination(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarra
     return offsets, pred
 
 
-@njit(cache=True)
-def _reverse_of_csr(offsets: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True, nogil=True)
+def _reverse_of_csr(offsets: np.ndarray, dst: np.ndarray,
+                    stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reversed transitions; given up (the arrays unfinished) once ``stop`` is set."""
     n = offsets.size - 1
     rev = np.zeros(n + 1, np.int64)
     for e in range(dst.size):
@@ -71,6 +73,8 @@ def _reverse_of_csr(offsets: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, n
     at = rev[:-1].copy()
     pred = np.empty(dst.size, np.int32)
     for i in range(n):
+        if (i & POLL) == 0 and stop[0]:
+            break
         for e in range(offsets[i], offsets[i + 1]):
             j = dst[e]
             pred[at[j]] = i
@@ -78,9 +82,11 @@ def _reverse_of_csr(offsets: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, n
     return rev, pred
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backward(n: int, offsets: np.ndarray, pred: np.ndarray, target: np.ndarray,
-              out: np.ndarray) -> int:
+              out: np.ndarray, stop: np.ndarray) -> int:
+    """Breadth-first from ``target`` over the reversed transitions; -1 once ``stop`` is set
+    (``out`` unfinished)."""
     queue = np.empty(n, np.int64)
     head = tail = 0
     for i in range(n):
@@ -89,6 +95,8 @@ def _backward(n: int, offsets: np.ndarray, pred: np.ndarray, target: np.ndarray,
             queue[tail] = i
             tail += 1
     while head < tail:
+        if (head & POLL) == 0 and stop[0]:
+            return -1
         j = queue[head]
         head += 1
         for e in range(offsets[j], offsets[j + 1]):
@@ -106,7 +114,7 @@ def can_reach_arrays(n: int, src: np.ndarray, dst: np.ndarray,
     sparse row form, then a breadth-first search from every target state at once."""
     offsets, pred = reverse_csr(n, src, dst)
     out = np.zeros(n, np.bool_)
-    _backward(n, offsets, pred, np.ascontiguousarray(target, np.bool_), out)
+    _backward(n, offsets, pred, np.ascontiguousarray(target, np.bool_), out, no_stop())
     return out
 
 
@@ -114,7 +122,8 @@ PARTS = 8  # id ranges a sweep with several workers is cut into, dealt out in tu
 
 
 def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
-                  max_sweeps: int = MAX_SWEEPS, workers: int = 1) -> np.ndarray:
+                  max_sweeps: int = MAX_SWEEPS, workers: int = 1,
+                  stop: np.ndarray | None = None) -> np.ndarray:
     """``can_reach_arrays`` over a graph in compressed sparse row form (state i's transitions
     are ``dst[offsets[i]:offsets[i + 1]]``), without building the array of sources.
 
@@ -131,7 +140,11 @@ def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
     writing in the same sweep, or not yet see it: marks only ever go from unmarked to marked, a
     mark is only set from a marked successor, and an unseen one is seen by the next sweep. A
     sweep in which no worker marks anything wrote nothing, so every read saw the final array:
-    it proves the answer as a sweep on one thread does."""
+    it proves the answer as a sweep on one thread does.
+
+    ``stop`` (``signals.stoppable``'s flag): asked between sweeps and read by the backward
+    search; once set, ``StopRequested`` is raised."""
+    stop = no_stop() if stop is None else stop
     offsets = np.ascontiguousarray(offsets, np.int64)
     dst = np.ascontiguousarray(dst)
     out = np.array(target, np.bool_)
@@ -139,6 +152,7 @@ def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
     workers = max(1, min(workers, PARTS))
     if workers == 1 or n < PARTS:
         for _ in range(max_sweeps):
+            poll(stop)
             if not _sweep(offsets, dst, out, 0, n):
                 return out
     else:
@@ -151,12 +165,16 @@ def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
 
         with ThreadPoolExecutor(workers - 1, initializer=block_signals) as pool:
             for _ in range(max_sweeps):
+                poll(stop)
                 others = [pool.submit(sweep, w) for w in range(1, workers)]
                 marked = sweep(0) + sum(f.result() for f in others)
                 if not marked:
                     return out
-    rev, pred = _reverse_of_csr(offsets, dst)
-    _backward(n, rev, pred, out.copy(), out)
+    poll(stop)
+    rev, pred = _reverse_of_csr(offsets, dst, stop)
+    poll(stop)
+    _backward(n, rev, pred, out.copy(), out, stop)
+    poll(stop)
     return out
 
 
@@ -175,14 +193,17 @@ def _sweep(offsets: np.ndarray, dst: np.ndarray, out: np.ndarray, lo: int, hi: i
     return marked
 
 
-@njit(cache=True)
-def _forward(start: int, offsets: np.ndarray, dst: np.ndarray, seen: np.ndarray) -> int:
+@njit(cache=True, nogil=True)
+def _forward(start: int, offsets: np.ndarray, dst: np.ndarray, seen: np.ndarray,
+             stop: np.ndarray) -> int:
     n = offsets.size - 1
     queue = np.empty(n, np.int64)
     queue[0] = start
     seen[start] = True
     head, tail = 0, 1
     while head < tail:
+        if (head & POLL) == 0 and stop[0]:
+            return -1
         i = queue[head]
         head += 1
         for e in range(offsets[i], offsets[i + 1]):
@@ -194,8 +215,12 @@ def _forward(start: int, offsets: np.ndarray, dst: np.ndarray, seen: np.ndarray)
     return tail
 
 
-def reachable_from(start: int, offsets: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """bool [n]: the states reachable from ``start`` (itself included)."""
+def reachable_from(start: int, offsets: np.ndarray, dst: np.ndarray,
+                   stop: np.ndarray | None = None) -> np.ndarray:
+    """bool [n]: the states reachable from ``start`` (itself included); ``StopRequested`` once
+    ``stop`` is set."""
+    stop = no_stop() if stop is None else stop
     seen = np.zeros(offsets.size - 1, np.bool_)
-    _forward(start, offsets, dst, seen)
+    _forward(start, offsets, dst, seen, stop)
+    poll(stop)
     return seen

@@ -104,6 +104,11 @@ class LevelSource:
     def cancel(self) -> None:
         """Stop the work under way (after Ctrl-C)."""
 
+    def on_stop(self, ex: Exploration) -> None:
+        """The search stopped before its end, by a limit or by Ctrl-C, SIGTERM or out of
+        memory (``ex.stop_reason``): keep what a later run can go on from (the local engine's
+        final checkpoint). Called once a run, before the hits' paths are rebuilt."""
+
     def finish(self, ex: Exploration) -> None:
         """Release what the search held; the source's figures into ``ex.stats``."""
 
@@ -122,6 +127,7 @@ class Search:
         self.targets: dict[str, Any] = {}
         self.started = False
         self.stopped = False  # by Ctrl-C, SIGTERM or out of memory: nothing more to explore
+        self.told = False  # the source was told this run stopped (``LevelSource.on_stop``)
 
     def run(self, rule: StopRule) -> Exploration:
         """Go on until the frontier is empty or ``rule`` stops the search; the exploration so
@@ -134,7 +140,7 @@ class Search:
         if self.stopped:
             return _copy(ex)
         ex.stop_reason = ""
-        finished = tracing = traced = False
+        finished = tracing = traced = self.told = False
         try:
             if not self.started:
                 self.started = True
@@ -146,6 +152,8 @@ class Search:
                 reason = rule.before_level(ex)
                 if reason:
                     ex.stop_reason = reason
+                    if ex.limited:  # not at the first violation: the check is done there
+                        self._stopped()
                     break
                 depth = ex.depth
                 faults.at("interrupt", depth)  # tests: a Ctrl-C or SIGTERM at a known level
@@ -156,10 +164,13 @@ class Search:
                 if level.new:
                     ex.distinct += level.new
                     ex.depth = depth + 1 if level.depth is None else level.depth
+                # a level stopped in the middle of its expansion: the next one is partial
+                ex.partial_level = ex.depth if level.stopped and level.new else None
                 progress.tick(depth + 1, ex.distinct, level.new)
                 if level.stopped:
                     ex.stop_reason = level.stopped
                     self.stopped = level.interrupted  # no later run goes on from there
+                    self._stopped()
                     break
             else:
                 finished = True
@@ -175,10 +186,21 @@ class Search:
                 source.cancel()
             except Exception:  # noqa: BLE001 - gone with the signal: nothing left to stop
                 pass
+            if not tracing:
+                try:
+                    self._stopped()
+                except (KeyboardInterrupt, MemoryError):  # a second signal: what it kept stays
+                    pass
             if not traced:
                 _paths_after_stop(source, targets, ex, retry=not tracing)
         ex.seconds = progress.elapsed()
         return _copy(ex)
+
+    def _stopped(self) -> None:
+        """Tell the source, once a run, that the search stopped before its end."""
+        if not self.told:
+            self.told = True
+            self.source.on_stop(self.ex)
 
     def finish(self) -> Exploration:
         """Release the source; the whole exploration with the source's figures."""

@@ -49,6 +49,9 @@ class Exploration:
     # verdicts decided after the search, on the whole state graph (liveness properties), which
     # the search's own completeness does not decide
     decided: dict[str, str] = field(default_factory=dict)
+    # the depth of the deepest level when a stop cut its expansion short: the states counted
+    # there are some of that level's (None: every level counted is whole)
+    partial_level: int | None = None
 
     def status(self, name: str, kind: str) -> str:
         if name in self.decided:

@@ -4,7 +4,8 @@ Values follow the TLA+ model: a scalar is a JSON number, a set is ``{"#set": [..
 function over an index range is ``{"#map": [[key, value], ...]}``; a variable of a structured
 type is one value (records as objects, sequences as lists, optional values as tagged variants,
 enum members by name: ``values.py``). ``#meta`` carries the
-protocol (a source ``hwcheck --spec`` understands) and its parameters, the engine, the property
+protocol (a source ``hwcheck --spec`` understands; for a user's spec file or module also
+``protocol-sha256``, the digest of its source file) and its parameters, the engine, the property
 and the action taken into each state. Traces from other tools may lack all of that but the
 states.
 """
@@ -15,12 +16,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hwcheck.checker import protocols
+from hwcheck.checker.traces.trace import KINDS as GROUPS
 from hwcheck.checker.traces.trace import Trace, TraceError
 from hwcheck.checker.traces.values import ValueError_, absorb, present, shown_names
 from hwcheck.spec.lang import Spec, Var
 
 FORMAT = "ITF"
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+DIGEST = "protocol-sha256"  # #meta: the sha256 of a user's spec file the trace was written from
 
 
 def _encode(var: Var, value: Any) -> Any:
@@ -133,12 +137,17 @@ def to_itf(spec: Spec, trace: Trace) -> dict[str, Any]:
         "source": "hwcheck",
         "spec": trace.spec,
         "protocol": spec.source or None,
+    }
+    digest = protocols.source_digest(spec.source)
+    if digest is not None:  # a user's spec: which version of its file wrote the trace
+        meta[DIGEST] = digest
+    meta.update({
         "params": trace.params,
         "engine": trace.engine,
         "property": trace.property,
         "kind": trace.kind,
         "length": trace.length,
-    }
+    })
     meta.update(trace.meta)
     return {"#meta": meta, "vars": names, "states": states}
 
@@ -172,6 +181,15 @@ def read(path: Path) -> dict[str, Any]:
 KINDS = ("invariant", "action", "reachable", "domain", "liveness")
 
 
+def _declared_kind(spec: Spec, name: str | None) -> str:
+    """The kind ``spec`` declares the property ``name`` as (``invariant`` when it has none of
+    that name: replay then says so)."""
+    for kind, group in GROUPS.items():
+        if any(p.name == name for p in getattr(spec, group)):
+            return kind
+    return "invariant"
+
+
 def from_itf(spec: Spec, data: dict[str, Any], where: str = "trace",
              prop: str | None = None) -> Trace:
     """The trace in ``data`` over ``spec``'s variables, every part that means something checked
@@ -189,12 +207,13 @@ def from_itf(spec: Spec, data: dict[str, Any], where: str = "trace",
     if "spec" in meta and meta["spec"] != spec.name:
         raise TraceError(f"{where}: the trace is of spec {_short(meta['spec'])}, not "
                          f"{spec.name}")
-    kind = meta.get("kind", "invariant")
-    if kind not in KINDS:
-        raise TraceError(f"{where}: #meta.kind {_short(kind)} is not one of {', '.join(KINDS)}")
-    name = meta.get("property", prop)
+    name = meta["property"] if meta.get("property") is not None else prop
     if name is not None and not isinstance(name, str):
         raise TraceError(f"{where}: #meta.property {_short(name)} is not a name")
+    # without #meta.kind, the kind the spec declares the property as (an invariant if none)
+    kind = meta["kind"] if "kind" in meta else _declared_kind(spec, name)
+    if kind not in KINDS:
+        raise TraceError(f"{where}: #meta.kind {_short(kind)} is not one of {', '.join(KINDS)}")
     states, actions = [], []
     for i, item in enumerate(data["states"]):
         if not isinstance(item, dict):
@@ -228,8 +247,8 @@ def from_itf(spec: Spec, data: dict[str, Any], where: str = "trace",
             raise TraceError(f"{where}: state {i} has no #meta.action")
         labels = [a for a in actions if isinstance(a, str)]  # every one is
     rest = {k: v for k, v in meta.items() if k not in (
-        "format", "format-description", "source", "spec", "protocol", "params", "engine",
-        "property", "kind", "length")}
+        "format", "format-description", "source", "spec", "protocol", DIGEST, "params",
+        "engine", "property", "kind", "length")}
     engine = meta.get("engine", "?")
     trace = Trace(spec.name, dict(spec.params), engine if isinstance(engine, str) else "?",
                   name, kind, labels, states, rest)

@@ -1,11 +1,15 @@
-"""Writing traces to disk: every file goes to a temporary name in its folder and is renamed
-into place, so a reader never sees half a file and a failed write leaves nothing behind."""
+"""Writing traces and other named outputs to disk: a regular file goes to a temporary name in
+its folder and is renamed into place, so a reader never sees half a file and a failed write
+leaves nothing behind. What is not a regular file is never replaced: a device (``/dev/null``),
+a FIFO or a symbolic link is opened and written in place, and ``-`` is standard output."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,10 +19,27 @@ from hwcheck.checker.traces import html, itf, text
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.spec.lang import Spec
 
+STDOUT = "-"  # as an output's name: standard output
 
-def write_atomic(path: Path, data: str) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+
+def write_atomic(path: Path | str, data: str) -> Path:
+    """Write ``data`` to ``path``: a new or regular file through a temporary file in the same
+    folder and a rename; anything else that exists there (a device, a FIFO, a symbolic link:
+    ``/dev/null``, ``/dev/stdout``) opened and written in place, never replaced; ``-`` to
+    standard output."""
+    if str(path) == STDOUT:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+        return Path(STDOUT)
     path = Path(path)
+    try:
+        mode: int | None = os.lstat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with open(path, "w", encoding="utf-8") as f:  # a device or a FIFO: written, not replaced
+            f.write(data)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -1,10 +1,15 @@
 """Replaying a trace file: find the spec it belongs to, read it, and check what it claims.
 
-A trace hwcheck wrote names its protocol (``#meta.protocol``, a source the loader understands)
-and parameters (``#meta.params``), so it is replayed with no other input. A trace another tool
-wrote (Apalache, Quint) has neither, nor action names: it is replayed against the spec given
-with ``--spec``/``--param``, and each step is matched to the action instance that produces the
-next state (the first in instance order, when several do).
+A trace is data: it never chooses code. A trace hwcheck wrote names its protocol
+(``#meta.protocol``) and parameters (``#meta.params``). When that is a registered protocol (the
+entry-point registry: ``protocols.registered_name``) the trace is replayed with no other input;
+any other spec (a file, a module) is imported only when the user gives it with ``--spec``, and
+the digest the trace records of that spec's file (``#meta.protocol-sha256``) is compared with
+the file given: a difference is said (a warning; the replay still checks every step against the
+spec given). A trace another tool wrote (Apalache, Quint) has neither protocol nor action names:
+it is replayed against the spec given with ``--spec``/``--param``, and each step is matched to
+the action instance that produces the next state (the first in instance order, when several
+do).
 """
 
 from __future__ import annotations
@@ -35,36 +40,96 @@ class ReplayRequest:
     prop: str | None = None  # --property, for a trace without #meta.property
 
 
-def spec_for(req: ReplayRequest, meta: dict[str, Any]) -> Spec:
-    """The spec a trace is replayed against (TraceError if it cannot be had)."""
-    source = req.spec_source or meta.get("protocol")
-    if source is not None and not isinstance(source, str):
-        raise TraceError(f"{req.path}: #meta.protocol is not a spec source: {source!r:.60}")
-    if source is None and meta.get("source") == "hwcheck":
+@dataclass(frozen=True)
+class SpecCheck:
+    """Whether the spec a trace is replayed against is the one it was written from, by the
+    digest of the spec's file: ``registered`` (a registered protocol: its name identifies it),
+    ``matches``, ``differs`` (``warning`` says it in one line), ``not recorded`` (a trace
+    without a digest), or ``none`` (the trace names no spec: another tool's)."""
+
+    digest: str
+    warning: str | None = None
+
+
+def _short(x: object) -> str:
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def spec_for(req: ReplayRequest, meta: dict[str, Any]) -> tuple[Spec, SpecCheck]:
+    """The spec a trace is replayed against, and how it compares with the one the trace was
+    written from (TraceError if it cannot be had). Nothing is imported that the trace names
+    unless it is a registered protocol; a spec file or module is the user's ``--spec``."""
+    named = meta.get("protocol")
+    if named is not None and not isinstance(named, str):
+        raise TraceError(f"{req.path}: #meta.protocol is not a spec source: {_short(named)}")
+    if req.spec_source is not None:
+        source = req.spec_source
+    elif named is not None:
+        registered = protocols.registered_name(named)
+        if registered is None:
+            raise TraceError(f"{req.path}: the trace names the spec {_short(named)}, which is "
+                             "not a registered protocol; hwcheck runs no code a trace names: "
+                             "give the spec with --spec")
+        source = registered
+    elif meta.get("source") == "hwcheck":
         source = protocols.DEFAULT  # traces from before #meta named the protocol
-    if source is None:
+    else:
         raise TraceError(f"{req.path}: the trace does not say which spec it belongs to (it was "
                          "not written by hwcheck): give --spec and --param")
     try:
         proto = protocols.load(source)
+        recorded = meta.get("params")
+        if recorded is not None and not isinstance(recorded, dict):
+            raise SpecError(f"#meta.params is not an object: {_short(recorded)}")
         given: dict[str, Any] = {}
-        if req.spec_source is None or meta.get("protocol") == source:
-            given = meta.get("params") or {}
-            if not isinstance(given, dict):
-                raise SpecError(f"#meta.params is not an object: {given!r}")
-        given = dict(given)
+        # the trace's parameters, under --param: with --spec, when they are the given spec's
+        if recorded and (req.spec_source is None
+                         or set(recorded) <= {p.name for p in proto.params}):
+            given = dict(recorded)
         given.update(protocols.parse_params(proto, req.param_pairs))
-        return protocols.build(proto, given)
+        spec = protocols.build(proto, given)
     except SpecError as e:
         raise TraceError(f"{req.path}: {e}") from None
+    return spec, _check(req, spec.source, named, meta)
 
 
-def load_and_replay(req: ReplayRequest) -> tuple[Spec, Trace, TraceError | None]:
-    """(spec, trace, None) when the trace replays as it claims, (spec, trace, why) when it does
-    not; raises TraceError when the file is not a trace of a spec that can be built."""
+def _check(req: ReplayRequest, source: str | None, named: str | None,
+           meta: dict[str, Any]) -> SpecCheck:
+    if named is None:  # an old trace of the default protocol, or another tool's
+        return SpecCheck("registered" if req.spec_source is None else "none")
+    reg = protocols.registered_name(named)
+    if reg is not None:
+        if reg == protocols.registered_name(source):
+            return SpecCheck("registered")
+        return SpecCheck("differs", f"warning: the trace was written from the registered "
+                                    f"protocol {reg}, not from the spec given; the trace is "
+                                    "checked against the spec given")
+    recorded = meta.get(itf.DIGEST)
+    if recorded is None:
+        return SpecCheck("not recorded")
+    digest = protocols.source_digest(source)
+    if digest is not None and recorded == digest:
+        return SpecCheck("matches")
+    return SpecCheck("differs", f"warning: the spec given ({req.spec_source or source}) is "
+                                "not the file the trace was written from (its sha256 differs "
+                                "from #meta.protocol-sha256); the trace is checked against the "
+                                "spec given")
+
+
+def load_and_replay(req: ReplayRequest
+                    ) -> tuple[Spec, Trace, TraceError | None, SpecCheck]:
+    """(spec, trace, None, check) when the trace replays as it claims, (spec, trace, why, check)
+    when it does not; raises TraceError when the file is not a trace of a spec that can be
+    built, or when an option contradicts the trace (``--property`` naming another property
+    than the one the trace is a counterexample of)."""
     data = itf.read(req.path)
     meta = data.get("#meta") or {}
-    spec = spec_for(req, meta)
+    claimed = meta.get("property")
+    if req.prop is not None and claimed is not None and claimed != req.prop:
+        raise TraceError(f"{req.path}: the trace is about {_short(claimed)}, not {req.prop!r}: "
+                         "--property names the claim of a trace that names none")
+    spec, check = spec_for(req, meta)
     trace = itf.from_itf(spec, data, str(req.path), prop=req.prop)
     trace.views = views_of(spec)
     trace.present = presenter_of(spec)
@@ -76,8 +141,8 @@ def load_and_replay(req: ReplayRequest) -> tuple[Spec, Trace, TraceError | None]
         else:
             replay(spec, trace)
     except TraceError as e:
-        return spec, trace, e
-    return spec, trace, None
+        return spec, trace, e, check
+    return spec, trace, None, check
 
 
 def find_actions(spec: Spec, trace: Trace) -> list[str]:

@@ -2,6 +2,10 @@
 guard and effect (with the frame of the action's modifies list and no ModelError), and the last
 state violates the property (or, for a reachability check, satisfies it; for a domain error
 ``DomainError(variable, action)``, the last step's first access out of range is the variable's).
+Of a lasso (a liveness counterexample) Z3 certifies the steps (a stuttering step changes
+nothing) and that the cycle closes (the last state is the state at ``#meta.loop``); that the
+behaviour breaks the liveness property under the spec's fairness is the interpreter's check
+(``traces/lasso.py``), which ``replay`` runs first, not Z3's.
 
 Each state is a fresh symbolic state constrained to the recorded values, so the check runs
 through the same symbolic translation that ``prove`` and ``bmc`` use, not the interpreter.
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.traces.lasso import STUTTER
 from hwcheck.checker.traces.trace import Trace
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.solver import Result, Solver
@@ -25,12 +30,20 @@ from hwcheck.spec.verdicts import Verdict
 class Certificate:
     ok: bool
     steps: int
-    property: str
+    property: str | None
     kind: str
     problems: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         what = "satisfies" if self.kind == "reachable" else "violates"
+        if self.ok and self.kind == "liveness":
+            return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
+                    f"effect of each; a stuttering step changes nothing) and that the cycle "
+                    f"closes; that the lasso breaks {self.property} under the spec's fairness "
+                    "is the interpreter's confirmation, not Z3's")
+        if self.ok and self.property is None:
+            return (f"certified by Z3: the initial state and all {self.steps} step(s) (guard "
+                    "and effect of each); the trace claims no property")
         if self.ok and self.kind == "domain":
             return (f"certified by Z3: the initial state, all {self.steps} step(s) (guard and "
                     f"effect of each) and that the next one leaves the declared domains as "
@@ -91,12 +104,17 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         verdict(solver.can_fail(T.mk_or([T.eq_states(states[0][0], s0)
                                          for s0 in tr.initials()])),
                 "the first state is not an initial state")
+    lasso = trace.kind == "liveness"
     for i, label in enumerate(trace.actions, start=1):
+        pre, post = states[i - 1][0], states[i][0]
+        if lasso and label == STUTTER:
+            verdict(solver.can_fail(T.eq_states(pre, post)),
+                    f"step {i} ({label}): the stuttering step changes the state")
+            continue
         inst = insts.get(label)
         if inst is None:
             fail(f"step {i}: unknown action {label!r}")
             continue
-        pre, post = states[i - 1][0], states[i][0]
         eff = tr.effect(inst, pre)
         if not verdict(solver.can_fail(T.to_bool(eff.guard)), f"step {i} ({label}): guard false"):
             continue
@@ -106,6 +124,17 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
         for v in spec.variables:
             if not solver.can_fail(T.eq_states(eff.post, post, [v.name])).holds:
                 fail(f"step {i} ({label}): {v.name} is not what the effect gives")
+    if lasso:
+        loop = trace.meta.get("loop")
+        if isinstance(loop, bool) or not isinstance(loop, int) \
+                or not 0 <= loop < len(states) - 1:
+            fail(f"#meta.loop is {loop!r}, not the index of a state before the last")
+        else:
+            verdict(solver.can_fail(T.eq_states(states[loop][0], states[-1][0])),
+                    f"the cycle does not close: the last state differs from state {loop}")
+        return cert
+    if trace.property is None:  # a behaviour that claims nothing: its steps are all
+        return cert
     if trace.kind == "domain":
         _certify_domain(spec, tr, trace, insts, [s for s, _, _ in states], solver, fail, verdict)
         return cert
