@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.lang import Spec, SpecError, located, one_line, raised_at
 from hwcheck.spec.protocol import Protocol, function_protocol
 
 GROUP = "hwcheck.protocols"
@@ -116,12 +116,16 @@ def load(source: str) -> Protocol:
     except SpecError:
         raise
     except ModuleNotFoundError as e:
-        raise SpecError(f"--spec {source}: cannot import {e.name!r}") from None
+        at = raised_at(e.__traceback__)
+        raise SpecError(f"--spec {source}: cannot import {e.name!r}"
+                        + (f" at {at}" if at else "")) from None
     except SyntaxError as e:
         raise SpecError(f"--spec {source}: syntax error at line {e.lineno}: {e.msg}") from None
-    except Exception as e:  # noqa: BLE001 - a user's module may raise anything on import
-        raise SpecError(f"--spec {source}: importing it raised {type(e).__name__}: "
-                        f"{_one_line(e)}") from None
+    except BaseException as e:  # noqa: BLE001 - a user's module may raise anything on import,
+        # sys.exit() and KeyboardInterrupt included: none of them may pass for a verdict
+        at = raised_at(e.__traceback__)
+        raise SpecError(f"--spec {source}: importing it raised {type(e).__name__}"
+                        f"{_detail(e)}" + (f" at {at}" if at else "")) from None
     obj = _pick(mod, name, source)
     if isinstance(obj, Protocol):
         proto = obj
@@ -193,20 +197,48 @@ def _pick(mod, name: str | None, source: str):
                     "(name one with FILE.py:NAME)")
 
 
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
+def _detail(e: BaseException) -> str:
+    """``: message`` of an exception that has one (``sys.exit(0)`` has the code 0)."""
+    if isinstance(e, SystemExit):
+        return f"({e.code!r})" if e.code is not None else "()"
+    text = str(e).strip()
+    return f": {one_line(e)}" if text else ""
 
 
 def build(proto: Protocol, params: dict | None = None) -> Spec:
-    """``proto``'s spec for ``params``; a SpecError naming the protocol if building fails."""
+    """``proto``'s spec for ``params``; a SpecError in one line naming the protocol, and the
+    line of the spec's code at fault when there is one, if building fails (anything the
+    builder raises, ``sys.exit()`` and KeyboardInterrupt included: none may pass for a
+    verdict)."""
+    resolved = proto.resolve(params)  # a parameter outside its domain: the protocol's words
     try:
-        return proto.build(params)
-    except SpecError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a user's builder may raise anything
-        raise SpecError(f"{proto.name}: building the spec raised {type(e).__name__}: "
-                        f"{_one_line(e)}") from None
+        return proto.build(resolved)
+    except SpecError as e:
+        at = e.at or raised_at(e.__traceback__)
+        note = _typed_only(proto, params)
+        if at == e.at and not note:
+            raise  # it says where already (or nothing of the spec's code is on the way)
+        err = SpecError(f"{e if at == e.at else located(e, at)}{note}")
+        err.at = at
+        raise err from None
+    except BaseException as e:  # noqa: BLE001 - a user's builder may raise anything
+        at = raised_at(e.__traceback__)
+        raise SpecError(f"{proto.name}: building the spec raised {type(e).__name__}"
+                        f"{_detail(e)}" + (f" at {at}" if at else "")
+                        + _typed_only(proto, params)) from None
+
+
+def _typed_only(proto: Protocol, params: dict | None) -> str:
+    """When the builder failed for parameters given without a declared domain (a plain
+    ``build(n: int = 3)`` declares only a type): a note saying so, naming them."""
+    loose = [p for p in proto.params if p.domain in (int, str) and params
+             and p.name in params and params[p.name] != p.default]
+    if not loose:
+        return ""
+    given = ", ".join(f"{p.name}={params[p.name]!r}" for p in loose)  # type: ignore[index]
+    return (f" ({given}: {proto.name} declares no domain for "
+            f"{'this parameter' if len(loose) == 1 else 'these parameters'}, only a type; "
+            "declare one with a Protocol's Param(name, default, range(lo, hi + 1)))")
 
 
 def parse_params(proto: Protocol, pairs) -> dict:

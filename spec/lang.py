@@ -16,12 +16,17 @@ of the pre-state, each reading what the earlier ones wrote. The guard reads the 
 from __future__ import annotations
 
 import itertools
+import numbers
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from .protocol import Protocol
 
 INT = "int"
@@ -30,7 +35,93 @@ BOOL = "bool"
 
 class SpecError(ValueError):
     """A malformed spec, raised when the spec is built and naming the action or property at
-    fault."""
+    fault. ``at`` is ``FILE:LINE`` of the spec's code at fault once it is known (then the
+    message starts with it)."""
+
+    at: str = ""
+
+
+# The language's own modules: a spec's line is the first frame outside them (the Kafka model's
+# lines count as a spec's; so do a user's files).
+_LANGUAGE = frozenset({"hwcheck.spec.lang", "hwcheck.spec.types", "hwcheck.spec.protocol",
+                       "contextlib"})
+
+
+def _spec_frame(frame) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return name not in _LANGUAGE and not name.startswith("hwcheck.checker.") \
+        and not frame.f_code.co_filename.startswith("<")
+
+
+def place(filename: str, line: int) -> str:
+    """``FILE:LINE``, the file relative to the working folder when it is inside it."""
+    try:
+        rel = os.path.relpath(filename)
+        shown = filename if rel.startswith("..") else rel
+    except ValueError:  # another drive
+        shown = filename
+    return f"{shown}:{line}"
+
+
+def caller() -> str:
+    """``FILE:LINE`` of the spec's code that called into the language (the first frame outside
+    it): where a property or a node was declared. Empty when there is none."""
+    f: FrameType | None = sys._getframe(1)
+    while f is not None and not _spec_frame(f):
+        f = f.f_back
+    return "" if f is None else place(f.f_code.co_filename, f.f_lineno)
+
+
+def _library(filename: str) -> bool:
+    """Whether a file is the standard library's or an installed package's."""
+    global _LIBRARIES
+    if _LIBRARIES is None:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        _LIBRARIES = tuple({os.path.realpath(paths[k]) + os.sep
+                            for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths})
+    return os.path.realpath(filename).startswith(_LIBRARIES)
+
+
+_LIBRARIES: tuple[str, ...] | None = None
+
+
+def raised_at(tb) -> str:
+    """``FILE:LINE`` of the innermost frame of a traceback that is the spec's code: outside the
+    language, and outside the libraries it calls when there is such a frame."""
+    at = mine = ""
+    while tb is not None:
+        if _spec_frame(tb.tb_frame):
+            at = place(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+            if not _library(tb.tb_frame.f_code.co_filename):
+                mine = at
+        tb = tb.tb_next
+    return mine or at
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none)."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def located(e: BaseException, at: str, what: str = "") -> SpecError:
+    """``e`` as a SpecError that says where the spec went wrong: ``FILE:LINE: what: message``.
+    An error that already says where is kept; ``what`` (``action Send``) replaces the bare
+    name the language's own messages start with."""
+    if isinstance(e, SpecError) and e.at:
+        return e
+    msg = one_line(e) if isinstance(e, SpecError) else f"{type(e).__name__}: {one_line(e)}"
+    if what and not msg.startswith(what):
+        kind, _, bare = what.rpartition(" ")
+        if msg.startswith((bare + ":", bare + " ")):  # "Send: ...", "Send guard: ..."
+            msg = f"{kind} {msg}" if kind else msg
+        else:
+            msg = f"{what}: {msg}"
+    out = SpecError(f"{at}: {msg}" if at else msg)
+    out.at = at
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -107,8 +198,9 @@ class Expr:
         return Not(self)
 
     def __bool__(self):
-        raise SpecError("an expression has no Python truth value; use ite(), Block.when() or "
-                        "&, |, ~")
+        raise SpecError(f"an expression ({show(self)}) has no Python truth value: `if`, "
+                        "`and`, `or`, `not` and chained comparisons cannot test it; use ite(), "
+                        "Block.when() or &, |, ~")
 
     __hash__ = object.__hash__
 
@@ -232,7 +324,7 @@ class Quant(Expr):
 def _constant(x, op: str, positive: bool = False) -> Const:
     c = x if isinstance(x, Const) else lift(x) if isinstance(x, (bool, int)) else None
     if not isinstance(c, Const) or isinstance(c.value, bool):
-        raise SpecError(f"{op} takes an integer constant as one operand, got {x!r}")
+        raise SpecError(f"{op} takes an integer constant as one operand, got {show(x)}")
     if positive and c.value <= 0:
         raise SpecError(f"{op} takes a positive constant divisor, got {c.value}")
     return c
@@ -243,7 +335,10 @@ def lift(x) -> Expr:
         return x
     if isinstance(x, (bool, int)):
         return Const(x)
-    raise SpecError(f"cannot use {x!r} ({type(x).__name__}) in an expression")
+    if isinstance(x, Var):
+        raise SpecError(f"cannot use the variable {x.name} itself in an expression: read an "
+                        f"element, {x.name}[{', '.join('i' for _ in x.shape)}]")
+    raise SpecError(f"cannot use {show(x)} ({type(x).__name__}) in an expression")
 
 
 TRUE = Const(True)
@@ -283,29 +378,38 @@ def max_(a, b) -> Expr:
 _bound_ids = itertools.count()
 
 
-def _bound(hint: str) -> Bound:
+def _is_size(n) -> bool:
+    """Whether ``n`` is a size: an integer (a Python or numpy one, not a bool) >= 0."""
+    return isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0
+
+
+def _bound(hint: str, n: int = 0, what: str = "a quantifier") -> Bound:
+    """A fresh bound variable for ``what`` over ``0..n-1`` (``n`` checked: a size)."""
+    if not _is_size(n):
+        raise SpecError(f"{what} ranges over 0..n-1 for a size n (an integer >= 0), got "
+                        f"{show(n)}")
     return Bound(f"{hint}{next(_bound_ids)}")
 
 
 def forall(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "forall")
     return Quant("forall", v, n, lift(body(v)))
 
 
 def exists(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "exists")
     return Quant("exists", v, n, lift(body(v)))
 
 
 def count(n: int, cond: Callable[[Bound], Expr], hint: str = "i") -> Expr:
-    v = _bound(hint)
+    v = _bound(hint, n, "count")
     return Quant("count", v, n, lift(cond(v)))
 
 
 def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
              hint: str = "i") -> Expr:
     """The least ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
-    v = _bound(hint)
+    v = _bound(hint, n, "min_over")
     return Quant("min", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
@@ -313,7 +417,7 @@ def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Ex
              hint: str = "i") -> Expr:
     """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if
     none."""
-    v = _bound(hint)
+    v = _bound(hint, n, "max_over")
     return Quant("max", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
@@ -374,6 +478,58 @@ def walk(e: Expr) -> Iterator[Expr]:
         yield from walk(c)
 
 
+_BINARY = {"+": 4, "-": 4, "*": 5, "//": 5, "%": 5, "==": 3, "!=": 3, "<": 3, "<=": 3}
+
+
+def show(e, limit: int = 120) -> str:
+    """An expression as a spec writer reads it: ``y % 3``, ``log[r, k - 1]``, ``x' == x + 1``,
+    ``forall i in 0..2: ok[i]`` (cut at ``limit`` characters). Anything that is not an
+    expression is shown as Python shows it."""
+    if not isinstance(e, Expr):
+        text = repr(e)
+    else:
+        text = _show(e, 0)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _show(e: Expr, outer: int) -> str:
+    """``e`` in parentheses when it binds looser than its context ``outer`` (0: none)."""
+    prec, text = _show_node(e)
+    return f"({text})" if prec and outer > prec else text
+
+
+def _show_node(e: Expr) -> tuple[int, str]:
+    if isinstance(e, Const):
+        return 0, str(e.value)
+    if isinstance(e, Read):
+        idx = f"[{', '.join(_show(i, 0) for i in e.index)}]" if e.index else ""
+        return 0, f"{e.var.name}{idx}" + ("'" if e.primed else "")
+    if isinstance(e, (Bound, Local)):
+        return 0, e.name
+    if isinstance(e, ActionParam):
+        return 0, e.name.rpartition(".")[2]  # "Send.p0" -> "p0"
+    if isinstance(e, Arith) and e.op in ("min", "max"):
+        return 0, f"{e.op}({_show(e.a, 0)}, {_show(e.b, 0)})"
+    if isinstance(e, (Arith, Cmp)):
+        p = _BINARY[e.op]
+        return p, f"{_show(e.a, p)} {e.op} {_show(e.b, p + 1)}"
+    if isinstance(e, (And, Or)):
+        p, op = (2, " & ") if isinstance(e, And) else (1, " | ")
+        return p, op.join(_show(a, p + 1) for a in e.args)
+    if isinstance(e, Not):
+        return 0, f"~{_show(e.a, 9)}"
+    if isinstance(e, Ite):
+        return 0, f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
+    if isinstance(e, Quant):
+        head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
+        if e.kind in ("min", "max"):
+            assert e.cond is not None and e.default is not None
+            return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
+                       f"{_show(e.cond, 0)}, else {_show(e.default, 0)})")
+        return 0, f"({head}: {_show(e.body, 0)})"
+    return 0, type(e).__name__
+
+
 # --------------------------------------------------------------------------------------------
 # State variables
 # --------------------------------------------------------------------------------------------
@@ -405,7 +561,8 @@ class Var:
     def __getitem__(self, index) -> Read:
         idx = index if isinstance(index, tuple) else (index,)
         if len(idx) != len(self.shape):
-            raise SpecError(f"{self.name} takes {len(self.shape)} indices, got {len(idx)}")
+            raise SpecError(f"{self.name} takes {len(self.shape)} "
+                            f"{'index' if len(self.shape) == 1 else 'indices'}, got {len(idx)}")
         return Read(self, tuple(lift(i) for i in idx))
 
     @property
@@ -596,7 +753,7 @@ class Block:
 
     @contextmanager
     def each(self, n: int, hint: str = "i"):
-        v = _bound(hint)
+        v = _bound(hint, n, "each")
         node = For(v, n, [])
         self._emit(node)
         self._stack.append(node.body)
@@ -662,6 +819,7 @@ class Action:
     # "weak" or "strong" fairness of each instance (an instance continuously, or infinitely
     # often, enabled is eventually taken); None: none. Read only by the liveness check.
     fairness: str | None = None
+    origin: str = ""  # FILE:LINE of the spec's code that declared it (error messages)
 
     def instances(self) -> list[tuple[int, ...]]:
         return list(itertools.product(*(range(p.size) for p in self.params)))
@@ -672,6 +830,7 @@ class Invariant:
     name: str
     expr: Expr
     doc: str = ""
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
 
 
 @dataclass(frozen=True, eq=False)
@@ -681,6 +840,7 @@ class ActionProperty:
     name: str
     expr: Expr
     doc: str = ""
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
 
 
 @dataclass(frozen=True, eq=False)
@@ -691,6 +851,7 @@ class Reachable:
     name: str
     expr: Expr
     doc: str = ""
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
 
 
 FAIRNESS = ("weak", "strong")
@@ -718,6 +879,7 @@ class Liveness:
     q: Expr | None = None
     doc: str = ""
     quiet: tuple[str, ...] = ()
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
 
     @property
     def predicates(self) -> list[tuple[str, Expr]]:
@@ -741,6 +903,29 @@ class Instance:
         if not self.args:
             return self.action.name
         return f"{self.action.name}({', '.join(map(str, self.args))})"
+
+
+def _origin_of(fn: Callable) -> str:
+    """``FILE:LINE`` of a function's definition (an action's body, Init's builder)."""
+    code = getattr(fn, "__code__", None)
+    return place(code.co_filename, code.co_firstlineno) if code is not None else ""
+
+
+def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
+    """Run the spec's function that states an action (or Init); a mistake in it is a SpecError
+    naming ``what`` and the line of the spec's code that made it."""
+    try:
+        fn(b, *args)
+    except Exception as e:  # noqa: BLE001 - the spec's code may raise anything; a BaseException
+        # (sys.exit, Ctrl-C) goes on to whoever builds the spec (checker/protocols.py)
+        raise located(e, raised_at(e.__traceback__) or origin, what) from None
+
+
+def _lift_at(x, at: str, what: str) -> Expr:
+    try:
+        return lift(x)
+    except SpecError as e:
+        raise located(e, at, what) from None
 
 
 @dataclass(eq=False)
@@ -785,6 +970,10 @@ class Spec:
             raise SpecError(f"variable {var.name} declared twice")
         if var.lo > var.hi:
             raise SpecError(f"variable {var.name}: empty domain {var.lo}..{var.hi}")
+        for d in var.shape:
+            if not _is_size(d):
+                raise SpecError(f"variable {var.name}: its shape {var.shape} needs sizes "
+                                f"(integers >= 0), got {d!r}")
         self.variables.append(var)
         return var
 
@@ -810,7 +999,7 @@ class Spec:
         ``b.choose`` (and ``b.require`` over the choices) it states several initial states, one
         per allowed choice, as TLA+'s ``x \\in S`` conjuncts in Init do."""
         b = Block("Init")
-        build(b)
+        _run_builder(build, b, "Init", _origin_of(build))
         self.init = b.stmts
         self.init_params = tuple(b.choices)
         self.init_guard = conj(*b.guard) if b.guard else TRUE
@@ -832,15 +1021,25 @@ class Spec:
         if fairness not in (None, *FAIRNESS):
             raise SpecError(f"{name}: fairness must be 'weak', 'strong' or None, got {fairness!r}")
 
+        at = caller()
+        for n in over:
+            if not _is_size(n):
+                raise located(SpecError(f"over takes sizes (integers >= 0), got {n!r}"), at,
+                              f"action {name}")
+
         def deco(fn: Callable) -> Callable:
+            origin = _origin_of(fn) or at
             params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
             b = Block(name, len(params))
-            fn(b, *params)
+            _run_builder(fn, b, f"action {name}", origin, *params)
             params += tuple(b.choices)
-            names = frozenset(n for m in modifies for n in _modified(m))
+            try:
+                names = frozenset(n for m in modifies for n in _modified(m))
+            except SpecError as e:
+                raise located(e, at, f"action {name}") from None
             self.actions.append(Action(name, params, conj(*b.guard) if b.guard else TRUE,
                                        tuple(b.stmts), names, doc or (fn.__doc__ or "").strip(),
-                                       fairness))
+                                       fairness, origin))
             return fn
 
         return deco
@@ -861,28 +1060,40 @@ class Spec:
         self.view = tuple(names)
 
     def invariant(self, name: str, expr, doc: str = "") -> None:
-        self.invariants.append(Invariant(name, lift(expr), doc))
+        at = caller()
+        self.invariants.append(Invariant(name, _lift_at(expr, at, f"invariant {name}"), doc,
+                                         at))
 
     def action_property(self, name: str, expr, doc: str = "") -> None:
-        self.action_properties.append(ActionProperty(name, lift(expr), doc))
+        at = caller()
+        self.action_properties.append(ActionProperty(
+            name, _lift_at(expr, at, f"action property {name}"), doc, at))
 
     def reachable(self, name: str, expr, doc: str = "") -> None:
-        self.reachables.append(Reachable(name, lift(expr), doc))
+        at = caller()
+        self.reachables.append(Reachable(name, _lift_at(expr, at, f"reachability check {name}"),
+                                         doc, at))
 
     def leads_to(self, name: str, p, q, doc: str = "", quiet: Sequence[str] = ()) -> None:
         """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
         ``q`` (``p ~> q``)."""
-        self.liveness.append(Liveness(name, "leads_to", lift(p), lift(q), doc, tuple(quiet)))
+        at, what = caller(), f"liveness property {name}"
+        self.liveness.append(Liveness(name, "leads_to", _lift_at(p, at, what),
+                                      _lift_at(q, at, what), doc, tuple(quiet), at))
 
     def always_eventually(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
-        self.liveness.append(Liveness(name, "always_eventually", lift(p), None, doc,
-                                      tuple(quiet)))
+        at = caller()
+        self.liveness.append(Liveness(name, "always_eventually",
+                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
+                                      tuple(quiet), at))
 
     def eventually_always(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
-        self.liveness.append(Liveness(name, "eventually_always", lift(p), None, doc,
-                                      tuple(quiet)))
+        at = caller()
+        self.liveness.append(Liveness(name, "eventually_always",
+                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
+                                      tuple(quiet), at))
 
     # -- derived -------------------------------------------------------------------------------
 
@@ -917,30 +1128,39 @@ class Spec:
         self._check_expr("Init condition", self.init_post, BOOL, set(), set(self.init_params),
                          set(), False)
         for a in self.actions:
-            self._check_expr(a.name + " guard", a.guard, BOOL, set(), set(a.params), set(), False)
-            self._check_body(a.name, a.body, a.params, a.modifies)
-            unknown = a.modifies - set(declared)
-            if unknown:
-                raise SpecError(f"{a.name}: modifies unknown variable(s) "
-                                f"{', '.join(sorted(unknown))}")
+            try:
+                self._check_expr(a.name + " guard", a.guard, BOOL, set(), set(a.params), set(),
+                                 False)
+                self._check_body(a.name, a.body, a.params, a.modifies)
+                unknown = a.modifies - set(declared)
+                if unknown:
+                    raise SpecError(f"{a.name}: modifies unknown variable(s) "
+                                    f"{', '.join(sorted(unknown))}")
+            except SpecError as e:
+                raise located(e, a.origin, f"action {a.name}") from None
         for kind, props, primed in (("invariant", self.invariants, False),
                                     ("action property", self.action_properties, True),
                                     ("reachability check", self.reachables, True),
                                     ("liveness property", self.liveness, False)):
             seen = set()
             for p in props:
-                if p.name in seen:
-                    raise SpecError(f"{kind} {p.name} declared twice")
-                seen.add(p.name)
-                if isinstance(p, Liveness):
-                    self._check_liveness(p, declared)
-                    continue
-                self._check_expr(f"{kind} {p.name}", p.expr, BOOL, set(), set(), set(), primed)
+                try:
+                    if p.name in seen:
+                        raise SpecError(f"{kind} {p.name} declared twice")
+                    seen.add(p.name)
+                    if isinstance(p, Liveness):
+                        self._check_liveness(p, declared)
+                        continue
+                    self._check_expr(f"{kind} {p.name}", p.expr, BOOL, set(), set(), set(),
+                                     primed)
+                except SpecError as e:
+                    raise located(e, p.origin, f"{kind} {p.name}") from None
         others = {p.name for g in (self.invariants, self.action_properties, self.reachables)
                   for p in g}
         for p in self.liveness:
             if p.name in others:
-                raise SpecError(f"liveness property {p.name}: another property has its name")
+                raise located(SpecError("another property has its name"), p.origin,
+                              f"liveness property {p.name}")
         if len({a.name for a in self.actions}) != len(self.actions):
             raise SpecError("two actions share a name")
         if self.view is not None:

@@ -50,6 +50,7 @@ from hwcheck.spec.lang import (
     lift,
     max_,
     min_,
+    show,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +178,7 @@ class Record(Type):
             raise SpecError("a record needs at least one field")
         for name, t in fields.items():
             if not isinstance(t, Type):
-                raise SpecError(f"field {name}: {t!r} is not a type")
+                raise SpecError(f"field {name}: {show(t)} is not a type")
         self.fields = dict(fields)
 
     def leaves(self) -> list[Leaf]:
@@ -411,9 +412,9 @@ def _coerce(t: Type, v) -> Any:
             raise SpecError(f"expected a set of 0..{t.n - 1}")
         return v
     if isinstance(t, (Record, Seq)) and not isinstance(v, Composite):
-        raise SpecError(f"expected a {type(t).__name__.lower()} value, got {v!r}")
+        raise SpecError(f"expected a {type(t).__name__.lower()} value, got {show(v)}")
     if isinstance(t, Opt) and not _scalar_type(t.of) and not isinstance(v, OptVal):
-        raise SpecError(f"expected an optional record value, got {v!r}")
+        raise SpecError(f"expected an optional record value, got {show(v)}")
     return v if isinstance(v, Composite) else lift(v)
 
 
@@ -496,7 +497,7 @@ def declare(spec, name: str, t: Type, over: tuple[int, ...] = (), doc: str = "")
     """Declare ``name`` of type ``t`` over dimensions ``over`` in ``spec``; return its handle
     (a ``TypedVar`` to index when ``over`` is not empty)."""
     if not isinstance(t, Type):
-        raise SpecError(f"variable {name}: {t!r} is not a type")
+        raise SpecError(f"variable {name}: {show(t)} is not a type")
     pairs = []
     for leaf in t.leaves():
         shape = tuple(over) + leaf.dims

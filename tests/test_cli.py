@@ -186,7 +186,7 @@ def test_every_verdict_command_has_json_with_shared_field_names(hw_run, tmp_path
 def test_kafka_options_do_not_mix_with_another_spec():
     res = hwcheck("check", "--spec", "hwcheck.spec.kafka", "--replicas", "3")
     assert res.returncode == 2
-    assert res.stderr.startswith("hwcheck: error: --replicas belong to the kafka protocol")
+    assert res.stderr.startswith("hwcheck: error: --replicas belongs to the kafka protocol")
 
 
 def test_a_spec_by_module_and_params_runs():

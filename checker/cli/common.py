@@ -170,17 +170,40 @@ def params_from(proto: Protocol, kwargs: dict[str, Any],
     model = {k: kwargs.pop(k) for k in MODEL_KEYS if k in kwargs}
     model = {k: v for k, v in model.items() if v is not None}
     pairs = kwargs.pop("param_pairs", ())
+    liveness = model.pop("liveness", None) if proto is not DEFAULT else None
     if model and DEFAULT is not None and proto is not DEFAULT:
         flags = ", ".join(DEFAULT.param(k).flags[0].split("/")[0] for k in model)
-        raise InputError(f"{flags} belong to the {DEFAULT.name} protocol; give the parameters "
-                         f"of {proto.name} with --param KEY=VALUE")
+        raise InputError(f"{flags} belong{'s' * (len(model) == 1)} to the {DEFAULT.name} "
+                         f"protocol; give the parameters of {proto.name} with --param "
+                         "KEY=VALUE")
     try:
         given = dict(base or {})
         given.update(model)
         given.update(protocols.parse_params(proto, pairs))
-        return proto.resolve(given)
+        params = proto.resolve(given)
+        if liveness is not None:
+            _liveness_flag(proto, params, liveness)
+        return params
     except SpecError as e:
         raise InputError(str(e)) from None
+
+
+def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
+    """``--liveness`` / ``--no-liveness`` given with another protocol than the default one, whose
+    switch they are: a spec's own liveness properties are always checked, so ``--liveness``
+    is accepted when it declares some and ``--no-liveness`` when it declares none; the other
+    cases are refused in one line saying why."""
+    declared = [p.name for p in protocols.build(proto, params).liveness]
+    if on and not declared:
+        raise InputError(f"{proto.name} declares no liveness properties, so --liveness has "
+                         f"nothing to check (the flag declares the {protocols.DEFAULT} protocol's "
+                         "own; a spec states its liveness properties with "
+                         "spec.leads_to, always_eventually or eventually_always)")
+    if not on and declared:
+        raise InputError(f"{proto.name} declares liveness properties ({', '.join(declared)}) "
+                         "and every check decides them; --no-liveness is the "
+                         f"{protocols.DEFAULT} protocol's switch: check the "
+                         "others with --property NAME")
 
 
 def spec_from(kwargs: dict[str, Any],

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import z3
 
-from hwcheck.checker.semantics.exprgen import ARITH
+from hwcheck.checker.semantics.exprgen import ARITH, domain_error_name
 from hwcheck.spec.lang import (
     BOOL,
     ActionParam,
@@ -271,6 +271,15 @@ def _concrete(x: Term, what: str) -> bool:
     if z3.is_true(x) or z3.is_false(x):
         return z3.is_true(x)
     raise SpecError(f"{what} is not concrete: {x}")
+
+
+def _init_in_domains(ctx: _Ctx) -> None:
+    """Init's accesses so far, concrete once its choices are: the first one outside its
+    variable's shape or domain is the error ``check`` reports (the kernel's and the
+    interpreter's: ``Init leaves the declared domains: DomainError(variable, Init)``)."""
+    for var, ok in ctx.obl:
+        if not _concrete(ok, "Init's access to " + var):
+            raise SpecError(f"Init leaves the declared domains: {domain_error_name(var, 'Init')}")
 
 
 # -- the translator -------------------------------------------------------------------------------
@@ -563,11 +572,16 @@ class Translator:
             env = dict(zip(init.params, args))
             st = {v.name: [v.initial] * v.size for v in self.spec.variables}
             ctx = _Ctx(st, None, env, where="Init")
-            if not _concrete(self._e(init.guard, ctx, True), "Init's guard"):
+            guard = self._e(init.guard, ctx, True)
+            _init_in_domains(ctx)
+            if not _concrete(guard, "Init's guard"):
                 continue
             self._run(init.body, st, ctx, True, None)
-            if not _concrete(self._e(self.spec.init_post, _Ctx(st, None, env, where="Init"),
-                                     True), "Init's conditions"):
+            _init_in_domains(ctx)
+            post_ctx = _Ctx(st, None, env, where="Init")
+            post = self._e(self.spec.init_post, post_ctx, True)
+            _init_in_domains(post_ctx)
+            if not _concrete(post, "Init's conditions"):
                 continue
             key = tuple(c for v in self.spec.variables for c in st[v.name])
             if key not in seen:

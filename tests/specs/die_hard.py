@@ -14,7 +14,7 @@ def build(big: int = 5, small: int = 3, goal: int = 4) -> Spec:
     spec = Spec("DieHard", {"big": big, "small": small, "goal": goal})
     b_ = spec.scalar("big", 0, big, "gallons in the big jug")
     s_ = spec.scalar("small", 0, small, "gallons in the small jug")
-    spec.initial(lambda b: None)
+    spec.initial(lambda b: None)       # no statements: every variable starts at 0
 
     @spec.action("FillSmall", modifies=[s_])
     def fill_small(b: Block) -> None:
