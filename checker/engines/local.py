@@ -102,8 +102,7 @@ class LocalEngine(LevelSource):
                            symmetry=self.kernel.symmetric)
 
     def prepare(self) -> None:
-        part = ("exact" if self.opts.exact else "local" if self.workers == 1
-                else f"parallel-{self.workers}")
+        part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
         self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
             self.pool = Workers(self.kernel, self.workers)
