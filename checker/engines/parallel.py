@@ -49,6 +49,7 @@ from numba import njit
 
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.signals import block_signals, signals_held
 from hwcheck.checker.semantics.fingerprint import (
@@ -270,9 +271,10 @@ class Workers:
     """N threads that expand levels together; close() when done. Two rounds of buffers: one
     chunk is inserted from one while the next is generated into the other."""
 
-    def __init__(self, kernel: Kernel, workers: int):
+    def __init__(self, kernel: Kernel, workers: int, phases: Phases | None = None):
         self.kernel = kernel
         self.n = workers
+        self.phases = phases or Phases()  # where a level's time goes (off unless asked)
         self.slices = workers  # more slices than workers measured no faster
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
                                        initializer=block_signals)
@@ -307,7 +309,7 @@ class Workers:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
-        k, mod, nw, ns = self.kernel, self.kernel.mod, self.n, self.slices
+        k, mod, nw, ns, ph = self.kernel, self.kernel.mod, self.n, self.slices, self.phases
         chunk = chunk or _expand.CHUNK
         n = front.shape[0]
         shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
@@ -346,7 +348,7 @@ class Workers:
             # and a lookup in it can only miss: ``table_split_batch``), held until it is done
             r.tables = [t.table for t in table.parts]
             tables = table_refs(r.tables)
-            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1], tables)
+            r.futures = [self.pool.submit(generating, r, s, cuts[s], cuts[s + 1], tables)
                          for s in range(ns)]
             return r
 
@@ -368,25 +370,30 @@ class Workers:
                         break
                     t.grow()  # the last run reached the table's end (END_ROOM was not enough)
 
+        generating = ph.task("expand: generate", generate)
+        inserting_ = ph.task("expand: insert", insert)
         cur = None
         try:
             with signals_held():
                 cur = start(self.rounds[0], 0) if n else None
             while cur is not None:
                 with signals_held():  # Ctrl-C waits for the end of the chunk
-                    gen_now = _results(cur.futures)
+                    with ph.span("expand: wait for generation"):
+                        gen_now = _results(cur.futures)
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
                             or not table_room(table.parts[o].table, min(int(more[o]), END_ROOM))
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
-                        self._all(reserve, grow)
-                    inserting = [self.pool.submit(insert, cur, o) for o in range(nw)]
+                        with ph.span("expand: grow"):
+                            self._all(ph.task("expand: grow", reserve), grow)
+                    inserting = [self.pool.submit(inserting_, cur, o) for o in range(nw)]
                     nxt = None
                     if cur.hi < n:  # the next chunk, while this one is inserted
                         nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
-                    _results(inserting)  # nothing allocates there
+                    with ph.span("expand: wait for inserts"):
+                        _results(inserting)  # nothing allocates there
                     lo, generated = cur.hi, generated + sum(gen_now)
                     _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
                     _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
@@ -402,7 +409,8 @@ class Workers:
                 for r in self.rounds:
                     for c in r.covs:
                         cov += c
-            return self._sorted(shares, generated, lo, interrupted)
+            with ph.span("expand: sort/gather"):
+                return self._sorted(shares, generated, lo, interrupted)
 
     def check_states(self, rows: np.ndarray, active, hits, err, dom_row) -> None:
         """The kernel's ``check_states`` over ``rows``, a slice a worker: each predicate's
@@ -410,9 +418,10 @@ class Workers:
         mod, n = self.kernel.mod, rows.shape[0]
         cuts = [n * s // self.n for s in range(self.n + 1)]
         parts = [(hits.copy(), err.copy(), dom_row.copy()) for _ in range(self.n)]
-        self._all(lambda s: mod.check_states(*CheckArgs(
-                      rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s], active=active,
-                      hits=parts[s][0], err=parts[s][1], dom_row=parts[s][2])),
+        self._all(self.phases.task("level end: checks", lambda s: mod.check_states(
+                      *CheckArgs(rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s],
+                                 active=active, hits=parts[s][0], err=parts[s][1],
+                                 dom_row=parts[s][2]))),
                   [(s,) for s in range(self.n)])
         for out, j in ((hits, 0), (dom_row, 2)):
             for c in np.flatnonzero(out < 0):
@@ -433,7 +442,7 @@ class Workers:
             _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
                     int(offs[o]))
 
-        self._all(sort, [(o,) for o in range(self.n)])
+        self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
 
 
