@@ -47,7 +47,7 @@ from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.kernel import Kernel
 spec = protocols.build(protocols.load("kafka"), json.loads({params!r}))
-k = Kernel(spec, symmetry={symmetry!r}); k.warm("local" if {workers} == 1 else "parallel-{workers}")
+k = Kernel(spec, symmetry={symmetry!r}); k.warm("local" if {workers} == 1 else "parallel")
 ex = LocalEngine(k, Options(stop_at_violation=False, max_states={limit}),
                  workers={workers}).run()
 print(json.dumps(dict(distinct=ex.distinct, generated=ex.generated, depth=ex.depth,
@@ -63,7 +63,7 @@ from hwcheck.checker import protocols
 from hwcheck.checker.engines.parallel import Workers
 from hwcheck.checker.semantics.kernel import Kernel
 spec = protocols.build(protocols.load("kafka"), json.loads({params!r}))
-k = Kernel(spec, symmetry={symmetry!r}); k.warm("parallel-2", "step"); Workers(k, 2).close()
+k = Kernel(spec, symmetry={symmetry!r}); k.warm("parallel", "step"); Workers(k, 2).close()
 print(json.dumps(dict(seconds=time.perf_counter() - t0)))
 """
 

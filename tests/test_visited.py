@@ -127,7 +127,10 @@ def test_levels_and_frontiers_on_disk_explore_exactly_as_in_memory(monkeypatch, 
     assert list((tmp_path / "work").iterdir()) == []  # the run's folder is gone
 
 
-def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch):
+@pytest.mark.parametrize("in_order", [False, True])
+def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch, in_order):
+    """Pieces added in any order, or each in fingerprint order (as several workers hand them
+    over: cut into buckets where they are, without sorting), give the same level."""
     monkeypatch.setattr(spill, "SPILL_BYTES", 1000)
     work = spill.WorkDir(tmp_path)
     rec = spill.record_dtype(8, np.int8, np.uint8)
@@ -135,9 +138,10 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch)
     fps = _fps(3000, seed=9)
     rows = np.arange(fps.size * 8, dtype=np.int64).astype(np.int8).reshape(-1, 8)
     for lo in range(0, fps.size, 700):
-        hi = min(fps.size, lo + 700)
-        nxt.add(rows[lo:hi], fps[lo:hi], np.arange(lo, hi, dtype=np.int32),
-                np.full(hi - lo, 3, np.uint8))
+        idx = np.arange(lo, min(fps.size, lo + 700))
+        if in_order:
+            idx = idx[np.argsort(fps[idx])]
+        nxt.add(rows[idx], fps[idx], idx.astype(np.int32), np.full(idx.size, 3, np.uint8))
     seen = []
     store = spill.LevelStore(work, rec)
     store.append({"fp": np.array([7], np.uint64), "par": np.array([-1], np.int32),

@@ -16,6 +16,7 @@ of the frontier and of the next level at a time (once a level outgrows ``spill.S
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import CHUNK, expand
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
+from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.spill import (
     Frontier,
     LevelStore,
@@ -87,6 +89,7 @@ class LocalEngine(LevelSource):
             raise ValueError(f"workers must be at least 1, not {workers}")
         self.workers = 1 if opts.exact else workers  # --exact runs on one worker
         self.pool: Workers | None = None
+        self.phases = Phases.from_environment()  # where a level's time goes (off unless asked)
         self.ckpt: checkpoint.Checkpointer | None = None
         self.boundary: _Boundary | None = None  # while a level is expanded, with --checkpoint
         self.cut = False  # the last level was stopped in the middle: no consistent point now
@@ -102,11 +105,10 @@ class LocalEngine(LevelSource):
                            symmetry=self.kernel.symmetric)
 
     def prepare(self) -> None:
-        part = ("exact" if self.opts.exact else "local" if self.workers == 1
-                else f"parallel-{self.workers}")
+        part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
         self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
-            self.pool = Workers(self.kernel, self.workers)
+            self.pool = Workers(self.kernel, self.workers, self.phases)
         self.base_rss = current_rss_bytes()
         self.work = WorkDir(self.opts.workdir)
         self.rec = record_dtype(self.kernel.stride, self.kernel.dtype, self.act_dtype)
@@ -231,6 +233,11 @@ class LocalEngine(LevelSource):
 
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
+        with self.phases.span("level"):
+            return self._level(depth, ex, progress, rule)
+
+    def _level(self, depth: int, ex: Exploration, progress: Progress,
+               rule: StopRule) -> LevelResult:
         props, front = self.props, self.front
         assert front is not None  # the driver expands only a source with a frontier
         if self.ckpt is not None and self.ckpt.due():  # a level boundary: a consistent point
@@ -242,7 +249,8 @@ class LocalEngine(LevelSource):
                 ex.seconds)
         nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec)
         out = LevelResult()
-        out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
+        with self.phases.span("expand"):
+            out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
         self.cut = bool(out.stopped)
         try:
             with signals_held():  # the level ends whole; a signal is taken after it
@@ -252,8 +260,9 @@ class LocalEngine(LevelSource):
                 if self.boundary is not None:
                     self.boundary.front = None
                 hits: list[tuple[str, str, int]] = []
-                level, self.front = nxt.finish(
-                    self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+                with self.phases.span("level end"):
+                    level, self.front = nxt.finish(
+                        self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
                 self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
                 if len(level):
                     self.levels.append(level)
@@ -287,6 +296,9 @@ class LocalEngine(LevelSource):
             frontier_bytes=self.front_peak,
             bytes_per_state=peak / max(ex.distinct, 1),
             explore_bytes_per_state=max(peak - self.base_rss, 0) / max(ex.distinct, 1))
+        if self.phases.on:
+            ex.stats["phases"] = self.phases.stats()
+            print(self.phases.table(), file=sys.stderr)
         if self.cov_enabled is not None and self.cov_new is not None:
             ex.stats["coverage"] = {"enabled": self.cov_enabled.tolist(),
                                     "new": self.cov_new.tolist()}
@@ -321,7 +333,8 @@ class LocalEngine(LevelSource):
             else:
                 new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
                              dom_row, dom_inst, on_chunk, chunk=chunk, cov=self.cov_enabled)
-            nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
+            with self.phases.span("expand: spill into buckets"):
+                nxt.add(new.rows, new.fps, new.parents + np.int32(off), new.acts)
             if self.cov_new is not None and new.acts.size:
                 self.cov_new += np.bincount(new.acts, minlength=self.cov_new.size)
             out.generated += new.generated
@@ -344,12 +357,13 @@ class LocalEngine(LevelSource):
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = self.kernel.error_arrays()
         dom_row[:] = -1
-        if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
-            self.pool.check_states(rows, props.state_active, hits, err, dom_row)
-        else:
-            self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
-                                                    active=props.state_active, hits=hits,
-                                                    err=err, dom_row=dom_row))
+        with self.phases.span("level end: checks"):
+            if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
+                self.pool.check_states(rows, props.state_active, hits, err, dom_row)
+            else:
+                self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
+                                                        active=props.state_active, hits=hits,
+                                                        err=err, dom_row=dom_row))
         for c in np.flatnonzero(dom_row >= 0):
             found.append((self.kernel.domain_errors.name(int(c)), "domain",
                           off + int(dom_row[c])))

@@ -49,6 +49,7 @@ from numba import njit
 
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.signals import block_signals, signals_held
 from hwcheck.checker.semantics.fingerprint import (
@@ -56,6 +57,7 @@ from hwcheck.checker.semantics.fingerprint import (
     TAIL,
     table_insert,
     table_prefetch,
+    table_refs,
     table_room,
 )
 from hwcheck.checker.semantics.fingerprint import (
@@ -222,15 +224,43 @@ class Expanded:
     interrupted: BaseException | None = None
 
 
+class _OwnerBuffers:
+    """A slice's successors for every owner, owner o's in row o of each array (the shape
+    ``expand_split`` takes for any number of owners): rows [owners, cap, stride] with parent
+    position, action and fingerprint. One capacity for all owners (the fingerprint spreads a
+    slice's successors evenly over them), doubled when one is short."""
+
+    def __init__(self, owners_: int, cap: int, stride: int, dtype, act_dtype):
+        self.rows = np.empty((owners_, cap, stride), dtype)
+        self.par = np.empty((owners_, cap), np.int32)
+        self.act = np.empty((owners_, cap), act_dtype)
+        self.fps = np.empty((owners_, cap), np.uint64)
+
+    @property
+    def cap(self) -> int:
+        return self.fps.shape[1]
+
+    def grow(self, used: np.ndarray) -> None:
+        """Double the capacity, keeping each owner's first ``used[o]`` entries."""
+        cap = 2 * self.cap
+        for name in ("rows", "par", "act", "fps"):
+            old = getattr(self, name)
+            new = np.empty((old.shape[0], cap) + old.shape[2:], old.dtype)
+            for o, m in enumerate(used):
+                new[o, :m] = old[o, :m]
+            setattr(self, name, new)
+
+
 class _Round:
-    """The generation of one chunk: per slice, a buffer for each owner, the hits, and how many
-    entries each owner's buffer holds."""
+    """The generation of one chunk: per slice, its buffers for the owners, the hits, and how
+    many entries each owner's buffer holds."""
 
     def __init__(self, kernel: Kernel, slices: int, owners_: int, per: int):
         k = kernel
-        self.bufs = [[_Buffers(per, k.stride, k.dtype, k.act_dtype) for _ in range(owners_)]
-                     for _ in range(slices)]  # [slice][owner]
+        self.bufs = [_OwnerBuffers(owners_, per, k.stride, k.dtype, k.act_dtype)
+                     for _ in range(slices)]  # [slice]
         self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
+        self.tables: list[np.ndarray] = []  # the owners' tables the generation reads
         self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
         self.covs: list[np.ndarray] = []  # per slice: the states enabling each instance
         self.futures: list = []
@@ -241,9 +271,10 @@ class Workers:
     """N threads that expand levels together; close() when done. Two rounds of buffers: one
     chunk is inserted from one while the next is generated into the other."""
 
-    def __init__(self, kernel: Kernel, workers: int):
+    def __init__(self, kernel: Kernel, workers: int, phases: Phases | None = None):
         self.kernel = kernel
         self.n = workers
+        self.phases = phases or Phases()  # where a level's time goes (off unless asked)
         self.slices = workers  # more slices than workers measured no faster
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
                                        initializer=block_signals)
@@ -258,11 +289,12 @@ class Workers:
 
     def _warm(self) -> None:
         """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
-        b, t = self.rounds[0].bufs[0][0], VisitedTable(16)
-        words = b.rows.view(np.uint64)
-        _insert_owned(b.fps, words, b.par, b.act, 0, 0, t.table, 0, words, b.par, b.act, b.fps,
-                      0)
-        _gather(np.argsort(b.fps[:0]), b.fps, b.rows, b.par, b.act, b.fps, b.rows, b.par, b.act,
+        b, t = self.rounds[0].bufs[0], VisitedTable(16)
+        words = b.rows[0].view(np.uint64)
+        _insert_owned(b.fps[0], words, b.par[0], b.act[0], 0, 0, t.table, 0, words, b.par[0],
+                      b.act[0], b.fps[0], 0)
+        s = _Buffers(1, self.kernel.stride, self.kernel.dtype, self.kernel.act_dtype)
+        _gather(np.argsort(s.fps[:0]), s.fps, s.rows, s.par, s.act, s.fps, s.rows, s.par, s.act,
                 0)
 
     def close(self) -> None:
@@ -277,7 +309,7 @@ class Workers:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
-        k, mod, nw, ns = self.kernel, self.kernel.mod, self.n, self.slices
+        k, mod, nw, ns, ph = self.kernel, self.kernel.mod, self.n, self.slices, self.phases
         chunk = chunk or _expand.CHUNK
         n = front.shape[0]
         shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
@@ -289,26 +321,22 @@ class Workers:
             r.covs = [np.zeros(max(k.ninst, 1), np.int64) for _ in range(ns)]
         generated, lo, interrupted = 0, 0, None
 
-        def generate(r: _Round, s: int, a: int, b: int, tables: tuple) -> int:
+        def generate(r: _Round, s: int, a: int, b: int, tables: np.ndarray) -> int:
             bufs, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
             at = r.counts[s]
             at[:] = 0
             gen, i = 0, a
             while True:
                 i, g = mod.expand_split(*SplitArgs(
-                    front=front, lo=i, hi=b, tables=tables,
-                    o_rows=tuple(x.rows.view(np.uint64) for x in bufs),
-                    o_par=tuple(x.par for x in bufs), o_act=tuple(x.act for x in bufs),
-                    o_fps=tuple(x.fps for x in bufs), o_n=at, tp_active=tp_active, tp_row=tr,
-                    tp_inst=ti, err=err, dom_row=dr, dom_inst=di, cov=r.covs[s]))
+                    front=front, lo=i, hi=b, tables=tables, o_rows=bufs.rows.view(np.uint64),
+                    o_par=bufs.par, o_act=bufs.act, o_fps=bufs.fps, o_n=at,
+                    tp_active=tp_active, tp_row=tr, tp_inst=ti, err=err, dom_row=dr,
+                    dom_inst=di, cov=r.covs[s]))
                 gen += g
-                for x, m in zip(bufs, at):
-                    x.n = int(m)
                 if i == b:
                     return gen
-                for x in bufs:  # a block may not fit: those short of room double
-                    if x.cap - x.n < mod.ROOM:
-                        x.reserve(max(mod.ROOM, x.cap))
+                while bufs.cap - int(at.max()) < mod.ROOM:  # a block may not fit: double
+                    bufs.grow(at)
 
         def start(r: _Round, a: int) -> _Round:
             """Start generating the chunk from row a into round r."""
@@ -316,8 +344,11 @@ class Workers:
             for tr, ti, dr, di, _ in r.hits:  # what is known: predicates already hit are skipped
                 tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
             cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
-            tables = tuple(t.table for t in table.parts)  # not grown until it is done
-            r.futures = [self.pool.submit(generate, r, s, cuts[s], cuts[s + 1], tables)
+            # the tables as they are now (an insert that grows one leaves this array alive,
+            # and a lookup in it can only miss: ``table_split_batch``), held until it is done
+            r.tables = [t.table for t in table.parts]
+            tables = table_refs(r.tables)
+            r.futures = [self.pool.submit(generating, r, s, cuts[s], cuts[s + 1], tables)
                          for s in range(ns)]
             return r
 
@@ -328,35 +359,41 @@ class Workers:
         def insert(r: _Round, o: int) -> None:
             t, sh = table.parts[o], shares[o]
             out = sh.rows.view(np.uint64)
-            for bufs in r.bufs:
-                b, k = bufs[o], 0
+            for b, counts in zip(r.bufs, r.counts):
+                k, m = 0, int(counts[o])
                 while True:
-                    k, sh.n, t.filled = _insert_owned(b.fps, b.rows.view(np.uint64), b.par, b.act,
-                                                      k, b.n, t.table, t.filled, out, sh.par,
-                                                      sh.act, sh.fps, sh.n)
-                    if k == b.n:
+                    k, sh.n, t.filled = _insert_owned(b.fps[o], b.rows[o].view(np.uint64),
+                                                      b.par[o], b.act[o], k, m, t.table,
+                                                      t.filled, out, sh.par, sh.act, sh.fps,
+                                                      sh.n)
+                    if k == m:
                         break
                     t.grow()  # the last run reached the table's end (END_ROOM was not enough)
 
+        generating = ph.task("expand: generate", generate)
+        inserting_ = ph.task("expand: insert", insert)
         cur = None
         try:
             with signals_held():
                 cur = start(self.rounds[0], 0) if n else None
             while cur is not None:
                 with signals_held():  # Ctrl-C waits for the end of the chunk
-                    gen_now = _results(cur.futures)
+                    with ph.span("expand: wait for generation"):
+                        gen_now = _results(cur.futures)
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
                             or not table_room(table.parts[o].table, min(int(more[o]), END_ROOM))
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
-                        self._all(reserve, grow)
-                    inserting = [self.pool.submit(insert, cur, o) for o in range(nw)]
+                        with ph.span("expand: grow"):
+                            self._all(ph.task("expand: grow", reserve), grow)
+                    inserting = [self.pool.submit(inserting_, cur, o) for o in range(nw)]
                     nxt = None
                     if cur.hi < n:  # the next chunk, while this one is inserted
                         nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
-                    _results(inserting)  # nothing allocates there
+                    with ph.span("expand: wait for inserts"):
+                        _results(inserting)  # nothing allocates there
                     lo, generated = cur.hi, generated + sum(gen_now)
                     _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
                     _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
@@ -372,7 +409,8 @@ class Workers:
                 for r in self.rounds:
                     for c in r.covs:
                         cov += c
-            return self._sorted(shares, generated, lo, interrupted)
+            with ph.span("expand: sort/gather"):
+                return self._sorted(shares, generated, lo, interrupted)
 
     def check_states(self, rows: np.ndarray, active, hits, err, dom_row) -> None:
         """The kernel's ``check_states`` over ``rows``, a slice a worker: each predicate's
@@ -380,9 +418,10 @@ class Workers:
         mod, n = self.kernel.mod, rows.shape[0]
         cuts = [n * s // self.n for s in range(self.n + 1)]
         parts = [(hits.copy(), err.copy(), dom_row.copy()) for _ in range(self.n)]
-        self._all(lambda s: mod.check_states(*CheckArgs(
-                      rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s], active=active,
-                      hits=parts[s][0], err=parts[s][1], dom_row=parts[s][2])),
+        self._all(self.phases.task("level end: checks", lambda s: mod.check_states(
+                      *CheckArgs(rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s],
+                                 active=active, hits=parts[s][0], err=parts[s][1],
+                                 dom_row=parts[s][2]))),
                   [(s,) for s in range(self.n)])
         for out, j in ((hits, 0), (dom_row, 2)):
             for c in np.flatnonzero(out < 0):
@@ -403,7 +442,7 @@ class Workers:
             _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
                     int(offs[o]))
 
-        self._all(sort, [(o,) for o in range(self.n)])
+        self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
 
 

@@ -172,10 +172,12 @@ class NextLevel:
         if nb == 1:
             self.buckets.append(0, cols)
         else:
-            own = owners(fps, nb).astype(np.uint16)  # a radix sort: small keys, stable
-            order = np.argsort(own, kind="stable")
-            cuts = np.searchsorted(own[order], np.arange(nb + 1))
-            cols = {name: col[order] for name, col in cols.items()}
+            own = owners(fps, nb).astype(np.uint16)
+            if not np.all(own[1:] >= own[:-1]):  # (several workers hand them over in order)
+                order = np.argsort(own, kind="stable")  # a radix sort: small keys, stable
+                own = own[order]
+                cols = {name: col[order] for name, col in cols.items()}
+            cuts = np.searchsorted(own, np.arange(nb + 1))
             for b in range(nb):
                 if cuts[b + 1] > cuts[b]:
                     self.buckets.append(b, {name: col[cuts[b]:cuts[b + 1]]

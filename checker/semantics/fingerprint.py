@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -185,11 +185,36 @@ def owner_of(fp, parts):
     return np.int64(((fp >> U32) * np.uint64(parts)) >> U32)
 
 
+@intrinsic
+def _uint64_at(typingctx, address):
+    """The pointer to a uint64 at the integer ``address``."""
+    sig = types.CPointer(types.uint64)(address)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+def table_refs(tables) -> np.ndarray:
+    """The owners' tables (uint64 arrays) as the several-worker split takes them, one shape
+    for any number of owners: int64 [owners, 2], each table's (address, slots). The caller
+    keeps the arrays alive while a kernel reads them."""
+    return np.array([(t.ctypes.data, t.size) for t in tables], np.int64).reshape(-1, 2)
+
+
+@njit(cache=True, inline="always")
+def table_of(tables, o):
+    """Owner o's table of ``table_refs``, as an array (a view: it owns nothing)."""
+    return carray(_uint64_at(tables[o, 0]), (tables[o, 1],))  # type: ignore[call-arg]
+
+
 @njit(cache=True, inline="always")
 def owners_room(o_fps, o_n, room):
-    """True if every owner's buffer has ``room`` free entries after its first ``o_n[o]``."""
-    for o in range(len(o_fps)):
-        if o_fps[o].size - o_n[o] < room:
+    """True if every owner's buffer (a row of ``o_fps``) has ``room`` free entries after its
+    first ``o_n[o]``."""
+    for o in range(o_n.size):
+        if o_fps.shape[1] - o_n[o] < room:
             return False
     return True
 
@@ -197,34 +222,35 @@ def owners_room(o_fps, o_n, room):
 @njit(cache=True, inline="always")
 def table_split_batch(tables, rows, par, act, fps, q, o_rows, o_par, o_act, o_fps, o_n):
     """Route the candidates ``0..q-1`` (rows as 64-bit words, with parent, action and
-    fingerprint) to their owners: each that its owner's table (``tables[o]``) does not hold is
-    appended to owner o's buffers at ``o_n[o]``, in order. A lookup only, while the owners may
-    be inserting into their tables: a key is never removed and a slot only ever holds a key of
-    the set, so a key found was seen before; one missed while a run is being shifted is left
-    for its owner's insert, which drops it then. The home slots of the next ``PREFETCH``
-    candidates are loaded while one is looked up."""
-    parts = len(tables)
+    fingerprint) to their owners: each that its owner's table (``table_of(tables, o)``) does
+    not hold is appended to owner o's buffers (``o_rows[o]``, ``o_par[o]``, ...) at
+    ``o_n[o]``, in order. A lookup only, while the owners may be inserting into their tables:
+    a key is never removed and a slot only ever holds a key of the set, so a key found was seen
+    before; one missed while a run is being shifted is left for its owner's insert, which drops
+    it then. The home slots of the next ``PREFETCH`` candidates are loaded while one is looked
+    up. The owners are the rows of ``tables`` and of the buffers, so one compiled function
+    serves any number of them."""
+    parts = tables.shape[0]
     for k in range(min(q, PREFETCH)):
-        t = tables[owner_of(fps[k], parts)]
+        t = table_of(tables, owner_of(fps[k], parts))
         table_prefetch(t, t.size - TAIL, fps[k])
     words = rows.shape[1]
     for k in range(q):
         if k + PREFETCH < q:
             f2 = fps[k + PREFETCH]
-            t2 = tables[owner_of(f2, parts)]
+            t2 = table_of(tables, owner_of(f2, parts))
             table_prefetch(t2, t2.size - TAIL, f2)
         fp = fps[k]
         o = owner_of(fp, parts)
-        t = tables[o]
+        t = table_of(tables, o)
         if table_contains(t, t.size - TAIL, fp):
             continue
         w = o_n[o]
-        dst = o_rows[o]
         for c in range(words):
-            dst[w, c] = rows[k, c]
-        o_par[o][w] = par[k]
-        o_act[o][w] = act[k]
-        o_fps[o][w] = fp
+            o_rows[o, w, c] = rows[k, c]
+        o_par[o, w] = par[k]
+        o_act[o, w] = act[k]
+        o_fps[o, w] = fp
         o_n[o] = w + 1
 
 

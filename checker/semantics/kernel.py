@@ -233,9 +233,9 @@ class Kernel:
     def warm(self, *parts: str, say=None) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
-        expand-and-dedup), "exact" (the same, keeping every state), "parallel-N" (the
-        expansion of N workers, which routes successors to N owners: one compiled function a
-        number of workers), "step"; default: "local" and "step".
+        expand-and-dedup), "exact" (the same, keeping every state), "parallel" (the
+        expansion of several workers, which routes successors to their owners: one compiled
+        function for every number of workers), "step"; default: "local" and "step".
 
         When a part has never been compiled for this kernel, ``say`` (a line of text) is told
         so first, and on a machine with more than one core a helper process compiles the
@@ -292,8 +292,7 @@ class Kernel:
         for part in parts:  # the long ones first: the helper does the rest
             name = _expand_of(part)
             if name is not None:
-                owners = int(part.split("-")[1]) if name == "expand_split" else 2
-                getattr(self.mod, name)(*_samples(self.mod, owners)[name])
+                getattr(self.mod, name)(*_samples(self.mod)[name])
         args = _samples(self.mod)
         if helper is not None:
             try:
@@ -308,12 +307,12 @@ class Kernel:
             self.step(0, self.initial)
 
 
-# The expand kernel of each part of ``Kernel.warm`` ("parallel-N": expand_split for N owners).
+# The expand kernel of each part of ``Kernel.warm``.
 EXPAND = {"local": "expand_dedup", "exact": "expand_exact", "parallel": "expand_split"}
 
 
 def _expand_of(part: str) -> str | None:
-    return EXPAND.get(part.split("-")[0])
+    return EXPAND.get(part)
 HELPER_WAIT = 120.0  # seconds the engine's process waits for the compile helper at most
 
 
@@ -324,9 +323,12 @@ def _cores() -> set:
         return set(range(os.cpu_count() or 1))
 
 
-def _samples(mod, owners: int = 2) -> dict:
+def _samples(mod) -> dict:
     """For each entry point of a kernel module, arguments of the types the engines pass (no
-    row is read: lo = hi = 0, n = 0); ``expand_split``'s for ``owners`` owners."""
+    row is read: lo = hi = 0, n = 0); ``expand_split``'s for two owners, of the types every
+    number of owners has."""
+    from hwcheck.checker.semantics.fingerprint import table_refs
+
     stride, dtype, ninst, nerr = mod.STRIDE, mod.DTYPE, mod.NINST, mod.NERRORS
     ns = max(sum(name.startswith("sp_") for name in vars(mod)), 1)
     nt = max(sum(name.startswith("tp_") for name in vars(mod)), 1)
@@ -350,10 +352,12 @@ def _samples(mod, owners: int = 2) -> dict:
         "step": StepArgs(inst=0, s=row, t=row.copy(), err=err),
         "expand_dedup": DedupArgs(**level),
         "expand_exact": ExactArgs(**level, slots=np.zeros(16, np.int64), store=out, nstored=0),
-        "expand_split": SplitArgs(front=one, lo=0, hi=0, tables=(table,) * owners,
-                                  o_rows=(out.view(np.uint64),) * owners, o_par=(par,) * owners,
-                                  o_act=(act,) * owners, o_fps=(fps,) * owners,
-                                  o_n=np.zeros(owners, np.int64), **tp),
+        "expand_split": SplitArgs(front=one, lo=0, hi=0, tables=table_refs([table, table]),
+                                  o_rows=np.empty((2, ninst, stride), dtype).view(np.uint64),
+                                  o_par=np.empty((2, ninst), np.int32),
+                                  o_act=np.empty((2, ninst), act_dtype_of(ninst)),
+                                  o_fps=np.empty((2, ninst), np.uint64),
+                                  o_n=np.zeros(2, np.int64), **tp),
     }
 
 

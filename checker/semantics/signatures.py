@@ -97,16 +97,18 @@ class ExactArgs(NamedTuple):
 
 class SplitArgs(NamedTuple):
     """``expand_split`` (several workers, without the GIL): every successor its owner's table
-    does not hold goes to that owner's buffers; returns (next row, transitions generated)."""
+    does not hold goes to that owner's buffers; returns (next row, transitions generated). The
+    owners are rows of these arrays, never a tuple of them, so the compiled function is the same
+    for every number of workers."""
 
     front: Any
     lo: int
     hi: int
-    tables: Any  # tuple of uint64 tables, one per owner
-    o_rows: Any  # tuple per owner of uint64 [cap, words]: rows as 64-bit words
-    o_par: Any  # tuple per owner of int32 [cap]
-    o_act: Any  # tuple per owner of action instances
-    o_fps: Any  # tuple per owner of uint64 [cap]
+    tables: Any  # int64 [owners, 2]: each owner's table as (address, slots): ``table_refs``
+    o_rows: Any  # uint64 [owners, cap, words]: rows as 64-bit words
+    o_par: Any  # int32 [owners, cap]
+    o_act: Any  # [owners, cap]: action instances
+    o_fps: Any  # uint64 [owners, cap]
     o_n: Any  # int64 [owners]: entries of each owner's buffers in use (moved on)
     tp_active: Any
     tp_row: Any

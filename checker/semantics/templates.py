@@ -225,8 +225,8 @@ _DOC_DEDUP = (
     '    transitions generated)."""')
 _DOC_SPLIT = (
     '    """Expand rows lo..hi-1 of ``front``; append each successor that its owner\'s\n'
-    '    table (``tables[o]``, o by the fingerprint\'s high bits) does not hold to\n'
-    '    that owner\'s buffers: ``o_rows[o]`` (rows as 64-bit words), ``o_par[o]``,\n'
+    '    table (``table_of(tables, o)``, o by the fingerprint\'s high bits) does not hold\n'
+    '    to that owner\'s buffers: ``o_rows[o]`` (rows as 64-bit words), ``o_par[o]``,\n'
     '    ``o_act[o]``, ``o_fps[o]``, from position ``o_n[o]`` (moved on). Stops\n'
     '    before a block of rows whose successors might overflow an owner\'s buffers.\n'
     '    Domain errors and transition predicates as ``expand_dedup``. Returns (next\n'
