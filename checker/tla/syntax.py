@@ -29,8 +29,13 @@ class Pos:
 
 
 def fail(pos: Pos | None, message: str) -> TlaError:
-    """The one-line error at ``pos`` (a TlaError to raise)."""
-    return TlaError(f"{pos}: {message}" if pos is not None else message)
+    """The one-line error at ``pos`` (a TlaError to raise). With a position it says where the
+    module is at fault, so the language keeps it as it is when an action built from the module
+    raises it (``SpecError.at``)."""
+    err = TlaError(f"{pos}: {message}" if pos is not None else message)
+    if pos is not None:
+        err.at = str(pos)
+    return err
 
 
 # ------------------------------------------------------------------------------------------
