@@ -16,6 +16,11 @@ For ``--max-seconds S`` the figure is the process's exit against the moment its 
 (``hwcheck check: ...``) came out, less S: an upper bound on the overshoot (it also counts the
 kernel loaded from the disk cache and the report written).
 
+``--held``: instead, each configuration runs once whole in a process whose ``signals_held``
+blocks (where the exploration holds a signal to the end of a chunk, of a level's bookkeeping,
+of a checkpoint) are timed: the longest of each place is the most a signal waited there, on
+this run, wherever it came.
+
 Every run checks its report: a stopped run is never ``holds`` (exit 3, or 12 with a violation
 found), and its figures are no larger than the whole run's.
 """
@@ -147,14 +152,76 @@ def max_seconds(name: str, args: list[str], limit: float, folder: str) -> None:
           flush=True)
 
 
+HELD = """
+import json, sys, time
+from hwcheck.checker.search import signals
+from hwcheck.checker.cli.main import run
+real, longest = signals.signals_held, {}
+
+
+class Timed:
+    def __init__(self, where):
+        self.where, self.cm = where, real()
+
+    def __enter__(self):
+        self.t = time.perf_counter()
+        return self.cm.__enter__()
+
+    def __exit__(self, *exc):
+        d = time.perf_counter() - self.t
+        n, worst = longest.get(self.where, (0, 0.0))
+        longest[self.where] = (n + 1, max(worst, d))
+        return self.cm.__exit__(*exc)
+
+
+def held():
+    f = sys._getframe(1)
+    return Timed(f"{f.f_globals['__name__'].rsplit('.', 1)[-1]}.{f.f_code.co_name}")
+
+
+import hwcheck.checker.engines.local, hwcheck.checker.engines.parallel  # noqa: E401
+import hwcheck.checker.graph.explore, hwcheck.checker.graph.recover  # noqa: E401
+for m in list(sys.modules.values()):
+    if getattr(m, "signals_held", None) is real:
+        m.signals_held = held
+try:
+    run(sys.argv[2:])
+except SystemExit:
+    pass
+with open(sys.argv[1], "w") as f:
+    json.dump(longest, f)
+"""
+
+
+def held_blocks(name: str, args: list[str], folder: str) -> None:
+    """The longest ``signals_held`` block of each place, on one whole run."""
+    into = os.path.join(folder, "held.json")
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", HELD, into, "check", *args, "--json", "-q", "--out",
+                    folder], check=False, capture_output=True)
+    with open(into) as f:
+        longest = json.load(f)
+    print(f"\n## {name}: hwcheck check {' '.join(args)} ({time.monotonic() - t0:.1f} s)")
+    print("| where | blocks | longest |\n|---|---:|---:|")
+    for where, (n, worst) in sorted(longest.items(), key=lambda kv: -kv[1][1]):
+        print(f"| {where} | {n:,} | {worst:.3f} s |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--points", type=int, default=8, help="signals per configuration")
     ap.add_argument("--only", nargs="*", choices=list(CONFIGS), help="these configurations")
     ap.add_argument("--max-seconds", type=float, nargs="*", default=[10.0, 30.0],
                     help="limits to run each configuration with")
+    ap.add_argument("--held", action="store_true",
+                    help="time the blocks that hold a signal instead (one whole run each)")
     a = ap.parse_args()
     names = a.only or list(CONFIGS)
+    if a.held:
+        with tempfile.TemporaryDirectory(prefix="hwcheck-stops-") as folder:
+            for name in names:
+                held_blocks(name, CONFIGS[name], folder)
+        return
     worst: dict[tuple[str, str], float] = {}
     with tempfile.TemporaryDirectory(prefix="hwcheck-stops-") as folder:
         for name in names:
