@@ -43,7 +43,7 @@ CONFIGS = {  # name: the command's arguments after `hwcheck check`
     "recoverable": ["--scenario", "kafka-7128-fix", "--recoverable"],
     "plain": ["-R", "3", "-M", "3", "-E", "3", "--continue"],
     # liveness properties violated: the lassos' cycles built (not run unless named)
-    "lassos": ["-R", "3", "-M", "2", "-E", "3", "--truncation", "hw", "--liveness"],
+    "lassos": ["-R", "3", "-M", "2", "-E", "3", "--truncation", "hw", "--liveness", "--continue"],
 }
 DEFAULT = ["liveness", "recoverable", "plain"]
 
