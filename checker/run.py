@@ -16,6 +16,7 @@ from hwcheck.checker.traces.output import clear_stale, prepare_run_folder, write
 from hwcheck.checker.traces.trace import Trace, from_path
 from hwcheck.spec.lang import Spec, SpecError
 from hwcheck.spec.protocol import protocol_of
+from hwcheck.spec.verdicts import Verdict
 
 if TYPE_CHECKING:
     from hwcheck.checker.engines.partitioned import LevelEngine
@@ -195,7 +196,9 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
                                      "complete": graph.complete,
                                      "explore_seconds": round(graph.seconds, 3),
                                      "liveness_seconds": round(graph.stats["liveness_seconds"],
-                                                               3)}
+                                                               3),
+                                     "properties": len(outs),
+                                     "decided": sum(o.status != Verdict.UNKNOWN for o in outs)}
             add_liveness(ex, outs)
         else:
             ex = make_engine(engine, kernel, opts, **engine_opts).run()

@@ -343,7 +343,8 @@ def test_a_limit_sets_the_stop_flag_and_ends_the_block_with_its_reason():
 
 
 def test_the_compiled_searches_return_early_once_the_flag_is_set():
-    """Tarjan's search and the backward search give up at their first look at a set flag."""
+    """Tarjan's search, the judging of its components, the search for a cycle's next
+    obligation and the backward search give up at their first look at a set flag."""
     import numpy as np
 
     from hwcheck.checker.graph import liveness
@@ -360,8 +361,91 @@ def test_the_compiled_searches_return_early_once_the_flag_is_set():
                             stop) == -1
     assert liveness._tarjan(offsets, dst, act, np.ones(n, np.bool_), np.ones(1, np.bool_), comp,
                             np.zeros(1, np.int64)) == 1
+    comp[:] = 0  # one component: fair (no fairness asked of it), so every state gets id 0
+    judged = (np.zeros((n, 1), np.uint64), np.full(1, -1, np.int64), np.zeros(1, np.uint64),
+              np.zeros(1, np.uint64), np.ones(n, np.bool_), np.ones(1, np.bool_))
+    fcomp, keep = np.full(n, -1, np.int64), np.zeros(n, np.bool_)
+    assert liveness._judge(offsets, dst, act, comp, 1, *judged, fcomp, keep, 0, stop) == -1
+    assert liveness._judge(offsets, dst, act, comp, 1, *judged, fcomp, keep, 0,
+                           np.zeros(1, np.int64)) == 1
+    assert (fcomp == 0).all()
+    path = np.empty(n + 1, np.int64)
+    to_last = (offsets, dst, act, np.ones(n, np.bool_), np.ones(1, np.bool_), 0, 3, n - 1,
+               np.full(1, -1, np.int64), np.zeros((n, 1), np.uint64), np.ones(n, np.bool_),
+               path)
+    assert liveness._bfs_to(*to_last, stop) == -2
+    assert liveness._bfs_to(*to_last, np.zeros(1, np.int64)) == n - 1
+    assert path[:n - 1].tolist() == list(range(n - 1))
     target = np.zeros(n, np.bool_)
     target[0] = True
     with pytest.raises(StopRequested):
         can_reach_csr(offsets, dst, target, stop=stop)
     assert can_reach_csr(offsets, dst, target).all()
+
+
+@pytest.mark.parametrize("point", ["terminate-judge:0", "terminate-cycle:0"])
+def test_a_sigterm_while_components_are_judged_or_a_cycle_is_built_stops_there(
+        point, whole_graphs, tmp_path):
+    """The SIGTERM comes as liveness judges the fair components it found, or as it builds a
+    lasso's cycle through one: the searches under way stop at their next look at the flag. Each
+    property is unknown (saying why) or has its verdict of the whole run, at least one is
+    unknown, the verdict is violated exactly when a violation was decided (12), else unknown
+    (3), never holds; the text says how many were decided."""
+    want = whole_graphs["liveness"]
+    res = faulted(point, *LIVENESS, "--out", str(tmp_path))
+    assert "Traceback" not in res.stderr
+    obj = last_json(res.stdout)
+    assert explored(obj) == explored(want)
+    assert obj["stop_reason"] == "terminated (SIGTERM) while liveness was decided"
+    names = [n for n in want["liveness"] if n != "graph"]
+    got = {n: obj["liveness"][n]["status"] for n in names}
+    for n in names:
+        assert got[n] in ("unknown", want["liveness"][n]["status"]), n
+        if got[n] == "unknown":
+            assert obj["liveness"][n]["note"] == "terminated (SIGTERM) while liveness was decided"
+    unknown = sum(s == "unknown" for s in got.values())
+    assert unknown >= 1
+    violated = "violated" in got.values()
+    assert (res.returncode, obj["verdict"]) == ((12, "violated") if violated else (3, "unknown"))
+    assert {v["property"] for v in obj["violations"]} == {n for n in names
+                                                          if got[n] == "violated"}
+    decided = len(names) - unknown
+    g = obj["liveness"]["graph"]
+    assert (g["properties"], g["decided"]) == (len(names), decided)
+    line = next(x for x in res.stderr.splitlines() if x.startswith("liveness: ")
+                and "state graph" in x)
+    what = (f"{decided} of {len(names)} decided, the rest unknown," if decided
+            else "none decided")
+    assert line.startswith(f"liveness: {what} on the whole state graph of {g['states']} states")
+
+
+def test_the_whole_liveness_run_says_every_property_decided(whole_graphs):
+    g = whole_graphs["liveness"]["liveness"]["graph"]
+    assert g["decided"] == g["properties"] == len(whole_graphs["liveness"]["liveness"]) - 1
+
+
+# the fast tier's configuration with a stuck state (its stuck trace built once it is decided)
+STUCK = ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",
+         "--continue", "--json", "-q"]
+
+
+def test_a_sigterm_while_the_stuck_trace_is_built_keeps_the_verdict_without_the_trace(tmp_path):
+    """Recoverability is decided (stuck states counted) when the SIGTERM comes: the verdict
+    and its figures stay, exit 12; only the trace is missing, and the report says why."""
+    whole = hwcheck(*STUCK, "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 12, whole.stderr
+    want = last_json(whole.stdout)
+    res = faulted("terminate-stuck:0", *STUCK, "--out", str(tmp_path / "stopped"))
+    assert res.returncode == 12, res.stderr
+    assert "Traceback" not in res.stderr
+    obj = last_json(res.stdout)
+    why = "terminated (SIGTERM) while the stuck trace was built"
+    assert obj["stop_reason"] == why and explored(obj) == explored(want)
+    rec, full = obj["recoverability"], want["recoverability"]
+    assert full["verdict"] == "stuck" and full["trace"]
+    for key in ("verdict", "states", "transitions", "healthy", "stuck", "stuck_at_bound",
+                "shortest", "shortest_at_bound"):
+        assert rec[key] == full[key], key
+    assert rec["trace"] is None and rec["stop_reason"] == why
+    assert f"note: the stuck trace was not built (the run was {why})" in res.stderr
+    assert not list((tmp_path / "stopped").rglob("Recoverable.*"))

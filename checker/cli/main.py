@@ -258,9 +258,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
             o.say(f"note: {v.name}: {v.note}")
     g = ex.stats.get("graph")
     if g is not None:
-        o.say(f"liveness: decided on the {'whole ' if g['complete'] else 'incomplete '}state "
-              f"graph of {g['states']:,} states and {g['transitions']:,} transitions "
-              f"({g['explore_seconds']:.2f} s exploring, {g['liveness_seconds']:.2f} s deciding)")
+        o.say(liveness_line(g))
     for oc in report.outcomes:
         if oc.kind == "liveness":
             o.say(f"liveness: {oc.name} {oc.status}"
@@ -318,6 +316,19 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     o.result(result)
     sys.exit(VERDICT_EXIT[report.verdict] if rec is None else
              recover_cli.exit_code(report.verdict, rec))
+
+
+def liveness_line(g: dict[str, Any]) -> str:
+    """What the state graph decided of the liveness properties, said exactly: all of them, some
+    (the run stopped while they were decided: the rest are unknown, each saying why), or none
+    (an incomplete graph, or a stop before the first was decided)."""
+    n, decided = g["properties"], g["decided"]
+    size = (f"the {'whole ' if g['complete'] else 'incomplete '}state graph of "
+            f"{g['states']:,} states and {g['transitions']:,} transitions")
+    what = ("decided" if decided == n else f"{decided} of {n} decided, the rest unknown,"
+            if decided else "none decided")
+    return (f"liveness: {what} on {size} ({g['explore_seconds']:.2f} s exploring, "
+            f"{g['liveness_seconds']:.2f} s deciding)")
 
 
 def view_report(spec: Spec, opts: Options, o: Any) -> dict[str, Any] | None:

@@ -216,8 +216,10 @@ def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, regi
         ncomp = _tarjan(graph.offsets, graph.dst, act, mask, ok_edge, comp, stop)
         poll(stop)
         keep = np.zeros(n, np.bool_)
+        faults.at("terminate-judge", 0, stop)  # tests: a SIGTERM as the components are judged
         next_id = _judge(graph.offsets, graph.dst, act, comp, ncomp, arrays.enabled, fair.index,
-                         fair.weak, fair.strong, acc, ok_edge, fcomp, keep, next_id)
+                         fair.weak, fair.strong, acc, ok_edge, fcomp, keep, next_id, stop)
+        poll(stop)
         mask = keep
     return fcomp
 
@@ -250,17 +252,20 @@ def _lasso(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.nd
         e = int(nxt[s])
         prefix.append((int(graph.actions()[e]), int(graph.fps[graph.dst[e]])))
         s = int(graph.dst[e])
-    cycle = _cycle(graph, arrays, fair, fcomp, s, accept, ok_edge)
+    cycle = _cycle(graph, arrays, fair, fcomp, s, accept, ok_edge, stop)
     return Lasso(prefix, cycle)
 
 
 def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.ndarray, f: int,
-           accept: np.ndarray | None, ok_edge: np.ndarray) -> list[tuple[int, int]]:
+           accept: np.ndarray | None, ok_edge: np.ndarray,
+           stop: np.ndarray | None = None) -> list[tuple[int, int]]:
     """A cycle from state ``f`` through its fair component that meets every fairness condition:
     each obligation (visit an accepting state; take each instance the component's fairness
     requires; for a weakly fair instance enabled somewhere but not everywhere, visit a state
     where it is disabled or take it) reached by the component's shortest path from where the
-    cycle is, then back to ``f``. Empty when ``f`` alone, stuttering, is fair."""
+    cycle is, then back to ``f``. Empty when ``f`` alone, stuttering, is fair.
+    ``StopRequested`` once ``stop`` is set (read by each search for an obligation)."""
+    stop = no_stop() if stop is None else stop
     c = fcomp[f]
     member = fcomp == c
     act = arrays.act
@@ -299,8 +304,10 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
         if kind == 2 and (taken[w] & bit or not visited_all[w] & bit):
             continue
         path = np.empty(graph.n + 1, np.int64)
+        faults.at("terminate-cycle", 0, stop)  # tests: a SIGTERM as a lasso's cycle is built
         k = _bfs_to(graph.offsets, graph.dst, act, member, ok_edge, cur, kind, b,
-                    fair.index, en, acc, path)
+                    fair.index, en, acc, path, stop)
+        poll(stop)
         if k < 0:
             raise AssertionError("a fair component without the transition its fairness needs")
         for e in path[:k]:  # consecutive transitions from ``cur``
@@ -316,8 +323,10 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
             cur = t
     if cur != f:
         path = np.empty(graph.n + 1, np.int64)
+        faults.at("terminate-cycle", 0, stop)
         k = _bfs_to(graph.offsets, graph.dst, act, member, ok_edge, cur, 3, f, fair.index, en,
-                    acc, path)
+                    acc, path, stop)
+        poll(stop)
         steps.extend(int(e) for e in path[:k])
     act = graph.actions()
     return [(int(act[e]), int(graph.fps[graph.dst[e]])) for e in steps]
@@ -450,10 +459,12 @@ def _tarjan(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, mask: np.ndar
 def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarray, ncomp: int,
            enabled: np.ndarray, index: np.ndarray, weak: np.ndarray, strong: np.ndarray,
            accept: np.ndarray, ok_edge: np.ndarray, fcomp: np.ndarray, keep: np.ndarray,
-           next_id: int) -> int:  # pragma: no cover - compiled
+           next_id: int, stop: np.ndarray) -> int:  # pragma: no cover - compiled
     """Each component: fair (its states get a new id in ``fcomp``), refined (its states that
     enable a strongly fair instance it never takes are dropped, the others go to ``keep`` for
-    the next decomposition) or without a fair cycle. Returns the next free id."""
+    the next decomposition) or without a fair cycle. Returns the next free id, or -1 once
+    ``stop`` is set (read every ``POLL + 1`` states of each pass; ``fcomp`` and ``keep``
+    unfinished)."""
     n = offsets.size - 1
     words = enabled.shape[1]
     allen = np.empty((ncomp, words), np.uint64)
@@ -462,6 +473,8 @@ def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarr
     taken = np.zeros((ncomp, words), np.uint64)
     hasacc = np.zeros(ncomp, np.bool_)
     for s in range(n):
+        if (s & POLL) == 0 and stop[0]:
+            return -1
         c = comp[s]
         if c < 0:
             continue
@@ -480,6 +493,8 @@ def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarr
     bad_sf = np.zeros((ncomp, words), np.uint64)
     ids = np.full(ncomp, -1, np.int64)
     for c in range(ncomp):
+        if (c & POLL) == 0 and stop[0]:
+            return -1
         if not hasacc[c]:
             continue
         wf_bad = False
@@ -499,6 +514,8 @@ def _judge(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, comp: np.ndarr
             ids[c] = next_id
             next_id += 1
     for s in range(n):
+        if (s & POLL) == 0 and stop[0]:
+            return -1
         c = comp[s]
         if c < 0:
             continue
@@ -545,12 +562,13 @@ def _backward_bfs(rev_offsets: np.ndarray, rev_edges: np.ndarray, pred: np.ndarr
 @njit(cache=True, nogil=True)
 def _bfs_to(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, member: np.ndarray,
             ok_edge: np.ndarray, start: int, kind: int, b: int, index: np.ndarray,
-            enabled: np.ndarray, accept: np.ndarray,
-            path: np.ndarray) -> int:  # pragma: no cover - compiled
+            enabled: np.ndarray, accept: np.ndarray, path: np.ndarray,
+            stop: np.ndarray) -> int:  # pragma: no cover - compiled
     """A shortest path inside ``member`` (over transitions ``ok_edge`` allows) from ``start``
     to: kind 0, an accepting state; 1, a transition of fair instance ``b`` to another state
     (taken last); 2, a state where ``b`` is disabled, or such a transition; 3, the state ``b``.
-    Writes the transition ids to ``path``; returns how many, or -1 if there is none."""
+    Writes the transition ids to ``path``; returns how many, -1 if there is none, or -2 once
+    ``stop`` is set (read as each ``POLL + 1``-th state is visited)."""
     n = offsets.size - 1
     pe = np.full(n, -1, np.int64)
     seen = np.zeros(n, np.bool_)
@@ -564,6 +582,8 @@ def _bfs_to(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, member: np.nd
     last_edge = -1
     end = -1
     while head < tail and end < 0:
+        if (head & POLL) == 0 and stop[0]:
+            return -2
         s = queue[head]
         head += 1
         if kind == 0 and accept[s] and s != start:

@@ -263,7 +263,10 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
                     res = analyse(graph, method, workers, stop)
                     if res.witness is not None:
                         phase = "while the stuck trace was built"
+                        faults.at("terminate-stuck", 0, stop)  # tests: a SIGTERM before it
+                        poll(stop)
                         res.trace = stuck_trace(spec, graph, res)
+                        poll(stop)
                 if liveness:
                     phase = "while liveness was decided"
                     t = time.perf_counter()
@@ -283,6 +286,11 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
         ex.stop_reason = ex.stop_reason or late
         if recoverable and (res is None or res.verdict == Verdict.UNKNOWN):
             res = Recoverability.stopped(graph, late)
+        elif res is not None and res.witness is not None and res.trace is None:
+            # decided: the stuck states are counted; only their trace is missing
+            res.stop_reason = late
+            res.note = "; ".join(filter(None, [res.note, "the stuck trace was not built (the "
+                                               f"run was {late})"]))
         decided = {o.name: o for o in outcomes if o.status != Verdict.UNKNOWN}
         outcomes = [decided.get(p.name) or live.LiveOutcome(p.name, Verdict.UNKNOWN,
                                                             note=late) for p in liveness]

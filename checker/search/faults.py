@@ -10,6 +10,10 @@ it to on any machine and under any load (no test waits for a moment to come).
 - ``terminate-graph:0``: SIGTERM once the state graph is explored, before it is analysed;
 - ``terminate-reverse:0``: SIGTERM in recoverability's backward search;
 - ``terminate-liveness:0``: SIGTERM in liveness's search of the fair components;
+- ``terminate-judge:0``: SIGTERM as liveness judges the components found (fair, refined or
+  without a fair cycle);
+- ``terminate-cycle:0``: SIGTERM as liveness builds a lasso's cycle through a fair component;
+- ``terminate-stuck:0``: SIGTERM as recoverability's stuck trace is built;
 - ``checkpoint-write:D``: SIGKILL halfway through writing the checkpoint of depth D;
 - ``after-checkpoint:D``: SIGKILL right after that checkpoint is written.
 
@@ -27,6 +31,8 @@ VARIABLE = "HWCHECK_FAULT"
 SIGNALS = {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM,
            "terminate-mid": signal.SIGTERM, "terminate-graph": signal.SIGTERM,
            "terminate-reverse": signal.SIGTERM, "terminate-liveness": signal.SIGTERM,
+           "terminate-judge": signal.SIGTERM, "terminate-cycle": signal.SIGTERM,
+           "terminate-stuck": signal.SIGTERM,
            "checkpoint-write": signal.SIGKILL, "after-checkpoint": signal.SIGKILL}
 MID_CHUNK = 64  # rows a kernel call while ``terminate-mid`` is set
 
