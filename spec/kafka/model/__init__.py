@@ -31,7 +31,7 @@ from hwcheck.spec.kafka.model import (
 )
 from hwcheck.spec.kafka.model.context import Model
 from hwcheck.spec.kafka.params import Params
-from hwcheck.spec.lang import Block, Spec
+from hwcheck.spec.lang import Block, Spec, SpecError
 
 __all__ = ["BASE_ACTION_PROPERTIES", "BASE_INVARIANTS", "BASE_REACHABLES", "LIVENESS", "NONE",
            "build", "property_names", "reachable_names"]
@@ -77,16 +77,30 @@ def build(p: Params) -> Spec:
     _phase(props, "liveness", m)
     _phase(props, "action_properties", m)
     _phase(props, "reachables", m)
+    _check_names(spec, p)
     return spec.validate()
+
+
+def _names(p: Params, kind: str) -> tuple[str, ...]:
+    return tuple(n for part in PROPERTY_ORDER if part.on(p) for n in getattr(part.names(p), kind))
 
 
 def property_names(p: Params) -> tuple[str, ...]:
     """Every invariant, action property and liveness property the model of ``p`` declares, in
     its order."""
-    spec = build(p)
-    return tuple(x.name for x in (*spec.invariants, *spec.action_properties, *spec.liveness))
+    return _names(p, "invariants") + _names(p, "action_properties") + _names(p, "liveness")
 
 
 def reachable_names(p: Params) -> tuple[str, ...]:
     """Every reachability check the model of ``p`` declares."""
-    return tuple(r.name for r in build(p).reachables)
+    return _names(p, "reachables")
+
+
+def _check_names(spec: Spec, p: Params) -> None:
+    """The names each part says it states (``names``) are those it declared."""
+    declared = tuple(x.name for x in (*spec.invariants, *spec.action_properties,
+                                      *spec.liveness))
+    reached = tuple(r.name for r in spec.reachables)
+    if declared != property_names(p) or reached != reachable_names(p):
+        raise SpecError(f"the Kafka model's parts declare {declared + reached}, but name "
+                        f"{property_names(p) + reachable_names(p)}")

@@ -10,7 +10,7 @@ statements here; the knobs of docs/kafka-model.md extend it through the context'
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.kafka.model.truncation import truncation_point
 from hwcheck.spec.lang import (
     Block,
@@ -35,6 +35,10 @@ REACHABLES = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
 
 def on(p) -> bool:
     return True
+
+
+def names(p) -> Names:
+    return Names(INVARIANTS, ACTION_PROPERTIES, REACHABLES)
 
 
 def extend(m: Model) -> None:

@@ -4,12 +4,17 @@ read_committed with transactions), each from its own position (docs/kafka-model.
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE, lso
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, disj, exists, forall, implies, prime
 
 
 def on(p) -> bool:
     return p.consumers > 0
+
+
+def names(p) -> Names:
+    return Names(invariants=("MonotonicReads", "ReadYourWrites"),
+                 action_properties=("ReadsBelowHw",), reachables=("ConsumerRead",))
 
 
 def read_committed(m: Model) -> bool:

@@ -22,10 +22,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
 from hwcheck.spec.kafka import derived
 from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import Expr, Spec, SpecError
+
+
+class Names(NamedTuple):
+    """The names of the properties a part states, in its order (scenarios expect verdicts for
+    them; ``build`` checks them against what the part declares)."""
+
+    invariants: tuple[str, ...] = ()
+    action_properties: tuple[str, ...] = ()
+    reachables: tuple[str, ...] = ()
+    liveness: tuple[str, ...] = ()
+
 
 # The extension points: where an action (or a shared step) of one part runs what other parts
 # add, with the arguments each extension gets.

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import holds_committed
 from hwcheck.spec.kafka.model.base import isr_size, isr_size_of
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, prime
 
 
 def on(p) -> bool:
     return p.elr
+
+
+def names(p) -> Names:
+    return Names(invariants=("ElrMembersComplete",),
+                 reachables=(("RecoveredUnclean",) if p.unclean_recovery == "balanced" else ())
+                 + ("ElectedFromElr",))
 
 
 def declare(m: Model) -> None:

@@ -4,12 +4,16 @@ fetcher waits for metadata. With the KRaft controller (docs/kafka-model.md)."""
 
 from __future__ import annotations
 
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block
 
 
 def on(p) -> bool:
     return p.fencing == "kip-320"
+
+
+def names(p) -> Names:
+    return Names()
 
 
 def declare(m: Model) -> None:

@@ -4,12 +4,16 @@ records behind (replica.lag.max.messages), with either controller (docs/kafka-mo
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, prime
 
 
 def on(p) -> bool:
     return p.lag is not None
+
+
+def names(p) -> Names:
+    return Names(reachables=("IsrShrunk",))
 
 
 def declare(m: Model) -> None:

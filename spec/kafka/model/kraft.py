@@ -11,13 +11,17 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.base import advance_hw, isr_size_of
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, min_over, prime
 from hwcheck.spec.types import SetOf
 
 
 def on(p) -> bool:
     return p.kraft
+
+
+def names(p) -> Names:
+    return Names(action_properties=("LeaderEpochFenced",), reachables=("ZombieLeader",))
 
 
 def extend(m: Model) -> None:

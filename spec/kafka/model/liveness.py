@@ -8,7 +8,7 @@ out of epochs are counted apart (``health.at_bound``)."""
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import forall, implies
 
 NAMES = ("ElectionAfterCrash", "AckedReplicated", "HwCatchesUp", "LogsConverge")
@@ -16,6 +16,10 @@ NAMES = ("ElectionAfterCrash", "AckedReplicated", "HwCatchesUp", "LogsConverge")
 
 def on(p) -> bool:
     return p.liveness
+
+
+def names(p) -> Names:
+    return Names(liveness=NAMES)
 
 
 def extend(m: Model) -> None:

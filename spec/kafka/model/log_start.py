@@ -5,15 +5,17 @@ range and starts there (docs/kafka-model.md)."""
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE, restart_at
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, min_, min_over
-
-INVARIANTS = ("LogStartBelowHw", "LowWatermarkBelowHw")
-REACHABLES = ("LogStartMoved", "FollowerRestartedAtLogStart")
 
 
 def on(p) -> bool:
     return p.log_start_offset
+
+
+def names(p) -> Names:
+    return Names(invariants=("LogStartBelowHw", "LowWatermarkBelowHw"),
+                 reachables=("LogStartMoved", "FollowerRestartedAtLogStart"))
 
 
 def extend(m: Model) -> None:

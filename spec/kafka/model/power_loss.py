@@ -5,12 +5,16 @@ in the page cache (docs/kafka-model.md)."""
 from __future__ import annotations
 
 from hwcheck.spec.kafka.model.base import down, go_down, truncate, truncated
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, min_, prime
 
 
 def on(p) -> bool:
     return p.unflushed_loss
+
+
+def names(p) -> Names:
+    return Names(reachables=("PowerLossLostRecords",))
 
 
 def declare(m: Model) -> None:

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.base import advance_hw, append, isr_size
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, forall, implies, prime
-
-INVARIANTS = ("NoDuplicates",)
 
 
 def on(p) -> bool:
     return p.producer_retries
 
 
-def reachable_names(p) -> list[str]:
-    return ["ProducerRetried"] + (["DuplicateRefused"] if p.idempotence else [])
+def names(p) -> Names:
+    return Names(invariants=("NoDuplicates",),
+                 reachables=("ProducerRetried",) + (("DuplicateRefused",) if p.idempotence
+                                                    else ()))
 
 
 def declare(m: Model) -> None:

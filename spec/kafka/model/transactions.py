@@ -13,7 +13,7 @@ from hwcheck.spec.kafka.derived import (
     lso,
 )
 from hwcheck.spec.kafka.model.base import advance_hw, append, isr_size
-from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.lang import Block, exists, forall, implies, ite
 
 # The transactional producer's state (txnState).
@@ -24,6 +24,15 @@ UNDECIDED, COMMITTED, ABORTED = 0, 1, 2
 
 def on(p) -> bool:
     return p.transactions
+
+
+def names(p) -> Names:
+    read = (("AbortedRecordSkipped",) if p.isolation == "read-committed"
+            else ("AbortedRecordReturned",))
+    return Names(invariants=("LsoBelowHw", "MarkersSurvive")
+                 + (("ReadCommittedIsolation",) if p.consumers else ()),
+                 reachables=("TxnCommitted", "TxnAborted", "LsoBehindHw")
+                 + (read if p.consumers else ()))
 
 
 def declare(m: Model) -> None:
