@@ -25,6 +25,7 @@ from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.traces import itf
 from hwcheck.checker.z3 import checks as C
 from hwcheck.spec.kafka import model, views
+from hwcheck.spec.kafka.derived import first_unstable_of
 from hwcheck.spec.kafka.lemmas import replica_symmetry
 from hwcheck.spec.kafka.params import KNOBS_OFF, Params
 from hwcheck.spec.kafka.scenarios import FIXED, KNOB_SCENARIOS
@@ -186,8 +187,9 @@ def _trace(scenario: str, prop: str):
                                             ("transactions-hw", "MarkersSurvive"),
                                             ("read-uncommitted", "ReadCommittedIsolation")])
 def test_the_views_lso_agrees_with_the_model(scenario, prop):
-    """views.first_unstable restates model.first_unstable for the text; on every state of the
-    committed traces it agrees with the model's LsoBelowHw and LsoBehindHw."""
+    """The first unstable offset over a state dict (derived.first_unstable_of, what the views
+    show) agrees with the model's on every state of the committed traces: with LsoBelowHw and
+    LsoBehindHw, which read it over the spec (derived.first_unstable)."""
     spec, trace = _trace(scenario, prop)
     layout, interp = Layout.of(spec), Interpreter(spec)
     below = spec.invariant_named("LsoBelowHw").expr
@@ -198,7 +200,7 @@ def test_the_views_lso_agrees_with_the_model(scenario, prop):
         if L < 0:
             continue
         row = layout.from_dict(st)
-        fu = views.first_unstable(st, L)
+        fu = first_unstable_of(st, L)
         assert interp.eval(below, row) == (fu <= st["hw"][L])
         assert interp.eval(behind, row) == (min(fu, st["hw"][L]) < st["hw"][L])
         seen.add(fu <= st["hw"][L])

@@ -48,10 +48,14 @@ def leo(spec: Spec, r) -> Expr:
     return start[r] + n if start is not None else n
 
 
+def log_start_of(st: dict, r: int) -> int:
+    """Replica r's log start offset over a state dict (0 without --log-start-offset)."""
+    return st["logStart"][r] if "logStart" in st else 0
+
+
 def leo_of(st: dict, r: int) -> int:
     """``leo`` over a state dict."""
-    start = st["logStart"][r] if "logStart" in st else 0
-    return start + sum(1 for e in st["log"][r] if e)
+    return log_start_of(st, r) + sum(1 for e in st["log"][r] if e)
 
 
 # -- what a log holds ---------------------------------------------------------------------------
