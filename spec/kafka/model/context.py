@@ -11,7 +11,7 @@ part:
 - ``extend(point, fn)`` adds ``fn`` at one of the named ``POINTS`` where an action of another
   part asks for extensions ("an extra guard of Produce", "what else a truncation lowers", ...);
   they run in the order the parts registered them;
-- ``writes(point, *names)`` adds to the ``modifies`` of the actions that run a point;
+- ``writes(what, *names)`` adds variables to the ``modifies`` of the actions ``WRITES`` names;
 - ``replace(name, fn)`` states one of the ``REPLACEABLE`` steps anew;
 - ``controller``: the partition's controller, the one alternative of the model (``base.Atomic``
   or ``kraft.KRaft``), which states the actions that read the controller's decisions;
@@ -67,10 +67,22 @@ POINTS = {
     "power_loss": "(b, r): after broker r lost its unflushed records",
 }
 
-# Steps a part may state anew, with who does by default.
+# Steps a part may state anew, with the part that states them otherwise.
 REPLACEABLE = {
     "response.hw": "(b, f, rh): follower f takes the leader's HW rh (base)",
     "fence.isr": "(b, r): the ISR when the controller fences r (kraft)",
+}
+
+# The modifies a part may add to: what the actions that run an extension write beyond their own.
+WRITES = {
+    "Produce": "the atomic controller's Produce (produce.guard, produce.append)",
+    "hw": "the atomic controller's FetchRequest, ShrinkIsr and Elect, which raise the leader's "
+          "HW (hw.advanced)",
+    "truncate": "every action that truncates a log (truncate)",
+    "restart": "Restart (restart)",
+    "isr": "the KRaft controller's ISR changes (kraft.isr_changed, kraft.elected, fence.isr)",
+    "Consume": "Consume (consume.read, consume.returned)",
+    "PowerLoss": "PowerLoss (power_loss)",
 }
 
 
@@ -83,8 +95,9 @@ class Model:
         self.R, self.M, self.E = p.R, p.M, p.E
         self.OOR = derived.out_of_range(p.E)
         self.fair: str | None = None  # the fairness of the actions the liveness part makes fair
-        self.controller = None  # base.Atomic or kraft.KRaft
+        self.controller = None  # base.Atomic, or kraft.KRaft (set in the extend phase)
         self.log_start = None  # with --log-start-offset: its variable (truncation reads it)
+        self.p_wait = None  # pWait, once a part with a producer awaiting answers declares it
         # A record's cells beyond its epoch, each (cell, its twin in the fetch response)
         self.payload: list = []
         self.response_only: list = []  # response cells without a log twin (respLs)
@@ -106,7 +119,7 @@ class Model:
     def producer_wait(self):
         """pWait, shared by the parts whose producer awaits one answer at a time (retries,
         transactions): declared by the first that asks, where it asks."""
-        if not hasattr(self, "p_wait"):
+        if self.p_wait is None:
             self.p_wait = self.spec.scalar("pWait", 0, self.E, "the epoch of the leader the "
                                            "producer awaits an answer from; 0 = none awaited")
         return self.p_wait
@@ -131,9 +144,6 @@ class Model:
             raise SpecError(f"the Kafka model has no extension point {point!r}")
         self._hooks[point].append(fn)
 
-    def has(self, point: str) -> bool:
-        return bool(self._hooks[point])
-
     def run(self, point: str, *args) -> None:
         for fn in self._hooks[point]:
             fn(*args)
@@ -148,11 +158,13 @@ class Model:
             inner = functools.partial(wrapper, *args, inner)
         return inner
 
-    def writes(self, point: str, *names: str) -> None:
-        self._writes.setdefault(point, []).extend(names)
+    def writes(self, what: str, *names: str) -> None:
+        if what not in WRITES:
+            raise SpecError(f"the Kafka model has no modifies list {what!r} to add to")
+        self._writes.setdefault(what, []).extend(names)
 
-    def written(self, point: str) -> list[str]:
-        return list(self._writes.get(point, []))
+    def written(self, what: str) -> list[str]:
+        return list(self._writes.get(what, []))
 
     def replace(self, name: str, fn: Callable) -> None:
         if name not in REPLACEABLE:
