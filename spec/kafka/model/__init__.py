@@ -7,10 +7,12 @@ others' actions through the context (``context.py``), as a TLA+ module EXTENDS a
 takes no part: it declares nothing (no variable, action, property or statement), so that the
 base model (its layout, instance numbering, fingerprints and counts) is exactly what it was.
 
-Each part is a module with ``on(params)`` and the phases it takes part in, each a function of
-the context: ``extend`` (before anything is declared: restating a base variable, replacing the
+Each part is a module with ``on(params)`` (whether it takes part), ``names(params)`` (the
+properties it states, in its order) and the phases it takes part in, each a function of the
+context: ``extend`` (before anything is declared: restating a base variable, replacing the
 controller, fairness), ``declare`` (its variables, and its extensions of the others' actions),
-``init``, ``actions``, ``invariants``, ``liveness``, ``action_properties``, ``reachables``.
+``init`` (which gets the initial state's block too), ``actions``, ``invariants``,
+``liveness``, ``action_properties``, ``reachables``.
 """
 
 from __future__ import annotations
