@@ -123,10 +123,6 @@ def violation_json(name: str, kind: str, length: int | None, files: Sequence[Pat
     return out
 
 
-def known_properties(spec: Spec) -> list[str]:
-    return [p.name for p in spec.invariants] + [p.name for p in spec.action_properties]
-
-
 def make_engine(name: str, kernel: Kernel, opts: Options,
                 **engine_opts: Any) -> LocalEngine | LevelEngine:
     if name == "local":

@@ -342,7 +342,6 @@ def lift(x) -> Expr:
 
 
 TRUE = Const(True)
-FALSE = Const(False)
 
 
 def conj(*args) -> Expr:

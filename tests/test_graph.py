@@ -618,8 +618,8 @@ def test_workers_grow_the_id_table_in_place_together(monkeypatch):
     monkeypatch.setattr(ex_mod, "RESERVE_FROM", 1 << 4)
     monkeypatch.setattr(ex_mod, "TOUCH", 1 << 6)
     shared = []
-    share = buffers.Runs.share
-    monkeypatch.setattr(buffers.Runs, "share",
+    share = buffers.SharedRuns.share
+    monkeypatch.setattr(buffers.SharedRuns, "share",
                         lambda self, chore: (shared.append(len(chore.cuts) - 1),
                                              share(self, chore))[1])
     for workers in (2, 3):
@@ -634,7 +634,7 @@ def test_a_chore_is_done_whole_by_the_threads_that_share_it():
     wait for a buffer; what a piece raises is raised by the one that shares it."""
     import threading
 
-    from hwcheck.checker.graph.buffers import Chore, Runs
+    from hwcheck.checker.graph.buffers import Chore, SharedRuns
 
     done = np.zeros(1000, np.int64)
     helpers: set[str] = set()
@@ -643,7 +643,7 @@ def test_a_chore_is_done_whole_by_the_threads_that_share_it():
         helpers.add(threading.current_thread().name)
         done[a:b] += 1
 
-    runs = Runs([(0, 1), (1, 2)], [])  # no free buffer: a thread that claims waits
+    runs = SharedRuns([(0, 1), (1, 2)], [])  # no free buffer: a thread that claims waits
     waiting = threading.Thread(target=runs.claim, args=(True,), name="waiter")
     waiting.start()
     try:

@@ -10,6 +10,7 @@ hold.
 
 from __future__ import annotations
 
+import ast
 import itertools
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.traces import itf
 from hwcheck.checker.z3 import checks as C
 from hwcheck.spec.kafka import model, views
+from hwcheck.spec.kafka.derived import first_unstable_of
 from hwcheck.spec.kafka.lemmas import replica_symmetry
 from hwcheck.spec.kafka.params import KNOBS_OFF, Params
 from hwcheck.spec.kafka.scenarios import FIXED, KNOB_SCENARIOS
@@ -186,8 +188,9 @@ def _trace(scenario: str, prop: str):
                                             ("transactions-hw", "MarkersSurvive"),
                                             ("read-uncommitted", "ReadCommittedIsolation")])
 def test_the_views_lso_agrees_with_the_model(scenario, prop):
-    """views.first_unstable restates model.first_unstable for the text; on every state of the
-    committed traces it agrees with the model's LsoBelowHw and LsoBehindHw."""
+    """The first unstable offset over a state dict (derived.first_unstable_of, what the views
+    show) agrees with the model's on every state of the committed traces: with LsoBelowHw and
+    LsoBehindHw, which read it over the spec (derived.first_unstable)."""
     spec, trace = _trace(scenario, prop)
     layout, interp = Layout.of(spec), Interpreter(spec)
     below = spec.invariant_named("LsoBelowHw").expr
@@ -198,7 +201,7 @@ def test_the_views_lso_agrees_with_the_model(scenario, prop):
         if L < 0:
             continue
         row = layout.from_dict(st)
-        fu = views.first_unstable(st, L)
+        fu = first_unstable_of(st, L)
         assert interp.eval(below, row) == (fu <= st["hw"][L])
         assert interp.eval(behind, row) == (min(fu, st["hw"][L]) < st["hw"][L])
         seen.add(fu <= st["hw"][L])
@@ -282,3 +285,59 @@ def test_the_knob_lemmas_are_stated_only_with_their_knob():
     assert "ReadsCommitted" not in base and "RecordPayload" not in base and len(base) == 22
     for knobs in itertools.chain([dict(consumers=1)], [dict(transactions=True)]):
         assert len(lemmas_of(build(Params(2, 2, 3, **knobs)))) > len(base)
+
+
+# -- the model's composition ---------------------------------------------------------------------
+
+KAFKA = ROOT / "spec" / "kafka"
+DERIVED = ("leo", "leo_of", "first_unstable", "first_unstable_of", "lso", "lso_of")
+
+
+def _functions():
+    for path in sorted(KAFKA.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef):
+                yield path.relative_to(ROOT), node
+
+
+def test_no_function_of_the_kafka_model_is_over_150_lines():
+    long = [f"{path}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1} lines)"
+            for path, f in _functions() if f.end_lineno - f.lineno + 1 > 150]
+    assert not long
+
+
+def _delegates(f: ast.FunctionDef) -> bool:
+    """f's body is ``return derived.<f's name>(...)`` (after its docstring, if any)."""
+    body = [s for s in f.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return (len(body) == 1 and isinstance(body[0], ast.Return)
+            and isinstance(body[0].value, ast.Call)
+            and isinstance(body[0].value.func, ast.Attribute)
+            and isinstance(body[0].value.func.value, ast.Name)
+            and body[0].value.func.value.id == "derived" and body[0].value.func.attr == f.name)
+
+
+def test_the_leo_and_the_lso_are_defined_once_in_derived():
+    """A replica's LEO, the first unstable offset and the LSO are stated in derived.py alone:
+    anywhere else in spec/kafka a function of that name only hands over to it."""
+    defined = [f"{path}:{f.lineno} {f.name}" for path, f in _functions()
+               if f.name.lstrip("_") in DERIVED and path.name != "derived.py"
+               and not _delegates(f)]
+    assert not defined
+
+
+def test_the_leo_over_a_state_dict_is_the_models():
+    """derived.leo_of (the views) and derived.leo (the model) agree on every state of a
+    committed trace with a log start offset."""
+    from hwcheck.spec.kafka import derived
+
+    spec, trace = _trace("log-start-epoch", "CommittedNotLost")
+    layout, interp = Layout.of(spec), Interpreter(spec)
+    R = spec.params["replicas"]
+    seen = set()
+    for st in trace.states:
+        row = layout.from_dict(st)
+        for r in range(R):
+            assert interp.eval(derived.leo(spec, r), row) == derived.leo_of(st, r)
+            seen.add(derived.log_start_of(st, r))
+    assert len(seen) > 1  # some state has a log start offset above 0

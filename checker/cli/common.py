@@ -67,10 +67,6 @@ def say(msg: str = "", err: bool = False) -> None:
     click.echo(msg, err=err)
 
 
-def progress_line(msg: str) -> None:
-    click.echo(f"  {msg}", err=True)
-
-
 def sigterm_stops_like_ctrl_c() -> None:
     """From now on SIGTERM (``timeout``, a batch system, ``kill``) raises ``Terminated`` in the
     main thread, so a run stops at its next safe point and reports what it found."""

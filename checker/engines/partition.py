@@ -150,11 +150,6 @@ class Batch:
         return cls(np.empty((0, stride), dtype), np.empty(0, np.uint64),
                    np.empty(0, np.uint64), np.empty(0, adt))
 
-    @classmethod
-    def concat(cls, batches: list[Batch]) -> Batch:
-        return cls(*(np.concatenate([getattr(b, f) for b in batches])
-                     for f in ("rows", "fps", "parents", "acts")))
-
     # plain tuple pickling: small and version-independent
     def __reduce__(self) -> tuple[type[Batch], tuple[np.ndarray, ...]]:
         return (Batch, (self.rows, self.fps, self.parents, self.acts))

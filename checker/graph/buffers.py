@@ -90,21 +90,21 @@ class Column:
             self.a = grown(self.a, cap, used)
 
 
-class Runs:
+class SharedRuns:
     """A level's runs of rows shared by the threads that expand them: the next run to claim,
     the free candidate buffers, the expanded runs waiting for their ids."""
 
-    def __init__(self, runs: list[tuple[int, int]], batches: list[Batch]):
+    def __init__(self, runs: list[tuple[int, int]], batches: list[CandidateBuffer]):
         self.runs = runs
         self.free = list(batches)
         self.next = 0
-        self.ready: dict[int, Batch] = {}
+        self.ready: dict[int, CandidateBuffer] = {}
         self.halted = False
         self.error: BaseException | None = None
         self.chore: Chore | None = None  # work for a thread that would wait for a buffer
         self.cond = threading.Condition()
 
-    def claim(self, wait: bool) -> tuple[int, Batch] | None:
+    def claim(self, wait: bool) -> tuple[int, CandidateBuffer] | None:
         """The next run and a buffer for it; None when none is left (or the level stopped),
         or, without ``wait``, when none can be claimed now."""
         with self.cond:
@@ -139,12 +139,12 @@ class Runs:
             with self.cond:
                 self.chore = None
 
-    def put(self, r: int, b: Batch) -> None:
+    def put(self, r: int, b: CandidateBuffer) -> None:
         with self.cond:
             self.ready[r] = b
             self.cond.notify_all()
 
-    def take(self, r: int) -> Batch | None:
+    def take(self, r: int) -> CandidateBuffer | None:
         with self.cond:
             if self.error is not None:
                 raise self.error
@@ -156,7 +156,7 @@ class Runs:
             while r not in self.ready and self.error is None:
                 self.cond.wait()
 
-    def release(self, b: Batch) -> None:
+    def release(self, b: CandidateBuffer) -> None:
         with self.cond:
             self.free.append(b)
             self.cond.notify_all()
@@ -222,7 +222,7 @@ def touch(a: np.ndarray, lo: int, hi: int) -> None:  # pragma: no cover - compil
         a[i] = 0
 
 
-class Batch:
+class CandidateBuffer:
     """A worker's candidates: the successors of one run of frontier rows, before their ids
     (``expand_candidates``'s buffers), and the run's own first hits."""
 

@@ -25,10 +25,10 @@ from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph.buffers import (
-    Batch,
+    CandidateBuffer,
     Chore,
     Column,
-    Runs,
+    SharedRuns,
     base_pages,
     bucket_counts,
     bucket_scatter,
@@ -261,14 +261,14 @@ class GraphSource(LevelSource):
         # several workers: a pool, and candidate buffers (one run of rows each, ``BATCHES`` a
         # worker, so that the pool runs ahead while this thread gives ids)
         self.pool: ThreadPoolExecutor | None = None
-        self.batches: list[Batch] = []
-        self.runs: Runs | None = None  # the level's runs while the workers expand them
+        self.batches: list[CandidateBuffer] = []
+        self.runs: SharedRuns | None = None  # the level's runs while the workers expand them
         if self.workers > 1:
             # the other workers: this thread is one too
             self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
                                            initializer=block_signals)
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
-            self.batches = [Batch(k, cap, self.edge_properties)
+            self.batches = [CandidateBuffer(k, cap, self.edge_properties)
                             for _ in range(BATCHES * self.workers)]
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
@@ -579,7 +579,7 @@ class GraphSource(LevelSource):
         those of ``_rows_alone``. Returns (rows expanded, why the level stopped or "")."""
         assert self.pool is not None
         m = self.front.shape[0]
-        runs = Runs([(lo, min(m, lo + self.worker_rows))
+        runs = SharedRuns([(lo, min(m, lo + self.worker_rows))
                       for lo in range(start, m, self.worker_rows)], self.batches)
         self.runs = runs  # while its threads run: ``_grow_table`` shares work with them
         loops = [self.pool.submit(self._expand_runs, runs) for _ in range(self.workers - 1)]
@@ -608,7 +608,7 @@ class GraphSource(LevelSource):
                 loop.exception()
         return done, stopped
 
-    def _expand_runs(self, runs: Runs) -> None:
+    def _expand_runs(self, runs: SharedRuns) -> None:
         """A pool thread's part of a level: the next unclaimed run, while there is one."""
         try:
             while (claim := runs.claim(wait=True)) is not None:
@@ -617,7 +617,7 @@ class GraphSource(LevelSource):
         except BaseException as e:  # noqa: BLE001 - to the main thread, which raises it
             runs.fail(e)
 
-    def _ready(self, runs: Runs, r: int) -> Batch:
+    def _ready(self, runs: SharedRuns, r: int) -> CandidateBuffer:
         """Run ``r``'s candidates: expanded here if no thread has claimed it, else awaited,
         and meanwhile the next unclaimed run expanded here."""
         while True:
@@ -631,7 +631,7 @@ class GraphSource(LevelSource):
             else:
                 runs.wait(r)
 
-    def _candidates(self, b: Batch, lo: int, hi: int) -> Batch:
+    def _candidates(self, b: CandidateBuffer, lo: int, hi: int) -> CandidateBuffer:
         """A worker's part: rows lo..hi-1 (or as many as fit) into ``b``'s candidates."""
         b.tp_row[:] = -1
         b.dom_row[:] = -1
@@ -646,7 +646,7 @@ class GraphSource(LevelSource):
         count_values(b.eact, b.q, b.enabled)
         return b
 
-    def _resolve(self, b: Batch, base: int, dom_row: np.ndarray,
+    def _resolve(self, b: CandidateBuffer, base: int, dom_row: np.ndarray,
                  dom_inst: np.ndarray) -> None:
         """Give a worker's candidates their ids (the next run of rows, in order)."""
         q, ne = b.q, self.ne

@@ -546,8 +546,7 @@ class Translator:
             else:
                 raise SpecError(f"{ctx.where}: unknown statement {type(s).__name__}")
 
-    def effect(self, inst: Instance, pre: State,
-               env_extra: dict[Any, Term] | None = None) -> Effect:
+    def effect(self, inst: Instance, pre: State) -> Effect:
         """Guard, post-state and well-definedness of ``inst`` over ``pre``. Variables outside the
         action's modifies list are copied unchanged (the frame condition)."""
         env = dict(zip(inst.action.params, inst.args))

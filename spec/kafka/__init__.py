@@ -1,8 +1,9 @@
 """Kafka's partition replication protocol (docs/model.md) as a hwcheck protocol.
 
-Every Kafka fact lives in this package: the model (``model.py``), its parameters and their
-domains (``params.py``), the named scenarios of its history (``scenarios.py``), the lemmas and
-replica symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``). The knobs
+Every Kafka fact lives in this package: the model (``model/``: the base model and one part per
+knob), the facts derived from a state (``derived.py``), its parameters and their domains
+(``params.py``), the named scenarios of its history (``scenarios.py``), the lemmas and replica
+symmetry for Z3 (``lemmas.py``) and the drawings of its traces (``views.py``). The knobs
 beyond the base model (consumers, producer retries and idempotence, the log start offset,
 transactions, ISR shrink by lag, power loss, the KRaft controller, KIP-320 fencing and KIP-966
 eligible leader replicas) are documented in docs/kafka-model.md.

@@ -19,23 +19,8 @@ kernel, the interpreter and Z3 read them alike.
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Expr, Spec, count, forall, ite, max_
-
-NONE = -1  # leader: no leader (model.NONE)
-PAYLOAD = ("seq", "txn", "ctl")  # per-record cells beyond the epoch, when a knob declares them
-
-
-def _has(spec: Spec, name: str) -> bool:
-    return any(v.name == name for v in spec.variables)
-
-
-def _leo(spec: Spec, r) -> Expr:
-    """A replica's LEO as model.build's ``leo``: its log start offset (when declared) plus the
-    records above it."""
-    log = spec.var("log")
-    M = log.shape[1]
-    n = count(M, lambda k: log[r, k] != 0, "k")
-    return spec.var("logStart")[r] + n if _has(spec, "logStart") else n
+from hwcheck.spec.kafka.derived import NONE, PAYLOAD, declared, leo
+from hwcheck.spec.lang import Expr, Spec, forall, ite, max_
 
 
 def healthy(spec: Spec) -> Expr:
@@ -45,8 +30,8 @@ def healthy(spec: Spec) -> Expr:
     alive, isr = spec.var("alive"), spec.var("isr")
     leader = spec.var("leader")[()]
     R, M = log.shape
-    cells = [log] + [spec.var(n) for n in PAYLOAD if _has(spec, n)]
-    start = spec.var("logStart") if _has(spec, "logStart") else None
+    cells = [log] + [c for c in (declared(spec, n) for n, _ in PAYLOAD) if c is not None]
+    start = declared(spec, "logStart")
 
     def same_records(r) -> Expr:
         def at(k) -> Expr:
@@ -60,9 +45,9 @@ def healthy(spec: Spec) -> Expr:
         return forall(M, at, "k")
 
     def replica_ok(r) -> Expr:
-        ok = alive[r] & isr[r] & same_records(r) & (hw[r] == _leo(spec, r))
+        ok = alive[r] & isr[r] & same_records(r) & (hw[r] == leo(spec, r))
         if start is not None:
-            ok = ok & (_leo(spec, r) == _leo(spec, leader))
+            ok = ok & (leo(spec, r) == leo(spec, leader))
         return ok
 
     return (leader != NONE) & forall(R, replica_ok, "r")
@@ -75,7 +60,7 @@ def at_bound(spec: Spec) -> Expr:
     epoch = spec.var("epoch")
     leader = spec.var("leader")[()]
     last = epoch[()] == epoch.hi
-    if _has(spec, "bLeader"):
+    if declared(spec, "bLeader") is not None:
         alive = spec.var("alive")
         return last & ite(leader == NONE, True, ~alive[max_(leader, 0)])
     return (leader == NONE) & last

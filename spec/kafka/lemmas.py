@@ -16,17 +16,17 @@ Nothing here runs on import; ``lemmas(spec)`` builds the expressions for one bui
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Expr, Spec, conj, count, exists, forall, implies, ite
+from hwcheck.spec.kafka import derived
+from hwcheck.spec.kafka.derived import NONE, PAYLOAD, out_of_range, restart_at
+from hwcheck.spec.lang import Expr, Spec, conj, exists, forall, implies, ite
 from hwcheck.spec.protocol import Symmetry
-
-NONE = -1
 
 
 def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     """Every shipped lemma for ``spec`` (a built model), as (name, expression). For the KRaft
     controller (``--controller kraft``) only the well-definedness lemmas (``_kraft_lemmas``)."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
-    OOR = E + 1
+    OOR = out_of_range(E)
     v = spec.var
     names = {x.name for x in spec.variables}
     if "bLeader" in names:
@@ -38,9 +38,7 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     has_leader = leader != NONE
 
     def leo(r):
-        if "logStart" in names:
-            return v("logStart")[r] + count(M, lambda k: log[r, k] != 0, "k")
-        return count(M, lambda k: log[r, k] != 0, "k")
+        return derived.leo(spec, r)
 
     def each_r(body, hint="r"):
         return forall(R, body, hint)
@@ -107,8 +105,8 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     # -- commitment ----------------------------------------------------------------------------
     lemma("HwCommitted", each_r(lambda r: each_k(lambda k: implies(
         k < hw[r], (committed[k] != 0) & (log[r, k] == committed[k])))))
-    lemma("IsrHasCommitted", each_r(lambda r: implies(isr[r], each_k(lambda k: implies(
-        committed[k] != 0, log[r, k] == committed[k]))), "r"))
+    lemma("IsrHasCommitted", each_r(lambda r: implies(isr[r], derived.holds_committed(spec, r)),
+                                    "r"))
     # What was committed in the current epoch lies below the leader's HW; everything else
     # committed is of an older epoch, hence below the start of the leader's current epoch.
     lemma("CurrentEpochCommittedBelowHw", implies(has_leader, each_k(lambda k: implies(
@@ -141,12 +139,12 @@ def _kraft_lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     gaps), enough for HwBelowLeo and LeaderInIsr. CommittedNotLost and the others need lemmas
     relating each broker's view to the controller's state, not stated yet."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
-    OOR = E + 1
+    OOR = out_of_range(E)
     v = spec.var
     log, pending, resp_rec, b_leader = v("log"), v("pending"), v("respRec"), v("bLeader")
 
     def leo(r):
-        return count(M, lambda k: log[r, k] != 0, "k")
+        return derived.leo(spec, r)
 
     return [
         ("LeaderNotPending", forall(R, lambda r: implies(b_leader[r] == r, ~pending[r]), "r")),
@@ -161,7 +159,7 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
     """The lemmas of the knobs of docs/kafka-model.md: stated only when the knob's variables
     exist, so a base-model configuration has exactly the lemmas above."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
-    OOR, RESTART = E + 1, E + 2
+    OOR, RESTART = out_of_range(E), restart_at(E)
     v = spec.var
     log, pending, resp_rec, resp_hw = v("log"), v("pending"), v("respRec"), v("respHw")
     committed = v("committed")
@@ -176,8 +174,7 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
     def each_k(body, hint="k"):
         return forall(M, body, hint)
 
-    payload = [(v(c), v(r)) for c, r in (("seq", "respSeq"), ("txn", "respTxn"),
-                                         ("ctl", "respCtl")) if c in names]
+    payload = [(v(c), v(r)) for c, r in PAYLOAD if c in names]
 
     # -- a record's payload: (offset, epoch) still identifies a record -------------------------
     if payload:

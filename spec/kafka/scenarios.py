@@ -18,17 +18,12 @@ from __future__ import annotations
 from hwcheck.spec.kafka.model import (
     BASE_ACTION_PROPERTIES,
     BASE_INVARIANTS,
-    BASE_REACHABLES,
     property_names,
     reachable_names,
 )
 from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import SpecError
 from hwcheck.spec.protocol import HOLDS, Scenario
-
-# Every reachability check of the model: a scenario expects all of them reached unless it says
-# otherwise.
-ALL_REACHED = BASE_REACHABLES
 
 # The fixed protocol: KIP-279 truncation and ISR expansion that also waits for the follower to
 # reach the start of the leader's epoch (the KAFKA-7128 fix).

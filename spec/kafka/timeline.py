@@ -36,6 +36,8 @@ import math
 import re
 from html import escape
 
+from hwcheck.spec.kafka.derived import leo_of, out_of_range
+
 LEFT, RIGHT, TOP, LANE, STEP = 44, 24, 34, 36, 70
 LABEL_SPACE = 92  # below the lanes: each step's action, rotated
 
@@ -91,11 +93,6 @@ def _parse(label: str) -> tuple[str, list[int]]:
     return m["name"], args
 
 
-def _leo(st: dict, r: int) -> int:
-    start = st["logStart"][r] if "logStart" in st else 0
-    return start + sum(1 for e in st["log"][r] if e)
-
-
 def css(trace) -> str:
     """The timeline's style sheet for ``trace``'s page."""
     first = trace.states[0] if trace.states else {}
@@ -110,7 +107,7 @@ def timeline(trace, colour) -> str:
         return ""
     R = len(states[0]["hw"])
     n = len(actions)
-    oor = trace.params.get("max_epoch", 0) + 1  # respRec of an out-of-range response
+    oor = out_of_range(trace.params.get("max_epoch", 0))  # respRec of an out-of-range response
     kraft = "bLeader" in states[0]  # the KRaft controller: a lane of its own, above
     top = TOP + (LANE if kraft else 0)
     width = LEFT + max(n, 1) * STEP + RIGHT
@@ -204,7 +201,7 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
             return drawn
     if name == "PowerLoss" and a is not None:
         c, d = mid, y(a)
-        text = f"power loss ->{_leo(after, a)}" if _leo(after, a) < _leo(before, a) \
+        text = f"power loss ->{leo_of(after, a)}" if leo_of(after, a) < leo_of(before, a) \
             else "power loss"
         return [f'<line class="power" x1="{c - 7}" y1="{d - 7}" x2="{c + 7}" y2="{d + 7}"/>',
                 f'<line class="power" x1="{c - 7}" y1="{d + 7}" x2="{c + 7}" y2="{d - 7}"/>',
@@ -221,13 +218,13 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
     if name == "FetchRequest" and a is not None and L >= 0:
         sent_by[a] = L
         joined = a not in before["isr"] and a in after["isr"]
-        text = f"@{_leo(before, a)}" + (" +isr" if joined else "")
+        text = f"@{leo_of(before, a)}" + (" +isr" if joined else "")
         return _arrow(mid - half, y(a), mid + half, y(L), "", text,
                       mid, (y(a) + y(L)) / 2 - 4 if a != L else y(a) - 8)
     if name == "FetchResponse" and a is not None:
         src = sent_by.pop(a, L if L >= 0 else None)
         rec = before["respRec"][a]
-        leo_b, leo_a = _leo(before, a), _leo(after, a)
+        leo_b, leo_a = leo_of(before, a), leo_of(after, a)
         if rec >= oor:  # out of range (or, with a log start offset, restart at the start)
             text = f"oor ->{leo_a}" if leo_a != leo_b else "oor"
         elif rec:
@@ -246,8 +243,8 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
                 f'<text class="lbl" x="{c}" y="{d - 11}">crash</text>']
     if name == "Restart" and a is not None:
         c, d = mid, y(a)
-        cut = _leo(after, a) < _leo(before, a)
-        text = f"restart ->{_leo(after, a)}" if cut else "restart"
+        cut = leo_of(after, a) < leo_of(before, a)
+        text = f"restart ->{leo_of(after, a)}" if cut else "restart"
         return [f'<path class="restart" d="M {c - 7} {d + 6} L {c + 7} {d + 6} L {c} {d - 7} z"/>',
                 f'<text class="lbl" x="{c}" y="{d - 11}">{escape(text)}</text>']
     if name == "Elect" and a is not None:
@@ -259,7 +256,7 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
                 f'<text class="lbl" x="{c}" y="{d - 12}">elect e{after["epoch"]}</text>']
     if name == "BecomeFollower" and a is not None:
         c, d = mid, y(a)
-        lb, la = _leo(before, a), _leo(after, a)
+        lb, la = leo_of(before, a), leo_of(after, a)
         if la < lb:
             return [f'<text class="lbl" x="{c}" y="{d + 4}" style="font-size:14px">&#9986;</text>',
                     f'<text class="lbl" x="{c}" y="{d - 10}">truncate ->{la}</text>']
@@ -289,7 +286,7 @@ def _draw_kraft(name, args, before, after, mid, x, y, R, colour, sent_by) -> lis
         L = before["bLeader"][a]
         sent_by[a] = L
         joined = a not in before["isr"] and a in after["isr"]
-        text = f"@{_leo(before, a)} e{before['bEpoch'][a]}" + (" +isr" if joined else "")
+        text = f"@{leo_of(before, a)} e{before['bEpoch'][a]}" + (" +isr" if joined else "")
         return _arrow(mid - half, y(a), mid + half, y(L), "", text, mid, (y(a) + y(L)) / 2 - 4)
     if name == "ShrinkIsr" and len(args) == 2:
         L, f = args

@@ -10,14 +10,18 @@ from __future__ import annotations
 from html import escape
 
 from hwcheck.spec.kafka import timeline
+from hwcheck.spec.kafka.derived import (
+    first_unstable_of,
+    leo_of,
+    log_start_of,
+    lso_of,
+    out_of_range,
+    restart_at,
+)
 
 
 def _fmt_log(records: list[int]) -> str:
     return "[" + " ".join(str(e) if e else "." for e in records) + "]"
-
-
-def _leo(records: list[int]) -> int:
-    return sum(1 for e in records if e)
 
 
 def params_line(params: dict) -> str:
@@ -48,7 +52,7 @@ def _knobs_line(p: dict) -> str:
     return s
 
 
-def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
+def _replica_rows(st: dict, prev: dict | None, E: int) -> list[list[str]]:
     R = len(st["hw"])
     rows = []
     for r in range(R):
@@ -64,13 +68,13 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
         resp = "-"
         if r in st["pending"]:
             rec = st["respRec"][r]
-            resp = (f"out-of-range(leo={st['respHw'][r]})" if rec == oor
-                    else f"restart-at({st['respHw'][r]})" if rec == oor + 1
+            resp = (f"out-of-range(leo={st['respHw'][r]})" if rec == out_of_range(E)
+                    else f"restart-at({st['respHw'][r]})" if rec == restart_at(E)
                     else f"record({rec or '-'}{_resp_tag(st, r)}) hw={st['respHw'][r]}"
                     + (f" start={st['respLs'][r]}" if "respLs" in st else ""))
         log = st["log"][r]
         if not _knobbed(st):
-            rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(_leo(log)), "log"),
+            rows.append([f"r{r}", mark(_fmt_log(log), "log"), mark(str(leo_of(st, r)), "log"),
                          mark(str(st["hw"][r]), "hw"),
                          mark(" ".join(flags) or "down", "alive", "isr", "synced", "leader"),
                          mark(_rleo_text(st, r), "rleo"),
@@ -79,8 +83,8 @@ def _replica_rows(st: dict, prev: dict | None, oor: int) -> list[list[str]]:
         row = [f"r{r}", mark(_fmt_replica_log(st, r), "log", *_present(st, "logStart"))]
         if _record_arrays(st):
             row.append(mark(_fmt_tags(st, r), *_record_arrays(st)))
-        leo = str(_leo_of(st, r))
-        row.append(leo + ("*" if prev is not None and _leo_of(prev, r) != _leo_of(st, r) else ""))
+        leo = str(leo_of(st, r))
+        row.append(leo + ("*" if prev is not None and leo_of(prev, r) != leo_of(st, r) else ""))
         if "logStart" in st:
             row.append(mark(str(st["logStart"][r]), "logStart"))
         if "flushed" in st:
@@ -147,18 +151,9 @@ def _present(st: dict, *names: str) -> tuple[str, ...]:
     return tuple(n for n in names if n in st)
 
 
-def _start(st: dict, r: int) -> int:
-    return st["logStart"][r] if "logStart" in st else 0
-
-
-def _leo_of(st: dict, r: int) -> int:
-    """A replica's LEO: its log start offset and the records above it (model.leo)."""
-    return _start(st, r) + _leo(st["log"][r])
-
-
 def _fmt_replica_log(st: dict, r: int) -> str:
     """A replica's log; 'x' marks an offset below its log start offset (deleted)."""
-    start = _start(st, r)
+    start = log_start_of(st, r)
     return "[" + " ".join("x" if k < start else (str(e) if e else ".")
                           for k, e in enumerate(st["log"][r])) + "]"
 
@@ -191,16 +186,6 @@ def _resp_tag(st: dict, r: int) -> str:
                       st["respCtl"][r] if "respCtl" in st else None)
 
 
-def first_unstable(st: dict, L: int) -> int:
-    """The leader's first unstable offset (mirrors model.first_unstable: a data record whose
-    transaction has no marker below the HW; the HW if none). tests/test_kafka_knobs.py checks
-    that the two agree."""
-    log, txn, ctl, hw = st["log"][L], st["txn"][L], st["ctl"][L], st["hw"][L]
-    stable = {txn[j] for j in range(hw) if log[j] and ctl[j]}
-    return next((k for k in range(len(log)) if log[k] and not ctl[k] and txn[k] not in stable),
-                hw)
-
-
 def _knob_lines(st: dict, prev: dict | None) -> list[str]:
     """The producer, the transaction and the consumers, one line each."""
     def mark(text: str, *names: str) -> str:
@@ -220,8 +205,8 @@ def _knob_lines(st: dict, prev: dict | None) -> list[str]:
         out.append("  producer: " + mark(txn, "txnId", "txnState") + ", " + mark(wait, "pWait")
                    + "; decided " + mark(f"[{outcomes}]", "outcome"))
         if L >= 0:
-            fu = first_unstable(st, L)
-            out.append(f"  leader's LSO {min(fu, st['hw'][L])} (first unstable offset {fu})")
+            out.append(f"  leader's LSO {lso_of(st, L)} (first unstable offset "
+                       f"{first_unstable_of(st, L)})")
     if "logStart" in st:
         out.append(f"  low watermark {min(st['logStart'])}")
     if "bLeader" in st:
@@ -316,7 +301,7 @@ def text(trace) -> str:
         out.append(_summary(st, prev))
         if _knobbed(st):
             out.extend(_knob_lines(st, prev))
-        out.extend(_table(_replica_rows(st, prev, E + 1), header))
+        out.extend(_table(_replica_rows(st, prev, E), header))
         out.append("")
         prev = st
     last = "step" if trace.kind == "action" else "state"
@@ -387,7 +372,7 @@ def _colour(e: int) -> str:
 def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset()) -> str:
     log = st["log"][r]
     old = prev["log"][r] if prev is not None else log
-    start = _start(st, r)
+    start = log_start_of(st, r)
     boxes = []
     for k, e in enumerate(log):
         gone = " gone" if old[k] and old[k] != e and k >= start else ""
@@ -403,8 +388,8 @@ def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset())
                          f'title="offset {k}, epoch {e}{what}">{e}</div>')
         else:
             boxes.append(f'<div class="box empty{gone}" title="offset {k}, no record">{k}</div>')
-    leo, hw = _leo_of(st, r), st["hw"][r]
-    moved = prev is not None and (hw, leo) != (prev["hw"][r], _leo_of(prev, r))
+    leo, hw = leo_of(st, r), st["hw"][r]
+    moved = prev is not None and (hw, leo) != (prev["hw"][r], leo_of(prev, r))
     marks = []
     for k in range(len(log) + 1):
         tags = [t for t, at in (("HW", hw), ("LEO", leo)) if at == k]
@@ -430,8 +415,8 @@ def _flags(st: dict, r: int, prev: dict | None = None) -> str:
     return f'<div class="flags">{"".join(out)}</div>'
 
 
-def _meta(st: dict, r: int, oor: int, prev: dict | None = None) -> str:
-    parts = [f"hw={st['hw'][r]} leo={_leo_of(st, r)} rleo={_rleo_text(st, r)}"]
+def _meta(st: dict, r: int, E: int, prev: dict | None = None) -> str:
+    parts = [f"hw={st['hw'][r]} leo={leo_of(st, r)} rleo={_rleo_text(st, r)}"]
     if "logStart" in st:
         parts[0] += f" start={st['logStart'][r]}"
     if "flushed" in st:
@@ -442,9 +427,10 @@ def _meta(st: dict, r: int, oor: int, prev: dict | None = None) -> str:
         parts.append(f"view: {_view_text(st, r)}")
     if r in st["pending"]:
         rec = st["respRec"][r]
-        parts.append(f"in flight: out-of-range (leader leo {st['respHw'][r]})" if rec == oor
+        parts.append(f"in flight: out-of-range (leader leo {st['respHw'][r]})"
+                     if rec == out_of_range(E)
                      else f"in flight: start at the leader's log start {st['respHw'][r]}"
-                     if rec == oor + 1
+                     if rec == restart_at(E)
                      else f"in flight: record {rec or '-'}{_resp_tag(st, r)}, hw {st['respHw'][r]}"
                      + (f", start {st['respLs'][r]}" if "respLs" in st else ""))
     if prev is None:
@@ -459,7 +445,7 @@ def _meta_marked(st: dict, prev: dict, r: int, parts: list[str]) -> str:
         text = escape(f"{key}={now}")
         return f'<span class="chg">{text}</span>' if now != was else text
 
-    first = [val("hw", st["hw"][r], prev["hw"][r]), val("leo", _leo_of(st, r), _leo_of(prev, r)),
+    first = [val("hw", st["hw"][r], prev["hw"][r]), val("leo", leo_of(st, r), leo_of(prev, r)),
              val("rleo", _rleo_text(st, r), _rleo_text(prev, r))]
     if "logStart" in st:
         first.append(val("start", st["logStart"][r], prev["logStart"][r]))
@@ -530,7 +516,7 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
         ghost = st["committed" if name == "CommittedNotLost" else "acked"]
         what = "committed" if name == "CommittedNotLost" else "acknowledged"
         lost = [k for k in range(M) if ghost[k] and st["log"][L][k] != ghost[k]
-                and k >= _start(st, L)]
+                and k >= log_start_of(st, L)]
         if lost:
             k = lost[0]
             return (f"offset {k} was {what} holding {_fmt_rec(ghost[k])}, but the leader r{L} "
@@ -539,7 +525,7 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
         for a in range(R):
             for b in range(a + 1, R):
                 below = min(st["hw"][a], st["hw"][b])
-                diff = [k for k in range(max(_start(st, a), _start(st, b)), below)
+                diff = [k for k in range(max(log_start_of(st, a), log_start_of(st, b)), below)
                         if st["log"][a][k] != st["log"][b][k]]
                 if diff:
                     k = diff[0]
@@ -549,8 +535,8 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
                                                              b: frozenset(diff)})
     if name == "HwBelowLeo":
         for r in range(R):
-            if st["hw"][r] > _leo(st["log"][r]):
-                return f"r{r}'s HW is {st['hw'][r]} but its LEO is {_leo(st['log'][r])}", {}
+            if st["hw"][r] > leo_of(st, r):
+                return f"r{r}'s HW is {st['hw'][r]} but its LEO is {leo_of(st, r)}", {}
     if name == "LeaderInIsr" and L >= 0:
         return f"the leader r{L} is not in the ISR", {}
     if name in ("MonotonicReads", "ReadYourWrites", "NoDuplicates", "LogStartBelowHw",
@@ -591,14 +577,15 @@ def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
     """explain() for the properties of docs/kafka-model.md."""
     if name == "MonotonicReads" and L >= 0:
         for c, read in enumerate(st["cread"]):
-            bad = [k for k in range(M) if read[k] and k >= _start(st, L)
+            bad = [k for k in range(M) if read[k] and k >= log_start_of(st, L)
                    and st["log"][L][k] != read[k]]
             if bad:
                 k = bad[0]
                 return (f"consumer c{c} read {_fmt_rec(read[k])} at offset {k}, but the leader "
                         f"r{L} has {_fmt_rec(st['log'][L][k])} there", {L: frozenset(bad)})
     if name == "ReadYourWrites" and L >= 0:
-        bad = [k for k in range(M) if st["acked"][k] and k >= _start(st, L) and k >= st["hw"][L]]
+        bad = [k for k in range(M)
+               if st["acked"][k] and k >= log_start_of(st, L) and k >= st["hw"][L]]
         if bad:
             return (f"offset {bad[0]} was acknowledged, but the leader r{L}'s HW is "
                     f"{st['hw'][L]}: no consumer can read it yet", {L: frozenset(bad)})
@@ -617,7 +604,7 @@ def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
         return (f"the low watermark is {min(st['logStart'])} but the leader r{L}'s HW is "
                 f"{st['hw'][L]}", {})
     if name == "LsoBelowHw" and L >= 0:
-        return (f"the leader r{L}'s first unstable offset is {first_unstable(st, L)}, above its "
+        return (f"the leader r{L}'s first unstable offset is {first_unstable_of(st, L)}, above its "
                 f"HW {st['hw'][L]}", {})
     if name == "MarkersSurvive" and L >= 0:
         for t, o in enumerate(st["outcome"]):
@@ -642,7 +629,7 @@ def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
 def page(trace, headline: str, description: str = "") -> str:
     """The trace as one HTML document (a string); ``headline`` is its title."""
     R = len(trace.states[0]["hw"])
-    oor = trace.params.get("max_epoch", 0) + 1
+    E = trace.params.get("max_epoch", 0)
     title = escape(headline)
     css = CSS + timeline.css(trace) + (LASSO_CSS if trace.kind == "liveness" else "")
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
@@ -678,7 +665,7 @@ def page(trace, headline: str, description: str = "") -> str:
             attr += ' data-changed="true"' if _replica_changed(st, prev, r) else ""
             bad = flagged.get(r, frozenset()) if i == last_index else frozenset()
             cells.append(f'<td{attr} data-replica="{r}">{_log_cell(st, prev, r, bad)}'
-                         f"{_flags(st, r, prev)}{_meta(st, r, oor, prev)}</td>")
+                         f"{_flags(st, r, prev)}{_meta(st, r, E, prev)}</td>")
         cluster, _ = _cluster(st, prev)
         cells.append(f'<td class="cluster">{cluster}</td>')
         loop = trace.meta.get("loop") if trace.kind == "liveness" else None
