@@ -107,13 +107,15 @@ class Vocabulary:
     def comparable(self, a: Term, b: Term, sizes: tuple[int, ...]) -> bool:
         """Two integer terms are compared when they range over the same kind of values: cells
         whose domains start alike and end at most one apart, or a bound index variable of
-        ``0..n-1`` and a cell of ``0..n-1`` or ``0..n`` (an offset and a log end, say)."""
+        ``0..n-1`` and a cell of ``0..n`` (an offset and a log end, say) or a scalar the spec
+        indexes with over the same index set."""
         if a.var is None and b.var is None:
             return False
         if a.var is None or b.var is None:
             bound, cell = (a, b) if a.var is None else (b, a)
             v = self.vars[str(cell.var)]
-            return v.lo in (-1, 0) and v.hi in (sizes[bound.bound] - 1, sizes[bound.bound])
+            n = sizes[bound.bound]
+            return (v.lo == 0 and v.hi == n) or n in self.id_scalars.get(v.name, ())
         va, vb = self.vars[a.var], self.vars[b.var]
         return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
 

@@ -233,9 +233,13 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                  f"{out.queries} queries")
     out.kept = [n for n, _ in pool if n in alive]
     if minimize and out.kept:
-        needed = _needed(work, targets, set(out.kept), timeout)
-        if needed is not None:
-            out.kept = [n for n in out.kept if n in needed]
+        kept = set(out.kept)
+        while True:  # each pass takes its cores over fewer hypotheses: smaller ones
+            needed = _needed(work, targets, kept, timeout)
+            if needed is None or needed == kept:
+                break
+            kept = needed
+        out.kept = [n for n in out.kept if n in kept]
     return out
 
 
@@ -422,3 +426,44 @@ def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
         lines.append(f"        ({lm.name!r}, {lm.source}),")
     lines.append("    ]")
     return "\n".join(lines) + "\n"
+
+
+def read_lemmas_file(path: str, spec: Spec) -> list[tuple[str, Expr]]:
+    """The lemmas of a file ``prove --infer`` wrote (or one written the same way by hand): a
+    Python file with ``lemmas(spec) -> [(name, expression), ...]``. Raises SpecError with one
+    line naming what is wrong."""
+    import importlib.util
+    from pathlib import Path
+
+    from hwcheck.spec.lang import SpecError
+
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"--lemmas-file {path}: no such file")
+    mod_spec = importlib.util.spec_from_file_location("hwcheck_lemmas_file", p)
+    if mod_spec is None or mod_spec.loader is None:
+        raise SpecError(f"--lemmas-file {path}: not a Python file")
+    mod = importlib.util.module_from_spec(mod_spec)
+    try:
+        mod_spec.loader.exec_module(mod)
+        fn = getattr(mod, "lemmas", None)
+        if not callable(fn):
+            raise SpecError("it defines no function lemmas(spec)")
+        got = list(fn(spec))
+    except SpecError as e:
+        raise SpecError(f"--lemmas-file {path}: {e}") from None
+    except Exception as e:  # the file is the user's code: any failure is bad input
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SpecError(f"--lemmas-file {path}: {type(e).__name__}: {first}") from None
+    out: list[tuple[str, Expr]] = []
+    for item in got:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], Expr) and item[1].sort == "bool"):
+            raise SpecError(f"--lemmas-file {path}: lemmas(spec) must return (name, boolean "
+                            f"expression) pairs, got {item!r:.60}")
+        try:
+            spec._check_expr(f"lemma {item[0]}", item[1], "bool", set(), set(), set(), False)
+        except SpecError as e:
+            raise SpecError(f"--lemmas-file {path}: {e}") from None
+        out.append(item)
+    return out
