@@ -27,8 +27,6 @@ import numpy as np
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.spec.lang import (
     BOOL,
-    Bound,
-    Const,
     Expr,
     Not,
     Quant,
@@ -130,8 +128,14 @@ class Vocabulary:
             for d in v.shape:
                 opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
                 opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
-                if self.consts and not sizes and d not in self.member_sizes and d <= 3:
-                    opts += [("c", c) for c in range(d)]
+                if self.consts and d not in self.member_sizes:
+                    # every constant of a small index set without bound variables; with them,
+                    # in a variable of several dimensions, the first and the last (a log's
+                    # first and last offsets)
+                    if not sizes and d <= 3:
+                        opts += [("c", c) for c in range(d)]
+                    elif sizes and len(v.shape) > 1:
+                        opts += [("c", c) for c in sorted({0, d - 1})]
                 choices.append(opts)
             for idx in itertools.product(*choices):
                 out.append(Term(v.name, tuple(idx)))
@@ -162,11 +166,11 @@ class Vocabulary:
                 continue
             out += [Literal("==", a, b), Literal("!=", a, b), Literal("<", a, b),
                     Literal("<", b, a), Literal("<=", a, b), Literal("<=", b, a)]
-        for a, b in itertools.combinations(range(len(sizes)), 2):
-            if sizes[a] == sizes[b]:
-                ta, tb = Term(None, (), a), Term(None, (), b)
+        for x, y in itertools.combinations(range(len(sizes)), 2):
+            if sizes[x] == sizes[y]:
+                ta, tb = Term(None, (), x), Term(None, (), y)
                 out += [Literal("==", ta, tb), Literal("!=", ta, tb)]
-                if sizes[a] not in self.member_sizes:
+                if sizes[x] not in self.member_sizes:
                     out += [Literal("<", ta, tb), Literal("<", tb, ta)]
         return out
 
@@ -233,8 +237,9 @@ class Evaluator:
             res = val if lit.op == "is" else ~val
         else:
             b = self.term(lit.b, binding) if isinstance(lit.b, Term) else lit.b
+            x, y = np.asarray(a), np.asarray(b)
             res = np.asarray({"==": np.equal, "!=": np.not_equal, "<": np.less,
-                              "<=": np.less_equal, ">=": np.greater_equal}[lit.op](a, b))
+                              "<=": np.less_equal, ">=": np.greater_equal}[lit.op](x, y))
         # a read through a scalar that names no member (-1) is guarded by that scalar
         for s in set(lit.a.scalars() + (lit.b.scalars() if isinstance(lit.b, Term) else [])):
             res = res | (self.rows[:, self.layout.offsets[s]] < 0)

@@ -103,7 +103,7 @@ def reachable(spec: Spec, inv: str, max_states: int) -> tuple[np.ndarray, bool,
     return g.rows[:g.n], g.complete, path
 
 
-# -- Houdini ----------------------------------------------------------------------------------------
+# -- Houdini ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -129,37 +129,60 @@ class Houdini:
     reason: str = ""
 
 
+class Terms:
+    """The Z3 terms of the candidates, kept from one Houdini run to the next (a candidate keeps
+    its name): each pre-state per pinned scalars, each conjunct over it and after each case's
+    step, and whether Init satisfies it."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.tr = T.Translator(spec)
+        self.pre: dict[Any, T.State] = {}
+        self.hyp: dict[Any, T.Term] = {}
+        self.eff: dict[Any, T.Effect] = {}
+        self.goal: dict[Any, T.Term | None] = {}
+        self.init: dict[str, bool] = {}
+
+
 def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
             timeout: float | None, symmetry: dict[str, Any] | None,
-            note: Callable[[str], object] | None = None, minimize: bool = True) -> Houdini:
+            note: Callable[[str], object] | None = None, minimize: bool = True,
+            terms: Terms | None = None) -> Houdini:
     """The greatest subset of ``pool`` that is inductive together with ``target`` (never
     dropped); violated with a counterexample to induction when the target cannot be kept."""
-    tr = T.Translator(spec)
+    t_start = time.perf_counter()
+    terms = terms or Terms(spec)
+    tr = terms.tr
     layout = Layout.of(spec)
-    alive = {n for n, _ in pool}
     # Init: a candidate Init breaks is dropped (the exploration's initial states make this rare)
-    for name, r in check_init(spec, list(pool), timeout, tr)[1:]:
-        if r.status != Verdict.HOLDS:
-            alive.discard(name)
+    todo = [(n, e) for n, e in pool if n not in terms.init]
+    for name, r in check_init(spec, todo, timeout, tr)[1:] if todo else []:
+        terms.init[name] = r.status == Verdict.HOLDS
+    alive = {n for n, _ in pool if terms.init[n]}
     exprs = list(target) + list(pool)
     split = index_scalars(spec, [e for _, e in exprs])
-    built: dict[tuple[tuple[str, int], ...], tuple[T.State, dict[str, T.Term]]] = {}
     sels = {n: z3.Bool(f"sel!{n}") for n, _ in pool}
     reads = {n: {x.var.name for x in walk(e) if isinstance(x, Read)} for n, e in exprs}
     targets = {n for n, _ in target}
     work: list[_Case] = []
+    if note:
+        note(f"Houdini: {len(alive)} candidate(s) past Init, {time.perf_counter() - t_start:.1f} s")
     for per_action in cases(spec, split, symmetry).values():
         for case in per_action:
             key = tuple(sorted(case.fixed.items()))
-            if key not in built:
-                pre = T.fresh_state(spec, "pre", {k: [v] for k, v in case.fixed.items()})
-                hyps = {}
-                for name, e in exprs:
+            if key not in terms.pre:
+                terms.pre[key] = T.fresh_state(spec, "pre",
+                                               {k: [v] for k, v in case.fixed.items()})
+            pre = terms.pre[key]
+            hyps = {}
+            for name, e in exprs:
+                if (key, name) not in terms.hyp:
                     val, ok = tr.expr_ok(e, pre)
-                    hyps[name] = T.mk_and([ok, T.to_bool(val)])
-                built[key] = (pre, hyps)
-            pre, hyps = built[key]
-            eff = tr.effect(case.inst, pre)
+                    terms.hyp[key, name] = T.mk_and([ok, T.to_bool(val)])
+                hyps[name] = terms.hyp[key, name]
+            ekey = (key, case.inst.index)
+            if ekey not in terms.eff:
+                terms.eff[ekey] = tr.effect(case.inst, pre)
+            eff = terms.eff[ekey]
             if eff.guard is False:
                 continue
             s = _solver(timeout)
@@ -182,9 +205,13 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                     s.add(z3.Implies(sels[name], T._zb(hyps[name])))
                 if not reads[name] & case.inst.action.modifies:
                     continue  # the action leaves its variables as they were
-                val, ok = tr.expr_ok(e, eff.post)
-                g = T.mk_and([ok, T.to_bool(val)])
-                if T.same(g, hyps[name]):
+                gkey = (ekey, name)
+                if gkey not in terms.goal:
+                    val, ok = tr.expr_ok(e, eff.post)
+                    g = T.mk_and([ok, T.to_bool(val)])
+                    terms.goal[gkey] = None if T.same(g, hyps[name]) else g
+                g = terms.goal[gkey]
+                if g is None:
                     continue
                 goals[name] = g
                 bad.append(T.mk_not(g) if name in targets
@@ -192,6 +219,8 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             s.add(T._zb(T.mk_or(bad)))
             work.append(_Case(case, s, pre, eff.post, eff.checks, goals, wd, base, hyps))
     out = Houdini(Verdict.HOLDS, [])
+    if note:
+        note(f"Houdini: {len(work)} case(s) built, {time.perf_counter() - t_start:.1f} s")
     changed_any = True
     while changed_any:
         changed_any = False
@@ -230,7 +259,7 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 changed_any = True
         if note:
             note(f"Houdini pass {out.rounds}: {len(alive)} candidate(s) left, "
-                 f"{out.queries} queries")
+                 f"{out.queries} queries, {time.perf_counter() - t_start:.1f} s")
     out.kept = [n for n, _ in pool if n in alive]
     if minimize and out.kept:
         kept = set(out.kept)
@@ -310,6 +339,7 @@ def _obligation(spec: Spec, layout: Layout, wc: _Case, broken: list[str],
 def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
+          max_rounds: int = 8,
           tiers: Sequence[tuple[int, int]] = TIERS,
           note: Callable[[str], object] | None = None) -> InferReport:
     """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides)."""
@@ -318,7 +348,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     target = [(inv, spec.invariant_named(inv).expr)] + list(given)
     rows, complete, path = reachable(spec, inv, max_states)
     rep = InferReport(Verdict.UNKNOWN, states=rows.shape[0], complete=complete)
-    say(f"explored {rows.shape[0]:,} states ({'every reachable one' if complete else 'a limit stopped it'})")
+    say(f"explored {rows.shape[0]:,} states "
+        f"({'every reachable one' if complete else 'a limit stopped it'})")
     if path is not None:
         rep.status, rep.path = Verdict.VIOLATED, path
         rep.seconds = time.perf_counter() - t0
@@ -335,6 +366,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     pool: list[tuple[K.Candidate, str]] = []
     n_names = 0
     done = False
+    terms = Terms(spec)
     for width, nb in tiers:
         t1 = time.perf_counter()
         found = [c for sizes in K.bound_sets(vocab, nb)
@@ -348,18 +380,22 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
         tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "")
         rep.tiers.append(tier)
+        tier_ctis = 0
+        tier_sigs: set[tuple[str, str]] = set()
         while True:
             room = max(0, max_candidates - len(pool))
             for c in fresh[:room]:
                 n_names += 1
                 pool.append((c, f"Inferred{n_names}"))
             taken = set(fresh[:room])
+            if ctis and not taken and tier.tried:
+                break  # the pool is full, or nothing new excludes the counterexample
             found = [c for c in found if c not in taken]
             tier.tried = len(pool)
             say(f"tier {width} literal(s), {nb} bound variable(s): {tier.generated:,} "
                 f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
-            h = houdini(spec, target, exprs, timeout, symmetry, say)
+            h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
             tier.rounds += h.rounds
             tier.queries += h.queries
             tier.kept = len(h.kept)
@@ -391,9 +427,12 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
             say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
+            sig = (h.cti.action, h.cti.goal)
             fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
-            if not fresh:
-                break
+            if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
+                break  # the same kind of counterexample again: this tier's templates miss it
+            tier_sigs.add(sig)
+            tier_ctis += 1
         tier.seconds = time.perf_counter() - t1
         if done:
             break
