@@ -166,18 +166,30 @@ def test_beyond_the_templates_is_unknown_with_the_last_counterexample_to_inducti
 
 
 def test_symmetric_candidates_name_no_member_by_a_constant():
-    """Under Kafka's replica symmetry no candidate indexes a replica by a constant (the
-    prover checks one action instance per symmetry class: lemmas must be symmetric)."""
+    """Under Kafka's replica symmetry (R=2 and M=2: the same size, apart by the declared
+    dimensions) no candidate indexes a replica by a constant or by an offset's variable, nor
+    compares replicas by order (the prover checks one action instance per symmetry class:
+    lemmas must be symmetric); offsets still get constants."""
     spec = kafka(truncation="kip-279", isr_expansion="epoch-start")
     sym = symmetry_of(spec)
-    vocab = K.Vocabulary(spec, index_scalars(spec), [sym["size"]])
-    for sizes in K.bound_sets(vocab, 1):
+    vocab = K.Vocabulary(spec, index_scalars(spec), sym)
+    offsets_const = False
+    for sizes in K.bound_sets(vocab, 2):
         for t in vocab.terms(sizes):
             if t.var is None:
+                assert sizes[t.bound] > 0  # a replica is never used as a number
                 continue
-            v = spec.var(t.var)
-            for (kind, _), d in zip(t.index, v.shape):
-                assert not (kind == "c" and d == sym["size"]), t
+            for a, (kind, x) in enumerate(t.index):
+                member = a in dict(sym["dims"]).get(t.var, ())
+                if kind == "c":
+                    assert not member, t
+                    offsets_const = True
+                if kind == "b":
+                    assert (sizes[x] < 0) == member, (t, sizes)
+        for lit in vocab.literals(sizes):
+            if lit.op == "<" and all(t.var is None for t in lit.terms()):
+                assert all(sizes[t.bound] > 0 for t in lit.terms())
+    assert offsets_const
 
 
 def test_a_bad_lemmas_file_is_one_line_exit_2(tmp_path):

@@ -7,8 +7,10 @@ a constant of its domain, or says that a boolean term holds or not. A term is a 
 an array cell indexed by bound variables (each of the axis' index set), by a scalar the spec
 uses as an index (``log[leader, k]``, guarded by ``leader >= 0`` where the scalar may be -1) or,
 for index sets that no declared symmetry renames, by a constant; or a bound variable itself
-(``k < hw[r]``). Under a declared symmetry no candidate names a member by a constant, so every
-candidate is invariant under renaming members, which the prover's symmetry reduction needs.
+(``k < hw[r]``). Under a declared symmetry the member axes (its ``dims``) form their own index
+set: no candidate names a member by a constant, compares members by order or indexes a member
+axis with a variable of another index set, so every candidate is invariant under renaming
+members, which the prover's symmetry reduction needs.
 
 The filter evaluates ground literals with numpy over the reachable rows (a column compare per
 literal and binding, nothing per state in Python), packs each into a bit set over the distinct
@@ -21,6 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -74,31 +77,39 @@ class Literal:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A clause over bound index variables of sizes ``sizes``: forall bindings, some literal
-    holds."""
+    """A clause over bound index variables of sorts ``sizes``: forall bindings, some literal
+    holds. A sort is the size n of an index set, negative (-n) for the members a declared
+    symmetry renames."""
 
     sizes: tuple[int, ...]
     literals: tuple[Literal, ...]
 
 
 class Vocabulary:
-    """The terms and literals of a spec, per bound set (a tuple of index-set sizes)."""
+    """The terms and literals of a spec, per bound set (a tuple of sorts). ``symmetry``: the
+    declared symmetry (its ``dims`` name the member axes of each variable, its ``ids`` the
+    scalars that hold a member), or None."""
 
     def __init__(self, spec: Spec, index_scalars: Sequence[str],
-                 member_sizes: Sequence[int] = (), consts: bool = True) -> None:
+                 symmetry: dict[str, Any] | None = None, consts: bool = True) -> None:
         self.spec = spec
         self.vars = {v.name: v for v in spec.variables}
-        self.member_sizes = set(member_sizes)
         self.consts = consts
-        self.sizes = sorted({d for v in spec.variables for d in v.shape})
-        # scalars used as indices, with the index sets they fit (their domain within -1..n-1)
-        self.id_scalars = {s: [n for n in self.sizes
-                               if self.vars[s].lo >= -1 and self.vars[s].hi <= n - 1]
-                           for s in index_scalars if not self.vars[s].shape}
+        dims = dict(symmetry["dims"]) if symmetry else {}
+        ids = set(symmetry["ids"]) if symmetry else set()
+        self.axis = {v.name: tuple(-d if a in dims.get(v.name, ()) else d
+                                   for a, d in enumerate(v.shape)) for v in spec.variables}
+        self.sizes = sorted({s for sorts in self.axis.values() for s in sorts})
+        # scalars used as indices, with the sorts they fit (their domain within -1..n-1; a
+        # member id only the member sort, another scalar only the others)
+        self.id_scalars = {x: [n for n in self.sizes
+                               if self.vars[x].lo >= -1 and self.vars[x].hi <= abs(n) - 1
+                               and (n < 0) == (x in ids)]
+                           for x in index_scalars if not self.vars[x].shape}
 
     def domain(self, t: Term, sizes: tuple[int, ...]) -> tuple[int, int]:
         if t.var is None:
-            return 0, sizes[t.bound] - 1
+            return 0, abs(sizes[t.bound]) - 1
         v = self.vars[t.var]
         return v.lo, v.hi
 
@@ -113,7 +124,7 @@ class Vocabulary:
             bound, cell = (a, b) if a.var is None else (b, a)
             v = self.vars[str(cell.var)]
             n = sizes[bound.bound]
-            return (v.lo == 0 and v.hi == n) or n in self.id_scalars.get(v.name, ())
+            return (v.lo == 0 and v.hi == abs(n)) or n in self.id_scalars.get(v.name, ())
         va, vb = self.vars[a.var], self.vars[b.var]
         return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
 
@@ -125,10 +136,10 @@ class Vocabulary:
         out: list[Term] = []
         for v in self.spec.variables:
             choices = []
-            for d in v.shape:
+            for d in self.axis[v.name]:
                 opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
                 opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
-                if self.consts and d not in self.member_sizes:
+                if self.consts and d > 0:
                     # every constant of a small index set without bound variables; with them,
                     # in a variable of several dimensions, the first and the last (a log's
                     # first and last offsets)
@@ -140,7 +151,7 @@ class Vocabulary:
             for idx in itertools.product(*choices):
                 out.append(Term(v.name, tuple(idx)))
         for b, n in enumerate(sizes):
-            if n not in self.member_sizes:
+            if n > 0:  # a member is only compared for equality, never used as a number
                 out.append(Term(None, (), b))
         return out
 
@@ -170,7 +181,7 @@ class Vocabulary:
             if sizes[x] == sizes[y]:
                 ta, tb = Term(None, (), x), Term(None, (), y)
                 out += [Literal("==", ta, tb), Literal("!=", ta, tb)]
-                if sizes[x] not in self.member_sizes:
+                if sizes[x] > 0:
                     out += [Literal("<", ta, tb), Literal("<", tb, ta)]
         return out
 
@@ -263,7 +274,7 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
     extra rows it is false on. Clauses that contain a surviving smaller clause are not
     produced (they say less), nor clauses true in every row of the declared domains' values of
     their terms (tautologies)."""
-    bindings = list(itertools.product(*(range(n) for n in sizes)))
+    bindings = list(itertools.product(*(range(abs(n)) for n in sizes)))
     nl = len(lits)
     if not bindings or not nl:
         return
@@ -346,7 +357,7 @@ def _tautology(ev: Evaluator, sizes: tuple[int, ...], lits: Sequence[Literal]) -
     doms = []
     for t in terms:
         if t.var is None:
-            lo, hi = 0, sizes[t.bound] - 1
+            lo, hi = 0, abs(sizes[t.bound]) - 1
         else:
             v = ev.vars[t.var]
             lo, hi = v.lo, v.hi
@@ -406,7 +417,7 @@ def to_expr(spec: Spec, c: Candidate) -> Expr:
                           ">=": a >= b}[lit.op])
     body = disj(*guards, *parts)
     for b, n in reversed(list(zip(bounds, c.sizes))):
-        body = Quant("forall", b, n, body)
+        body = Quant("forall", b, abs(n), body)
     return body
 
 
@@ -448,7 +459,7 @@ def to_source(spec: Spec, c: Candidate) -> str:
             parts.append(f"({a} {lit.op} {b})")
     body = " | ".join(guards + parts)
     for name, n in reversed(list(zip(names, c.sizes))):
-        body = f"forall({n}, lambda {name}: {body}, {name!r})"
+        body = f"forall({abs(n)}, lambda {name}: {body}, {name!r})"
     return body
 
 
@@ -469,7 +480,7 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
     out = []
     for c in cands:
         holds = np.ones(xev.n, bool)
-        for b in itertools.product(*(range(n) for n in c.sizes)):
+        for b in itertools.product(*(range(abs(n)) for n in c.sizes)):
             any_true = np.zeros(xev.n, bool)
             for lit in c.literals:
                 key = (lit, b)

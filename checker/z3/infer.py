@@ -268,8 +268,25 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             if needed is None or needed == kept:
                 break
             kept = needed
+        if len(kept) <= GREEDY:
+            kept = _greedy(work, sels, [n for n in reversed(out.kept) if n in kept])
         out.kept = [n for n in out.kept if n in kept]
     return out
+
+
+GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
+
+
+def _greedy(work: list[_Case], sels: dict[str, z3.BoolRef], order: list[str]) -> set[str]:
+    """Drop each lemma (in ``order``: the last found, widest, first) whose removal leaves the
+    rest inductive with the target: every case's query unsat with it deselected."""
+    kept = set(order)
+    for x in order:
+        trial = kept - {x}
+        assumptions = [sels[n] if n in trial else z3.Not(sels[n]) for n in sels]
+        if all(wc.solver.check(*assumptions) == z3.unsat for wc in work):
+            kept = trial
+    return kept
 
 
 def _solver(timeout: float | None) -> z3.Solver:
@@ -359,8 +376,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         pick = np.random.default_rng(0).choice(rows.shape[0], sample, replace=False)
         rows = rows[np.sort(pick)]
     ev = K.Evaluator(spec, layout, rows)
-    members = _member_sizes(spec, symmetry)
-    vocab = K.Vocabulary(spec, index_scalars(spec, [e for _, e in target]), members)
+    vocab = K.Vocabulary(spec, index_scalars(spec, [e for _, e in target]), symmetry)
     ctis: list[np.ndarray] = []
     seen: set[K.Candidate] = set()
     pool: list[tuple[K.Candidate, str]] = []
@@ -441,13 +457,6 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                       "template tier")
     rep.seconds = time.perf_counter() - t0
     return rep
-
-
-def _member_sizes(spec: Spec, symmetry: dict[str, Any] | None) -> list[int]:
-    """The sizes of the index sets a declared symmetry renames (no constant may name one)."""
-    if not symmetry:
-        return []
-    return [int(symmetry["size"])]
 
 
 def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
