@@ -167,9 +167,9 @@ def test_beyond_the_templates_is_unknown_with_the_last_counterexample_to_inducti
 
 def test_symmetric_candidates_name_no_member_by_a_constant():
     """Under Kafka's replica symmetry (R=2 and M=2: the same size, apart by the declared
-    dimensions) no candidate indexes a replica by a constant or by an offset's variable, nor
-    compares replicas by order (the prover checks one action instance per symmetry class:
-    lemmas must be symmetric); offsets still get constants."""
+    dimensions) no candidate indexes a replica by a constant or by an offset's variable, names
+    the leader by a constant or compares replicas by order (the prover checks one action
+    instance per symmetry class: lemmas must be symmetric); offsets still get constants."""
     spec = kafka(truncation="kip-279", isr_expansion="epoch-start")
     sym = symmetry_of(spec)
     vocab = K.Vocabulary(spec, index_scalars(spec), sym)
@@ -189,6 +189,9 @@ def test_symmetric_candidates_name_no_member_by_a_constant():
         for lit in vocab.literals(sizes):
             if lit.op == "<" and all(t.var is None for t in lit.terms()):
                 assert all(sizes[t.bound] > 0 for t in lit.terms())
+            if lit.a.var in sym["ids"]:  # the leader: equal to another member, or none
+                assert lit.op in ("==", "!=")
+                assert (isinstance(lit.b, int) and lit.b < 0) or lit.b.var in sym["ids"], lit
     assert offsets_const
 
 

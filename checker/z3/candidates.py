@@ -97,6 +97,7 @@ class Vocabulary:
         self.consts = consts
         dims = dict(symmetry["dims"]) if symmetry else {}
         ids = set(symmetry["ids"]) if symmetry else set()
+        self.ids = ids  # variables whose values are members: compared for equality only
         self.axis = {v.name: tuple(-d if a in dims.get(v.name, ()) else d
                                    for a, d in enumerate(v.shape)) for v in spec.variables}
         self.sizes = sorted({s for sorts in self.axis.values() for s in sorts})
@@ -166,17 +167,24 @@ class Vocabulary:
             if t.var is None:
                 continue  # a bound variable is compared with cells, not with constants
             lo, hi = self.domain(t, sizes)
+            member = t.var in self.ids
             for c in range(lo, hi + 1):
+                if member and c >= 0:
+                    continue  # a member named by a constant: not symmetric
                 out.append(Literal("==", t, c))
                 out.append(Literal("!=", t, c))
-                if lo < c < hi:
+                if lo < c < hi and not member:
                     out.append(Literal("<=", t, c))
                     out.append(Literal(">=", t, c))
         for a, b in itertools.combinations(ints, 2):
+            if (a.var in self.ids) != (b.var in self.ids):
+                continue  # a member against a number: not symmetric
             if not self.comparable(a, b, sizes):
                 continue
-            out += [Literal("==", a, b), Literal("!=", a, b), Literal("<", a, b),
-                    Literal("<", b, a), Literal("<=", a, b), Literal("<=", b, a)]
+            out += [Literal("==", a, b), Literal("!=", a, b)]
+            if a.var not in self.ids:
+                out += [Literal("<", a, b), Literal("<", b, a), Literal("<=", a, b),
+                        Literal("<=", b, a)]
         for x, y in itertools.combinations(range(len(sizes)), 2):
             if sizes[x] == sizes[y]:
                 ta, tb = Term(None, (), x), Term(None, (), y)

@@ -399,6 +399,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         tier_ctis = 0
         tier_sigs: set[tuple[str, str]] = set()
         while True:
+            if ctis and fresh:  # make room: what excludes no counterexample goes first
+                pool = _evict(ev, pool, ctis, min(len(fresh), max_candidates // 2),
+                              max_candidates)
             room = max(0, max_candidates - len(pool))
             for c in fresh[:room]:
                 n_names += 1
@@ -445,6 +448,10 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
             sig = (h.cti.action, h.cti.goal)
             fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
+            # those over the variables the failing action reads first (the counterexample's
+            # cone), then the narrower
+            cone = _action_reads(spec, h.cti.action)
+            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals), len(c.sizes)))
             if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
                 break  # the same kind of counterexample again: this tier's templates miss it
             tier_sigs.add(sig)
@@ -457,6 +464,34 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                       "template tier")
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _action_reads(spec: Spec, action: str) -> set[str]:
+    """The variables an action's guard and effect read."""
+    from hwcheck.spec.lang import stmt_exprs, walk_stmts
+
+    a = next(x for x in spec.actions if x.name == action)
+    exprs = [a.guard] + [e for st in walk_stmts(a.body) for e in stmt_exprs(st)]
+    return {x.var.name for e in exprs for x in walk(e) if isinstance(x, Read)}
+
+
+def _share(c: K.Candidate, cone: set[str]) -> float:
+    """The share of a candidate's cell terms over the variables of ``cone``."""
+    names = [t.var for lit in c.literals for t in lit.terms() if t.var is not None]
+    return sum(n in cone for n in names) / max(1, len(names))
+
+
+def _evict(ev: K.Evaluator, pool: list[tuple[K.Candidate, str]], ctis: list[np.ndarray],
+           want: int, cap: int) -> list[tuple[K.Candidate, str]]:
+    """The pool with room for ``want`` more (at most ``cap`` in all): the last added of those
+    that exclude no counterexample to induction met so far leave first."""
+    over = len(pool) + want - cap
+    if over <= 0:
+        return pool
+    useful = K.false_on(ev, [c for c, _ in pool], ctis)
+    idle = [i for i, u in enumerate(useful) if not u]
+    gone = set(idle[len(idle) - min(over, len(idle)):])
+    return [p for i, p in enumerate(pool) if i not in gone]
 
 
 def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
