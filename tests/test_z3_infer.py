@@ -98,7 +98,7 @@ def test_inferred_lemmas_hold_in_every_reachable_state_by_the_interpreter():
 def test_the_numpy_filter_agrees_with_the_interpreter():
     """Every clause of one and two literals over Peterson's and two-phase commit's variables:
     the filter keeps it exactly when the interpreter finds it true in every explored state."""
-    for spec, inv in ((build("peterson"), "Mutex"), (build("two_phase", rms=2), "TCConsistent")):
+    for spec, inv in ((build("peterson"), "Mutex"), (build("token_ring"), "TokenInRing")):
         rows, _, _ = reachable(spec, inv, 10_000)
         layout = Layout.of(spec)
         ev = K.Evaluator(spec, layout, rows)
@@ -124,7 +124,7 @@ def test_the_numpy_filter_agrees_with_the_interpreter():
                 elif truth and not smaller and not taut:
                     pytest.fail(f"dropped a true clause: {K.to_source(spec, c)}")
                 checked += 1
-        assert checked > 100
+        assert checked >= 20, spec.name
 
 
 @pytest.mark.slow
@@ -155,14 +155,14 @@ def test_kafka_hw_truncation_ends_with_a_real_counterexample_never_proved(tmp_pa
 
 
 def test_beyond_the_templates_is_unknown_with_the_last_counterexample_to_induction():
-    """Clauses of one literal without bound variables cannot prove TCConsistent: unknown, with
-    a counterexample to induction whose pre-state satisfies the invariant."""
-    spec = build("two_phase", rms=2)
-    rep = infer(spec, "TCConsistent", tiers=((1, 0),))
+    """Clauses of one literal without bound variables cannot prove Mutex: unknown, with a
+    counterexample to induction whose pre-state satisfies the invariant, and no proof."""
+    spec = build("peterson")
+    rep = infer(spec, "Mutex", tiers=((1, 0),))
     assert rep.status == "unknown" and rep.cti is not None and not rep.lemmas
-    assert Interpreter(spec).holds(spec.invariant_named("TCConsistent").expr,
-                                   np.asarray(rep.cti.pre))
-    assert rep.cti.goal == "TCConsistent"
+    assert rep.proof is None and "no inductive strengthening" in rep.reason
+    assert Interpreter(spec).holds(spec.invariant_named("Mutex").expr, np.asarray(rep.cti.pre))
+    assert rep.cti.goal == "Mutex"
 
 
 def test_symmetric_candidates_name_no_member_by_a_constant():
