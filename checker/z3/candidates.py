@@ -275,13 +275,11 @@ def _pack(bits: np.ndarray) -> np.ndarray:
 
 
 def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width: int,
-              extra: np.ndarray | None = None, limit: int = 200_000
-              ) -> Iterator[tuple[Candidate, np.ndarray | None]]:
-    """The clauses of up to ``width`` of ``lits`` over ``sizes`` that hold in every row, each
-    with, when ``extra`` rows are given (counterexamples to induction), the bool array of the
-    extra rows it is false on. Clauses that contain a surviving smaller clause are not
-    produced (they say less), nor clauses true in every row of the declared domains' values of
-    their terms (tautologies)."""
+              limit: int = 200_000) -> Iterator[Candidate]:
+    """The clauses of up to ``width`` of ``lits`` over ``sizes`` that hold in every row (at
+    most ``limit`` of them). Clauses that contain a surviving smaller clause are not produced
+    (they say less), nor clauses true for every value of their terms' declared domains
+    (tautologies)."""
     bindings = list(itertools.product(*(range(abs(n)) for n in sizes)))
     nl = len(lits)
     if not bindings or not nl:
@@ -292,26 +290,17 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
     for li, lit in enumerate(lits):
         words[li] = _pack(np.stack([ev.literal(lit, b) for b in bindings]))
     full = np.uint64(0xFFFFFFFFFFFFFFFF)
-    ext = None
-    if extra is not None and extra.shape[0]:
-        xev = Evaluator(ev.spec, ev.layout, extra)
-        ext = np.stack([np.stack([xev.literal(lit, b) for b in bindings]) for lit in lits])
     valid1 = np.array([bool(np.all(words[i] == full)) for i in range(nl)])
-    found: list[frozenset[int]] = []
     count = 0
 
-    def emit(idx: tuple[int, ...]) -> tuple[Candidate, np.ndarray | None] | None:
+    def emit(idx: tuple[int, ...]) -> Candidate | None:
         chosen = [lits[i] for i in idx]
         if not uses_all(sizes, chosen) or _tautology(ev, sizes, chosen):
             return None
-        miss = None
-        if ext is not None:
-            miss = ~np.all(ext[list(idx)].any(axis=0), axis=0)
-        return Candidate(sizes, tuple(chosen)), miss
+        return Candidate(sizes, tuple(chosen))
 
     for i in range(nl):
         if valid1[i]:
-            found.append(frozenset([i]))
             got = emit((i,))
             if got:
                 count += 1

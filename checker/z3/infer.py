@@ -11,9 +11,12 @@
    candidate the model breaks, and ask again until no case has such a step. What is left is
    inductive together with the invariant, unless the invariant itself (or a step leaving the
    domains) breaks: that counterexample to induction ends the tier.
-4. Tiers grow the templates (wider clauses, more bound variables). A tier's candidates that
-   exclude a counterexample to induction met so far come first when a tier has more than
-   ``max_candidates``.
+4. Tiers grow the templates (wider clauses, more bound variables), guided by the
+   counterexamples to induction: the first tier gives all its candidates (up to
+   ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
+   are added, those over the variables the failing action reads first, and those of the pool
+   that exclude none leave to make room. A tier is left when its templates meet the same kind
+   of counterexample (action, broken conjunct) twice.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
 same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
@@ -386,7 +389,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     for width, nb in tiers:
         t1 = time.perf_counter()
         found = [c for sizes in K.bound_sets(vocab, nb)
-                 for c, _ in K.survivors(ev, sizes, vocab.literals(sizes), width)
+                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width)
                  if c not in seen]
         seen.update(found)
         found.sort(key=lambda c: (len(c.literals), len(c.sizes)))
