@@ -16,7 +16,7 @@
    ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
    are added, those over the variables the failing action reads first, and those of the pool
    that exclude none leave to make room. A tier is left when its templates meet the same kind
-   of counterexample (action, broken conjunct) twice.
+   of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
 same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
@@ -449,7 +449,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
             say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
-            sig = (h.cti.action, h.cti.goal)
+            sig = (h.cti.case, h.cti.goal)
             fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
             # those over the variables the failing action reads first (the counterexample's
             # cone), then the narrower
