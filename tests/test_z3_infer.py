@@ -208,3 +208,21 @@ def test_a_bad_lemmas_file_is_one_line_exit_2(tmp_path):
     wrong.write_text("def lemmas(spec):\n    return [('A', spec.var('nope'))]\n")
     code, out = run("prove", "--spec", spec, "--lemmas-file", str(wrong))
     assert code == 2 and "unknown variable nope" in out and "Traceback" not in out
+
+
+@pytest.mark.slow
+def test_invariants_proved_earlier_in_a_run_help_the_later_ones(tmp_path):
+    """Every invariant of two-phase commit in one run: each proved is given, with its lemmas,
+    to the next; each saved file still proves its invariant alone."""
+    spec = str(SPECS / "two_phase.py")
+    code, out = run("prove", "--spec", spec, "--param", "rms=2", "--infer", "--out",
+                    str(tmp_path), "--json", "-q")
+    assert code == 0, out
+    got = last_json(out)["invariants"]
+    assert [r["status"] for r in got] == ["holds"] * 3
+    assert got[0]["lemmas"] == [] and "TPTypeOK" in got[1]["lemmas"]
+    for r in got:
+        code, out = run("prove", "--spec", spec, "--param", "rms=2", "--invariant",
+                        r["property"], "--lemmas-file", r["inferred"]["file"], "--out",
+                        str(tmp_path), "-q")
+        assert code == 0, out

@@ -140,10 +140,11 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
     statuses, results = [], []
     from hwcheck.checker.z3.checks import LemmasNotStated
 
+    carried: list[Any] = []  # --infer: what the invariants proved so far were proved with
     for inv in names:
         if infer:
             st, res = _prove_inferred(o, spec, inv, lemma_names, no_lemmas, from_file, timeout,
-                                      sym, infer_states, folder, identity)
+                                      sym, infer_states, folder, identity, carried)
             statuses.append(st)
             results.append(res)
             continue
@@ -268,21 +269,24 @@ def _write_violation(o: Output, spec: Spec, inv: str, path: list[tuple[int, int]
 
 def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
                     no_lemmas: bool, from_file: list[tuple[str, Expr]], timeout: float,
-                    sym: Any, max_states: int, folder: Path,
-                    identity: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+                    sym: Any, max_states: int, folder: Path, identity: dict[str, Any],
+                    carried: list[Any]) -> tuple[str, dict[str, Any]]:
     """``prove --infer`` of one invariant: proved with the lemmas found (saved beside the run
     and printed as spec code), violated with a trace from an initial state, or unknown with the
-    last counterexample to induction."""
+    last counterexample to induction. ``carried``: the invariants proved before in this run
+    with their inferred lemmas (inductive together), given to this one and, once it is proved,
+    joined by it and its own."""
     from hwcheck.checker.run import violation_json
     from hwcheck.checker.semantics.layout import Layout
     from hwcheck.checker.traces.output import write_atomic, write_trace, write_trace_marker
     from hwcheck.checker.z3.checks import LemmasNotStated
-    from hwcheck.checker.z3.infer import infer, lemmas_file
+    from hwcheck.checker.z3.infer import Lemma, infer, lemmas_file
 
     try:  # the given lemmas (the protocol's, --lemma, --lemmas-file) are kept as they are
         given = _conjuncts(spec, inv, lemma_names, no_lemmas)[1:] + from_file
     except LemmasNotStated:
         given = list(from_file)
+    given += [(lm.name, lm.expr) for lm in carried if all(lm.name != n for n, _ in given)]
     o.say(f"{inv}: inferring lemmas ({len(given)} given)")
     rep = infer(spec, inv, given, timeout=timeout, symmetry=sym, max_states=max_states,
                 note=lambda s: o.progress(f"{inv}: {s}"))
@@ -308,7 +312,10 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
         return Verdict.VIOLATED, {**res, "status": Verdict.VIOLATED,
                                   **violation_json(inv, "invariant", len(rep.path), files)}
     if rep.status == Verdict.HOLDS:
-        text = lemmas_file(spec, inv, rep.lemmas)
+        text = lemmas_file(spec, inv, carried + rep.lemmas)  # the file proves it alone
+        carried += [Lemma(inv, spec.invariant_named(inv).expr,
+                          f"spec.invariant_named({inv!r}).expr")]
+        carried += [Lemma(f"{inv}_{lm.name}", lm.expr, lm.source) for lm in rep.lemmas]
         saved = write_atomic(folder / "lemmas" / f"{inv}.py", text)
         o.say(f"  inferred {len(rep.lemmas)} lemma(s), saved in {saved} "
               f"(use them with --lemmas-file):")
