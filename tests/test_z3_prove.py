@@ -156,8 +156,9 @@ def test_cli_prove_exit_codes_and_cti_files(tmp_path):
     bad = runner.invoke(main, ["prove", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw",
                                "--isr-expansion", "epoch-start", "--invariant", "CommittedNotLost",
                                "--out", str(tmp_path), "--run-name", "hw", "-q"])
-    assert bad.exit_code == 12, bad.output
+    assert bad.exit_code == 3, bad.output  # a counterexample to induction is not a violation
     assert "counterexample to induction" in bad.output and "NOT inductive" in bad.output
+    assert "verdict: unknown: CommittedNotLost not inductive" in bad.output
     files = sorted((tmp_path / "hw").rglob("*.itf.json"))
     assert files
     meta = json.loads(files[0].read_text())["#meta"]
@@ -170,4 +171,4 @@ def test_cli_prove_exit_codes_and_cti_files(tmp_path):
     only = runner.invoke(main, ["prove", "--invariant", "CommittedNotLost", "--no-lemmas",
                                 "--truncation", "kip-279", "--isr-expansion", "epoch-start",
                                 "--out", str(tmp_path), "-q"])
-    assert only.exit_code == 12 and "with 0 lemma(s)" in only.output
+    assert only.exit_code == 3 and "with 0 lemma(s)" in only.output

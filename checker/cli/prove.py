@@ -90,13 +90,23 @@ def _conjuncts(spec: Spec, inv: str, lemma_names: Iterable[str],
 @click.option("--no-symmetry", is_flag=True,
               help="Check every action instance instead of one per symmetry class (when the "
                    "protocol declares a symmetry)")
+@click.option("--infer", is_flag=True,
+              help="Find the strengthening lemmas: candidates true in every explored state, "
+                   "kept while inductive (Houdini); saved as <out>/<run-name>/lemmas/<Inv>.py")
+@click.option("--infer-states", type=click.IntRange(min=1), default=2_000_000,
+              show_default=True, metavar="N",
+              help="With --infer: explore at most this many states for the candidates")
+@click.option("--lemmas-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Strengthen with the lemmas of FILE too (a Python file with lemmas(spec), "
+                   "as --infer writes)")
 @output_options("Where counterexamples to induction are written "
                 "(<out>/<run-name>/cti/<Invariant>-<Action>/)",
                 run_name_default="the parameters, with -prove")
 @json_option
 def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: bool,
-          list_lemmas: bool, timeout: float, no_symmetry: bool, out: Path, run_name: str | None,
-          quiet: bool, as_json: bool, **kwargs: Any) -> None:
+          list_lemmas: bool, timeout: float, no_symmetry: bool, infer: bool, infer_states: int,
+          lemmas_file: str | None, out: Path, run_name: str | None, quiet: bool, as_json: bool,
+          **kwargs: Any) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
     from hwcheck.checker.run import run_identity, run_name_of, violation_json
@@ -125,13 +135,21 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
     sym = None if no_symmetry else symmetry_of(spec)
     identity = run_identity(spec, "prove")
     folder = prepare_run_folder(Path(out), run_name or f"{run_name_of(spec)}-prove", identity)
+    from_file = _file_lemmas(lemmas_file, spec)
     o.say(f"hwcheck prove: {params_line(proto, spec.params)}")
     statuses, results = [], []
     from hwcheck.checker.z3.checks import LemmasNotStated
 
+    carried: list[Any] = []  # --infer: what the invariants proved so far were proved with
     for inv in names:
+        if infer:
+            st, res = _prove_inferred(o, spec, inv, lemma_names, no_lemmas, from_file, timeout,
+                                      sym, infer_states, folder, identity, carried)
+            statuses.append(st)
+            results.append(res)
+            continue
         try:
-            conj = _conjuncts(spec, inv, lemma_names, no_lemmas)
+            conj = _conjuncts(spec, inv, lemma_names, no_lemmas) + from_file
         except LemmasNotStated as e:  # unknown for this invariant; the others go on
             o.say(f"verdict: unknown: {e}")
             statuses.append(Verdict.UNKNOWN)
@@ -176,24 +194,154 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
                 o.say(f"written: {', '.join(str(p) for p in files)}")
                 ctis.append({"action": v.action, "case": v.cti.case,
                              **violation_json(v.cti.goal, trace.kind, 1, files)})
-        st = rep.status
+        st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
         statuses.append(st)
-        if st == Verdict.HOLDS:
-            o.say(f"verdict: proved {inv} inductive (with {len(lem)} lemma(s)); "
-                  f"{rep.seconds:.1f} s")
-        elif st == Verdict.VIOLATED:
-            o.say(f"verdict: not inductive: {inv} "
-                  f"{'with its lemmas' if lem else 'alone (plain induction)'}; {rep.seconds:.1f} s")
-        else:
-            o.say(f"verdict: unknown: {inv} (a query timed out or Z3 gave up; not a proof); "
-                  f"{rep.seconds:.1f} s")
         results.append({"property": inv, "status": st, "lemmas": lem,
-                        "seconds": round(rep.seconds, 3), "ctis": ctis})
+                        "seconds": round(rep.seconds, 3), "ctis": ctis, **extra})
     total = worst(statuses)
     o.result({"command": "prove", "verdict": total, "protocol": spec.source or spec.name,
               "params": dict(spec.params), "invariants": results})
     sys.exit({Verdict.HOLDS: EXIT_HOLDS, Verdict.VIOLATED: EXIT_VIOLATED,
               Verdict.UNKNOWN: EXIT_UNKNOWN}[total])
+
+
+def _file_lemmas(path: str | None, spec: Spec) -> list[tuple[str, Expr]]:
+    """The lemmas of ``--lemmas-file`` (bad input: one line, exit 2)."""
+    if path is None:
+        return []
+    from hwcheck.checker.z3.infer import read_lemmas_file
+    from hwcheck.spec.lang import SpecError
+
+    try:
+        return read_lemmas_file(path, spec)
+    except SpecError as e:
+        raise InputError(str(e)) from None
+
+
+def _verdict(o: Output, spec: Spec, inv: str, rep: Any, lem: list[str], folder: Path,
+             identity: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The verdict of one invariant's proof. A counterexample to induction alone is not a
+    violation (its first state may be unreachable): unknown. Only an initial state that breaks
+    the invariant is a violation, written as a trace that replay confirms."""
+    from hwcheck.checker.z3.checks import InductionReport
+
+    assert isinstance(rep, InductionReport)
+    if rep.status == Verdict.HOLDS:
+        o.say(f"verdict: proved {inv} inductive (with {len(lem)} lemma(s)); {rep.seconds:.1f} s")
+        return Verdict.HOLDS, {}
+    init_broken = any(n == inv and r.status == Verdict.VIOLATED for n, r in rep.init)
+    if init_broken:
+        files = _write_violation(o, spec, inv, [], "z3-init", folder, identity)
+        if files is not None:
+            o.say(f"verdict: violated: an initial state breaks {inv}; {rep.seconds:.1f} s")
+            return Verdict.VIOLATED, {"trace": str(files[0])}
+    if rep.status == Verdict.VIOLATED:
+        reason = (f"not inductive {'with its lemmas' if lem else 'alone (plain induction)'}: a "
+                  "counterexample to induction is not a violation (its first state may be "
+                  "unreachable); try --infer")
+    else:
+        reason = "a query timed out or Z3 gave up; not a proof"
+    o.say(f"verdict: unknown: {inv} {reason}; {rep.seconds:.1f} s")
+    return Verdict.UNKNOWN, {"reason": reason}
+
+
+def _write_violation(o: Output, spec: Spec, inv: str, path: list[tuple[int, int]], engine: str,
+                     folder: Path, identity: dict[str, Any]) -> list[Path] | None:
+    """A real violation of ``inv`` (``path`` from an initial state) replayed by the interpreter
+    and written as a trace; None (said) when it does not replay."""
+    from hwcheck.checker.semantics.interp import Interpreter
+    from hwcheck.checker.traces import text as render
+    from hwcheck.checker.traces.output import write_trace
+    from hwcheck.checker.traces.trace import TraceError, from_path
+
+    try:
+        trace = from_path(spec, Interpreter(spec), inv, "invariant", engine,
+                          [(a, f) for a, f in path])
+    except TraceError as e:
+        o.say(f"internal error: the violation of {inv} does not replay: {e}")
+        return None
+    files = write_trace(spec, trace, folder, identity=identity)
+    o.say("")
+    o.say(render.text(trace))
+    o.say(f"written: {', '.join(str(p) for p in files)}")
+    return files
+
+
+def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
+                    no_lemmas: bool, from_file: list[tuple[str, Expr]], timeout: float,
+                    sym: Any, max_states: int, folder: Path, identity: dict[str, Any],
+                    carried: list[Any]) -> tuple[str, dict[str, Any]]:
+    """``prove --infer`` of one invariant: proved with the lemmas found (saved beside the run
+    and printed as spec code), violated with a trace from an initial state, or unknown with the
+    last counterexample to induction. ``carried``: the invariants proved before in this run
+    with their inferred lemmas (inductive together), given to this one and, once it is proved,
+    joined by it and its own."""
+    from hwcheck.checker.run import violation_json
+    from hwcheck.checker.semantics.layout import Layout
+    from hwcheck.checker.traces.output import write_atomic, write_trace, write_trace_marker
+    from hwcheck.checker.z3.checks import LemmasNotStated
+    from hwcheck.checker.z3.infer import Lemma, infer, lemmas_file
+
+    try:  # the given lemmas (the protocol's, --lemma, --lemmas-file) are kept as they are
+        given = _conjuncts(spec, inv, lemma_names, no_lemmas)[1:] + from_file
+    except LemmasNotStated:
+        given = list(from_file)
+    given += [(lm.name, lm.expr) for lm in carried if all(lm.name != n for n, _ in given)]
+    o.say(f"{inv}: inferring lemmas ({len(given)} given)")
+    rep = infer(spec, inv, given, timeout=timeout, symmetry=sym, max_states=max_states,
+                note=lambda s: o.progress(f"{inv}: {s}"))
+    tiers = [{"literals": t.width, "bound_variables": t.bounds, "candidates": t.generated,
+              "tried": t.tried, "kept": t.kept, "houdini_queries": t.queries,
+              "seconds": round(t.seconds, 3), "outcome": t.outcome} for t in rep.tiers]
+    res: dict[str, Any] = {"property": inv, "lemmas": [n for n, _ in given],
+                           "seconds": round(rep.seconds, 3), "ctis": [],
+                           "inferred": {"states": rep.states, "complete": rep.complete,
+                                        "tiers": tiers, "lemmas": []}}
+    o.say(f"  explored {rep.states:,} states"
+          f"{'' if rep.complete else ' (not every reachable one: a limit stopped it)'}; "
+          f"{sum(t.generated for t in rep.tiers):,} candidate(s), "
+          f"{sum(t.queries for t in rep.tiers):,} Houdini queries")
+    if rep.status == Verdict.VIOLATED:
+        assert rep.path is not None
+        files = _write_violation(o, spec, inv, rep.path, "explorer", folder, identity)
+        if files is None:
+            return Verdict.UNKNOWN, {**res, "status": Verdict.UNKNOWN,
+                                     "reason": "the violation found does not replay"}
+        o.say(f"verdict: violated: {inv} in {len(rep.path)} steps from an initial state; "
+              f"{rep.seconds:.1f} s")
+        return Verdict.VIOLATED, {**res, "status": Verdict.VIOLATED,
+                                  **violation_json(inv, "invariant", len(rep.path), files)}
+    if rep.status == Verdict.HOLDS:
+        text = lemmas_file(spec, inv, carried + rep.lemmas)  # the file proves it alone
+        carried += [Lemma(inv, spec.invariant_named(inv).expr,
+                          f"spec.invariant_named({inv!r}).expr")]
+        carried += [Lemma(f"{inv}_{lm.name}", lm.expr, lm.source) for lm in rep.lemmas]
+        saved = write_atomic(folder / "lemmas" / f"{inv}.py", text)
+        o.say(f"  inferred {len(rep.lemmas)} lemma(s), saved in {saved} "
+              f"(use them with --lemmas-file):")
+        for lm in rep.lemmas:
+            o.say(f"    ({lm.name!r}, {lm.source}),")
+        res["inferred"]["lemmas"] = [{"name": lm.name, "source": lm.source} for lm in rep.lemmas]
+        res["inferred"]["file"] = str(saved)
+        o.say(f"verdict: proved {inv} inductive (with {len(given)} given and "
+              f"{len(rep.lemmas)} inferred lemma(s)); {rep.seconds:.1f} s")
+        return Verdict.HOLDS, {**res, "status": Verdict.HOLDS}
+    reason = rep.reason or "unknown"
+    if rep.cti is not None:
+        ob = rep.cti
+        trace = _cti_trace(spec, Layout.of(spec), inv, ob, [inv] + [n for n, _ in given])
+        txt = cti_text(trace)
+        o.say("")
+        o.say(txt)
+        files = write_trace(spec, trace, folder / "cti" / f"{inv}-{ob.action}", text_body=txt)
+        write_trace_marker(folder, identity)
+        o.say(f"written: {', '.join(str(p) for p in files)}")
+        res["ctis"].append({"action": ob.action, "case": ob.case,
+                            **violation_json(ob.goal, trace.kind, 1, files)})
+        reason += f"; the last counterexample to induction: {ob.case} breaks {ob.goal}"
+    o.say(f"verdict: unknown: {inv} not proved with inferred lemmas ({reason}); "
+          f"{rep.seconds:.1f} s")
+    return Verdict.UNKNOWN, {**res, "status": Verdict.UNKNOWN, "reason": reason}
 
 
 def _word(status: str) -> str:

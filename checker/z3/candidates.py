@@ -1,0 +1,489 @@
+"""Candidate lemmas for ``prove --infer``: templates over a spec's variables, and the filter that
+keeps those true in every reachable state of an explored instance.
+
+A candidate is a clause, universally quantified over bound index variables: a disjunction of
+one to three literals. A literal compares two terms (``==``, ``!=``, ``<``, ``<=``), a term with
+a constant of its domain, or says that a boolean term holds or not. A term is a scalar variable,
+an array cell indexed by bound variables (each of the axis' index set), by a scalar the spec
+uses as an index (``log[leader, k]``, guarded by ``leader >= 0`` where the scalar may be -1) or,
+for index sets that no declared symmetry renames, by a constant; or a bound variable itself
+(``k < hw[r]``). Under a declared symmetry the member axes (its ``dims``) form their own index
+set: no candidate names a member by a constant, compares members by order or indexes a member
+axis with a variable of another index set, so every candidate is invariant under renaming
+members, which the prover's symmetry reduction needs.
+
+The filter evaluates ground literals with numpy over the reachable rows (a column compare per
+literal and binding, nothing per state in Python), packs each into a bit set over the distinct
+valuations, and decides every clause of a bound set by OR-ing bit sets: a clause survives when
+every binding's OR is all ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hwcheck.checker.semantics.layout import Layout
+from hwcheck.spec.lang import (
+    BOOL,
+    Expr,
+    Not,
+    Quant,
+    Read,
+    Spec,
+    _bound,
+    disj,
+    lift,
+)
+
+# a term's index: ("b", bound number) | ("c", constant) | ("s", scalar variable name)
+Index = tuple[str, object]
+
+BOUND_NAMES = "ijkl"
+
+
+@dataclass(frozen=True)
+class Term:
+    """A cell read (``var`` with ``index``) or, with ``var`` None, bound variable ``bound``."""
+
+    var: str | None
+    index: tuple[Index, ...] = ()
+    bound: int = -1
+
+    def bounds(self) -> set[int]:
+        if self.var is None:
+            return {self.bound}
+        return {int(v) for k, v in self.index if k == "b"}  # type: ignore[call-overload]
+
+    def scalars(self) -> list[str]:
+        return [str(v) for k, v in self.index if k == "s"]
+
+
+@dataclass(frozen=True)
+class Literal:
+    """``a op b`` (b a Term or an int constant); for a boolean term ``op`` is ``is``/``not``."""
+
+    op: str
+    a: Term
+    b: Term | int | None = None
+
+    def terms(self) -> tuple[Term, ...]:
+        return (self.a, self.b) if isinstance(self.b, Term) else (self.a,)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A clause over bound index variables of sorts ``sizes``: forall bindings, some literal
+    holds. A sort is the size n of an index set, negative (-n) for the members a declared
+    symmetry renames."""
+
+    sizes: tuple[int, ...]
+    literals: tuple[Literal, ...]
+
+
+class Vocabulary:
+    """The terms and literals of a spec, per bound set (a tuple of sorts). ``symmetry``: the
+    declared symmetry (its ``dims`` name the member axes of each variable, its ``ids`` the
+    scalars that hold a member), or None."""
+
+    def __init__(self, spec: Spec, index_scalars: Sequence[str],
+                 symmetry: dict[str, Any] | None = None, consts: bool = True) -> None:
+        self.spec = spec
+        self.vars = {v.name: v for v in spec.variables}
+        self.consts = consts
+        dims = dict(symmetry["dims"]) if symmetry else {}
+        ids = set(symmetry["ids"]) if symmetry else set()
+        self.ids = ids  # variables whose values are members: compared for equality only
+        self.axis = {v.name: tuple(-d if a in dims.get(v.name, ()) else d
+                                   for a, d in enumerate(v.shape)) for v in spec.variables}
+        self.sizes = sorted({s for sorts in self.axis.values() for s in sorts})
+        # scalars used as indices, with the sorts they fit (their domain within -1..n-1; a
+        # member id only the member sort, another scalar only the others)
+        self.id_scalars = {x: [n for n in self.sizes
+                               if self.vars[x].lo >= -1 and self.vars[x].hi <= abs(n) - 1
+                               and (n < 0) == (x in ids)]
+                           for x in index_scalars if not self.vars[x].shape}
+
+    def domain(self, t: Term, sizes: tuple[int, ...]) -> tuple[int, int]:
+        if t.var is None:
+            return 0, abs(sizes[t.bound]) - 1
+        v = self.vars[t.var]
+        return v.lo, v.hi
+
+    def comparable(self, a: Term, b: Term, sizes: tuple[int, ...]) -> bool:
+        """Two integer terms are compared when they range over the same kind of values: cells
+        whose domains start alike and end at most one apart, or a bound index variable of
+        ``0..n-1`` and a cell of ``0..n`` (an offset and a log end, say) or a scalar the spec
+        indexes with over the same index set."""
+        if a.var is None and b.var is None:
+            return False
+        if a.var is None or b.var is None:
+            bound, cell = (a, b) if a.var is None else (b, a)
+            v = self.vars[str(cell.var)]
+            n = sizes[bound.bound]
+            return (v.lo == 0 and v.hi == abs(n)) or n in self.id_scalars.get(v.name, ())
+        va, vb = self.vars[a.var], self.vars[b.var]
+        return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
+
+    def sort(self, t: Term) -> str:
+        return BOOL if t.var is not None and self.vars[t.var].sort == BOOL else "int"
+
+    def terms(self, sizes: tuple[int, ...]) -> list[Term]:
+        """Every term over the bound variables of ``sizes`` (each used or not)."""
+        out: list[Term] = []
+        for v in self.spec.variables:
+            choices = []
+            for d in self.axis[v.name]:
+                opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
+                opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
+                if self.consts and d > 0:
+                    # every constant of a small index set without bound variables; with them,
+                    # in a variable of several dimensions, the first and the last (a log's
+                    # first and last offsets)
+                    if not sizes and d <= 3:
+                        opts += [("c", c) for c in range(d)]
+                    elif sizes and len(v.shape) > 1:
+                        opts += [("c", c) for c in sorted({0, d - 1})]
+                choices.append(opts)
+            for idx in itertools.product(*choices):
+                out.append(Term(v.name, tuple(idx)))
+        for b, n in enumerate(sizes):
+            if n > 0:  # a member is only compared for equality, never used as a number
+                out.append(Term(None, (), b))
+        return out
+
+    def literals(self, sizes: tuple[int, ...]) -> list[Literal]:
+        terms = self.terms(sizes)
+        out: list[Literal] = []
+        ints = [t for t in terms if self.sort(t) != BOOL]
+        for t in terms:
+            if self.sort(t) == BOOL:
+                out += [Literal("is", t), Literal("not", t)]
+                continue
+            if t.var is None:
+                continue  # a bound variable is compared with cells, not with constants
+            lo, hi = self.domain(t, sizes)
+            member = t.var in self.ids
+            for c in range(lo, hi + 1):
+                if member and c >= 0:
+                    continue  # a member named by a constant: not symmetric
+                out.append(Literal("==", t, c))
+                out.append(Literal("!=", t, c))
+                if lo < c < hi and not member:
+                    out.append(Literal("<=", t, c))
+                    out.append(Literal(">=", t, c))
+        for a, b in itertools.combinations(ints, 2):
+            if (a.var in self.ids) != (b.var in self.ids):
+                continue  # a member against a number: not symmetric
+            if not self.comparable(a, b, sizes):
+                continue
+            out += [Literal("==", a, b), Literal("!=", a, b)]
+            if a.var not in self.ids:
+                out += [Literal("<", a, b), Literal("<", b, a), Literal("<=", a, b),
+                        Literal("<=", b, a)]
+        for x, y in itertools.combinations(range(len(sizes)), 2):
+            if sizes[x] == sizes[y]:
+                ta, tb = Term(None, (), x), Term(None, (), y)
+                out += [Literal("==", ta, tb), Literal("!=", ta, tb)]
+                if sizes[x] > 0:
+                    out += [Literal("<", ta, tb), Literal("<", tb, ta)]
+        return out
+
+
+def bound_sets(vocab: Vocabulary, nbounds: int) -> list[tuple[int, ...]]:
+    """Sorted tuples of index-set sizes with at most ``nbounds`` entries."""
+    return [s for k in range(nbounds + 1)
+            for s in itertools.combinations_with_replacement(vocab.sizes, k)]
+
+
+def uses_all(sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
+    """Every bound variable appears in some literal (else the clause is one with fewer)."""
+    used: set[int] = set()
+    for lit in lits:
+        for t in lit.terms():
+            used |= t.bounds()
+    return used == set(range(len(sizes)))
+
+
+# -- evaluation over reachable rows ---------------------------------------------------------------
+
+
+class Evaluator:
+    """Ground literals over a matrix of rows (one state a row), as numpy bool arrays."""
+
+    def __init__(self, spec: Spec, layout: Layout, rows: np.ndarray) -> None:
+        self.spec = spec
+        self.layout = layout
+        self.rows = rows
+        self.n = rows.shape[0]
+        self.vars = {v.name: v for v in spec.variables}
+        self._cache: dict[tuple[Term, tuple[int, ...]], np.ndarray | int] = {}
+
+    def term(self, t: Term, binding: tuple[int, ...]) -> np.ndarray | int:
+        if t.var is None:
+            return binding[t.bound]
+        key = (t, tuple(binding[b] for b in sorted(t.bounds())))
+        got = self._cache.get(key)
+        if got is not None:
+            return got
+        v = self.vars[t.var]
+        base = self.layout.offsets[v.name]
+        flat: np.ndarray | int = 0
+        for (kind, x), d in zip(t.index, v.shape):
+            if kind == "b":
+                i: np.ndarray | int = binding[int(x)]  # type: ignore[call-overload]
+            elif kind == "c":
+                i = int(x)  # type: ignore[call-overload]
+            else:
+                s = self.vars[str(x)]
+                i = np.clip(self.rows[:, self.layout.offsets[s.name]].astype(np.int64), 0, d - 1)
+            flat = flat * d + i
+        if isinstance(flat, int):
+            out: np.ndarray = self.rows[:, base + flat].astype(np.int64)
+        else:
+            out = self.rows[np.arange(self.n), base + flat].astype(np.int64)
+        self._cache[key] = out
+        return out
+
+    def literal(self, lit: Literal, binding: tuple[int, ...]) -> np.ndarray:
+        a = self.term(lit.a, binding)
+        if lit.op in ("is", "not"):
+            val = np.asarray(a) != 0
+            res = val if lit.op == "is" else ~val
+        else:
+            b = self.term(lit.b, binding) if isinstance(lit.b, Term) else lit.b
+            x, y = np.asarray(a), np.asarray(b)
+            res = np.asarray({"==": np.equal, "!=": np.not_equal, "<": np.less,
+                              "<=": np.less_equal, ">=": np.greater_equal}[lit.op](x, y))
+        # a read through a scalar that names no member (-1) is guarded by that scalar
+        for s in set(lit.a.scalars() + (lit.b.scalars() if isinstance(lit.b, Term) else [])):
+            res = res | (self.rows[:, self.layout.offsets[s]] < 0)
+        return np.broadcast_to(res, (self.n,))
+
+
+def _pack(bits: np.ndarray) -> np.ndarray:
+    """bool [m, n] -> uint64 [m, ceil(n/64)], the padding bits set."""
+    m, n = bits.shape
+    pad = (-n) % 64
+    if pad:
+        bits = np.concatenate([bits, np.ones((m, pad), bool)], axis=1)
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+
+
+def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width: int,
+              limit: int = 200_000) -> Iterator[Candidate]:
+    """The clauses of up to ``width`` of ``lits`` over ``sizes`` that hold in every row (at
+    most ``limit`` of them). Clauses that contain a surviving smaller clause are not produced
+    (they say less), nor clauses true for every value of their terms' declared domains
+    (tautologies)."""
+    bindings = list(itertools.product(*(range(abs(n)) for n in sizes)))
+    nl = len(lits)
+    if not bindings or not nl:
+        return
+    # [literal, binding, words]: each ground literal as a bit set over the rows
+    nw = (ev.n + 63) // 64
+    words = np.empty((nl, len(bindings), nw), np.uint64)
+    for li, lit in enumerate(lits):
+        words[li] = _pack(np.stack([ev.literal(lit, b) for b in bindings]))
+    full = np.uint64(0xFFFFFFFFFFFFFFFF)
+    valid1 = np.array([bool(np.all(words[i] == full)) for i in range(nl)])
+    count = 0
+
+    def emit(idx: tuple[int, ...]) -> Candidate | None:
+        chosen = [lits[i] for i in idx]
+        if not uses_all(sizes, chosen) or _tautology(ev, sizes, chosen):
+            return None
+        return Candidate(sizes, tuple(chosen))
+
+    for i in range(nl):
+        if valid1[i]:
+            got = emit((i,))
+            if got:
+                count += 1
+                yield got
+    if width < 2:
+        return
+    alive = [i for i in range(nl) if not valid1[i]]
+    pairs_ok: set[tuple[int, int]] = set()
+    for ai, i in enumerate(alive):
+        rest = np.array(alive[ai + 1:], dtype=np.int64)
+        if not rest.size:
+            break
+        ors = words[i][None] | words[rest]
+        ok = np.all(ors == full, axis=(1, 2))
+        for j in rest[ok]:
+            pairs_ok.add((i, int(j)))
+            got = emit((i, int(j)))
+            if got:
+                count += 1
+                if count > limit:
+                    return
+                yield got
+    if width < 3:
+        return
+    for ai, i in enumerate(alive):
+        for bj in range(ai + 1, len(alive)):
+            j = alive[bj]
+            if (i, j) in pairs_ok:
+                continue
+            rest = np.array([k for k in alive[bj + 1:] if (i, k) not in pairs_ok
+                             and (j, k) not in pairs_ok], dtype=np.int64)
+            if not rest.size:
+                continue
+            ors = (words[i] | words[j])[None] | words[rest]
+            ok = np.all(ors == full, axis=(1, 2))
+            for k in rest[ok]:
+                got = emit((i, j, int(k)))
+                if got:
+                    count += 1
+                    if count > limit:
+                        return
+                    yield got
+
+
+def _tautology(ev: Evaluator, sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
+    """Whether the clause holds for every value of its terms' declared domains (checked by
+    enumerating them when its literals share at most two terms)."""
+    terms = sorted({t for lit in lits for t in lit.terms()}, key=repr)
+    if len(terms) > 2:
+        return False
+    doms = []
+    for t in terms:
+        if t.var is None:
+            lo, hi = 0, abs(sizes[t.bound]) - 1
+        else:
+            v = ev.vars[t.var]
+            lo, hi = v.lo, v.hi
+        doms.append(range(lo, hi + 1))
+    if len(terms) == 2 and terms[0].var is not None and terms[0] == terms[1]:
+        return False
+    for vals in itertools.product(*doms):
+        env = dict(zip(terms, vals))
+        if not any(_lit_value(lit, env) for lit in lits):
+            return False
+    return True
+
+
+def _lit_value(lit: Literal, env: dict[Term, int]) -> bool:
+    a = env[lit.a]
+    if lit.op == "is":
+        return a != 0
+    if lit.op == "not":
+        return a == 0
+    b = env[lit.b] if isinstance(lit.b, Term) else lit.b
+    assert b is not None
+    return bool({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">=": a >= b}[lit.op])
+
+
+# -- candidates as spec expressions and as source --------------------------------------------------
+
+
+def to_expr(spec: Spec, c: Candidate) -> Expr:
+    """The candidate as an expression of the spec language (nested ``forall``)."""
+    bounds = [_bound(BOUND_NAMES[k % len(BOUND_NAMES)]) for k in range(len(c.sizes))]
+
+    def term(t: Term) -> Expr:
+        if t.var is None:
+            return bounds[t.bound]
+        v = spec.var(t.var)
+        idx: list[Expr] = []
+        for kind, x in t.index:
+            if kind == "b":
+                idx.append(bounds[int(x)])  # type: ignore[call-overload]
+            elif kind == "c":
+                idx.append(lift(int(x)))  # type: ignore[call-overload]
+            else:
+                idx.append(spec.var(str(x))[()])
+        return Read(v, tuple(idx))
+
+    parts: list[Expr] = []
+    guards = [spec.var(s)[()] < 0 for s in guarded(spec, c)]
+    for lit in c.literals:
+        a = term(lit.a)
+        if lit.op == "is":
+            parts.append(a)
+        elif lit.op == "not":
+            parts.append(Not(a))
+        else:
+            b = term(lit.b) if isinstance(lit.b, Term) else lift(lit.b)
+            parts.append({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
+                          ">=": a >= b}[lit.op])
+    body = disj(*guards, *parts)
+    for b, n in reversed(list(zip(bounds, c.sizes))):
+        body = Quant("forall", b, abs(n), body)
+    return body
+
+
+def guarded(spec: Spec, c: Candidate) -> list[str]:
+    """The scalars a candidate indexes with that may name no member (-1): each guards the
+    clause (``leader < 0 | ...``), so that every read it makes is in range."""
+    out: list[str] = []
+    for lit in c.literals:
+        for s in lit.a.scalars() + (lit.b.scalars() if isinstance(lit.b, Term) else []):
+            if spec.var(s).lo < 0 and s not in out:
+                out.append(s)
+    return out
+
+
+def to_source(spec: Spec, c: Candidate) -> str:
+    """The candidate as spec-language Python, over the handles ``handles_source`` binds."""
+    names = [BOUND_NAMES[k % len(BOUND_NAMES)] + ("" if k < len(BOUND_NAMES) else str(k))
+             for k in range(len(c.sizes))]
+
+    def term(t: Term) -> str:
+        if t.var is None:
+            return names[t.bound]
+        v = spec.var(t.var)
+        if not v.shape:
+            return t.var
+        idx = [names[int(x)] if k == "b" else str(x) for k, x in t.index]  # type: ignore
+        return f"{t.var}[{', '.join(idx)}]"
+
+    parts: list[str] = []
+    guards = [f"({s} < 0)" for s in guarded(spec, c)]
+    for lit in c.literals:
+        a = term(lit.a)
+        if lit.op == "is":
+            parts.append(a)
+        elif lit.op == "not":
+            parts.append(f"~{a}")
+        else:
+            b = term(lit.b) if isinstance(lit.b, Term) else str(lit.b)
+            parts.append(f"({a} {lit.op} {b})")
+    body = " | ".join(guards + parts)
+    for name, n in reversed(list(zip(names, c.sizes))):
+        body = f"forall({abs(n)}, lambda {name}: {body}, {name!r})"
+    return body
+
+
+def handles_source(spec: Spec) -> list[str]:
+    """The lines that bind each variable's handle: ``log = spec.var("log")``, and a scalar's
+    read: ``leader = spec.var("leader")[()]``."""
+    return [f"{v.name} = spec.var({v.name!r})" + ("[()]" if not v.shape else "")
+            for v in spec.variables]
+
+
+def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[bool]:
+    """For each candidate, whether it is false on one of ``rows`` (counterexamples to
+    induction: a candidate false there excludes them)."""
+    if not rows or not cands:
+        return [False] * len(cands)
+    xev = Evaluator(ev.spec, ev.layout, np.stack([np.asarray(r) for r in rows]))
+    memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
+    out = []
+    for c in cands:
+        holds = np.ones(xev.n, bool)
+        for b in itertools.product(*(range(abs(n)) for n in c.sizes)):
+            any_true = np.zeros(xev.n, bool)
+            for lit in c.literals:
+                key = (lit, b)
+                if key not in memo:
+                    memo[key] = xev.literal(lit, b)
+                any_true |= memo[key]
+            holds &= any_true
+        out.append(not bool(holds.all()))
+    return out

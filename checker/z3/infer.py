@@ -1,0 +1,555 @@
+"""``prove --infer``: strengthening lemmas found, not written.
+
+1. Explore the instance (the state graph, its rows kept; at most ``max_states`` of them). A
+   state that breaks the invariant is a real counterexample: its path from an initial state is
+   the answer, and nothing is proved.
+2. Candidates (``candidates.py``: clauses over the spec's variables, quantified over its index
+   sets) that hold in every explored state, evaluated with numpy over the rows.
+3. Houdini with Z3: for every action case (the step check's cases: pinned index scalars, one
+   action instance per symmetry class), ask whether a state satisfying the invariant, the
+   domains and every live candidate can step to one that breaks any of them; drop every
+   candidate the model breaks, and ask again until no case has such a step. What is left is
+   inductive together with the invariant, unless the invariant itself (or a step leaving the
+   domains) breaks: that counterexample to induction ends the tier.
+4. Tiers grow the templates (wider clauses, more bound variables), guided by the
+   counterexamples to induction: the first tier gives all its candidates (up to
+   ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
+   are added, those over the variables the failing action reads first, and those of the pool
+   that exclude none leave to make room. A tier is left when its templates meet the same kind
+   of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
+
+The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
+same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
+Candidates filtered on an incomplete exploration (``max_states`` reached) are still only
+candidates: Houdini and the final check decide, never the filter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import z3
+
+from hwcheck.checker.semantics.exprgen import domain_error_name
+from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.z3 import candidates as K
+from hwcheck.checker.z3 import translate as T
+from hwcheck.checker.z3.checks import (
+    Case,
+    InductionReport,
+    Obligation,
+    cases,
+    check_init,
+    index_scalars,
+    prove,
+)
+from hwcheck.checker.z3.solver import Result
+from hwcheck.spec.lang import Expr, Read, Spec, walk
+from hwcheck.spec.verdicts import Verdict
+
+# (clause width, bound variables) of each tier, in order
+TIERS: tuple[tuple[int, int], ...] = ((2, 1), (3, 1), (2, 2), (3, 2))
+
+
+@dataclass
+class Lemma:
+    name: str
+    expr: Expr
+    source: str  # the spec-language Python that builds it
+
+
+@dataclass
+class TierReport:
+    width: int
+    bounds: int
+    generated: int  # candidates that hold in every explored state
+    tried: int  # of them, given to Houdini
+    kept: int  # left inductive
+    rounds: int  # Houdini passes over the cases
+    queries: int
+    seconds: float
+    outcome: str  # proved | cti | unknown
+
+
+@dataclass
+class InferReport:
+    status: str  # holds | violated | unknown
+    lemmas: list[Lemma] = field(default_factory=list)
+    proof: InductionReport | None = None
+    path: list[tuple[int, int]] | None = None  # violated: the path to a violating state
+    cti: Obligation | None = None  # unknown: the last counterexample to induction
+    states: int = 0
+    complete: bool = False
+    tiers: list[TierReport] = field(default_factory=list)
+    reason: str = ""
+    seconds: float = 0.0
+
+
+# -- the reachable rows ---------------------------------------------------------------------------
+
+
+def reachable(spec: Spec, inv: str, max_states: int) -> tuple[np.ndarray, bool,
+                                                                list[tuple[int, int]] | None]:
+    """The explored states' rows, whether the exploration was complete, and the shortest path
+    to a state that breaks ``inv`` (None if the explored states all satisfy it)."""
+    from hwcheck.checker.graph.explore import explore
+    from hwcheck.checker.semantics.kernel import Kernel
+
+    g = explore(Kernel(spec), invariants=True, max_states=max_states, keep_rows=True)
+    assert g.rows is not None
+    bad = np.flatnonzero(~g.flag(inv))
+    path = g.path_to(int(bad[0])) if bad.size else None
+    return g.rows[:g.n], g.complete, path
+
+
+# -- Houdini ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Case:
+    case: Case
+    solver: z3.Solver
+    pre: T.State
+    post: T.State
+    checks: list[tuple[str, T.Term]]
+    goals: dict[str, T.Term]  # name -> the conjunct after the step
+    wd: T.Term  # the step is well-defined and stays in the domains
+    base: list[T.Term]  # the domains of the pre-state and the guard
+    hyps: dict[str, T.Term]  # name -> the conjunct before the step
+
+
+@dataclass
+class Houdini:
+    status: str  # holds (the target survived) | violated (a CTI of the target) | unknown
+    kept: list[str]
+    cti: Obligation | None = None
+    rounds: int = 0
+    queries: int = 0
+    reason: str = ""
+
+
+class Terms:
+    """The Z3 terms of the candidates, kept from one Houdini run to the next (a candidate keeps
+    its name): each pre-state per pinned scalars, each conjunct over it and after each case's
+    step, and whether Init satisfies it."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.tr = T.Translator(spec)
+        self.pre: dict[Any, T.State] = {}
+        self.hyp: dict[Any, T.Term] = {}
+        self.eff: dict[Any, T.Effect] = {}
+        self.goal: dict[Any, T.Term | None] = {}
+        self.init: dict[str, bool] = {}
+
+
+def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
+            timeout: float | None, symmetry: dict[str, Any] | None,
+            note: Callable[[str], object] | None = None, minimize: bool = True,
+            terms: Terms | None = None) -> Houdini:
+    """The greatest subset of ``pool`` that is inductive together with ``target`` (never
+    dropped); violated with a counterexample to induction when the target cannot be kept."""
+    t_start = time.perf_counter()
+    terms = terms or Terms(spec)
+    tr = terms.tr
+    layout = Layout.of(spec)
+    # Init: a candidate Init breaks is dropped (the exploration's initial states make this rare)
+    todo = [(n, e) for n, e in pool if n not in terms.init]
+    for name, r in check_init(spec, todo, timeout, tr)[1:] if todo else []:
+        terms.init[name] = r.status == Verdict.HOLDS
+    alive = {n for n, _ in pool if terms.init[n]}
+    exprs = list(target) + list(pool)
+    split = index_scalars(spec, [e for _, e in exprs])
+    sels = {n: z3.Bool(f"sel!{n}") for n, _ in pool}
+    reads = {n: {x.var.name for x in walk(e) if isinstance(x, Read)} for n, e in exprs}
+    targets = {n for n, _ in target}
+    work: list[_Case] = []
+    if note:
+        note(f"Houdini: {len(alive)} candidate(s) past Init, {time.perf_counter() - t_start:.1f} s")
+    for per_action in cases(spec, split, symmetry).values():
+        for case in per_action:
+            key = tuple(sorted(case.fixed.items()))
+            if key not in terms.pre:
+                terms.pre[key] = T.fresh_state(spec, "pre",
+                                               {k: [v] for k, v in case.fixed.items()})
+            pre = terms.pre[key]
+            hyps = {}
+            for name, e in exprs:
+                if (key, name) not in terms.hyp:
+                    val, ok = tr.expr_ok(e, pre)
+                    terms.hyp[key, name] = T.mk_and([ok, T.to_bool(val)])
+                hyps[name] = terms.hyp[key, name]
+            ekey = (key, case.inst.index)
+            if ekey not in terms.eff:
+                terms.eff[ekey] = tr.effect(case.inst, pre)
+            eff = terms.eff[ekey]
+            if eff.guard is False:
+                continue
+            s = _solver(timeout)
+            base = [T._zb(f) for f in T.domain(spec, pre) + [T.to_bool(eff.guard)]
+                    if f is not True]
+            s.add(*base)
+            changed = []
+            for var in spec.variables:
+                for c_pre, c_post in zip(pre[var.name], eff.post[var.name]):
+                    if not T.same(c_pre, c_post):
+                        changed.append(T.mk_and([c_post >= var.lo, c_post <= var.hi])
+                                       if not T.is_const(c_post) else var.lo <= c_post <= var.hi)
+            wd = T.mk_and([eff.ok, T.mk_and(changed)])
+            goals: dict[str, T.Term] = {}
+            bad = [T.mk_not(wd)]
+            for name, e in exprs:
+                if name in targets:
+                    s.add(T._zb(hyps[name]))
+                else:
+                    s.add(z3.Implies(sels[name], T._zb(hyps[name])))
+                if not reads[name] & case.inst.action.modifies:
+                    continue  # the action leaves its variables as they were
+                gkey = (ekey, name)
+                if gkey not in terms.goal:
+                    val, ok = tr.expr_ok(e, eff.post)
+                    g = T.mk_and([ok, T.to_bool(val)])
+                    terms.goal[gkey] = None if T.same(g, hyps[name]) else g
+                g = terms.goal[gkey]
+                if g is None:
+                    continue
+                goals[name] = g
+                bad.append(T.mk_not(g) if name in targets
+                           else z3.And(sels[name], T._zb(T.mk_not(g))))
+            s.add(T._zb(T.mk_or(bad)))
+            work.append(_Case(case, s, pre, eff.post, eff.checks, goals, wd, base, hyps))
+    out = Houdini(Verdict.HOLDS, [])
+    if note:
+        note(f"Houdini: {len(work)} case(s) built, {time.perf_counter() - t_start:.1f} s")
+    changed_any = True
+    while changed_any:
+        changed_any = False
+        out.rounds += 1
+        for wc in work:
+            while True:
+                if not any(n in alive or n in targets for n in wc.goals) and \
+                        T.is_const(wc.wd) and wc.wd is True:
+                    break
+                assumptions = [sels[n] if n in alive else z3.Not(sels[n]) for n in sels]
+                t0 = time.perf_counter()
+                r = wc.solver.check(*assumptions)
+                out.queries += 1
+                if r == z3.unsat:
+                    break
+                if r != z3.sat:
+                    out.status = Verdict.UNKNOWN
+                    out.reason = (f"{wc.case.label}: {wc.solver.reason_unknown() or 'unknown'} "
+                                  f"after {time.perf_counter() - t0:.1f} s")
+                    out.kept = sorted(alive)
+                    return out
+                m = wc.solver.model()
+
+                def false(t: T.Term, m: z3.ModelRef = m) -> bool:
+                    return bool(z3.is_false(m.eval(T._zb(t), model_completion=True)))
+
+                broken_target = [n for n in targets if n in wc.goals and false(wc.goals[n])]
+                if broken_target or false(wc.wd):
+                    out.status = Verdict.VIOLATED
+                    out.cti = _obligation(spec, layout, wc, broken_target, m)
+                    out.kept = sorted(alive)
+                    return out
+                broken = {n for n, g in wc.goals.items() if n in alive and false(g)}
+                assert broken, "a model that breaks nothing"
+                alive -= broken
+                changed_any = True
+        if note:
+            note(f"Houdini pass {out.rounds}: {len(alive)} candidate(s) left, "
+                 f"{out.queries} queries, {time.perf_counter() - t_start:.1f} s")
+    out.kept = [n for n, _ in pool if n in alive]
+    if minimize and out.kept:
+        kept = set(out.kept)
+        while True:  # each pass takes its cores over fewer hypotheses: smaller ones
+            needed = _needed(work, targets, kept, timeout)
+            if needed is None or needed == kept:
+                break
+            kept = needed
+        if len(kept) <= GREEDY:
+            kept = _greedy(work, sels, [n for n in reversed(out.kept) if n in kept])
+        out.kept = [n for n in out.kept if n in kept]
+    return out
+
+
+GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
+
+
+def _greedy(work: list[_Case], sels: dict[str, z3.BoolRef], order: list[str]) -> set[str]:
+    """Drop each lemma (in ``order``: the last found, widest, first) whose removal leaves the
+    rest inductive with the target: every case's query unsat with it deselected."""
+    kept = set(order)
+    for x in order:
+        trial = kept - {x}
+        assumptions = [sels[n] if n in trial else z3.Not(sels[n]) for n in sels]
+        if all(wc.solver.check(*assumptions) == z3.unsat for wc in work):
+            kept = trial
+    return kept
+
+
+def _solver(timeout: float | None) -> z3.Solver:
+    s = z3.Solver()
+    if timeout:
+        s.set("timeout", int(timeout * 1000))
+    return s
+
+
+def _needed(work: list[_Case], targets: set[str], kept: set[str],
+            timeout: float | None) -> set[str] | None:
+    """The lemmas the proof needs, from unsat cores: those the target's step needs, then those
+    theirs need, until none is added. Every case's core is taken with every kept lemma as a
+    hypothesis, so the set returned is inductive with the target (checked again after). None
+    when a query is not decided."""
+    gates = {n: z3.Bool(f"need!{n}") for n in kept}
+    solvers = []
+    for wc in work:
+        s = _solver(timeout)
+        s.set("core.minimize", True)
+        s.add(*wc.base)
+        s.add(*(T._zb(wc.hyps[n]) for n in targets))
+        s.add(*(z3.Implies(gates[n], T._zb(wc.hyps[n])) for n in kept))
+        solvers.append(s)
+    needed: set[str] = set()
+    frontier = targets
+    while frontier:
+        new: set[str] = set()
+        for wc, s in zip(work, solvers):
+            goals = [T.mk_not(wc.goals[n]) for n in frontier if n in wc.goals]
+            if frontier is targets:  # the step must stay well-defined too
+                goals.append(T.mk_not(wc.wd))
+            if not goals:
+                continue
+            s.push()
+            s.add(T._zb(T.mk_or(goals)))
+            r = s.check(*gates.values())
+            core = s.unsat_core() if r == z3.unsat else None
+            s.pop()
+            if core is None:
+                return None
+            names = {str(x)[len("need!"):] for x in core}
+            new |= names - needed
+        needed |= new
+        frontier = new
+    return needed
+
+
+def _obligation(spec: Spec, layout: Layout, wc: _Case, broken: list[str],
+                m: z3.ModelRef) -> Obligation:
+    domain = not broken
+    goal = broken[0] if broken else "domains"
+    if domain:
+        goal = next((domain_error_name(var, wc.case.inst.action.name)
+                     for var, c in T.first_errors(wc.checks).items()
+                     if z3.is_true(m.eval(T._zb(c), model_completion=True))), goal)
+    ob = Obligation(wc.case.inst.action.name, wc.case.label, goal, Result(Verdict.VIOLATED, m))
+    ob.pre = T.decode(spec, layout, wc.pre, m)
+    ob.post = None if domain else T.decode(spec, layout, wc.post, m)
+    ob.inst = wc.case.inst
+    return ob
+
+
+# -- the driver -----------------------------------------------------------------------------------
+
+
+def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
+          timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
+          max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
+          max_rounds: int = 8,
+          tiers: Sequence[tuple[int, int]] = TIERS,
+          note: Callable[[str], object] | None = None) -> InferReport:
+    """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides)."""
+    t0 = time.perf_counter()
+    say = note or (lambda s: None)
+    target = [(inv, spec.invariant_named(inv).expr)] + list(given)
+    rows, complete, path = reachable(spec, inv, max_states)
+    rep = InferReport(Verdict.UNKNOWN, states=rows.shape[0], complete=complete)
+    say(f"explored {rows.shape[0]:,} states "
+        f"({'every reachable one' if complete else 'a limit stopped it'})")
+    if path is not None:
+        rep.status, rep.path = Verdict.VIOLATED, path
+        rep.seconds = time.perf_counter() - t0
+        return rep
+    layout = Layout.of(spec)
+    if rows.shape[0] > sample:  # the filter reads a uniform sample; Houdini decides the rest
+        pick = np.random.default_rng(0).choice(rows.shape[0], sample, replace=False)
+        rows = rows[np.sort(pick)]
+    ev = K.Evaluator(spec, layout, rows)
+    vocab = K.Vocabulary(spec, index_scalars(spec, [e for _, e in target]), symmetry)
+    ctis: list[np.ndarray] = []
+    seen: set[K.Candidate] = set()
+    pool: list[tuple[K.Candidate, str]] = []
+    n_names = 0
+    done = False
+    terms = Terms(spec)
+    for width, nb in tiers:
+        t1 = time.perf_counter()
+        found = [c for sizes in K.bound_sets(vocab, nb)
+                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width)
+                 if c not in seen]
+        seen.update(found)
+        found.sort(key=lambda c: (len(c.literals), len(c.sizes)))
+        # the first tier gives all its candidates; a later one those that exclude a
+        # counterexample to induction met so far, and after each new one, those excluding it
+        fresh = found if not pool and not ctis else \
+            [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
+        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "")
+        rep.tiers.append(tier)
+        tier_ctis = 0
+        tier_sigs: set[tuple[str, str]] = set()
+        while True:
+            if ctis and fresh:  # make room: what excludes no counterexample goes first
+                pool = _evict(ev, pool, ctis, min(len(fresh), max_candidates // 2),
+                              max_candidates)
+            room = max(0, max_candidates - len(pool))
+            for c in fresh[:room]:
+                n_names += 1
+                pool.append((c, f"Inferred{n_names}"))
+            taken = set(fresh[:room])
+            if ctis and not taken and tier.tried:
+                break  # the pool is full, or nothing new excludes the counterexample
+            found = [c for c in found if c not in taken]
+            tier.tried = len(pool)
+            say(f"tier {width} literal(s), {nb} bound variable(s): {tier.generated:,} "
+                f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
+            exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
+            h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
+            tier.rounds += h.rounds
+            tier.queries += h.queries
+            tier.kept = len(h.kept)
+            if h.status == Verdict.UNKNOWN:
+                tier.outcome = "unknown"
+                rep.reason = f"the solver gave up ({h.reason}); not a proof"
+                done = True
+                break
+            if h.status == Verdict.HOLDS:
+                kept = set(h.kept)
+                lemmas = [Lemma(n, e, K.to_source(spec, c))
+                          for (c, n), (_, e) in zip(pool, exprs) if n in kept]
+                proof = prove(spec, target + [(lm.name, lm.expr) for lm in lemmas], timeout,
+                              symmetry)
+                rep.proof, rep.lemmas = proof, lemmas
+                if proof.status == Verdict.HOLDS:
+                    tier.outcome = "proved"
+                    rep.status, rep.cti = Verdict.HOLDS, None
+                else:
+                    tier.outcome = "unknown"
+                    rep.reason = "the check of the inferred lemmas did not confirm them"
+                done = True
+                break
+            assert h.cti is not None
+            tier.outcome = "cti"
+            rep.cti = h.cti
+            row = np.asarray(h.cti.pre)[:layout.width]
+            ctis.append(row)
+            kept = set(h.kept)
+            pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
+            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
+            sig = (h.cti.case, h.cti.goal)
+            fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
+            # those over the variables the failing action reads first (the counterexample's
+            # cone), then the narrower
+            cone = _action_reads(spec, h.cti.action)
+            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals), len(c.sizes)))
+            if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
+                break  # the same kind of counterexample again: this tier's templates miss it
+            tier_sigs.add(sig)
+            tier_ctis += 1
+        tier.seconds = time.perf_counter() - t1
+        if done:
+            break
+    else:
+        rep.reason = (f"no inductive strengthening among {len(seen):,} candidate(s) of every "
+                      "template tier")
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+def _action_reads(spec: Spec, action: str) -> set[str]:
+    """The variables an action's guard and effect read."""
+    from hwcheck.spec.lang import stmt_exprs, walk_stmts
+
+    a = next(x for x in spec.actions if x.name == action)
+    exprs = [a.guard] + [e for st in walk_stmts(a.body) for e in stmt_exprs(st)]
+    return {x.var.name for e in exprs for x in walk(e) if isinstance(x, Read)}
+
+
+def _share(c: K.Candidate, cone: set[str]) -> float:
+    """The share of a candidate's cell terms over the variables of ``cone``."""
+    names = [t.var for lit in c.literals for t in lit.terms() if t.var is not None]
+    return sum(n in cone for n in names) / max(1, len(names))
+
+
+def _evict(ev: K.Evaluator, pool: list[tuple[K.Candidate, str]], ctis: list[np.ndarray],
+           want: int, cap: int) -> list[tuple[K.Candidate, str]]:
+    """The pool with room for ``want`` more (at most ``cap`` in all): the last added of those
+    that exclude no counterexample to induction met so far leave first."""
+    over = len(pool) + want - cap
+    if over <= 0:
+        return pool
+    useful = K.false_on(ev, [c for c, _ in pool], ctis)
+    idle = [i for i, u in enumerate(useful) if not u]
+    gone = set(idle[len(idle) - min(over, len(idle)):])
+    return [p for i, p in enumerate(pool) if i not in gone]
+
+
+def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
+    """The inferred lemmas as a Python file of the spec language (``prove --lemmas-file``)."""
+    params = ", ".join(f"{k}={v!r}" for k, v in spec.params.items())
+    lines = [f'"""Lemmas hwcheck prove --infer found for {inv} of {spec.name} ({params}).',
+             "",
+             "Each is true in every reachable state, and with the invariant they are inductive.",
+             '"""', "",
+             "from hwcheck.spec.lang import forall  # noqa: F401", "", "",
+             "def lemmas(spec):"]
+    lines += [f"    {h}  # noqa: F841" for h in K.handles_source(spec)]
+    lines.append("    return [")
+    for lm in lemmas:
+        lines.append(f"        ({lm.name!r}, {lm.source}),")
+    lines.append("    ]")
+    return "\n".join(lines) + "\n"
+
+
+def read_lemmas_file(path: str, spec: Spec) -> list[tuple[str, Expr]]:
+    """The lemmas of a file ``prove --infer`` wrote (or one written the same way by hand): a
+    Python file with ``lemmas(spec) -> [(name, expression), ...]``. Raises SpecError with one
+    line naming what is wrong."""
+    import importlib.util
+    from pathlib import Path
+
+    from hwcheck.spec.lang import SpecError
+
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(f"--lemmas-file {path}: no such file")
+    mod_spec = importlib.util.spec_from_file_location("hwcheck_lemmas_file", p)
+    if mod_spec is None or mod_spec.loader is None:
+        raise SpecError(f"--lemmas-file {path}: not a Python file")
+    mod = importlib.util.module_from_spec(mod_spec)
+    try:
+        mod_spec.loader.exec_module(mod)
+        fn = getattr(mod, "lemmas", None)
+        if not callable(fn):
+            raise SpecError("it defines no function lemmas(spec)")
+        got = list(fn(spec))
+    except SpecError as e:
+        raise SpecError(f"--lemmas-file {path}: {e}") from None
+    except Exception as e:  # the file is the user's code: any failure is bad input
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SpecError(f"--lemmas-file {path}: {type(e).__name__}: {first}") from None
+    out: list[tuple[str, Expr]] = []
+    for item in got:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], Expr) and item[1].sort == "bool"):
+            raise SpecError(f"--lemmas-file {path}: lemmas(spec) must return (name, boolean "
+                            f"expression) pairs, got {item!r:.60}")
+        try:
+            spec._check_expr(f"lemma {item[0]}", item[1], "bool", set(), set(), set(), False)
+        except SpecError as e:
+            raise SpecError(f"--lemmas-file {path}: {e}") from None
+        out.append(item)
+    return out

@@ -1,0 +1,228 @@
+"""``prove --infer``: lemmas found, not written. Peterson's mutual exclusion, two-phase commit
+and the token ring proved with no lemma from the protocol; the numpy filter agrees with the
+interpreter; a protocol whose invariant fails ends with a real trace that replays, never a
+proof; what the templates cannot reach is unknown, with the last counterexample to induction;
+the lemmas saved are what ``--lemmas-file`` proves with."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from helpers import kafka
+
+from hwcheck.checker import protocols
+from hwcheck.checker.cli.main import main
+from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.layout import Layout
+from hwcheck.checker.z3 import candidates as K
+from hwcheck.checker.z3.checks import index_scalars, symmetry_of
+from hwcheck.checker.z3.infer import infer, reachable
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def build(name: str, **params):
+    return protocols.build(protocols.load(str(SPECS / f"{name}.py")), params)
+
+
+def run(*args: str):
+    res = CliRunner().invoke(main, list(args))
+    return res.exit_code, res.output
+
+
+def last_json(text: str) -> dict:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name, inv, given", [
+    ("peterson", "Mutex", {}),
+    pytest.param("two_phase", "TCConsistent", {"rms": 2}, marks=pytest.mark.slow),
+    ("token_ring", "TokenInRing", {}),
+])
+def test_proved_with_inferred_lemmas_and_the_file_proves_again(tmp_path, name, inv, given):
+    spec = str(SPECS / f"{name}.py")
+    params = [x for k, v in given.items() for x in ("--param", f"{k}={v}")]
+    code, out = run("prove", "--spec", spec, *params, "--invariant", inv, "--infer",
+                    "--out", str(tmp_path), "--json", "-q")
+    assert code == 0, out
+    (res,) = last_json(out)["invariants"]
+    assert res["status"] == "holds" and res["lemmas"] == []  # nothing given: all inferred
+    saved = Path(res["inferred"]["file"])
+    assert saved.parent.name == "lemmas" and saved.is_file()
+    assert [lm["name"] for lm in res["inferred"]["lemmas"]] == \
+        [n for n, _ in _load(saved, build(name, **given))]
+    tiers = res["inferred"]["tiers"]
+    assert tiers and tiers[-1]["outcome"] == "proved"
+    # the file alone proves it, with the ordinary proof
+    code, out = run("prove", "--spec", spec, *params, "--invariant", inv, "--lemmas-file",
+                    str(saved), "--out", str(tmp_path), "-q")
+    assert code == 0 and f"verdict: proved {inv} inductive" in out, out
+
+
+def _load(path: Path, spec):
+    from hwcheck.checker.z3.infer import read_lemmas_file
+
+    return read_lemmas_file(str(path), spec)
+
+
+def test_peterson_needs_its_lemmas_plain_induction_is_unknown(tmp_path):
+    """Mutex is true but not inductive alone: plain prove gives a counterexample to induction,
+    exit 3 (unknown, never 12); --infer proves it."""
+    spec = str(SPECS / "peterson.py")
+    code, out = run("prove", "--spec", spec, "--invariant", "Mutex", "--out", str(tmp_path),
+                    "-q")
+    assert code == 3 and "counterexample to induction" in out and "verdict: unknown" in out
+    code, out = run("prove", "--spec", spec, "--invariant", "Mutex", "--infer", "--out",
+                    str(tmp_path), "-q")
+    assert code == 0 and "inferred" in out and "forall" in out or "|" in out, out
+
+
+def test_inferred_lemmas_hold_in_every_reachable_state_by_the_interpreter():
+    """Each lemma of a proof is true in every reachable state, judged by the interpreter (not
+    the numpy filter that chose it)."""
+    spec = build("peterson")
+    rep = infer(spec, "Mutex")
+    assert rep.status == "holds" and rep.lemmas and rep.proof is not None
+    rows, complete, path = reachable(spec, "Mutex", 10_000)
+    assert complete and path is None
+    interp = Interpreter(spec)
+    for lm in rep.lemmas:
+        assert all(interp.holds(lm.expr, r) for r in rows), lm.source
+
+
+def test_the_numpy_filter_agrees_with_the_interpreter():
+    """Every clause of one and two literals over Peterson's and two-phase commit's variables:
+    the filter keeps it exactly when the interpreter finds it true in every explored state."""
+    for spec, inv in ((build("peterson"), "Mutex"), (build("token_ring"), "TokenInRing")):
+        rows, _, _ = reachable(spec, inv, 10_000)
+        layout = Layout.of(spec)
+        ev = K.Evaluator(spec, layout, rows)
+        vocab = K.Vocabulary(spec, index_scalars(spec))
+        interp = Interpreter(spec)
+        checked = 0
+        for sizes in K.bound_sets(vocab, 1):
+            lits = vocab.literals(sizes)
+            kept = set(K.survivors(ev, sizes, lits, 2))
+            sample = list(itertools.islice(itertools.combinations(lits, 2), 0, None, 7))[:300]
+            for pair in sample + [(x,) for x in lits[:80]]:
+                c = K.Candidate(sizes, tuple(pair))
+                if not K.uses_all(sizes, pair):
+                    continue
+                truth = all(interp.holds(K.to_expr(spec, c), r) for r in rows)
+                # a clause containing a true smaller one is left out: it says less
+                smaller = len(pair) > 1 and any(
+                    all(interp.holds(K.to_expr(spec, K.Candidate(sizes, (x,))), r)
+                        for r in rows) for x in pair)
+                taut = K._tautology(ev, sizes, pair)
+                if c in kept:
+                    assert truth, K.to_source(spec, c)
+                elif truth and not smaller and not taut:
+                    pytest.fail(f"dropped a true clause: {K.to_source(spec, c)}")
+                checked += 1
+        assert checked >= 20, spec.name
+
+
+@pytest.mark.slow
+def test_a_violated_invariant_is_a_real_trace_that_replays(tmp_path):
+    """The TM that commits early: the exploration finds TCConsistent broken; prove --infer
+    writes that path as a trace (exit 12) and replay confirms it."""
+    code, out = run("prove", "--spec", str(SPECS / "two_phase.py"), "--param", "rms=2",
+                    "--param", "tm_commits_early=true", "--invariant", "TCConsistent",
+                    "--infer", "--out", str(tmp_path), "--json", "-q")
+    assert code == 12, out
+    (res,) = last_json(out)["invariants"]
+    assert res["status"] == "violated" and res["length"] == 5
+    trace = tmp_path / res["trace"] if not Path(res["trace"]).is_absolute() else \
+        Path(res["trace"])
+    code, out = run("replay", str(trace))
+    assert code == 0, out
+
+
+@pytest.mark.slow
+def test_kafka_hw_truncation_ends_with_a_real_counterexample_never_proved(tmp_path):
+    code, out = run("prove", "--truncation", "hw", "--no-lemmas", "--infer", "--invariant",
+                    "CommittedNotLost", "--out", str(tmp_path), "--json", "-q")
+    assert code == 12, out
+    (res,) = last_json(out)["invariants"]
+    assert res["status"] == "violated" and res["length"] == 8  # the shortest: docs/model.md
+    code, out = run("replay", res["trace"])
+    assert code == 0, out
+
+
+def test_beyond_the_templates_is_unknown_with_the_last_counterexample_to_induction():
+    """Clauses of one literal without bound variables cannot prove Mutex: unknown, with a
+    counterexample to induction whose pre-state satisfies the invariant, and no proof."""
+    spec = build("peterson")
+    rep = infer(spec, "Mutex", tiers=((1, 0),))
+    assert rep.status == "unknown" and rep.cti is not None and not rep.lemmas
+    assert rep.proof is None and "no inductive strengthening" in rep.reason
+    assert Interpreter(spec).holds(spec.invariant_named("Mutex").expr, np.asarray(rep.cti.pre))
+    assert rep.cti.goal == "Mutex"
+
+
+def test_symmetric_candidates_name_no_member_by_a_constant():
+    """Under Kafka's replica symmetry (R=2 and M=2: the same size, apart by the declared
+    dimensions) no candidate indexes a replica by a constant or by an offset's variable, names
+    the leader by a constant or compares replicas by order (the prover checks one action
+    instance per symmetry class: lemmas must be symmetric); offsets still get constants."""
+    spec = kafka(truncation="kip-279", isr_expansion="epoch-start")
+    sym = symmetry_of(spec)
+    vocab = K.Vocabulary(spec, index_scalars(spec), sym)
+    offsets_const = False
+    for sizes in K.bound_sets(vocab, 2):
+        for t in vocab.terms(sizes):
+            if t.var is None:
+                assert sizes[t.bound] > 0  # a replica is never used as a number
+                continue
+            for a, (kind, x) in enumerate(t.index):
+                member = a in dict(sym["dims"]).get(t.var, ())
+                if kind == "c":
+                    assert not member, t
+                    offsets_const = True
+                if kind == "b":
+                    assert (sizes[x] < 0) == member, (t, sizes)
+        for lit in vocab.literals(sizes):
+            if lit.op == "<" and all(t.var is None for t in lit.terms()):
+                assert all(sizes[t.bound] > 0 for t in lit.terms())
+            if lit.a.var in sym["ids"]:  # the leader: equal to another member, or none
+                assert lit.op in ("==", "!=")
+                assert (isinstance(lit.b, int) and lit.b < 0) or lit.b.var in sym["ids"], lit
+    assert offsets_const
+
+
+def test_a_bad_lemmas_file_is_one_line_exit_2(tmp_path):
+    spec = str(SPECS / "peterson.py")
+    missing = tmp_path / "none.py"
+    code, out = run("prove", "--spec", spec, "--lemmas-file", str(missing))
+    assert code == 2 and "no such file" in out and "Traceback" not in out
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1\n")
+    code, out = run("prove", "--spec", spec, "--lemmas-file", str(bad))
+    assert code == 2 and "defines no function lemmas(spec)" in out
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def lemmas(spec):\n    return [('A', spec.var('nope'))]\n")
+    code, out = run("prove", "--spec", spec, "--lemmas-file", str(wrong))
+    assert code == 2 and "unknown variable nope" in out and "Traceback" not in out
+
+
+@pytest.mark.slow
+def test_invariants_proved_earlier_in_a_run_help_the_later_ones(tmp_path):
+    """Every invariant of two-phase commit in one run: each proved is given, with its lemmas,
+    to the next; each saved file still proves its invariant alone."""
+    spec = str(SPECS / "two_phase.py")
+    code, out = run("prove", "--spec", spec, "--param", "rms=2", "--infer", "--out",
+                    str(tmp_path), "--json", "-q")
+    assert code == 0, out
+    got = last_json(out)["invariants"]
+    assert [r["status"] for r in got] == ["holds"] * 3
+    assert got[0]["lemmas"] == [] and "TPTypeOK" in got[1]["lemmas"]
+    for r in got:
+        code, out = run("prove", "--spec", spec, "--param", "rms=2", "--invariant",
+                        r["property"], "--lemmas-file", r["inferred"]["file"], "--out",
+                        str(tmp_path), "-q")
+        assert code == 0, out
