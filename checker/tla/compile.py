@@ -2,13 +2,13 @@
 
 `compile_model(model, domains)` translates what decision record 0019 calls the simplest case:
 variables holding integers, booleans, strings or model values, or functions from a finite set
-of such values to them; Next unfolded through disjunctions, ``\\E`` over constant sets and
-operator applications into one action per leaf, its ``\\E`` bindings the action's parameters;
-a leaf's conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
+of such values to them; Next unfolded into every way the evaluator takes it (a disjunction,
+an ``\\E`` witness over a constant set, an action-level IF's or CASE's branch, wherever they
+stand in a conjunction), each way one action, its ``\\E`` bindings the action's parameters and
+its IF/CASE conditions guards, so that a compiled model's generated count is TLC's; a way's
+conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
 ``f' = [x \\in D |-> e]`` and UNCHANGED; Init's ``x = e`` and ``x \\in S``; invariants. Every
-other construct is refused with its position ("not compiled yet: ..."), never approximated;
-in particular a disjunction or an ``\\E`` inside a leaf (TLC counts each way it holds) is
-refused, so a compiled model's generated count is TLC's.
+other construct is refused with its position ("not compiled yet: ..."), never approximated.
 
 The domains are the values each variable takes (the reference search's `Result.domains`);
 a value outside them is the kernel's domain error, never a wrong count. Strings and model
@@ -18,7 +18,7 @@ members in value order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,28 @@ class _Pending(int):
     """An \\E-bound parameter of an action not made yet (its number): only passed along."""
 
 
+# One conjunct of a way: (None: a conjunct as written | False: a condition | True: a
+# condition's negation, expression, its scope, its environment)
+_Part = tuple[bool | None, Expr, Scope, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Way:
+    """One way an action is taken: its step name (``fixed`` once a conjunction is entered,
+    as the evaluator's labels), its \\E bindings so far and its conjuncts."""
+
+    label: str
+    fixed: bool
+    params: tuple[tuple[str, tuple[Value, ...]], ...]
+    parts: tuple[_Part, ...]
+
+    def fix(self) -> _Way:
+        return self if self.fixed else _Way(self.label, True, self.params, self.parts)
+
+    def add(self, part: _Part) -> _Way:
+        return _Way(self.label, self.fixed, self.params, (*self.parts, part))
+
+
 def not_compiled(pos: Pos, what: str) -> Exception:
     return fail(pos, f"not compiled yet: {what}")
 
@@ -86,6 +108,10 @@ class Compiled:
     encodings: dict[str, Enc]
     atoms: tuple[Value, ...]
     reads: dict[str, Any] = field(default_factory=dict)  # variable: its Read or Var
+    # each action's TLA+ step name: the operator of its Next disjunct (an operator taken in
+    # several ways, by a disjunction, an IF or a CASE inside it, is several actions
+    # ``Op``, ``Op_2``, ...)
+    steps: dict[str, str] = field(default_factory=dict)
 
     def decode(self, row: dict[str, Any]) -> dict[str, Value]:
         """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, or its list
@@ -258,12 +284,7 @@ class Compiler:
             return (kind, L.ite(c, self.as_kind(a, kind, e.then.pos),
                                 self.as_kind(b, kind, e.other.pos)))
         if isinstance(e, Let):
-            new = dict(env)
-            for d in e.defs:
-                if not isinstance(d, OpDef) or d.params:
-                    raise not_compiled(d.pos, "a LET definition with parameters")
-                new[d.name] = self.tr(d.body, sc, new)
-            return self.tr(e.body, sc, new)
+            return self.tr(e.body, sc, self._let(e, sc, env))
         if isinstance(e, FnApp):
             f = self.tr(e.fn, sc, env)
             if f[0] != "array" or len(e.args) != 1:
@@ -323,8 +344,17 @@ class Compiler:
 
     def tr_opapp(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
         name = e.name
-        if name in env and not e.args:
-            return env[name]
+        if name in env:
+            t = env[name]
+            if t[0] == "lazy" and not e.args:
+                return self.tr(t[1], t[2], t[3])
+            if t[0] == "op" and len(e.args) == len(t[1].params):
+                new = {**t[3], **{p.name: self.bind(a, sc, env)
+                                  for p, a in zip(t[1].params, e.args)}}
+                return self.tr(t[1].body, t[2], new)
+            if not e.args:
+                return t
+            raise not_compiled(e.pos, f"applying {name}")
         if name in CORE_NAMES or isinstance(sc.defs.get(name), Builtin):
             return self.tr_builtin(e, sc, env)
         entry = sc.defs.get(name)
@@ -332,7 +362,7 @@ class Compiler:
             d = entry.d
             if any(p.arity for p in d.params) or len(d.params) != len(e.args):
                 raise not_compiled(e.pos, f"applying {name}")
-            new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
+            new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
             return self.tr(d.body, entry.scope, new)
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
@@ -399,91 +429,132 @@ class Compiler:
 
     # -- actions -------------------------------------------------------------------------
 
-    def leaves(self, e: Expr, sc: Scope, env: dict[str, Term], label: str,
-               params: list[tuple[str, tuple[Value, ...]]],
-               out: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]]) -> None:
-        """Next unfolded into its leaves, as the evaluator unfolds it for the step labels."""
+    def bind(self, a: Expr, sc: Scope, env: dict[str, Term]) -> Term:
+        """An operator's argument (or a LET definition without parameters) for its body's
+        environment: its value when it reads no state, the term a name is bound to, else the
+        expression itself, translated where the body reads it (an argument may read an
+        ``\\E``-bound parameter whose action is not made yet)."""
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if self._closed(a, sc, env) and self.ev.state_free(a, sc, set(static)):
+            return ("static", self.ev.ev(a, sc, dict(static), Ctx({}, None)))
+        if isinstance(a, OpApp) and not a.args and a.name in env:
+            return env[a.name]
+        return ("lazy", a, sc, env)
+
+    def _let(self, e: Let, sc: Scope, env: dict[str, Term]) -> dict[str, Term]:
+        new = dict(env)
+        for d in e.defs:
+            if not isinstance(d, OpDef):
+                raise not_compiled(d.pos, "a function definition inside LET")
+            if any(p.arity for p in d.params):
+                raise not_compiled(d.pos, "a LET definition with operator parameters")
+            new[d.name] = ("op", d, sc, new) if d.params else self.bind(d.body, sc, new)
+        return new
+
+    def _ways(self, e: Expr, sc: Scope, env: dict[str, Term], way: _Way) -> Iterator[_Way]:
+        """Every way ``e`` can be taken, as the evaluator enumerates them (``Evaluator.act``):
+        a disjunction, an ``\\E`` witness, an IF's or a CASE's branch is a way wherever it
+        stands in a conjunction; each way extends ``way`` (its \\E bindings become the
+        action's parameters, its IF and CASE conditions guards). A conjunct that branches no
+        further is one part of the way."""
+        if isinstance(e, And):
+            yield from self._conj([(x, env) for x in e.items], 0, sc, way.fix())
+            return
         if isinstance(e, Or):
             for x in e.items:
-                self.leaves(x, sc, env, label, params, out)
+                yield from self._ways(x, sc, env, way)
             return
         if isinstance(e, Quant) and e.kind == "E":
             names = [(n, b) for b in e.bounds for n in b.names]
             if any(b.tuple for _, b in names):
                 raise not_compiled(e.pos, "a tuple pattern in \\E")
-            self._unfold_exists(e, names, sc, env, label, params, out)
+            new, params = dict(env), list(way.params)
+            for name, bound in names:
+                s = self.tr(bound.set, sc, new)
+                if s[0] != "static" or not isinstance(s[1], frozenset):
+                    raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
+                values = tuple(sorted_values(s[1]))
+                if not values:
+                    return  # no witness: no way
+                new[name] = ("param", _Pending(len(params)), values)
+                params.append((name, values))
+            yield from self._ways(e.body, sc, new, _Way(way.label, way.fixed, tuple(params),
+                                                        way.parts))
             return
-        if isinstance(e, OpApp) and e.name not in env:
-            entry = sc.defs.get(e.name)
-            if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
-                d = entry.d
-                if any(p.arity for p in d.params):
-                    raise not_compiled(e.pos, f"{d.name}'s operator parameters")
-                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
-                self.leaves(d.body, entry.scope, new, d.name, params, out)
+        if isinstance(e, Quant) and self._action_level(e.body, sc):
+            # \A over an action: the conjunction of its instances (each may branch)
+            combos: list[dict[str, Term]] = [dict(env)]
+            for b in e.bounds:
+                if b.tuple:
+                    raise not_compiled(e.pos, "a tuple pattern in \\A")
+                for name in b.names:
+                    s = self.tr(b.set, sc, env)
+                    if s[0] != "static" or not isinstance(s[1], frozenset):
+                        raise not_compiled(b.set.pos, "\\A over a set that is not constant")
+                    combos = [{**c, name: ("static", v)} for c in combos
+                              for v in sorted_values(s[1])]
+            yield from self._conj([(e.body, c) for c in combos], 0, sc, way.fix())
+            return
+        if isinstance(e, If) and self._action_level(e, sc):
+            yield from self._ways(e.then, sc, env, way.add((False, e.cond, sc, env)))
+            yield from self._ways(e.other, sc, env, way.add((True, e.cond, sc, env)))
+            return
+        if isinstance(e, Case) and self._action_level(e, sc):
+            if e.other is None:
+                raise not_compiled(e.pos, "a CASE without OTHER in an action (TLC stops with "
+                                          "an error where no arm applies)")
+            before = way
+            for cond, arm in e.arms:
+                yield from self._ways(arm, sc, env, before.add((False, cond, sc, env)))
+                before = before.add((True, cond, sc, env))
+            yield from self._ways(e.other, sc, env, before)
+            return
+        if isinstance(e, Let) and self._action_level(e, sc):
+            yield from self._ways(e.body, sc, self._let(e, sc, env), way)
+            return
+        if isinstance(e, OpApp) and e.name in env and env[e.name][0] == "op":
+            _, d, dsc, denv = env[e.name]
+            if self._action_level(d.body, dsc):
+                new = {**denv, **{p.name: self.bind(a, sc, env)
+                                  for p, a in zip(d.params, e.args)}}
+                yield from self._ways(d.body, dsc, new, way)
                 return
-        out.append((label, e, sc, env, list(params)))
-
-    def _unfold_exists(self, e: Quant, names: list[Any], sc: Scope, env: dict[str, Term],
-                       label: str, params: list[Any], out: list[Any]) -> None:
-        if not names:
-            self.leaves(e.body, sc, env, label, params, out)
-            return
-        (name, bound), rest = names[0], names[1:]
-        s = self.tr(bound.set, sc, env)
-        if s[0] != "static" or not isinstance(s[1], frozenset):
-            raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
-        values = tuple(sorted_values(s[1]))
-        marker = ("param", _Pending(len(params)), values)  # the parameter's number, made real later
-        self._unfold_exists(e, rest, sc, {**env, name: marker}, label,
-                            [*params, (name, values)], out)
-
-    def action(self, name: str, body: Expr, sc: Scope, env: dict[str, Term],
-               params: list[tuple[str, tuple[Value, ...]]]) -> None:
-        sizes = [len(v) for _, v in params]
-
-        def build(b: Block, *ps: Any) -> None:
-            real = {k: (("param", ps[v[1]], v[2]) if v[0] == "param" and
-                        isinstance(v[1], _Pending) else v) for k, v in env.items()}
-            self.leaf(b, body, sc, real, init=False)
-
-        modified = self._assigned(body, sc, env, init=False)
-        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
-
-    def _conjuncts(self, e: Expr, sc: Scope, env: dict[str, Term],
-                   out: list[tuple[Expr, Scope, dict[str, Term]]]) -> None:
-        if isinstance(e, And):
-            for x in e.items:
-                self._conjuncts(x, sc, env, out)
-            return
+        if isinstance(e, OpApp) and e.name in env and env[e.name][0] == "lazy" and not e.args:
+            _, x, xsc, xenv = env[e.name]
+            if self._action_level(x, xsc):
+                yield from self._ways(x, xsc, xenv, way)
+                return
         if isinstance(e, OpApp) and e.name not in env and e.name not in CORE_NAMES:
             entry = sc.defs.get(e.name)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and \
                     self._action_level(entry.d.body, entry.scope):
                 d = entry.d
-                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
-                self._conjuncts(d.body, entry.scope, new, out)
+                if any(p.arity for p in d.params):
+                    raise not_compiled(e.pos, f"{d.name}'s operator parameters")
+                if len(d.params) != len(e.args):
+                    raise not_compiled(e.pos, f"applying {d.name}")
+                new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
+                inner = way if way.fixed else _Way(d.name, False, way.params, way.parts)
+                yield from self._ways(d.body, entry.scope, new, inner)
                 return
-        if isinstance(e, (Or, Quant)) and (isinstance(e, Or) or e.kind == "E"):
-            raise not_compiled(e.pos, "a disjunction or \\E inside an action's conjunction "
-                                      "(TLC counts each way it holds)")
-        if isinstance(e, Let) and self._action_level(e, sc):
-            new = dict(env)
-            for ld in e.defs:
-                if not isinstance(ld, OpDef) or ld.params:
-                    raise not_compiled(ld.pos, "a LET definition with parameters")
-                new[ld.name] = self.tr(ld.body, sc, new)
-            self._conjuncts(e.body, sc, new, out)
+        yield way.add((None, e, sc, env))
+
+    def _conj(self, items: list[tuple[Expr, dict[str, Term]]], i: int, sc: Scope,
+              way: _Way) -> Iterator[_Way]:
+        if i == len(items):
+            yield way
             return
-        if isinstance(e, (If, Case)) and self._action_level(e, sc):
-            raise not_compiled(e.pos, "IF or CASE around an action's conjuncts")
-        out.append((e, sc, env))
+        e, env = items[i]
+        for w in self._ways(e, sc, env, way):
+            yield from self._conj(items, i + 1, sc, w)
 
     def _action_level(self, e: Expr, sc: Scope, depth: int = 0) -> bool:
         """Whether ``e`` unfolds as an action (a conjunction, a disjunction, an \\E, primes),
         so that TLC enumerates it rather than evaluating it."""
         if isinstance(e, (And, Or, Prime, Unchanged)) or (isinstance(e, Quant) and e.kind == "E"):
             return True
+        if isinstance(e, Quant):
+            return self._action_level(e.body, sc, depth)
         if isinstance(e, If):
             return self._action_level(e.then, sc, depth) or self._action_level(e.other, sc,
                                                                                depth)
@@ -500,16 +571,6 @@ class Compiler:
                 return self._action_level(entry.d.body, entry.scope, depth + 1)
         return False
 
-    def _assigned(self, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> list[str]:
-        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
-        self._conjuncts(body, sc, env, parts)
-        out: list[str] = []
-        for e, psc, penv in parts:
-            var = self._target_of(e, psc, penv, init)
-            if var is not None and var not in out:
-                out.append(var)
-        return out
-
     def _target_of(self, e: Expr, sc: Scope, env: dict[str, Term], init: bool) -> str | None:
         if isinstance(e, OpApp) and e.name in ("=", "\\in") and len(e.args) == 2:
             lhs = e.args[0]
@@ -522,32 +583,68 @@ class Compiler:
                 return lhs.name
         return None
 
-    def leaf(self, b: Block, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> None:
-        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
-        self._conjuncts(body, sc, env, parts)
+    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, dict[str, Term]]) -> Term:
+        """``t`` with the \\E-bound parameters of the action being made in place (``memo``:
+        the environments already redone, a LET's definitions seeing each other)."""
+        if t[0] == "param" and isinstance(t[1], _Pending):
+            return ("param", ps[t[1]], t[2])
+        if t[0] in ("lazy", "op"):
+            return (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+        return t
+
+    def _realize_env(self, env: dict[str, Term], ps: tuple[Any, ...],
+                     memo: dict[int, dict[str, Term]]) -> dict[str, Term]:
+        if id(env) in memo:
+            return memo[id(env)]
+        out: dict[str, Term] = {}
+        memo[id(env)] = out
+        for k, v in env.items():
+            out[k] = self._realize(v, ps, memo)
+        return out
+
+    def action(self, name: str, way: _Way) -> None:
+        sizes = [len(v) for _, v in way.params]
+
+        def build(b: Block, *ps: Any) -> None:
+            memo: dict[int, dict[str, Term]] = {}
+            parts = [(neg, e, psc, self._realize_env(penv, ps, memo))
+                     for neg, e, psc, penv in way.parts]
+            self.leaf(b, parts, way.parts[0][1] if way.parts else self.m.next, init=False)
+
+        modified: list[str] = []
+        for neg, e, psc, penv in way.parts:
+            var = self._target_of(e, psc, penv, init=False) if neg is None else None
+            if var is not None and var not in modified:
+                modified.append(var)
+        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+
+    def leaf(self, b: Block, parts: list[_Part], at: Expr, init: bool) -> None:
+        """One way's conjuncts as the block ``b``: guards, then every assignment's new value
+        computed from the state before the step, then written."""
         guards: list[Any] = []
         writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]] = []
         unchanged: set[str] = set()
-        for e, psc, penv in parts:
-            var = self._target_of(e, psc, penv, init)
+        for neg, e, psc, penv in parts:
+            var = self._target_of(e, psc, penv, init) if neg is None else None
             if var is not None:
                 if any(w[0] == var for w in writes):
                     raise not_compiled(e.pos, f"{var} assigned twice in one action")
                 assert isinstance(e, OpApp)
                 writes.append((var, e.args[1], psc, penv, e.name == "\\in"))
-            elif isinstance(e, Unchanged) and not init:
+            elif isinstance(e, Unchanged) and not init and neg is None:
                 unchanged.update(self._unchanged_vars(e.expr, psc, penv))
             else:
                 if self._reads_next(e):
                     raise not_compiled(e.pos, "a conjunct that reads the next state")
-                guards.append(self.as_kind(self.tr(e, psc, penv), "bool", e.pos))
+                g = self.as_kind(self.tr(e, psc, penv), "bool", e.pos)
+                guards.append(~g if neg else g)
         both = unchanged & {w[0] for w in writes}
         if both:
-            raise not_compiled(body.pos, f"{sorted(both)[0]} both assigned and UNCHANGED")
+            raise not_compiled(at.pos, f"{sorted(both)[0]} both assigned and UNCHANGED")
         done = {w[0] for w in writes} | unchanged
         missing = [v for v in self.m.root.variables if v not in done]
         if missing:
-            raise not_compiled(body.pos, f"an action that leaves {missing[0]} undetermined")
+            raise not_compiled(at.pos, f"an action that leaves {missing[0]} undetermined")
         choices: dict[str, Any] = {}
         for var, rhs, psc, penv, member in writes:
             if member:
@@ -555,6 +652,9 @@ class Compiler:
                 if s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
                 values = tuple(sorted_values(s[1]))
+                if not values:
+                    guards.append(L.FALSE)  # no value to take: no way
+                    values = (next(iter(self.encodings[var].domain or (0,))),)
                 choices[var] = ("param", b.choose(len(values)), values)
         if guards and not init:
             b.require(*guards)
@@ -639,14 +739,21 @@ class Compiler:
         return False
 
     def run(self) -> Compiled:
-        self.spec.initial(lambda b: self.leaf(b, self.m.init, self.sc, {}, init=True))
-        found: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]] = []
-        self.leaves(self.m.next, self.sc, {}, "Next", [], found)
-        used: dict[str, int] = {}
-        for label, body, sc, env, params in found:
-            used[label] = used.get(label, 0) + 1
-            name = label if used[label] == 1 else f"{label}_{used[label]}"
-            self.action(name, body, sc, env, params)
+        inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        if len(inits) != 1 or inits[0].params:
+            raise not_compiled(self.m.init.pos, "a disjunction, \\E, IF or CASE in Init")
+        self.spec.initial(lambda b: self.leaf(b, list(inits[0].parts), self.m.init,
+                                              init=True))
+        used: set[str] = set()
+        steps: dict[str, str] = {}
+        for way in self._ways(self.m.next, self.sc, {}, _Way("Next", False, (), ())):
+            name, k = way.label, 1
+            while name in used:
+                k += 1
+                name = f"{way.label}_{k}"
+            used.add(name)
+            steps[name] = way.label
+            self.action(name, way)
         for inv in self.m.invariants:
             self.spec.invariant(inv.name, self.as_kind(self.tr(inv.d.body, inv.scope, {}),
                                                        "bool", inv.d.pos))
@@ -654,7 +761,7 @@ class Compiler:
             raise not_compiled(self.sc.module.pos, "CONSTRAINT, ACTION_CONSTRAINT, VIEW or "
                                                    "SYMMETRY")
         self.spec.validate()
-        return Compiled(self.spec, self.encodings, self.atoms, self.reads)
+        return Compiled(self.spec, self.encodings, self.atoms, self.reads, steps)
 
 
 def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
