@@ -29,11 +29,19 @@ CASES = {
     "Relay": "CONSTANTS Procs = {p1, p2, p3} Max = 2\nINIT Init NEXT Next\n"
              "INVARIANTS TurnsBounded NotAllDone",
     "Branches": "CONSTANTS N = 2 Max = 3\nINIT Init NEXT Next\nINVARIANT Bounded",
+    "TokenRing": "CONSTANT N = 3\nINIT Init NEXT Next\nINVARIANT TokenInRing",
+    "Peterson": "CONSTANT Naive = FALSE\nINIT Init NEXT Next\nINVARIANT Mutex",
+    "PetersonNaive": "CONSTANT Naive = TRUE\nINIT Init NEXT Next\nINVARIANT Mutex",
+    "TwoPhase": "CONSTANT RM = {r1, r2, r3}\nSPECIFICATION TPSpec\n"
+                "INVARIANTS TPTypeOK TCConsistent",
+    "Bins": "CONSTANT Items = {1, 2, 3}\nINIT Init NEXT Next\nINVARIANTS Conserved Logged",
 }
+MODULE = {"PetersonNaive": "Peterson"}
 
 
 def compiled(name: str) -> tuple[Model, Compiled]:
-    m = model(TLA / f"{name}.tla", parse_cfg(CASES[name], f"{name}.cfg"))
+    module = MODULE.get(name, name)
+    m = model(TLA / f"{module}.tla", parse_cfg(CASES[name], f"{module}.cfg"))
     res = explore(m, check_deadlock=False)
     return m, compile_model(m, {v: res.values(v) for v in m.root.variables})
 
@@ -88,7 +96,7 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["Relay", "Branches"])
+@pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)
@@ -127,9 +135,20 @@ def test_what_the_first_case_does_not_compile_is_refused_at_its_place(
     assert str(e.value).endswith(message) and "\n" not in str(e.value)
 
 
-def test_a_variable_holding_sets_is_refused() -> None:
-    m = model(TLA / "TokenRing.tla", parse_cfg("CONSTANT N = 3\nINIT Init NEXT Next", "T.cfg"))
-    with pytest.raises(TlaError, match=r"TokenRing.tla:1:1: not compiled yet: variable want "
-                                       r"holds values this case does not store"):
-        res = explore(m)
+def test_sets_are_a_bit_per_member_and_records_are_members() -> None:
+    _, c = compiled("TwoPhase")
+    enc = c.encodings
+    assert (enc["tmPrepared"].kind, [str(x) for x in enc["tmPrepared"].members]) == (
+        "set", ["r1", "r2", "r3"])
+    assert len(enc["msgs"].members) == 5  # three Prepared records, Commit, Abort
+
+
+def test_a_function_holding_sets_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "F.tla").write_text("---- MODULE F ----\nVARIABLE f\n"
+                                    "Init == f = [i \\in {1, 2} |-> {}]\n"
+                                    "Next == f' = [f EXCEPT ![1] = {1}]\n====\n")
+    m = model(tmp_path / "F.tla", parse_cfg("INIT Init NEXT Next", "F.cfg"))
+    res = explore(m, check_deadlock=False)
+    with pytest.raises(TlaError, match=r"F.tla:1:1: not compiled yet: variable f holds values "
+                                       r"this case does not store"):
         compile_model(m, {v: res.values(v) for v in m.root.variables})

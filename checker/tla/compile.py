@@ -18,6 +18,7 @@ members in value order.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ from .syntax import (
     Expr,
     FnApp,
     FnLit,
+    FnSet,
     If,
     Let,
     Num,
@@ -47,6 +49,7 @@ from .syntax import (
     Pos,
     Prime,
     Quant,
+    SetEnum,
     Str,
     Tuple,
     Unchanged,
@@ -85,20 +88,63 @@ def not_compiled(pos: Pos, what: str) -> Exception:
     return fail(pos, f"not compiled yet: {what}")
 
 
+def _or(*xs: Any) -> Any:
+    """A disjunction, constants folded (the set translations test the result for FALSE)."""
+    out = []
+    for x in xs:
+        if isinstance(x, L.Const):
+            if x.value:
+                return L.TRUE
+            continue
+        out.append(x)
+    return L.disj(*out) if out else L.FALSE
+
+
+def _and(*xs: Any) -> Any:
+    out = []
+    for x in xs:
+        if isinstance(x, L.Const):
+            if not x.value:
+                return L.FALSE
+            continue
+        out.append(x)
+    return L.conj(*out) if out else L.TRUE
+
+
+def _not(x: Any) -> Any:
+    return L.Const(not x.value) if isinstance(x, L.Const) else ~x
+
+
+def _implies(a: Any, b: Any) -> Any:
+    return _or(_not(a), b)
+
+
+def _exact(outside: Any, pos: Pos) -> None:
+    """Refuse a set operation whose operand may hold values outside the members known."""
+    if not (isinstance(outside, L.Const) and outside.value is False):
+        raise not_compiled(pos, "a set operation on a set that may hold values outside its "
+                                "variable's domain")
+
+
 @dataclass(frozen=True)
 class Enc:
     """How one TLA+ variable is stored: a scalar of ``kind`` ("int", "bool", "atom"), or an
-    array (``domain``: the function's domain, in value order) of them."""
+    array (``domain``: the function's domain, in value order) of them; or, of kind "set", a
+    subset of ``members`` (a finite set of any values), one bit each."""
 
     name: str
     kind: str
     lo: int
     hi: int
     domain: tuple[Value, ...] | None = None
+    members: tuple[Value, ...] = ()  # kind "set": the values it may hold, a bit each
 
 
 # A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
-# ("param", lang expression indexing ``values``, values); ("array", Enc).
+# ("param", lang expression indexing ``values``, values); ("array", Enc); ("bits", members,
+# [a lang boolean per member]): a set within ``members``; ("elems", [terms]): the set of a few
+# values computed from the state; ("lazy", Expr, Scope, env) and ("op", OpDef, Scope, env): an
+# operator's argument and a LET operator, translated where read.
 Term = tuple[Any, ...]
 
 
@@ -114,12 +160,14 @@ class Compiled:
     steps: dict[str, str] = field(default_factory=dict)
 
     def decode(self, row: dict[str, Any]) -> dict[str, Value]:
-        """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, or its list
-        of ints) as TLA+ values."""
+        """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, its list of
+        ints, or a set's list of members' positions) as TLA+ values."""
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
             raw = row[name]
-            if enc.domain is None:
+            if enc.kind == "set":
+                out[name] = frozenset(enc.members[k] for k in raw)
+            elif enc.domain is None:
                 out[name] = self._atom(enc, raw)
             else:
                 out[name] = Fcn({k: self._atom(enc, x) for k, x in zip(enc.domain, raw)})
@@ -172,6 +220,13 @@ class Compiler:
         pos = self.sc.module.pos
         if not values:
             raise not_compiled(pos, f"variable {name} takes no value")
+        if all(isinstance(v, frozenset) for v in values):
+            members = tuple(sorted_values(frozenset().union(*values)))
+            if not members:
+                raise not_compiled(pos, f"variable {name} is always the empty set")
+            self.encodings[name] = Enc(name, "set", 0, 1, None, members)
+            self.reads[name] = self.spec.set_of(name, len(members))
+            return
         try:
             if all(isinstance(v, Fcn) for v in values):
                 doms = {frozenset(v.map) for v in values}
@@ -294,6 +349,11 @@ class Compiler:
                                                               e.args[0].pos)])
         if isinstance(e, Quant):
             return ("bool", self.tr_quant(e, sc, env))
+        if isinstance(e, SetEnum):
+            return ("elems", [self.tr(x, sc, env) for x in e.items])
+        t = self._by_params(e, sc, env)
+        if t is not None:
+            return t
         raise not_compiled(e.pos, f"the expression {type(e).__name__}")
 
     def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
@@ -328,6 +388,15 @@ class Compiler:
               env: dict[str, Term]) -> Any:
         name, set_e = names[0]
         s = self.tr(set_e, sc, env)
+        if s[0] == "bits":  # over a set read from the state: each possible member, if in it
+            _exact(s[3], set_e.pos)
+            parts = []
+            for m, bit in zip(s[1], s[2]):
+                new = {**env, name: ("static", m)}
+                holds = self._nest(e, names[1:], sc, new) if len(names) > 1 else \
+                    self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+                parts.append(_implies(bit, holds) if e.kind == "A" else _and(bit, holds))
+            return _and(*parts) if e.kind == "A" else _or(*parts)
         if s[0] != "static" or not isinstance(s[1], frozenset):
             raise not_compiled(set_e.pos, "a quantifier over a set that is not constant")
         values = tuple(sorted_values(s[1]))
@@ -366,6 +435,9 @@ class Compiler:
             return self.tr(d.body, entry.scope, new)
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
+            if enc.kind == "set":
+                arr = self.reads[name]
+                return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], L.FALSE)
             if enc.domain is not None:
                 return ("array", enc)
             read = self.reads[name]
@@ -377,7 +449,31 @@ class Compiler:
 
     def tr_builtin(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
         name, pos = e.name, e.pos
+        if name in ("\\in", "\\notin") and len(e.args) == 2 and isinstance(e.args[1], FnSet):
+            f = self.tr(e.args[0], sc, env)
+            dom = self.tr(e.args[1].domain, sc, env)
+            if f[0] == "array" and dom[0] == "static" and isinstance(dom[1], frozenset):
+                enc: Enc = f[1]
+                assert enc.domain is not None
+                if {key(v) for v in dom[1]} != {key(v) for v in enc.domain}:
+                    inside: Any = L.FALSE
+                else:
+                    rng = self.tr(e.args[1].range, sc, env)
+                    arr = self.reads[enc.name]
+                    inside = _and(*[self.member(self._element(enc, arr[k]), rng, pos)
+                                    for k in range(len(enc.domain))])
+                return ("bool", inside if name == "\\in" else _not(inside))
         args = [self.tr(a, sc, env) for a in e.args]
+        if name in ("\\cup", "\\cap", "\\", "\\subseteq") and len(args) == 2:
+            return self.set_op(name, args[0], args[1], pos)
+        if name == "Cardinality" and len(args) == 1 and args[0][0] in ("bits", "static"):
+            members = tuple(self.universe(args[0]))
+            bs, out = self.bits(args[0], members, pos)
+            _exact(out, pos)
+            total: Any = L.Const(0)
+            for b in bs:
+                total = total + L.ite(b, 1, 0)
+            return ("int", total)
         if name in self.ARITH and len(args) == 2:
             a, b = (self.as_kind(x, "int", pos) for x in args)
             op = self.ARITH[name]
@@ -399,24 +495,11 @@ class Compiler:
             a, b = (self.as_kind(x, "int", pos) for x in args)
             return ("bool", {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[name])
         if name in ("=", "/="):
-            kind = self.kind_of(args[0]) or self.kind_of(args[1])
-            if kind is None:
-                raise not_compiled(pos, f"{name} between values this case does not store")
-            a, b = (self.as_kind(x, kind, pos) for x in args)
-            if kind == "bool":
-                eq = L.conj(L.implies(a, b), L.implies(b, a))
-                return ("bool", eq if name == "=" else ~eq)
-            return ("bool", a == b if name == "=" else a != b)
-        if name in ("\\in", "\\notin") and args[1][0] == "static" and \
-                isinstance(args[1][1], frozenset):
-            kind = self.kind_of(args[0])
-            if kind is None:
-                raise not_compiled(pos, "\\in with values this case does not store")
-            x = self.as_kind(args[0], kind, pos)
-            members = [self.static_expr(kind, v, pos) for v in sorted_values(args[1][1])
-                       if kind != "atom" or v in self.code]
-            inside = L.disj(*[x == c for c in members]) if members else L.FALSE
-            return ("bool", inside if name == "\\in" else ~inside)
+            eq = self.equal(args[0], args[1], pos)
+            return ("bool", eq if name == "=" else _not(eq))
+        if name in ("\\in", "\\notin") and self.is_set(args[1]):
+            inside = self.member(args[0], args[1], pos)
+            return ("bool", inside if name == "\\in" else _not(inside))
         if name == "~":
             return ("bool", ~self.as_kind(args[0], "bool", pos))
         if name == "=>":
@@ -425,7 +508,138 @@ class Compiler:
         if name == "<=>":
             a, b = (self.as_kind(x, "bool", pos) for x in args)
             return ("bool", L.conj(L.implies(a, b), L.implies(b, a)))
+        t = self._by_params(e, sc, env)
+        if t is not None:
+            return t
         raise not_compiled(pos, f"the operator {name} on state")
+
+    # -- sets ----------------------------------------------------------------------------
+
+    def _element(self, enc: Enc, read: Any) -> Term:
+        return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
+
+    def is_set(self, t: Term) -> bool:
+        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset))
+
+    def eq_value(self, t: Term, u: Value, pos: Pos) -> Any:
+        """Whether the value ``t`` is the value ``u`` (a lang boolean)."""
+        if t[0] == "static":
+            return L.Const(key(t[1]) == key(u))
+        if t[0] == "param":
+            hits = [k for k, v in enumerate(t[2]) if key(v) == key(u)]
+            return _or(*[t[1] == k for k in hits]) if hits else L.FALSE
+        kind = self.kind_of(t)
+        if kind is None:
+            raise not_compiled(pos, "comparing this value")
+        if (kind == "bool") != (type(u) is bool) or (kind == "int") != (type(u) is int) or \
+                (kind == "atom" and u not in self.code):
+            return L.FALSE
+        x, c = self.as_kind(t, kind, pos), self.static_expr(kind, u, pos)
+        return _and(_implies(x, c), _implies(c, x)) if kind == "bool" else x == c
+
+    def universe(self, t: Term) -> list[Value]:
+        """The values a set term may hold that are known when translating."""
+        if t[0] == "bits":
+            return list(t[1])
+        if t[0] == "static":
+            return list(t[1])
+        out: list[Value] = []
+        for x in t[1]:
+            out += [x[1]] if x[0] == "static" else list(x[2]) if x[0] == "param" else []
+        return out
+
+    def bits(self, t: Term, members: tuple[Value, ...], pos: Pos) -> tuple[list[Any], Any]:
+        """The set ``t`` as one boolean per value of ``members``, and whether it holds a
+        value outside them."""
+        where = {key(m): i for i, m in enumerate(members)}
+        if t[0] == "bits":
+            mine = {key(m): b for m, b in zip(t[1], t[2])}
+            return ([mine.get(key(m), L.FALSE) for m in members],
+                    _or(t[3], *[b for m, b in zip(t[1], t[2]) if key(m) not in where]))
+        if t[0] == "static":
+            ks = {key(v) for v in t[1]}
+            return ([L.Const(key(m) in ks) for m in members],
+                    L.Const(any(k not in where for k in ks)))
+        if t[0] == "elems":
+            hits = [[self.eq_value(x, m, pos) for m in members] for x in t[1]]
+            return ([_or(*[h[i] for h in hits]) for i in range(len(members))],
+                    _or(*[_not(_or(*h)) for h in hits]))
+        raise not_compiled(pos, f"a {t[0]} where a set is expected")
+
+    def set_op(self, name: str, a: Term, b: Term, pos: Pos) -> Term:
+        members = tuple(sorted_values({key(v): v for v in self.universe(a) +
+                                       self.universe(b)}.values()))
+        (xa, oa), (xb, ob) = self.bits(a, members, pos), self.bits(b, members, pos)
+        if name == "\\cup":
+            return ("bits", members, [_or(p, q) for p, q in zip(xa, xb)], _or(oa, ob))
+        if name == "\\cap":
+            return ("bits", members, [_and(p, q) for p, q in zip(xa, xb)], _and(oa, ob))
+        if name == "\\":
+            return ("bits", members, [_and(p, _not(q)) for p, q in zip(xa, xb)], oa)
+        _exact(oa, pos)
+        if name == "\\subseteq":
+            return ("bool", _and(*[_implies(p, q) for p, q in zip(xa, xb)], _not(ob)))
+        _exact(ob, pos)
+        eq = _and(*[_and(_implies(p, q), _implies(q, p)) for p, q in zip(xa, xb)])
+        return ("bool", eq if name == "=" else _not(eq))
+
+    def member(self, x: Term, s: Term, pos: Pos) -> Any:
+        """``x \\in s`` for a set term ``s``."""
+        if s[0] == "elems":
+            return _or(*[self.equal(x, y, pos) for y in s[1]])
+        if s[0] == "static":
+            return _or(*[self.eq_value(x, v, pos) for v in sorted_values(s[1])])
+        _exact(s[3], pos)
+        return _or(*[_and(self.eq_value(x, m, pos), b) for m, b in zip(s[1], s[2])])
+
+    def equal(self, a: Term, b: Term, pos: Pos) -> Any:
+        if self.is_set(a) or self.is_set(b):
+            return self.set_op("=", a, b, pos)[1]
+        if a[0] == "static":
+            return self.eq_value(b, a[1], pos)
+        if b[0] == "static":
+            return self.eq_value(a, b[1], pos)
+        kind = self.kind_of(a) or self.kind_of(b)
+        if kind is None:
+            raise not_compiled(pos, "= between values this case does not store")
+        x, y = (self.as_kind(t, kind, pos) for t in (a, b))
+        return _and(_implies(x, y), _implies(y, x)) if kind == "bool" else x == y
+
+    def _by_params(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term | None:
+        """``e``, reading no state and some \\E-bound parameters (each a finite list of
+        values), as a table over them: its value for each of their combinations."""
+        names: list[str] = []
+        stack: list[Any] = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, OpApp) and x.name in env and env[x.name][0] != "static" \
+                    and x.name not in names:
+                names.append(x.name)
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+            elif hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        terms = [env[n] for n in names]
+        if not terms or any(t[0] != "param" or isinstance(t[1], _Pending) for t in terms):
+            return None
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if not self.ev.state_free(e, sc, set(static) | set(names)):
+            return None
+        size = 1
+        for t in terms:
+            size *= len(t[2])
+        if size > 4096:
+            return None
+        index: Any = L.Const(0)
+        for t in terms:
+            index = index * len(t[2]) + t[1]
+        values = []
+        for combo in itertools.product(*[t[2] for t in terms]):
+            values.append(self.ev.ev(e, sc, {**static, **dict(zip(names, combo))},
+                                     Ctx({}, None)))
+        return ("param", index, tuple(values))
 
     # -- actions -------------------------------------------------------------------------
 
@@ -469,17 +683,28 @@ class Compiler:
             if any(b.tuple for _, b in names):
                 raise not_compiled(e.pos, "a tuple pattern in \\E")
             new, params = dict(env), list(way.params)
+            guards: list[tuple[bool, Expr, Scope]] = []
             for name, bound in names:
                 s = self.tr(bound.set, sc, new)
-                if s[0] != "static" or not isinstance(s[1], frozenset):
+                if s[0] == "bits":
+                    # over a set read from the state: a parameter over every value it may
+                    # hold, with the guard that the value is in it
+                    _exact(s[3], bound.set.pos)
+                    values = tuple(s[1])
+                    guards.append((False, OpApp(bound.set.pos, "\\in", (
+                        OpApp(bound.set.pos, name), bound.set)), sc))
+                elif s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
-                values = tuple(sorted_values(s[1]))
+                else:
+                    values = tuple(sorted_values(s[1]))
                 if not values:
                     return  # no witness: no way
                 new[name] = ("param", _Pending(len(params)), values)
                 params.append((name, values))
-            yield from self._ways(e.body, sc, new, _Way(way.label, way.fixed, tuple(params),
-                                                        way.parts))
+            inner = _Way(way.label, way.fixed, tuple(params), way.parts)
+            for neg, g, gsc in guards:
+                inner = inner.add((neg, g, gsc, new))
+            yield from self._ways(e.body, sc, new, inner)
             return
         if isinstance(e, Quant) and self._action_level(e.body, sc):
             # \A over an action: the conjunction of its instances (each may branch)
@@ -666,6 +891,8 @@ class Compiler:
                 if enc.domain is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
+            elif enc.kind == "set":
+                staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
                 staged.append((self.reads[var], self._store(enc, self.tr(rhs, psc, penv),
                                                             rhs.pos)))
@@ -676,6 +903,16 @@ class Compiler:
             b.set(target, value)
         if guards and init:
             b.require(*guards)  # Init's conditions on the state it built
+
+    def _set_write(self, enc: Enc, t: Term, pos: Pos) -> list[tuple[Any, Any]]:
+        """The set variable ``enc``'s new value ``t``, a bit per member; a value outside its
+        members reads past the variable's last bit: the kernel's domain error, never a set
+        silently smaller."""
+        arr = self.reads[enc.name]
+        bs, outside = self.bits(t, enc.members, pos)
+        if not (isinstance(outside, L.Const) and outside.value is False):
+            bs[0] = L.ite(outside, arr[len(enc.members)], bs[0])
+        return [(arr[k], b) for k, b in enumerate(bs)]
 
     def _store(self, enc: Enc, t: Term, pos: Pos) -> Any:
         if enc.kind == "bool":
