@@ -141,6 +141,10 @@ def spec_options(fn: F) -> F:
         click.option("--param", "param_pairs", multiple=True, metavar="KEY=VALUE",
                      help="A parameter of the protocol (repeatable; integers and booleans "
                           "parsed, otherwise strings)"),
+        click.option("--config", "tla_config", default=None, metavar="FILE.cfg",
+                     help="With --spec FILE.tla: the TLC configuration (constants, INIT/NEXT "
+                          "or SPECIFICATION, INVARIANTS) [default: the module's name with "
+                          ".cfg, as TLC's]"),
     ]
     if DEFAULT is not None:
         opts += [_option_for(p) for p in DEFAULT.params if p.flags]
@@ -170,6 +174,12 @@ def params_from(proto: Protocol, kwargs: dict[str, Any],
     model = {k: kwargs.pop(k) for k in MODEL_KEYS if k in kwargs}
     model = {k: v for k, v in model.items() if v is not None}
     pairs = kwargs.pop("param_pairs", ())
+    config = kwargs.pop("tla_config", None)
+    if config is not None:
+        if not proto.source.endswith(".tla"):
+            raise InputError("--config is the TLC configuration of a TLA+ module: give it with "
+                             "--spec FILE.tla")
+        config = str(Path(config).expanduser().resolve())
     if model and DEFAULT is not None and proto is not DEFAULT:
         flags = ", ".join(DEFAULT.param(k).flags[0].split("/")[0] for k in model)
         raise InputError(f"{flags} belong to the {DEFAULT.name} protocol; give the parameters "
@@ -178,6 +188,8 @@ def params_from(proto: Protocol, kwargs: dict[str, Any],
         given = dict(base or {})
         given.update(model)
         given.update(protocols.parse_params(proto, pairs))
+        if config is not None:
+            given["config"] = config
         return proto.resolve(given)
     except SpecError as e:
         raise InputError(str(e)) from None

@@ -158,6 +158,19 @@ class Compiled:
     # several ways, by a disjunction, an IF or a CASE inside it, is several actions
     # ``Op``, ``Op_2``, ...)
     steps: dict[str, str] = field(default_factory=dict)
+    # each action's \E bindings: (name, the values its parameter indexes), in order
+    bindings: dict[str, tuple[tuple[str, tuple[Value, ...]], ...]] = field(default_factory=dict)
+
+    def step_label(self, label: str) -> str:
+        """An instance's label (``Give_2(0, 1)``: the action, its parameters' indices) as
+        TLC's step name: the operator and the values of its \\E bindings (``Give(p1, p2)``)."""
+        name, _, rest = label.partition("(")
+        if name not in self.steps:
+            return label
+        binds = self.bindings.get(name, ())
+        args = [int(a) for a in rest.rstrip(")").split(",") if a.strip()] if rest else []
+        shown = [show(values[a]) for (_, values), a in zip(binds, args)]
+        return self.steps[name] + (f"({', '.join(shown)})" if shown else "")
 
     def decode(self, row: dict[str, Any]) -> dict[str, Value]:
         """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, its list of
@@ -179,6 +192,25 @@ class Compiled:
         if enc.kind == "atom":
             return self.atoms[x]
         return int(x)
+
+
+def _strings(sc: Scope) -> set[str]:
+    """Every string literal in the definitions ``sc`` sees."""
+    out: set[str] = set()
+    stack: list[Any] = [entry.d for entry in sc.defs.values() if isinstance(entry, Defn)]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Str):
+            out.add(x.value)
+        elif isinstance(x, tuple):
+            stack.extend(x)
+        elif hasattr(x, "__dataclass_fields__"):
+            stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+    return out
 
 
 def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
@@ -211,6 +243,7 @@ class Compiler:
             for x in (v if isinstance(v, frozenset) else [v]):
                 if isinstance(x, (str, ModelValue)):
                     atoms.add(x)
+        atoms.update(_strings(self.sc))  # those an action may write before any search saw it
         self.atoms = tuple(sorted_values(atoms))
         self.code = {a: i for i, a in enumerate(self.atoms)}
         for name in m.root.variables:
@@ -983,6 +1016,7 @@ class Compiler:
                                               init=True))
         used: set[str] = set()
         steps: dict[str, str] = {}
+        bindings: dict[str, tuple[tuple[str, tuple[Value, ...]], ...]] = {}
         for way in self._ways(self.m.next, self.sc, {}, _Way("Next", False, (), ())):
             name, k = way.label, 1
             while name in used:
@@ -990,6 +1024,7 @@ class Compiler:
                 name = f"{way.label}_{k}"
             used.add(name)
             steps[name] = way.label
+            bindings[name] = way.params
             self.action(name, way)
         for inv in self.m.invariants:
             self.spec.invariant(inv.name, self.as_kind(self.tr(inv.d.body, inv.scope, {}),
@@ -998,7 +1033,9 @@ class Compiler:
             raise not_compiled(self.sc.module.pos, "CONSTRAINT, ACTION_CONSTRAINT, VIEW or "
                                                    "SYMMETRY")
         self.spec.validate()
-        return Compiled(self.spec, self.encodings, self.atoms, self.reads, steps)
+        if self.m.properties:
+            raise not_compiled(self.sc.module.pos, "PROPERTY (temporal properties)")
+        return Compiled(self.spec, self.encodings, self.atoms, self.reads, steps, bindings)
 
 
 def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
