@@ -76,6 +76,8 @@ def test_the_compiled_spec_is_the_reference_searchs(name: str) -> None:
             for inv in m.invariants:
                 assert it.holds(c.spec.invariant_named(inv.name).expr, row) == \
                     m.ev.predicate(inv, state)
+            # TLC's deadlock check (the cfgs leave it on): some way of Next is possible
+            assert it.holds(c.spec.invariant_named("Deadlock").expr, row) == bool(ways)
             for _, t in it.successors(row):
                 if t.tobytes() not in seen:
                     seen[t.tobytes()] = t
@@ -105,8 +107,10 @@ def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) 
     initial_ways = sum(1 for _ in m.ev.initial(m.init))
     assert (ex.distinct, ex.generated + initial_ways, ex.depth + 1) == (
         ref.distinct, ref.generated, ref.depth)
+    with_deadlock = explore(m)  # the cfg's CHECK_DEADLOCK, on by default
     assert {o.name: o.length for o in report.violations()} == {
-        k: len(v) - 1 for k, v in ref.violations.items()}
+        **{k: len(v) - 1 for k, v in ref.violations.items()},
+        **({"Deadlock": len(with_deadlock.deadlock) - 1} if with_deadlock.deadlock else {})}
 
 
 REFUSED = """---- MODULE R ----

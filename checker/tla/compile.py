@@ -224,8 +224,11 @@ def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
 
 
 class Compiler:
-    def __init__(self, m: Model, domains: dict[str, list[Value]]) -> None:
+    def __init__(self, m: Model, domains: dict[str, list[Value]],
+                 deadlock: bool | None = None) -> None:
         self.m = m
+        self.deadlock = m.check_deadlock if deadlock is None else deadlock
+        self.enabled: list[Any] = []
         self.ev = m.ev
         self.sc = m.root.scope
         self.spec = Spec(m.root.scope.module.name, {})
@@ -875,6 +878,18 @@ class Compiler:
             if var is not None and var not in modified:
                 modified.append(var)
         self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+        self.enabled.append(self._enabled(name, sizes, build))
+
+    def _enabled(self, name: str, sizes: list[int], build: Callable[..., None]) -> Any:
+        """Whether some instance of the action is enabled: its guard, its parameters bound by
+        \\E (the deadlock check's part)."""
+        def nest(k: int, ps: tuple[Any, ...]) -> Any:
+            if k == len(sizes):
+                b = Block(name, len(ps))
+                build(b, *ps)
+                return _and(*b.guard)
+            return L.exists(sizes[k], lambda v: nest(k + 1, (*ps, v)))
+        return nest(0, ())
 
     def leaf(self, b: Block, parts: list[_Part], at: Expr, init: bool) -> None:
         """One way's conjuncts as the block ``b``: guards, then every assignment's new value
@@ -1035,12 +1050,21 @@ class Compiler:
         self.spec.validate()
         if self.m.properties:
             raise not_compiled(self.sc.module.pos, "PROPERTY (temporal properties)")
+        if self.deadlock:  # TLC's: a state where no step is possible
+            name = "Deadlock"
+            while any(i.name == name for i in self.spec.invariants):
+                name += "_"
+            self.spec.invariant(name, _or(*self.enabled),
+                                doc="some step of Next is possible (TLC's deadlock check)")
         return Compiled(self.spec, self.encodings, self.atoms, self.reads, steps, bindings)
 
 
-def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
-    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`)."""
-    return Compiler(m, domains).run()
+def compile_model(m: Model, domains: dict[str, list[Value]],
+                  deadlock: bool | None = None) -> Compiled:
+    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`), with the
+    invariant ``Deadlock`` (some step possible) when ``deadlock`` (None: the cfg's
+    CHECK_DEADLOCK, on by default as TLC's)."""
+    return Compiler(m, domains, deadlock).run()
 
 
 __all__ = ["Compiled", "Enc", "compile_model", "key"]
