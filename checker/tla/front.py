@@ -235,13 +235,17 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
     not take."""
     tla = Path(tla).resolve()
     cfg_path = Path(cfg).resolve() if cfg is not None else default_cfg(tla)
+    # the spec's parameters, as the protocol gives them: the same kernel for every run
+    params = {"config": str(cfg) if cfg is not None else str(cfg_path)}
     if not tla.is_file():
         raise fail(None, f"{tla}: no such module")
     m = model(tla, parse_cfg_file(cfg_path))
     kept = _cache_file(tla, cfg_path, cache)
     cached = _load_cached(kept)
     if cached is not None and set(cached) == set(m.root.variables):
-        return compile_model(m, cached)
+        c = compile_model(m, cached)
+        c.spec.params = params
+        return c
     domains: dict[str, list[Value]] = {}
     types = typed(m)
     _merge(domains, types)
@@ -251,23 +255,26 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
         "the reference search" if res.complete else
         f"the reference search's first {res.distinct} states")
     c = compile_model(m, domains)
+    c.spec.params = params
     if not res.complete:
-        c = _widen(m, c, domains, say)
-        how += ", widened where the kernel left them"
+        c, runs = _widen(m, c, domains, say)
+        how += f", checked on the kernel ({runs - 1} widening{'s' * (runs != 2)})"
     say(f"hwcheck: {tla.name}: domains from {how}: " + "; ".join(describe(c)))
     _store(kept, domains)
     return c
 
 
-def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]], say: Say) -> Compiled:
+def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]],
+           say: Say) -> tuple[Compiled, int]:
+    """The first compiled spec whose whole run leaves no domain, and the runs it took."""
     from hwcheck.checker.engines.options import Options
     from hwcheck.checker.run import check
 
-    for _ in range(WIDEN_RUNS):
+    for run in range(1, WIDEN_RUNS + 1):
         report = check(c.spec, Options(stop_at_violation=False))
         errors = [o for o in report.outcomes if o.kind == "domain"]
         if not errors:
-            return c
+            return c, run
         grew = False
         for o in errors:
             new: dict[str, list[Value]] = {}
@@ -291,7 +298,9 @@ def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]], say: Say) -> 
                        f"the compiled model left its domains ({errors[0].name}) where the "
                        "evaluator finds no new value")
         say(f"hwcheck: widened the domains after {errors[0].name}; checking again")
+        params = c.spec.params
         c = compile_model(m, domains)
+        c.spec.params = params
     raise fail(m.root.scope.module.pos, f"the domains still grow after {WIDEN_RUNS} runs")
 
 
