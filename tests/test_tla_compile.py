@@ -11,7 +11,7 @@ import pytest
 
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
-from hwcheck.checker.semantics.interp import Interpreter
+from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.tla.cfg import parse_cfg
 from hwcheck.checker.tla.compile import Compiled, compile_model
@@ -156,3 +156,15 @@ def test_a_function_holding_sets_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TlaError, match=r"F.tla:1:1: not compiled yet: variable f holds values "
                                        r"this case does not store"):
         compile_model(m, {v: res.values(v) for v in m.root.variables})
+
+
+def test_a_set_written_with_a_value_outside_its_members_is_a_domain_error() -> None:
+    m, _ = compiled("Bins")
+    res = explore(m, check_deadlock=False)
+    domains = {v: res.values(v) for v in m.root.variables}
+    domains["taken"] = [frozenset({1, 2})]  # too small: Take(3) puts 3 in it
+    c = compile_model(m, domains)
+    it = Interpreter(c.spec)
+    (row,) = it.initials()
+    with pytest.raises(ModelError, match=r"Take\(2\): reads taken\[2\], outside its shape"):
+        list(it.successors(row))
