@@ -562,6 +562,8 @@ class Compiler:
         if t[0] == "static":
             return L.Const(key(t[1]) == key(u))
         if t[0] == "param":
+            if isinstance(t[1], _Pending):
+                raise not_compiled(pos, "comparing an \\E-bound parameter here")
             hits = [k for k, v in enumerate(t[2]) if key(v) == key(u)]
             return _or(*[t[1] == k for k in hits]) if hits else L.FALSE
         kind = self.kind_of(t)
@@ -721,7 +723,7 @@ class Compiler:
             new, params = dict(env), list(way.params)
             guards: list[tuple[bool, Expr, Scope]] = []
             for name, bound in names:
-                s = self.tr(bound.set, sc, new)
+                s = self._exists_set(bound.set, sc, new)
                 if s[0] == "bits":
                     # over a set read from the state: a parameter over every value it may
                     # hold, with the guard that the value is in it
@@ -799,6 +801,37 @@ class Compiler:
                 yield from self._ways(d.body, entry.scope, new, inner)
                 return
         yield way.add((None, e, sc, env))
+
+    def _exists_set(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term:
+        """The set an ``\\E`` ranges over: constant, a set variable's bits, or (a set that
+        reads \\E-bound parameters of the action, ``Procs \\ {p}``) the union of its values
+        over theirs, as bits whose guard ``x \\in S`` is translated with the parameters."""
+        pending = [n for n, t in env.items() if t[0] == "param" and isinstance(t[1], _Pending)
+                   and self._reads_name(e, n)]
+        if not pending:
+            return self.tr(e, sc, env)
+        union: dict[Any, Value] = {}
+        for combo in itertools.product(*[env[n][2] for n in pending]):
+            t = self.tr(e, sc, {**env, **{n: ("static", v) for n, v in zip(pending, combo)}})
+            if t[0] != "static" or not isinstance(t[1], frozenset):
+                raise not_compiled(e.pos, "\\E over a set that is not constant")
+            union.update((key(v), v) for v in t[1])
+        members = tuple(sorted_values(union.values()))
+        return ("bits", members, [L.TRUE] * len(members), L.FALSE)
+
+    def _reads_name(self, e: Any, name: str) -> bool:
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, OpApp) and x.name == name:
+                return True
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+            elif hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        return False
 
     def _conj(self, items: list[tuple[Expr, dict[str, Term]]], i: int, sc: Scope,
               way: _Way) -> Iterator[_Way]:

@@ -44,7 +44,13 @@ Clear == /\ \A i \in Ids : v[i] = 1 \/ x > 0
          /\ v' = [i \in Ids |-> 0]
          /\ UNCHANGED <<x, y>>
 
+\* an \E over a set that reads an earlier binding: a parameter over every value, guarded
+Spread(i) == /\ v[i] = 1
+             /\ \E j \in Ids \ {i} : v[j] = 0 /\ v' = [v EXCEPT ![j] = 1]
+             /\ UNCHANGED <<x, y>>
+
 Next == \/ Bump
+        \/ \E i \in Ids : Spread(i)
         \/ \E i \in Ids : Mark(i)
         \/ y < Max /\ Flip
         \/ Choose
