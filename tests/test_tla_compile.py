@@ -98,7 +98,7 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive"])
+@pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)

@@ -229,6 +229,7 @@ class Compiler:
         self.m = m
         self.deadlock = m.check_deadlock if deadlock is None else deadlock
         self.enabled: list[Any] = []
+        self.for_enabled = False  # building an action's guard for the deadlock check
         self.ev = m.ev
         self.sc = m.root.scope
         self.spec = Spec(m.root.scope.module.name, {})
@@ -919,7 +920,11 @@ class Compiler:
         def nest(k: int, ps: tuple[Any, ...]) -> Any:
             if k == len(sizes):
                 b = Block(name, len(ps))
-                build(b, *ps)
+                self.for_enabled = True
+                try:
+                    build(b, *ps)
+                finally:
+                    self.for_enabled = False
                 return _and(*b.guard)
             return L.exists(sizes[k], lambda v: nest(k + 1, (*ps, v)))
         return nest(0, ())
@@ -955,6 +960,17 @@ class Compiler:
         for var, rhs, psc, penv, member in writes:
             if member:
                 s = self.tr(rhs, psc, penv)
+                if s[0] == "bits":  # a set read from the state: a choice among the values
+                    _exact(s[3], rhs.pos)  # it may hold, the one taken in it
+                    values = tuple(s[1])
+                    choices[var] = ("param", b.choose(len(values)), values)
+                    if self.for_enabled:  # the guard alone, the choice bound in it
+                        guards.append(L.exists(len(values), lambda c, vs=values, st=s,
+                                               at=rhs.pos: self.member(("param", c, vs), st,
+                                                                       at)))
+                    else:
+                        guards.append(self.member(choices[var], s, rhs.pos))
+                    continue
                 if s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
                 values = tuple(sorted_values(s[1]))
