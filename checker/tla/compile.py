@@ -88,16 +88,19 @@ def not_compiled(pos: Pos, what: str) -> Exception:
     return fail(pos, f"not compiled yet: {what}")
 
 
+_TRUE, _FALSE = L.Const(True), L.Const(False)
+
+
 def _or(*xs: Any) -> Any:
     """A disjunction, constants folded (the set translations test the result for FALSE)."""
     out = []
     for x in xs:
         if isinstance(x, L.Const):
             if x.value:
-                return L.TRUE
+                return _TRUE
             continue
         out.append(x)
-    return L.disj(*out) if out else L.FALSE
+    return L.disj(*out) if out else _FALSE
 
 
 def _and(*xs: Any) -> Any:
@@ -105,10 +108,10 @@ def _and(*xs: Any) -> Any:
     for x in xs:
         if isinstance(x, L.Const):
             if not x.value:
-                return L.FALSE
+                return _FALSE
             continue
         out.append(x)
-    return L.conj(*out) if out else L.TRUE
+    return L.conj(*out) if out else _TRUE
 
 
 def _not(x: Any) -> Any:
@@ -474,7 +477,7 @@ class Compiler:
             enc = self.encodings[name]
             if enc.kind == "set":
                 arr = self.reads[name]
-                return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], L.FALSE)
+                return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
             if enc.domain is not None:
                 return ("array", enc)
             read = self.reads[name]
@@ -493,7 +496,7 @@ class Compiler:
                 enc: Enc = f[1]
                 assert enc.domain is not None
                 if {key(v) for v in dom[1]} != {key(v) for v in enc.domain}:
-                    inside: Any = L.FALSE
+                    inside: Any = _FALSE
                 else:
                     rng = self.tr(e.args[1].range, sc, env)
                     arr = self.reads[enc.name]
@@ -566,13 +569,13 @@ class Compiler:
             if isinstance(t[1], _Pending):
                 raise not_compiled(pos, "comparing an \\E-bound parameter here")
             hits = [k for k, v in enumerate(t[2]) if key(v) == key(u)]
-            return _or(*[t[1] == k for k in hits]) if hits else L.FALSE
+            return _or(*[t[1] == k for k in hits]) if hits else _FALSE
         kind = self.kind_of(t)
         if kind is None:
             raise not_compiled(pos, "comparing this value")
         if (kind == "bool") != (type(u) is bool) or (kind == "int") != (type(u) is int) or \
                 (kind == "atom" and u not in self.code):
-            return L.FALSE
+            return _FALSE
         x, c = self.as_kind(t, kind, pos), self.static_expr(kind, u, pos)
         return _and(_implies(x, c), _implies(c, x)) if kind == "bool" else x == c
 
@@ -593,7 +596,7 @@ class Compiler:
         where = {key(m): i for i, m in enumerate(members)}
         if t[0] == "bits":
             mine = {key(m): b for m, b in zip(t[1], t[2])}
-            return ([mine.get(key(m), L.FALSE) for m in members],
+            return ([mine.get(key(m), _FALSE) for m in members],
                     _or(t[3], *[b for m, b in zip(t[1], t[2]) if key(m) not in where]))
         if t[0] == "static":
             ks = {key(v) for v in t[1]}
@@ -818,7 +821,7 @@ class Compiler:
                 raise not_compiled(e.pos, "\\E over a set that is not constant")
             union.update((key(v), v) for v in t[1])
         members = tuple(sorted_values(union.values()))
-        return ("bits", members, [L.TRUE] * len(members), L.FALSE)
+        return ("bits", members, [_TRUE] * len(members), _FALSE)
 
     def _reads_name(self, e: Any, name: str) -> bool:
         stack = [e]
@@ -975,7 +978,7 @@ class Compiler:
                     raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
                 values = tuple(sorted_values(s[1]))
                 if not values:
-                    guards.append(L.FALSE)  # no value to take: no way
+                    guards.append(_FALSE)  # no value to take: no way
                     values = (next(iter(self.encodings[var].domain or (0,))),)
                 choices[var] = ("param", b.choose(len(values)), values)
         if guards and not init:
