@@ -98,6 +98,10 @@ def load(source: str) -> Protocol:
     key = f"{Path(target).expanduser().resolve()}:{name}" if _is_file(target) else source
     if key in _cache:
         return _cache[key]
+    if target.endswith(".tla"):
+        proto = _tla_protocol(Path(target).expanduser().resolve(), source)
+        _cache[key] = proto
+        return proto
     reg = registered()
     if source in reg:
         proto = load(reg[source].value)
@@ -141,6 +145,16 @@ def load(source: str) -> Protocol:
     proto = dataclasses.replace(proto, source=canonical)
     _cache[key] = proto
     return proto
+
+
+def _tla_protocol(path: Path, source: str) -> Protocol:
+    """A TLA+ module as a protocol: its one parameter the TLC cfg (by default the module's
+    name with .cfg), the spec the front end's compiled path (``checker/tla/front.py``)."""
+    if not path.is_file():
+        raise SpecError(f"--spec {source}: no such file {path}")
+    from hwcheck.checker.tla.front import default_cfg, protocol
+
+    return protocol(path, str(default_cfg(path)))
 
 
 def registered_name(source: object) -> str | None:

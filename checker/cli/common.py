@@ -137,6 +137,10 @@ def spec_options(fn: F) -> F:
         click.option("--param", "param_pairs", multiple=True, metavar="KEY=VALUE",
                      help="A parameter of the protocol (repeatable; integers and booleans "
                           "parsed, otherwise strings)"),
+        click.option("--config", "tla_config", default=None, metavar="FILE.cfg",
+                     help="With --spec FILE.tla: the TLC configuration (constants, INIT/NEXT "
+                          "or SPECIFICATION, INVARIANTS) [default: the module's name with "
+                          ".cfg, as TLC's]"),
     ]
     if DEFAULT is not None:
         opts += [_option_for(p) for p in DEFAULT.params if p.flags]
@@ -167,6 +171,12 @@ def params_from(proto: Protocol, kwargs: dict[str, Any],
     model = {k: v for k, v in model.items() if v is not None}
     pairs = kwargs.pop("param_pairs", ())
     liveness = model.pop("liveness", None) if proto is not DEFAULT else None
+    config = kwargs.pop("tla_config", None)
+    if config is not None:
+        if not proto.source.endswith(".tla"):
+            raise InputError("--config is the TLC configuration of a TLA+ module: give it with "
+                             "--spec FILE.tla")
+        config = str(Path(config).expanduser().resolve())
     if model and DEFAULT is not None and proto is not DEFAULT:
         flags = ", ".join(DEFAULT.param(k).flags[0].split("/")[0] for k in model)
         raise InputError(f"{flags} belong{'s' * (len(model) == 1)} to the {DEFAULT.name} "
@@ -176,6 +186,8 @@ def params_from(proto: Protocol, kwargs: dict[str, Any],
         given = dict(base or {})
         given.update(model)
         given.update(protocols.parse_params(proto, pairs))
+        if config is not None:
+            given["config"] = config
         params = proto.resolve(given)
         if liveness is not None:
             _liveness_flag(proto, params, liveness)

@@ -303,6 +303,12 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     orbits = " (orbits)" if ex.symmetry else ""
     o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states{orbits}, "
           f"{ex.generated:,} generated, depth {ex.depth}, {ex.seconds:.2f} s")
+    tlc = None
+    if proto.source.endswith(".tla"):  # a TLA+ module: also the counts as TLC states them
+        ways = init.get("choices", init["states"])
+        tlc = {"distinct": ex.distinct, "generated": ex.generated + ways, "depth": ex.depth + 1}
+        o.say(f"TLC's counts: {tlc['distinct']:,} distinct states, {tlc['generated']:,} "
+              f"generated, depth {tlc['depth']} (the initial states counted)")
     rec = None
     if recoverable:  # after the check's verdict line: its own line, its own trace
         from hwcheck.checker.run import run_identity
@@ -313,6 +319,8 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         {**report.as_json(), "recoverability": rec.as_json()}
     if view is not None:
         result["view"] = view
+    if tlc is not None:
+        result["tlc"] = tlc
     o.result(result)
     sys.exit(VERDICT_EXIT[report.verdict] if rec is None else
              recover_cli.exit_code(report.verdict, rec))

@@ -2,13 +2,13 @@
 
 `compile_model(model, domains)` translates what decision record 0019 calls the simplest case:
 variables holding integers, booleans, strings or model values, or functions from a finite set
-of such values to them; Next unfolded through disjunctions, ``\\E`` over constant sets and
-operator applications into one action per leaf, its ``\\E`` bindings the action's parameters;
-a leaf's conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
+of such values to them; Next unfolded into every way the evaluator takes it (a disjunction,
+an ``\\E`` witness over a constant set, an action-level IF's or CASE's branch, wherever they
+stand in a conjunction), each way one action, its ``\\E`` bindings the action's parameters and
+its IF/CASE conditions guards, so that a compiled model's generated count is TLC's; a way's
+conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
 ``f' = [x \\in D |-> e]`` and UNCHANGED; Init's ``x = e`` and ``x \\in S``; invariants. Every
-other construct is refused with its position ("not compiled yet: ..."), never approximated;
-in particular a disjunction or an ``\\E`` inside a leaf (TLC counts each way it holds) is
-refused, so a compiled model's generated count is TLC's.
+other construct is refused with its position ("not compiled yet: ..."), never approximated.
 
 The domains are the values each variable takes (the reference search's `Result.domains`);
 a value outside them is the kernel's domain error, never a wrong count. Strings and model
@@ -18,7 +18,8 @@ members in value order.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ from .syntax import (
     Expr,
     FnApp,
     FnLit,
+    FnSet,
     If,
     Let,
     Num,
@@ -47,6 +49,7 @@ from .syntax import (
     Pos,
     Prime,
     Quant,
+    SetEnum,
     Str,
     Tuple,
     Unchanged,
@@ -59,24 +62,92 @@ class _Pending(int):
     """An \\E-bound parameter of an action not made yet (its number): only passed along."""
 
 
+# One conjunct of a way: (None: a conjunct as written | False: a condition | True: a
+# condition's negation, expression, its scope, its environment)
+_Part = tuple[bool | None, Expr, Scope, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Way:
+    """One way an action is taken: its step name (``fixed`` once a conjunction is entered,
+    as the evaluator's labels), its \\E bindings so far and its conjuncts."""
+
+    label: str
+    fixed: bool
+    params: tuple[tuple[str, tuple[Value, ...]], ...]
+    parts: tuple[_Part, ...]
+
+    def fix(self) -> _Way:
+        return self if self.fixed else _Way(self.label, True, self.params, self.parts)
+
+    def add(self, part: _Part) -> _Way:
+        return _Way(self.label, self.fixed, self.params, (*self.parts, part))
+
+
 def not_compiled(pos: Pos, what: str) -> Exception:
     return fail(pos, f"not compiled yet: {what}")
+
+
+_TRUE, _FALSE = L.Const(True), L.Const(False)
+
+
+def _or(*xs: Any) -> Any:
+    """A disjunction, constants folded (the set translations test the result for FALSE)."""
+    out = []
+    for x in xs:
+        if isinstance(x, L.Const):
+            if x.value:
+                return _TRUE
+            continue
+        out.append(x)
+    return L.disj(*out) if out else _FALSE
+
+
+def _and(*xs: Any) -> Any:
+    out = []
+    for x in xs:
+        if isinstance(x, L.Const):
+            if not x.value:
+                return _FALSE
+            continue
+        out.append(x)
+    return L.conj(*out) if out else _TRUE
+
+
+def _not(x: Any) -> Any:
+    return L.Const(not x.value) if isinstance(x, L.Const) else ~x
+
+
+def _implies(a: Any, b: Any) -> Any:
+    return _or(_not(a), b)
+
+
+def _exact(outside: Any, pos: Pos) -> None:
+    """Refuse a set operation whose operand may hold values outside the members known."""
+    if not (isinstance(outside, L.Const) and outside.value is False):
+        raise not_compiled(pos, "a set operation on a set that may hold values outside its "
+                                "variable's domain")
 
 
 @dataclass(frozen=True)
 class Enc:
     """How one TLA+ variable is stored: a scalar of ``kind`` ("int", "bool", "atom"), or an
-    array (``domain``: the function's domain, in value order) of them."""
+    array (``domain``: the function's domain, in value order) of them; or, of kind "set", a
+    subset of ``members`` (a finite set of any values), one bit each."""
 
     name: str
     kind: str
     lo: int
     hi: int
     domain: tuple[Value, ...] | None = None
+    members: tuple[Value, ...] = ()  # kind "set": the values it may hold, a bit each
 
 
 # A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
-# ("param", lang expression indexing ``values``, values); ("array", Enc).
+# ("param", lang expression indexing ``values``, values); ("array", Enc); ("bits", members,
+# [a lang boolean per member]): a set within ``members``; ("elems", [terms]): the set of a few
+# values computed from the state; ("lazy", Expr, Scope, env) and ("op", OpDef, Scope, env): an
+# operator's argument and a LET operator, translated where read.
 Term = tuple[Any, ...]
 
 
@@ -86,14 +157,33 @@ class Compiled:
     encodings: dict[str, Enc]
     atoms: tuple[Value, ...]
     reads: dict[str, Any] = field(default_factory=dict)  # variable: its Read or Var
+    # each action's TLA+ step name: the operator of its Next disjunct (an operator taken in
+    # several ways, by a disjunction, an IF or a CASE inside it, is several actions
+    # ``Op``, ``Op_2``, ...)
+    steps: dict[str, str] = field(default_factory=dict)
+    # each action's \E bindings: (name, the values its parameter indexes), in order
+    bindings: dict[str, tuple[tuple[str, tuple[Value, ...]], ...]] = field(default_factory=dict)
+
+    def step_label(self, label: str) -> str:
+        """An instance's label (``Give_2(0, 1)``: the action, its parameters' indices) as
+        TLC's step name: the operator and the values of its \\E bindings (``Give(p1, p2)``)."""
+        name, _, rest = label.partition("(")
+        if name not in self.steps:
+            return label
+        binds = self.bindings.get(name, ())
+        args = [int(a) for a in rest.rstrip(")").split(",") if a.strip()] if rest else []
+        shown = [show(values[a]) for (_, values), a in zip(binds, args)]
+        return self.steps[name] + (f"({', '.join(shown)})" if shown else "")
 
     def decode(self, row: dict[str, Any]) -> dict[str, Value]:
-        """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, or its list
-        of ints) as TLA+ values."""
+        """A state of the compiled spec (``Layout.to_dict``'s: a variable's int, its list of
+        ints, or a set's list of members' positions) as TLA+ values."""
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
             raw = row[name]
-            if enc.domain is None:
+            if enc.kind == "set":
+                out[name] = frozenset(enc.members[k] for k in raw)
+            elif enc.domain is None:
                 out[name] = self._atom(enc, raw)
             else:
                 out[name] = Fcn({k: self._atom(enc, x) for k, x in zip(enc.domain, raw)})
@@ -107,6 +197,25 @@ class Compiled:
         return int(x)
 
 
+def _strings(sc: Scope) -> set[str]:
+    """Every string literal in the definitions ``sc`` sees."""
+    out: set[str] = set()
+    stack: list[Any] = [entry.d for entry in sc.defs.values() if isinstance(entry, Defn)]
+    seen: set[int] = set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, Str):
+            out.add(x.value)
+        elif isinstance(x, tuple):
+            stack.extend(x)
+        elif hasattr(x, "__dataclass_fields__"):
+            stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+    return out
+
+
 def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
     if all(type(v) is bool for v in vals):
         return "bool", 0, 1
@@ -118,8 +227,12 @@ def _scalar_kind(vals: list[Any]) -> tuple[str, int, int]:
 
 
 class Compiler:
-    def __init__(self, m: Model, domains: dict[str, list[Value]]) -> None:
+    def __init__(self, m: Model, domains: dict[str, list[Value]],
+                 deadlock: bool | None = None) -> None:
         self.m = m
+        self.deadlock = m.check_deadlock if deadlock is None else deadlock
+        self.enabled: list[Any] = []
+        self.for_enabled = False  # building an action's guard for the deadlock check
         self.ev = m.ev
         self.sc = m.root.scope
         self.spec = Spec(m.root.scope.module.name, {})
@@ -137,6 +250,7 @@ class Compiler:
             for x in (v if isinstance(v, frozenset) else [v]):
                 if isinstance(x, (str, ModelValue)):
                     atoms.add(x)
+        atoms.update(_strings(self.sc))  # those an action may write before any search saw it
         self.atoms = tuple(sorted_values(atoms))
         self.code = {a: i for i, a in enumerate(self.atoms)}
         for name in m.root.variables:
@@ -146,6 +260,13 @@ class Compiler:
         pos = self.sc.module.pos
         if not values:
             raise not_compiled(pos, f"variable {name} takes no value")
+        if all(isinstance(v, frozenset) for v in values):
+            members = tuple(sorted_values(frozenset().union(*values)))
+            if not members:
+                raise not_compiled(pos, f"variable {name} is always the empty set")
+            self.encodings[name] = Enc(name, "set", 0, 1, None, members)
+            self.reads[name] = self.spec.set_of(name, len(members))
+            return
         try:
             if all(isinstance(v, Fcn) for v in values):
                 doms = {frozenset(v.map) for v in values}
@@ -258,12 +379,7 @@ class Compiler:
             return (kind, L.ite(c, self.as_kind(a, kind, e.then.pos),
                                 self.as_kind(b, kind, e.other.pos)))
         if isinstance(e, Let):
-            new = dict(env)
-            for d in e.defs:
-                if not isinstance(d, OpDef) or d.params:
-                    raise not_compiled(d.pos, "a LET definition with parameters")
-                new[d.name] = self.tr(d.body, sc, new)
-            return self.tr(e.body, sc, new)
+            return self.tr(e.body, sc, self._let(e, sc, env))
         if isinstance(e, FnApp):
             f = self.tr(e.fn, sc, env)
             if f[0] != "array" or len(e.args) != 1:
@@ -273,6 +389,11 @@ class Compiler:
                                                               e.args[0].pos)])
         if isinstance(e, Quant):
             return ("bool", self.tr_quant(e, sc, env))
+        if isinstance(e, SetEnum):
+            return ("elems", [self.tr(x, sc, env) for x in e.items])
+        t = self._by_params(e, sc, env)
+        if t is not None:
+            return t
         raise not_compiled(e.pos, f"the expression {type(e).__name__}")
 
     def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
@@ -307,6 +428,15 @@ class Compiler:
               env: dict[str, Term]) -> Any:
         name, set_e = names[0]
         s = self.tr(set_e, sc, env)
+        if s[0] == "bits":  # over a set read from the state: each possible member, if in it
+            _exact(s[3], set_e.pos)
+            parts = []
+            for m, bit in zip(s[1], s[2]):
+                new = {**env, name: ("static", m)}
+                holds = self._nest(e, names[1:], sc, new) if len(names) > 1 else \
+                    self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+                parts.append(_implies(bit, holds) if e.kind == "A" else _and(bit, holds))
+            return _and(*parts) if e.kind == "A" else _or(*parts)
         if s[0] != "static" or not isinstance(s[1], frozenset):
             raise not_compiled(set_e.pos, "a quantifier over a set that is not constant")
         values = tuple(sorted_values(s[1]))
@@ -323,8 +453,17 @@ class Compiler:
 
     def tr_opapp(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
         name = e.name
-        if name in env and not e.args:
-            return env[name]
+        if name in env:
+            t = env[name]
+            if t[0] == "lazy" and not e.args:
+                return self.tr(t[1], t[2], t[3])
+            if t[0] == "op" and len(e.args) == len(t[1].params):
+                new = {**t[3], **{p.name: self.bind(a, sc, env)
+                                  for p, a in zip(t[1].params, e.args)}}
+                return self.tr(t[1].body, t[2], new)
+            if not e.args:
+                return t
+            raise not_compiled(e.pos, f"applying {name}")
         if name in CORE_NAMES or isinstance(sc.defs.get(name), Builtin):
             return self.tr_builtin(e, sc, env)
         entry = sc.defs.get(name)
@@ -332,10 +471,13 @@ class Compiler:
             d = entry.d
             if any(p.arity for p in d.params) or len(d.params) != len(e.args):
                 raise not_compiled(e.pos, f"applying {name}")
-            new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
+            new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
             return self.tr(d.body, entry.scope, new)
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
+            if enc.kind == "set":
+                arr = self.reads[name]
+                return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
             if enc.domain is not None:
                 return ("array", enc)
             read = self.reads[name]
@@ -347,7 +489,31 @@ class Compiler:
 
     def tr_builtin(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
         name, pos = e.name, e.pos
+        if name in ("\\in", "\\notin") and len(e.args) == 2 and isinstance(e.args[1], FnSet):
+            f = self.tr(e.args[0], sc, env)
+            dom = self.tr(e.args[1].domain, sc, env)
+            if f[0] == "array" and dom[0] == "static" and isinstance(dom[1], frozenset):
+                enc: Enc = f[1]
+                assert enc.domain is not None
+                if {key(v) for v in dom[1]} != {key(v) for v in enc.domain}:
+                    inside: Any = _FALSE
+                else:
+                    rng = self.tr(e.args[1].range, sc, env)
+                    arr = self.reads[enc.name]
+                    inside = _and(*[self.member(self._element(enc, arr[k]), rng, pos)
+                                    for k in range(len(enc.domain))])
+                return ("bool", inside if name == "\\in" else _not(inside))
         args = [self.tr(a, sc, env) for a in e.args]
+        if name in ("\\cup", "\\cap", "\\", "\\subseteq") and len(args) == 2:
+            return self.set_op(name, args[0], args[1], pos)
+        if name == "Cardinality" and len(args) == 1 and args[0][0] in ("bits", "static"):
+            members = tuple(self.universe(args[0]))
+            bs, out = self.bits(args[0], members, pos)
+            _exact(out, pos)
+            total: Any = L.Const(0)
+            for b in bs:
+                total = total + L.ite(b, 1, 0)
+            return ("int", total)
         if name in self.ARITH and len(args) == 2:
             a, b = (self.as_kind(x, "int", pos) for x in args)
             op = self.ARITH[name]
@@ -369,24 +535,11 @@ class Compiler:
             a, b = (self.as_kind(x, "int", pos) for x in args)
             return ("bool", {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[name])
         if name in ("=", "/="):
-            kind = self.kind_of(args[0]) or self.kind_of(args[1])
-            if kind is None:
-                raise not_compiled(pos, f"{name} between values this case does not store")
-            a, b = (self.as_kind(x, kind, pos) for x in args)
-            if kind == "bool":
-                eq = L.conj(L.implies(a, b), L.implies(b, a))
-                return ("bool", eq if name == "=" else ~eq)
-            return ("bool", a == b if name == "=" else a != b)
-        if name in ("\\in", "\\notin") and args[1][0] == "static" and \
-                isinstance(args[1][1], frozenset):
-            kind = self.kind_of(args[0])
-            if kind is None:
-                raise not_compiled(pos, "\\in with values this case does not store")
-            x = self.as_kind(args[0], kind, pos)
-            members = [self.static_expr(kind, v, pos) for v in sorted_values(args[1][1])
-                       if kind != "atom" or v in self.code]
-            inside = L.disj(*[x == c for c in members]) if members else L.FALSE
-            return ("bool", inside if name == "\\in" else ~inside)
+            eq = self.equal(args[0], args[1], pos)
+            return ("bool", eq if name == "=" else _not(eq))
+        if name in ("\\in", "\\notin") and self.is_set(args[1]):
+            inside = self.member(args[0], args[1], pos)
+            return ("bool", inside if name == "\\in" else _not(inside))
         if name == "~":
             return ("bool", ~self.as_kind(args[0], "bool", pos))
         if name == "=>":
@@ -395,95 +548,311 @@ class Compiler:
         if name == "<=>":
             a, b = (self.as_kind(x, "bool", pos) for x in args)
             return ("bool", L.conj(L.implies(a, b), L.implies(b, a)))
+        t = self._by_params(e, sc, env)
+        if t is not None:
+            return t
         raise not_compiled(pos, f"the operator {name} on state")
+
+    # -- sets ----------------------------------------------------------------------------
+
+    def _element(self, enc: Enc, read: Any) -> Term:
+        return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
+
+    def is_set(self, t: Term) -> bool:
+        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset))
+
+    def eq_value(self, t: Term, u: Value, pos: Pos) -> Any:
+        """Whether the value ``t`` is the value ``u`` (a lang boolean)."""
+        if t[0] == "static":
+            return L.Const(key(t[1]) == key(u))
+        if t[0] == "param":
+            if isinstance(t[1], _Pending):
+                raise not_compiled(pos, "comparing an \\E-bound parameter here")
+            hits = [k for k, v in enumerate(t[2]) if key(v) == key(u)]
+            return _or(*[t[1] == k for k in hits]) if hits else _FALSE
+        kind = self.kind_of(t)
+        if kind is None:
+            raise not_compiled(pos, "comparing this value")
+        if (kind == "bool") != (type(u) is bool) or (kind == "int") != (type(u) is int) or \
+                (kind == "atom" and u not in self.code):
+            return _FALSE
+        x, c = self.as_kind(t, kind, pos), self.static_expr(kind, u, pos)
+        return _and(_implies(x, c), _implies(c, x)) if kind == "bool" else x == c
+
+    def universe(self, t: Term) -> list[Value]:
+        """The values a set term may hold that are known when translating."""
+        if t[0] == "bits":
+            return list(t[1])
+        if t[0] == "static":
+            return list(t[1])
+        out: list[Value] = []
+        for x in t[1]:
+            out += [x[1]] if x[0] == "static" else list(x[2]) if x[0] == "param" else []
+        return out
+
+    def bits(self, t: Term, members: tuple[Value, ...], pos: Pos) -> tuple[list[Any], Any]:
+        """The set ``t`` as one boolean per value of ``members``, and whether it holds a
+        value outside them."""
+        where = {key(m): i for i, m in enumerate(members)}
+        if t[0] == "bits":
+            mine = {key(m): b for m, b in zip(t[1], t[2])}
+            return ([mine.get(key(m), _FALSE) for m in members],
+                    _or(t[3], *[b for m, b in zip(t[1], t[2]) if key(m) not in where]))
+        if t[0] == "static":
+            ks = {key(v) for v in t[1]}
+            return ([L.Const(key(m) in ks) for m in members],
+                    L.Const(any(k not in where for k in ks)))
+        if t[0] == "elems":
+            hits = [[self.eq_value(x, m, pos) for m in members] for x in t[1]]
+            return ([_or(*[h[i] for h in hits]) for i in range(len(members))],
+                    _or(*[_not(_or(*h)) for h in hits]))
+        raise not_compiled(pos, f"a {t[0]} where a set is expected")
+
+    def set_op(self, name: str, a: Term, b: Term, pos: Pos) -> Term:
+        members = tuple(sorted_values({key(v): v for v in self.universe(a) +
+                                       self.universe(b)}.values()))
+        (xa, oa), (xb, ob) = self.bits(a, members, pos), self.bits(b, members, pos)
+        if name == "\\cup":
+            return ("bits", members, [_or(p, q) for p, q in zip(xa, xb)], _or(oa, ob))
+        if name == "\\cap":
+            return ("bits", members, [_and(p, q) for p, q in zip(xa, xb)], _and(oa, ob))
+        if name == "\\":
+            return ("bits", members, [_and(p, _not(q)) for p, q in zip(xa, xb)], oa)
+        _exact(oa, pos)
+        if name == "\\subseteq":
+            return ("bool", _and(*[_implies(p, q) for p, q in zip(xa, xb)], _not(ob)))
+        _exact(ob, pos)
+        eq = _and(*[_and(_implies(p, q), _implies(q, p)) for p, q in zip(xa, xb)])
+        return ("bool", eq if name == "=" else _not(eq))
+
+    def member(self, x: Term, s: Term, pos: Pos) -> Any:
+        """``x \\in s`` for a set term ``s``."""
+        if s[0] == "elems":
+            return _or(*[self.equal(x, y, pos) for y in s[1]])
+        if s[0] == "static":
+            return _or(*[self.eq_value(x, v, pos) for v in sorted_values(s[1])])
+        _exact(s[3], pos)
+        return _or(*[_and(self.eq_value(x, m, pos), b) for m, b in zip(s[1], s[2])])
+
+    def equal(self, a: Term, b: Term, pos: Pos) -> Any:
+        if self.is_set(a) or self.is_set(b):
+            return self.set_op("=", a, b, pos)[1]
+        if a[0] == "static":
+            return self.eq_value(b, a[1], pos)
+        if b[0] == "static":
+            return self.eq_value(a, b[1], pos)
+        kind = self.kind_of(a) or self.kind_of(b)
+        if kind is None:
+            raise not_compiled(pos, "= between values this case does not store")
+        x, y = (self.as_kind(t, kind, pos) for t in (a, b))
+        return _and(_implies(x, y), _implies(y, x)) if kind == "bool" else x == y
+
+    def _by_params(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term | None:
+        """``e``, reading no state and some \\E-bound parameters (each a finite list of
+        values), as a table over them: its value for each of their combinations."""
+        names: list[str] = []
+        stack: list[Any] = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, OpApp) and x.name in env and env[x.name][0] != "static" \
+                    and x.name not in names:
+                names.append(x.name)
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+            elif hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        terms = [env[n] for n in names]
+        if not terms or any(t[0] != "param" or isinstance(t[1], _Pending) for t in terms):
+            return None
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if not self.ev.state_free(e, sc, set(static) | set(names)):
+            return None
+        size = 1
+        for t in terms:
+            size *= len(t[2])
+        if size > 4096:
+            return None
+        index: Any = L.Const(0)
+        for t in terms:
+            index = index * len(t[2]) + t[1]
+        values = []
+        for combo in itertools.product(*[t[2] for t in terms]):
+            values.append(self.ev.ev(e, sc, {**static, **dict(zip(names, combo))},
+                                     Ctx({}, None)))
+        return ("param", index, tuple(values))
 
     # -- actions -------------------------------------------------------------------------
 
-    def leaves(self, e: Expr, sc: Scope, env: dict[str, Term], label: str,
-               params: list[tuple[str, tuple[Value, ...]]],
-               out: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]]) -> None:
-        """Next unfolded into its leaves, as the evaluator unfolds it for the step labels."""
+    def bind(self, a: Expr, sc: Scope, env: dict[str, Term]) -> Term:
+        """An operator's argument (or a LET definition without parameters) for its body's
+        environment: its value when it reads no state, the term a name is bound to, else the
+        expression itself, translated where the body reads it (an argument may read an
+        ``\\E``-bound parameter whose action is not made yet)."""
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if self._closed(a, sc, env) and self.ev.state_free(a, sc, set(static)):
+            return ("static", self.ev.ev(a, sc, dict(static), Ctx({}, None)))
+        if isinstance(a, OpApp) and not a.args and a.name in env:
+            return env[a.name]
+        return ("lazy", a, sc, env)
+
+    def _let(self, e: Let, sc: Scope, env: dict[str, Term]) -> dict[str, Term]:
+        new = dict(env)
+        for d in e.defs:
+            if not isinstance(d, OpDef):
+                raise not_compiled(d.pos, "a function definition inside LET")
+            if any(p.arity for p in d.params):
+                raise not_compiled(d.pos, "a LET definition with operator parameters")
+            new[d.name] = ("op", d, sc, new) if d.params else self.bind(d.body, sc, new)
+        return new
+
+    def _ways(self, e: Expr, sc: Scope, env: dict[str, Term], way: _Way) -> Iterator[_Way]:
+        """Every way ``e`` can be taken, as the evaluator enumerates them (``Evaluator.act``):
+        a disjunction, an ``\\E`` witness, an IF's or a CASE's branch is a way wherever it
+        stands in a conjunction; each way extends ``way`` (its \\E bindings become the
+        action's parameters, its IF and CASE conditions guards). A conjunct that branches no
+        further is one part of the way."""
+        if isinstance(e, And):
+            yield from self._conj([(x, env) for x in e.items], 0, sc, way.fix())
+            return
         if isinstance(e, Or):
             for x in e.items:
-                self.leaves(x, sc, env, label, params, out)
+                yield from self._ways(x, sc, env, way)
             return
         if isinstance(e, Quant) and e.kind == "E":
             names = [(n, b) for b in e.bounds for n in b.names]
             if any(b.tuple for _, b in names):
                 raise not_compiled(e.pos, "a tuple pattern in \\E")
-            self._unfold_exists(e, names, sc, env, label, params, out)
+            new, params = dict(env), list(way.params)
+            guards: list[tuple[bool, Expr, Scope]] = []
+            for name, bound in names:
+                s = self._exists_set(bound.set, sc, new)
+                if s[0] == "bits":
+                    # over a set read from the state: a parameter over every value it may
+                    # hold, with the guard that the value is in it
+                    _exact(s[3], bound.set.pos)
+                    values = tuple(s[1])
+                    guards.append((False, OpApp(bound.set.pos, "\\in", (
+                        OpApp(bound.set.pos, name), bound.set)), sc))
+                elif s[0] != "static" or not isinstance(s[1], frozenset):
+                    raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
+                else:
+                    values = tuple(sorted_values(s[1]))
+                if not values:
+                    return  # no witness: no way
+                new[name] = ("param", _Pending(len(params)), values)
+                params.append((name, values))
+            inner = _Way(way.label, way.fixed, tuple(params), way.parts)
+            for neg, g, gsc in guards:
+                inner = inner.add((neg, g, gsc, new))
+            yield from self._ways(e.body, sc, new, inner)
             return
-        if isinstance(e, OpApp) and e.name not in env:
-            entry = sc.defs.get(e.name)
-            if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
-                d = entry.d
-                if any(p.arity for p in d.params):
-                    raise not_compiled(e.pos, f"{d.name}'s operator parameters")
-                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
-                self.leaves(d.body, entry.scope, new, d.name, params, out)
+        if isinstance(e, Quant) and self._action_level(e.body, sc):
+            # \A over an action: the conjunction of its instances (each may branch)
+            combos: list[dict[str, Term]] = [dict(env)]
+            for b in e.bounds:
+                if b.tuple:
+                    raise not_compiled(e.pos, "a tuple pattern in \\A")
+                for name in b.names:
+                    s = self.tr(b.set, sc, env)
+                    if s[0] != "static" or not isinstance(s[1], frozenset):
+                        raise not_compiled(b.set.pos, "\\A over a set that is not constant")
+                    combos = [{**c, name: ("static", v)} for c in combos
+                              for v in sorted_values(s[1])]
+            yield from self._conj([(e.body, c) for c in combos], 0, sc, way.fix())
+            return
+        if isinstance(e, If) and self._action_level(e, sc):
+            yield from self._ways(e.then, sc, env, way.add((False, e.cond, sc, env)))
+            yield from self._ways(e.other, sc, env, way.add((True, e.cond, sc, env)))
+            return
+        if isinstance(e, Case) and self._action_level(e, sc):
+            if e.other is None:
+                raise not_compiled(e.pos, "a CASE without OTHER in an action (TLC stops with "
+                                          "an error where no arm applies)")
+            before = way
+            for cond, arm in e.arms:
+                yield from self._ways(arm, sc, env, before.add((False, cond, sc, env)))
+                before = before.add((True, cond, sc, env))
+            yield from self._ways(e.other, sc, env, before)
+            return
+        if isinstance(e, Let) and self._action_level(e, sc):
+            yield from self._ways(e.body, sc, self._let(e, sc, env), way)
+            return
+        if isinstance(e, OpApp) and e.name in env and env[e.name][0] == "op":
+            _, d, dsc, denv = env[e.name]
+            if self._action_level(d.body, dsc):
+                new = {**denv, **{p.name: self.bind(a, sc, env)
+                                  for p, a in zip(d.params, e.args)}}
+                yield from self._ways(d.body, dsc, new, way)
                 return
-        out.append((label, e, sc, env, list(params)))
-
-    def _unfold_exists(self, e: Quant, names: list[Any], sc: Scope, env: dict[str, Term],
-                       label: str, params: list[Any], out: list[Any]) -> None:
-        if not names:
-            self.leaves(e.body, sc, env, label, params, out)
-            return
-        (name, bound), rest = names[0], names[1:]
-        s = self.tr(bound.set, sc, env)
-        if s[0] != "static" or not isinstance(s[1], frozenset):
-            raise not_compiled(bound.set.pos, "\\E over a set that is not constant")
-        values = tuple(sorted_values(s[1]))
-        marker = ("param", _Pending(len(params)), values)  # the parameter's number, made real later
-        self._unfold_exists(e, rest, sc, {**env, name: marker}, label,
-                            [*params, (name, values)], out)
-
-    def action(self, name: str, body: Expr, sc: Scope, env: dict[str, Term],
-               params: list[tuple[str, tuple[Value, ...]]]) -> None:
-        sizes = [len(v) for _, v in params]
-
-        def build(b: Block, *ps: Any) -> None:
-            real = {k: (("param", ps[v[1]], v[2]) if v[0] == "param" and
-                        isinstance(v[1], _Pending) else v) for k, v in env.items()}
-            self.leaf(b, body, sc, real, init=False)
-
-        modified = self._assigned(body, sc, env, init=False)
-        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
-
-    def _conjuncts(self, e: Expr, sc: Scope, env: dict[str, Term],
-                   out: list[tuple[Expr, Scope, dict[str, Term]]]) -> None:
-        if isinstance(e, And):
-            for x in e.items:
-                self._conjuncts(x, sc, env, out)
-            return
+        if isinstance(e, OpApp) and e.name in env and env[e.name][0] == "lazy" and not e.args:
+            _, x, xsc, xenv = env[e.name]
+            if self._action_level(x, xsc):
+                yield from self._ways(x, xsc, xenv, way)
+                return
         if isinstance(e, OpApp) and e.name not in env and e.name not in CORE_NAMES:
             entry = sc.defs.get(e.name)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and \
                     self._action_level(entry.d.body, entry.scope):
                 d = entry.d
-                new = {p.name: self.tr(a, sc, env) for p, a in zip(d.params, e.args)}
-                self._conjuncts(d.body, entry.scope, new, out)
+                if any(p.arity for p in d.params):
+                    raise not_compiled(e.pos, f"{d.name}'s operator parameters")
+                if len(d.params) != len(e.args):
+                    raise not_compiled(e.pos, f"applying {d.name}")
+                new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
+                inner = way if way.fixed else _Way(d.name, False, way.params, way.parts)
+                yield from self._ways(d.body, entry.scope, new, inner)
                 return
-        if isinstance(e, (Or, Quant)) and (isinstance(e, Or) or e.kind == "E"):
-            raise not_compiled(e.pos, "a disjunction or \\E inside an action's conjunction "
-                                      "(TLC counts each way it holds)")
-        if isinstance(e, Let) and self._action_level(e, sc):
-            new = dict(env)
-            for ld in e.defs:
-                if not isinstance(ld, OpDef) or ld.params:
-                    raise not_compiled(ld.pos, "a LET definition with parameters")
-                new[ld.name] = self.tr(ld.body, sc, new)
-            self._conjuncts(e.body, sc, new, out)
+        yield way.add((None, e, sc, env))
+
+    def _exists_set(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term:
+        """The set an ``\\E`` ranges over: constant, a set variable's bits, or (a set that
+        reads \\E-bound parameters of the action, ``Procs \\ {p}``) the union of its values
+        over theirs, as bits whose guard ``x \\in S`` is translated with the parameters."""
+        pending = [n for n, t in env.items() if t[0] == "param" and isinstance(t[1], _Pending)
+                   and self._reads_name(e, n)]
+        if not pending:
+            return self.tr(e, sc, env)
+        union: dict[Any, Value] = {}
+        for combo in itertools.product(*[env[n][2] for n in pending]):
+            t = self.tr(e, sc, {**env, **{n: ("static", v) for n, v in zip(pending, combo)}})
+            if t[0] != "static" or not isinstance(t[1], frozenset):
+                raise not_compiled(e.pos, "\\E over a set that is not constant")
+            union.update((key(v), v) for v in t[1])
+        members = tuple(sorted_values(union.values()))
+        return ("bits", members, [_TRUE] * len(members), _FALSE)
+
+    def _reads_name(self, e: Any, name: str) -> bool:
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, OpApp) and x.name == name:
+                return True
+            if isinstance(x, Expr):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+            elif isinstance(x, tuple):
+                stack.extend(x)
+            elif hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        return False
+
+    def _conj(self, items: list[tuple[Expr, dict[str, Term]]], i: int, sc: Scope,
+              way: _Way) -> Iterator[_Way]:
+        if i == len(items):
+            yield way
             return
-        if isinstance(e, (If, Case)) and self._action_level(e, sc):
-            raise not_compiled(e.pos, "IF or CASE around an action's conjuncts")
-        out.append((e, sc, env))
+        e, env = items[i]
+        for w in self._ways(e, sc, env, way):
+            yield from self._conj(items, i + 1, sc, w)
 
     def _action_level(self, e: Expr, sc: Scope, depth: int = 0) -> bool:
         """Whether ``e`` unfolds as an action (a conjunction, a disjunction, an \\E, primes),
         so that TLC enumerates it rather than evaluating it."""
         if isinstance(e, (And, Or, Prime, Unchanged)) or (isinstance(e, Quant) and e.kind == "E"):
             return True
+        if isinstance(e, Quant):
+            return self._action_level(e.body, sc, depth)
         if isinstance(e, If):
             return self._action_level(e.then, sc, depth) or self._action_level(e.other, sc,
                                                                                depth)
@@ -500,16 +869,6 @@ class Compiler:
                 return self._action_level(entry.d.body, entry.scope, depth + 1)
         return False
 
-    def _assigned(self, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> list[str]:
-        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
-        self._conjuncts(body, sc, env, parts)
-        out: list[str] = []
-        for e, psc, penv in parts:
-            var = self._target_of(e, psc, penv, init)
-            if var is not None and var not in out:
-                out.append(var)
-        return out
-
     def _target_of(self, e: Expr, sc: Scope, env: dict[str, Term], init: bool) -> str | None:
         if isinstance(e, OpApp) and e.name in ("=", "\\in") and len(e.args) == 2:
             lhs = e.args[0]
@@ -522,39 +881,105 @@ class Compiler:
                 return lhs.name
         return None
 
-    def leaf(self, b: Block, body: Expr, sc: Scope, env: dict[str, Term], init: bool) -> None:
-        parts: list[tuple[Expr, Scope, dict[str, Term]]] = []
-        self._conjuncts(body, sc, env, parts)
+    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, dict[str, Term]]) -> Term:
+        """``t`` with the \\E-bound parameters of the action being made in place (``memo``:
+        the environments already redone, a LET's definitions seeing each other)."""
+        if t[0] == "param" and isinstance(t[1], _Pending):
+            return ("param", ps[t[1]], t[2])
+        if t[0] in ("lazy", "op"):
+            return (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+        return t
+
+    def _realize_env(self, env: dict[str, Term], ps: tuple[Any, ...],
+                     memo: dict[int, dict[str, Term]]) -> dict[str, Term]:
+        if id(env) in memo:
+            return memo[id(env)]
+        out: dict[str, Term] = {}
+        memo[id(env)] = out
+        for k, v in env.items():
+            out[k] = self._realize(v, ps, memo)
+        return out
+
+    def action(self, name: str, way: _Way) -> None:
+        sizes = [len(v) for _, v in way.params]
+
+        def build(b: Block, *ps: Any) -> None:
+            memo: dict[int, dict[str, Term]] = {}
+            parts = [(neg, e, psc, self._realize_env(penv, ps, memo))
+                     for neg, e, psc, penv in way.parts]
+            self.leaf(b, parts, way.parts[0][1] if way.parts else self.m.next, init=False)
+
+        modified: list[str] = []
+        for neg, e, psc, penv in way.parts:
+            var = self._target_of(e, psc, penv, init=False) if neg is None else None
+            if var is not None and var not in modified:
+                modified.append(var)
+        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+        self.enabled.append(self._enabled(name, sizes, build))
+
+    def _enabled(self, name: str, sizes: list[int], build: Callable[..., None]) -> Any:
+        """Whether some instance of the action is enabled: its guard, its parameters bound by
+        \\E (the deadlock check's part)."""
+        def nest(k: int, ps: tuple[Any, ...]) -> Any:
+            if k == len(sizes):
+                b = Block(name, len(ps))
+                self.for_enabled = True
+                try:
+                    build(b, *ps)
+                finally:
+                    self.for_enabled = False
+                return _and(*b.guard)
+            return L.exists(sizes[k], lambda v: nest(k + 1, (*ps, v)))
+        return nest(0, ())
+
+    def leaf(self, b: Block, parts: list[_Part], at: Expr, init: bool) -> None:
+        """One way's conjuncts as the block ``b``: guards, then every assignment's new value
+        computed from the state before the step, then written."""
         guards: list[Any] = []
         writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]] = []
         unchanged: set[str] = set()
-        for e, psc, penv in parts:
-            var = self._target_of(e, psc, penv, init)
+        for neg, e, psc, penv in parts:
+            var = self._target_of(e, psc, penv, init) if neg is None else None
             if var is not None:
                 if any(w[0] == var for w in writes):
                     raise not_compiled(e.pos, f"{var} assigned twice in one action")
                 assert isinstance(e, OpApp)
                 writes.append((var, e.args[1], psc, penv, e.name == "\\in"))
-            elif isinstance(e, Unchanged) and not init:
+            elif isinstance(e, Unchanged) and not init and neg is None:
                 unchanged.update(self._unchanged_vars(e.expr, psc, penv))
             else:
                 if self._reads_next(e):
                     raise not_compiled(e.pos, "a conjunct that reads the next state")
-                guards.append(self.as_kind(self.tr(e, psc, penv), "bool", e.pos))
+                g = self.as_kind(self.tr(e, psc, penv), "bool", e.pos)
+                guards.append(~g if neg else g)
         both = unchanged & {w[0] for w in writes}
         if both:
-            raise not_compiled(body.pos, f"{sorted(both)[0]} both assigned and UNCHANGED")
+            raise not_compiled(at.pos, f"{sorted(both)[0]} both assigned and UNCHANGED")
         done = {w[0] for w in writes} | unchanged
         missing = [v for v in self.m.root.variables if v not in done]
         if missing:
-            raise not_compiled(body.pos, f"an action that leaves {missing[0]} undetermined")
+            raise not_compiled(at.pos, f"an action that leaves {missing[0]} undetermined")
         choices: dict[str, Any] = {}
         for var, rhs, psc, penv, member in writes:
             if member:
                 s = self.tr(rhs, psc, penv)
+                if s[0] == "bits":  # a set read from the state: a choice among the values
+                    _exact(s[3], rhs.pos)  # it may hold, the one taken in it
+                    values = tuple(s[1])
+                    choices[var] = ("param", b.choose(len(values)), values)
+                    if self.for_enabled:  # the guard alone, the choice bound in it
+                        guards.append(L.exists(len(values), lambda c, vs=values, st=s,
+                                               at=rhs.pos: self.member(("param", c, vs), st,
+                                                                       at)))
+                    else:
+                        guards.append(self.member(choices[var], s, rhs.pos))
+                    continue
                 if s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
                 values = tuple(sorted_values(s[1]))
+                if not values:
+                    guards.append(_FALSE)  # no value to take: no way
+                    values = (next(iter(self.encodings[var].domain or (0,))),)
                 choices[var] = ("param", b.choose(len(values)), values)
         if guards and not init:
             b.require(*guards)
@@ -566,6 +991,8 @@ class Compiler:
                 if enc.domain is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
+            elif enc.kind == "set":
+                staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
                 staged.append((self.reads[var], self._store(enc, self.tr(rhs, psc, penv),
                                                             rhs.pos)))
@@ -576,6 +1003,16 @@ class Compiler:
             b.set(target, value)
         if guards and init:
             b.require(*guards)  # Init's conditions on the state it built
+
+    def _set_write(self, enc: Enc, t: Term, pos: Pos) -> list[tuple[Any, Any]]:
+        """The set variable ``enc``'s new value ``t``, a bit per member; a value outside its
+        members reads past the variable's last bit: the kernel's domain error, never a set
+        silently smaller."""
+        arr = self.reads[enc.name]
+        bs, outside = self.bits(t, enc.members, pos)
+        if not (isinstance(outside, L.Const) and outside.value is False):
+            bs[0] = L.ite(outside, arr[len(enc.members)], bs[0])
+        return [(arr[k], b) for k, b in enumerate(bs)]
 
     def _store(self, enc: Enc, t: Term, pos: Pos) -> Any:
         if enc.kind == "bool":
@@ -639,14 +1076,23 @@ class Compiler:
         return False
 
     def run(self) -> Compiled:
-        self.spec.initial(lambda b: self.leaf(b, self.m.init, self.sc, {}, init=True))
-        found: list[tuple[str, Expr, Scope, dict[str, Term], list[Any]]] = []
-        self.leaves(self.m.next, self.sc, {}, "Next", [], found)
-        used: dict[str, int] = {}
-        for label, body, sc, env, params in found:
-            used[label] = used.get(label, 0) + 1
-            name = label if used[label] == 1 else f"{label}_{used[label]}"
-            self.action(name, body, sc, env, params)
+        inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        if len(inits) != 1 or inits[0].params:
+            raise not_compiled(self.m.init.pos, "a disjunction, \\E, IF or CASE in Init")
+        self.spec.initial(lambda b: self.leaf(b, list(inits[0].parts), self.m.init,
+                                              init=True))
+        used: set[str] = set()
+        steps: dict[str, str] = {}
+        bindings: dict[str, tuple[tuple[str, tuple[Value, ...]], ...]] = {}
+        for way in self._ways(self.m.next, self.sc, {}, _Way("Next", False, (), ())):
+            name, k = way.label, 1
+            while name in used:
+                k += 1
+                name = f"{way.label}_{k}"
+            used.add(name)
+            steps[name] = way.label
+            bindings[name] = way.params
+            self.action(name, way)
         for inv in self.m.invariants:
             self.spec.invariant(inv.name, self.as_kind(self.tr(inv.d.body, inv.scope, {}),
                                                        "bool", inv.d.pos))
@@ -654,12 +1100,23 @@ class Compiler:
             raise not_compiled(self.sc.module.pos, "CONSTRAINT, ACTION_CONSTRAINT, VIEW or "
                                                    "SYMMETRY")
         self.spec.validate()
-        return Compiled(self.spec, self.encodings, self.atoms, self.reads)
+        if self.m.properties:
+            raise not_compiled(self.sc.module.pos, "PROPERTY (temporal properties)")
+        if self.deadlock:  # TLC's: a state where no step is possible
+            name = "Deadlock"
+            while any(i.name == name for i in self.spec.invariants):
+                name += "_"
+            self.spec.invariant(name, _or(*self.enabled),
+                                doc="some step of Next is possible (TLC's deadlock check)")
+        return Compiled(self.spec, self.encodings, self.atoms, self.reads, steps, bindings)
 
 
-def compile_model(m: Model, domains: dict[str, list[Value]]) -> Compiled:
-    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`)."""
-    return Compiler(m, domains).run()
+def compile_model(m: Model, domains: dict[str, list[Value]],
+                  deadlock: bool | None = None) -> Compiled:
+    """``m`` as a `Spec` over ``domains`` (each variable's values: `Result.values`), with the
+    invariant ``Deadlock`` (some step possible) when ``deadlock`` (None: the cfg's
+    CHECK_DEADLOCK, on by default as TLC's)."""
+    return Compiler(m, domains, deadlock).run()
 
 
 __all__ = ["Compiled", "Enc", "compile_model", "key"]
