@@ -42,7 +42,7 @@ def last_json(text: str) -> dict:
 @pytest.mark.parametrize("name, inv, given", [
     ("peterson", "Mutex", {}),
     pytest.param("two_phase", "TCConsistent", {"rms": 2}, marks=pytest.mark.slow),
-    ("token_ring", "TokenInRing", {}),
+    pytest.param("token_ring", "TokenInRing", {}, marks=pytest.mark.slow),
 ])
 def test_proved_with_inferred_lemmas_and_the_file_proves_again(tmp_path, name, inv, given):
     spec = str(SPECS / f"{name}.py")
