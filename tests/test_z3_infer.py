@@ -139,7 +139,7 @@ def test_a_violated_invariant_is_a_real_trace_that_replays(tmp_path):
     assert res["status"] == "violated" and res["length"] == 5
     trace = tmp_path / res["trace"] if not Path(res["trace"]).is_absolute() else \
         Path(res["trace"])
-    code, out = run("replay", str(trace))
+    code, out = run("replay", str(trace), "--spec", str(SPECS / "two_phase.py"))
     assert code == 0, out
 
 
