@@ -96,7 +96,7 @@ def test_inferred_lemmas_hold_in_every_reachable_state_by_the_interpreter():
 
 
 def test_the_numpy_filter_agrees_with_the_interpreter():
-    """Every clause of one and two literals over Peterson's and two-phase commit's variables:
+    """Every clause of one and two literals over Peterson's and the token ring's variables:
     the filter keeps it exactly when the interpreter finds it true in every explored state."""
     for spec, inv in ((build("peterson"), "Mutex"), (build("token_ring"), "TokenInRing")):
         rows, _, _ = reachable(spec, inv, 10_000)
