@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
@@ -42,7 +44,8 @@ from hwcheck.checker.graph.buffers import (
     rows_on_huge_pages,
     touch,
 )
-from hwcheck.checker.graph.idtable import new_table
+from hwcheck.checker.graph import checkpoint as graph_checkpoint
+from hwcheck.checker.graph.idtable import new_table, table_fill
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
@@ -176,7 +179,11 @@ class GraphSource(LevelSource):
                  invariants: bool = True, max_states: int | None = None,
                  keep_rows: bool = False, edge_properties: bool = False,
                  props: PropertySet | None = None, chunk: int | None = None,
-                 workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True):
+                 workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True,
+                 checkpoint: Path | None = None, checkpoint_every: float = 60.0,
+                 resume: Path | None = None):
+        if (checkpoint is not None or resume is not None) and (props is None or keep_rows):
+            raise ValueError("a state graph checkpoints for a check (props), without its rows")
         self.kernel = kernel
         self.edge_actions = edge_actions
         self.gk = GraphKernel(kernel, list(predicates), invariants)
@@ -187,6 +194,13 @@ class GraphSource(LevelSource):
         self.chunk = chunk or CHUNK
         self.workers = max(1, workers)
         self.worker_rows = max(1, worker_rows or WORKER_ROWS)
+        # checkpoints (``graph/checkpoint.py``): where to write them, how often, where from
+        self.checkpoint, self.checkpoint_every, self.resume = checkpoint, checkpoint_every, resume
+        self.ckpt: Checkpointer | None = None
+        self.asked = list(props.checked) if props is not None else []  # as the run began
+        self.targets: dict[str, Any] = {}  # the target of every hit reported (a checkpoint's)
+        # the check's report, once its part of the exploration is over (``check_on_graph``)
+        self.check: Exploration | None = None
 
     def exploration(self) -> Exploration:
         return Exploration(self.name, checked=self.props.checked if self.props else [],
@@ -272,6 +286,13 @@ class GraphSource(LevelSource):
                             for _ in range(BATCHES * self.workers)]
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
+        if self.resume is not None:
+            self.ckpt, progress.offset = graph_checkpoint.load(self, ex)
+            self.ckpt.every = self.checkpoint_every
+            return LevelResult()
+        if self.checkpoint is not None:
+            self.ckpt = Checkpointer(self.checkpoint, self.checkpoint_every,
+                                     graph_checkpoint.identity(self))
         k = self.kernel
         first: dict[int, int] = {}  # each initial state's fingerprint, once (canonical rows)
         for i, row in enumerate(k.starts):
@@ -287,7 +308,54 @@ class GraphSource(LevelSource):
         self.s_fps.a[:n] = fps
         self.s_par.a[:n] = -1
         self.s_act.a[:n] = 0
-        return LevelResult(new=n, found=self._new_level(init, 0))
+        return LevelResult(new=n, found=self._noted(self._new_level(init, 0)))
+
+    def _noted(self, found: list[Found]) -> list[Found]:
+        """``found``, each hit's target noted (as the driver records them: a domain error's
+        first hit, a property's only one) for the checkpoints."""
+        for f in found:
+            if f.kind != "domain" or f.name not in self.targets:
+                self.targets[f.name] = f.target
+        return found
+
+    def on_stop(self, ex: Exploration) -> None:
+        """A stop with ``--checkpoint`` at a level boundary: a final checkpoint there (a stop
+        inside a level leaves the last one, at its start, current)."""
+        if self.ckpt is not None and self.cut is None and self.front.shape[0]:
+            with signals_held():
+                graph_checkpoint.save(self, self.ckpt, ex)
+
+    def restore(self, ids: list[int], fps: np.ndarray, par: np.ndarray, act: np.ndarray,
+                flags: np.ndarray, off: np.ndarray, dst: np.ndarray, eact: np.ndarray | None,
+                eflags: np.ndarray | None, front: np.ndarray, enabled: np.ndarray,
+                refused: int, flag_errors: int) -> None:
+        """The graph at a checkpoint's level boundary (``graph/checkpoint.py``): states ``ids[d]``
+        and on are those of depth d, the frontier the last level's ``front``, the transitions
+        of every state before it; the fingerprint -> id table laid anew."""
+        n, ne = ids[-1], dst.size
+        self.n = 0
+        self._state_room(n)
+        for col, a in ((self.s_fps, fps), (self.s_par, par), (self.s_act, act),
+                       (self.s_flags, flags)):
+            col.a[:n] = a
+        self.s_off.room(0, off.size)
+        self.s_off.a[:off.size] = off
+        self.off_to = off.size - 1
+        self.n, self.levels = n, list(ids)
+        self.ne = 0
+        self._grow_edges(max(ne, self.edst.size))
+        self.edst[:ne] = dst
+        if eact is not None:
+            self.eact[:ne] = eact
+        if eflags is not None:
+            self.eflags[:ne] = eflags
+        self.ne = ne
+        while n > self.slots * MAX_LOAD:
+            self._grow_table()
+        table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
+        self.front = np.ascontiguousarray(front)
+        self.enabled[:] = enabled
+        self.refused, self.flag_errors = refused, flag_errors
 
     @property
     def slots(self) -> int:
@@ -300,6 +368,13 @@ class GraphSource(LevelSource):
 
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
+        if self.ckpt is not None and self.cut is None and self.ckpt.due():
+            graph_checkpoint.save(self, self.ckpt, ex)  # a level boundary: a consistent point
+        out = self._expand(depth, progress, rule)
+        self._noted(out.found)
+        return out
+
+    def _expand(self, depth: int, progress: Progress, rule: StopRule) -> LevelResult:
         done = LevelResult()
         cut = self.cut
         if cut is not None:  # first the rest of a level an earlier run stopped in
