@@ -221,6 +221,7 @@ class Checkpointer:
                 shutil.rmtree(old, ignore_errors=True)
         self.last = time.monotonic()
         faults.at("after-checkpoint", depth)
+        faults.at("pause-after-checkpoint", depth)
 
 
 def hits_json(hits: Mapping[str, Hit]) -> list[list[Any]]:

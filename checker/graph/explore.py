@@ -26,6 +26,7 @@ from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
     CandidateBuffer,
     Chore,
@@ -44,7 +45,6 @@ from hwcheck.checker.graph.buffers import (
     rows_on_huge_pages,
     touch,
 )
-from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.idtable import new_table, table_fill
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
