@@ -184,12 +184,8 @@ class Checkpointer:
         levels_dir = self.folder / "levels"
         for d in range(self.levels_on_disk, nlevels):
             tmp = levels_dir / f"level-{d}.tmp.npz"
-            arrs = level(d)
-
-            def put(f: BinaryIO, arrs: Mapping[str, np.ndarray] = arrs) -> None:
-                np.savez(f, **arrs)
-
-            digest = _write_file(tmp, put)
+            arrs: dict[str, Any] = dict(level(d))
+            digest = _write_file(tmp, lambda f: np.savez(f, **arrs))  # noqa: B023 - used here
             os.replace(tmp, levels_dir / f"level-{d}.npz")
             del self.level_digests[d:]
             self.level_digests.append(digest)

@@ -24,6 +24,7 @@ import numpy as np
 
 from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
+from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
@@ -796,40 +797,28 @@ class GraphSource(LevelSource):
         return out
 
     def _state_hits(self, checked: _Checked, first: int, depth: int) -> list[Found]:
-        props, out, k = self.props, list[Found](), self.kernel
-        if props is None or checked.hits is None or checked.dom_row is None:
-            return out
-        for j in np.flatnonzero(checked.hits >= 0):
-            name, _, kind = props.state[j]
-            out.append(Found(name, kind, depth, (first + int(checked.hits[j]), None)))
-            props.state_active[j] = False
-        for c in np.flatnonzero(checked.dom_row >= 0):
-            out.append(Found(k.domain_errors.name(int(c)), "domain", depth,
-                             (first + int(checked.dom_row[c]), None)))
-        return out
+        props, k = self.props, self.kernel
+        hits, dom_row = checked.hits, checked.dom_row
+        if props is None or hits is None or dom_row is None:
+            return []
+        return (property_hits(props.state, props.state_active, hit(hits), depth,
+                              lambda j: (first + int(hits[j]), None))
+                + domain_hits(k, hit(dom_row), depth, lambda c: (first + int(dom_row[c]), None)))
 
     def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, base: int,
                      depth: int) -> list[Found]:
         if self.props is None:
             return []
-        return [Found(self.kernel.domain_errors.name(int(c)), "domain", depth + 1,
-                      (base + int(dom_row[c]), (int(dom_inst[c]), None)))
-                for c in np.flatnonzero(dom_row >= 0)]
+        return domain_hits(self.kernel, hit(dom_row), depth + 1, lambda c: (
+            base + int(dom_row[c]), (int(dom_inst[c]), None)))
 
     def _transition_hits(self, front: np.ndarray, base: int, depth: int) -> list[Found]:
-        props, out, k = self.props, list[Found](), self.kernel
+        props, k, tp_row, tp_inst = self.props, self.kernel, self.tp_row, self.tp_inst
         if props is None:
-            return out
-        for j in np.flatnonzero(self.tp_row >= 0):
-            if not props.trans_active[j]:
-                continue
-            name, _, kind = props.transition[j]
-            inst, row = int(self.tp_inst[j]), int(self.tp_row[j])
-            succ = k.step(inst, front[row])
-            out.append(Found(name, kind, depth + 1,
-                             (base + row, (inst, k.state_fingerprint(succ)))))
-            props.trans_active[j] = False
-        return out
+            return []
+        return property_hits(props.transition, props.trans_active, hit(tp_row), depth + 1,
+                             lambda j: (base + int(tp_row[j]), last_step(
+                                 k, int(tp_inst[j]), front[int(tp_row[j])])))
 
     def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every state's fingerprint, parent and action (views of the columns)."""
