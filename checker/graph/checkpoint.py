@@ -18,6 +18,7 @@ same ids, hence the same graph, first parents, traces and verdicts as a run neve
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,33 +120,45 @@ def _restore(source: GraphSource, ex: Exploration, st: checkpoint.Stored,
     n, ne = ids[-1], int(meta["transitions"])
     if len(ids) != depth + 2 or any(b < a for a, b in zip(ids, ids[1:])) or ids[0] != 0:
         raise ValueError("meta.json's level ids are not those of its levels")
-    parts: list[dict[str, np.ndarray]] = [st.level(d) for d in range(depth)]
-    last = {c: st.array(c) for c in COLUMNS}
-    front = st.array("front")
-    enabled = st.array("enabled")
+    front, enabled = st.array("front"), st.array("enabled")
     if front.dtype != k.dtype or front.shape != (n - ids[-2], k.stride):
         raise ValueError("front.npy is not the frontier meta.json counts")
     if enabled.shape != source.enabled.shape:
         raise ValueError("enabled.npy is not a count for each action instance")
     dtypes = {"fps": np.uint64, "parents": np.int32, "actions": k.act_dtype,
-              "flags": source.gk.flag_dtype}
-    cols = {}
-    for c in COLUMNS:
-        got = [p[c] for p in parts] + [last[c]]
-        for d, a in enumerate(got):
-            if a.dtype != dtypes[c] or a.shape != (ids[d + 1] - ids[d],):
-                raise ValueError(f"level {d}'s {c} are not the states meta.json counts")
-        cols[c] = np.concatenate(got)
-    off = np.concatenate([np.zeros(1, np.int64)] + [p["offsets"] for p in parts])
-    dst = np.concatenate([p["dst"] for p in parts]) if parts else np.zeros(0, np.int32)
-    if off.size != ids[depth] + 1 or off[-1] != ne or dst.size != ne \
-            or np.any(np.diff(off) < 0) or (ne and (dst.min() < 0 or dst.max() >= n)):
-        raise ValueError("the levels' transitions are not those meta.json counts")
-    source.restore(ids, cols["fps"], cols["parents"], cols["actions"], cols["flags"], off, dst,
-                   np.concatenate([p["eact"] for p in parts]) if source.edge_actions and parts
-                   else None,
-                   np.concatenate([p["eflags"] for p in parts]) if source.edge_properties
-                   and parts else None, front, enabled, int(meta["refused"]),
+              "flags": source.gk.flag_dtype, "offsets": np.int64, "dst": np.int32,
+              "eact": k.act_dtype, "eflags": np.uint64}
+    edges = ["offsets", "dst"] + ["eact"] * source.edge_actions \
+        + ["eflags"] * source.edge_properties
+
+    def levels() -> Iterator[dict[str, np.ndarray]]:
+        """Each level's arrays, read and checked one at a time: states, and transitions but
+        for the frontier's."""
+        end = 0  # the transitions so far
+        for d in range(depth + 1):
+            level = st.level(d) if d < depth else {c: st.array(c) for c in COLUMNS}
+            size = ids[d + 1] - ids[d]
+            for key in COLUMNS + tuple(edges if d < depth else ()):
+                a = level[key]
+                if a.dtype != dtypes[key] or a.ndim != 1:
+                    raise ValueError(f"level {d}'s {key} are not of their kind")
+            if any(level[c].size != size for c in COLUMNS):
+                raise ValueError(f"level {d} does not hold the states meta.json counts")
+            if d < depth:
+                off = level["offsets"]
+                last = int(off[-1]) if size else end
+                if off.size != size or np.any(np.diff(off) < 0) or (size and off[0] < end) \
+                        or any(level[e].size != last - end for e in edges[1:]):
+                    raise ValueError(f"level {d}'s transitions are not those its states end at")
+                dst = level["dst"]
+                if dst.size and (dst.min() < 0 or dst.max() >= n):
+                    raise ValueError(f"level {d}'s transitions go to states that are not there")
+                end = last
+            yield level
+        if end != ne:
+            raise ValueError("the levels' transitions are not those meta.json counts")
+
+    source.restore(ids, ne, levels(), front, enabled, int(meta["refused"]),
                    int(meta["flag_errors"]))
     ex.distinct, ex.generated, ex.depth = meta["distinct"], meta["generated"], meta["depth"]
     ex.hits = checkpoint.hits_of(meta["hits"])

@@ -326,31 +326,41 @@ class GraphSource(LevelSource):
             with signals_held():
                 graph_checkpoint.save(self, self.ckpt, ex)
 
-    def restore(self, ids: list[int], fps: np.ndarray, par: np.ndarray, act: np.ndarray,
-                flags: np.ndarray, off: np.ndarray, dst: np.ndarray, eact: np.ndarray | None,
-                eflags: np.ndarray | None, front: np.ndarray, enabled: np.ndarray,
-                refused: int, flag_errors: int) -> None:
+    def restore(self, ids: list[int], nedges: int, levels: Iterable[dict[str, np.ndarray]],
+                front: np.ndarray, enabled: np.ndarray, refused: int,
+                flag_errors: int) -> None:
         """The graph at a checkpoint's level boundary (``graph/checkpoint.py``): states ``ids[d]``
-        and on are those of depth d, the frontier the last level's ``front``, the transitions
-        of every state before it; the fingerprint -> id table laid anew."""
-        n, ne = ids[-1], dst.size
-        self.n = 0
+        and on are those of depth d; ``levels``, one at a time, their states (``fps``,
+        ``parents``, ``actions``, ``flags``) and, but for the last (the frontier, ``front``),
+        their transitions (``offsets``, ``dst``, and ``eact``, ``eflags`` where the graph keeps
+        them) and ``nedges`` of them in all; the fingerprint -> id table laid anew."""
+        n = ids[-1]
+        self.n = self.ne = 0
         self._state_room(n)
-        for col, a in ((self.s_fps, fps), (self.s_par, par), (self.s_act, act),
-                       (self.s_flags, flags)):
-            col.a[:n] = a
-        self.s_off.room(0, off.size)
-        self.s_off.a[:off.size] = off
-        self.off_to = off.size - 1
+        self.s_off.room(0, ids[-2] + 1)  # the expanded states' transitions' ends
+        self.s_off.a[0] = 0
+        self._grow_edges(max(nedges, self.edst.size))
+        cols = {"fps": self.s_fps, "parents": self.s_par, "actions": self.s_act,
+                "flags": self.s_flags}
+        try:
+            for d, level in enumerate(levels):
+                lo, hi = ids[d], ids[d + 1]
+                for key, col in cols.items():
+                    col.a[lo:hi] = level[key]
+                if "offsets" in level:
+                    e0, e1 = self.ne, int(level["offsets"][-1]) if hi > lo else self.ne
+                    self.s_off.a[lo + 1:hi + 1] = level["offsets"]
+                    self.edst[e0:e1] = level["dst"]
+                    if self.edge_actions:
+                        self.eact[e0:e1] = level["eact"]
+                    if self.edge_properties:
+                        self.eflags[e0:e1] = level["eflags"]
+                    self.ne = e1
+        except BaseException:  # a damaged level: the graph stays empty, as it was
+            self.ne = 0
+            raise
+        self.off_to = ids[-2]
         self.n, self.levels = n, list(ids)
-        self.ne = 0
-        self._grow_edges(max(ne, self.edst.size))
-        self.edst[:ne] = dst
-        if eact is not None:
-            self.eact[:ne] = eact
-        if eflags is not None:
-            self.eflags[:ne] = eflags
-        self.ne = ne
         while n > self.slots * MAX_LOAD:
             self._grow_table()
         table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
