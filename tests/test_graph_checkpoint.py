@@ -139,6 +139,23 @@ def test_a_run_the_test_kills_after_a_checkpoint_resumes(recoverable_run, tmp_pa
     assert files(out / "r") == want_files
 
 
+@pytest.mark.slow
+def test_a_sigterm_between_levels_writes_a_checkpoint_that_resumes(recoverable_run, tmp_path):
+    """With the default interval (a minute) no checkpoint is due in this run: the one there is
+    the stop's own, at depth 12 where SIGTERM stopped the graph; resumed, the run ends as one
+    never stopped."""
+    want, want_files = recoverable_run
+    ckpt, out = tmp_path / "ckpt", tmp_path / "out"
+    res = hwcheck(*RECOVERABLE, "--checkpoint", str(ckpt), "--out", str(out), "--run-name", "r",
+                  fault="terminate:12")
+    assert res.returncode != -signal.SIGKILL and last_json(res.stdout)["complete"] is False
+    assert current_meta(ckpt)["depth"] == 12
+    res = hwcheck(*RECOVERABLE, "--resume", str(ckpt), "--out", str(out), "--run-name", "r")
+    assert res.returncode == 12, res.stderr
+    assert results(last_json(res.stdout)) == results(want)
+    assert files(out / "r") == want_files
+
+
 @pytest.fixture(scope="module")
 def graph_checkpoint(tmp_path_factory):
     """A checkpoint of the graph at depth 10 (the run killed there)."""

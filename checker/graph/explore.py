@@ -172,7 +172,11 @@ class GraphSource(LevelSource):
     are reported as the engines report them, so one exploration serves a check and the graph;
     ``max_states``: a graph of more states than this stops (it is then incomplete);
     ``edge_actions``: keep each transition's action instance (``StateGraph.act``; what
-    recoverability alone reads does without: the workers' levels then never write it)."""
+    recoverability alone reads does without: the workers' levels then never write it);
+    ``checkpoint``: a folder to write checkpoints to at level boundaries, every
+    ``checkpoint_every`` seconds (0: every level), and once more when a stop comes between
+    levels; ``resume``: a folder whose checkpoint the search goes on from (and goes on writing
+    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows."""
 
     name = "graph"
 
