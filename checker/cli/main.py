@@ -188,9 +188,9 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         raise InputError("liveness properties are checked without --symmetry (fairness is per "
                          "action instance, which renaming the members changes); leave out "
                          "--symmetry, or check the others with --property")
-    if live and (engine != "local" or exact or checkpoint is not None or resume is not None):
-        raise InputError("liveness properties are decided on the state graph on one local "
-                         "worker: without --engine spark, --exact, --checkpoint or --resume")
+    if live and (engine != "local" or exact):
+        raise InputError("liveness properties are decided on the state graph on the local "
+                         "engine: without --engine spark or --exact")
     members = 0
     if symmetry:  # a protocol without a symmetry, or with one that misses a variable: refused
         from hwcheck.checker.semantics.symmetry import declared
@@ -209,10 +209,9 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
                    max_memory=parse_size(max_memory) if max_memory is not None else None,
                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
                    exact=exact, workdir=workdir, symmetry=symmetry, report=o.progress_fn())
-    if recoverable and (engine != "local" or exact or checkpoint is not None
-                        or resume is not None):
-        raise InputError("--recoverable explores the state graph on one local worker: without "
-                         "--engine spark, --exact, --checkpoint or --resume")
+    if recoverable and (engine != "local" or exact):
+        raise InputError("--recoverable explores the state graph on the local engine: without "
+                         "--engine spark or --exact")
     if exact and (engine != "local" or checkpoint is not None or resume is not None):
         raise InputError("--exact is for the local engine, without --checkpoint or --resume")
     if spec.view is not None and (symmetry or exact or recoverable or live):

@@ -1,29 +1,34 @@
-"""Checkpoints of the local engine: written atomically at level boundaries, resumed exactly.
+"""Checkpoints of a level source: written atomically at level boundaries, resumed exactly.
 
-A checkpoint folder holds:
+One implementation serves every source that checkpoints: the local engine (its ``Snapshot``,
+``Checkpointer.write`` and ``load``, here) and the state graph (``graph/checkpoint.py``, over
+``Checkpointer.save`` and ``read``). A checkpoint folder holds:
 
-- ``levels/level-<d>.npz``: the parent records of BFS level d (fingerprints, parent positions,
-  actions). A level never changes once found, so each is written once, to a temporary name and
-  renamed.
-- ``state-<n>/``: what changes between levels: ``meta.json`` (format version, the spec's
+- ``levels/level-<d>.npz``: the arrays of BFS level d (the local engine: its parent records,
+  fingerprints, parent positions and actions; the state graph: its states' fingerprints, first
+  parents, actions and flags, and their transitions). A level never changes once found, so
+  each is written once, to a temporary name and renamed.
+- ``state-<n>/``: what changes between levels: ``meta.json`` (format version, the run's
   identity, counters, hits with their paths, which properties are still checked, elapsed
-  time), ``visited.npy`` (the visited fingerprints, in no particular order: a run resumes
-  with any number of workers and lays them into its own tables) and ``front.npy``
-  (the frontier's rows). It is written as ``state-<n>.tmp/``, flushed, and renamed.
+  time) and the source's arrays, one ``.npy`` each (the local engine: ``visited.npy``, the
+  visited fingerprints in no particular order, so that a run resumes with any number of
+  workers and lays them into its own tables, and ``front.npy``, the frontier's rows). It is
+  written as ``state-<n>.tmp/``, flushed, and renamed.
 - ``CURRENT``: the name of the last complete ``state-<n>``, replaced atomically after the rename.
 
 What is on disk is checked before it is used: ``meta.json`` carries a BLAKE2b digest of every
-file the checkpoint uses (each level file, ``visited.npy``, ``front.npy``) and one of its own
-content, and ``load`` verifies them all before reading a byte of them. A truncated or altered
-file, an edited counter, a missing file: each is refused in one line naming it (exit 2), never
-resumed into a wrong count. Hashing runs at about a gigabyte a second; a checkpoint hashes what
-it writes (each level once), a resume what it reads.
+file the checkpoint uses (each level file, each array) and one of its own content, and every
+file is verified before a byte of it is read. A truncated or altered file, an edited counter,
+a missing file: each is refused in one line naming it (exit 2), never resumed into a wrong
+count. Hashing runs at about a gigabyte a second; a checkpoint hashes what it writes (each
+level once), a resume what it reads.
 
 A run killed at any moment, in the middle of a write included, leaves ``CURRENT`` naming a
 complete state whose levels are all on disk; resuming continues from that level boundary with
 the same visited set, frontier and canonical order, so it ends with the same counts and
 byte-identical traces as a run never stopped. A checkpoint of another spec, other parameters,
-another kernel or another format version is refused.
+another kernel, another search (the local engine's, the state graph's) or another format
+version is refused.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import shutil
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -52,6 +57,8 @@ if TYPE_CHECKING:
     from hwcheck.checker.semantics.kernel import Kernel
 
 FORMAT = 3  # 3: digests of every file (2: none; 1: the tables as they were)
+
+
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: one line."""
 
@@ -137,7 +144,8 @@ def require_writable(folder: Path, option: str) -> None:
 
 
 class Checkpointer:
-    """Writes checkpoints to ``folder`` every ``every`` seconds (0: at every level)."""
+    """Writes checkpoints to ``folder`` every ``every`` seconds (0: at every level): the files
+    of any level source (``save``), the local engine's snapshots (``write``)."""
 
     def __init__(self, folder: Path, every: float, ident: dict[str, Any],
                  levels_on_disk: int = 0, seq: int = 0,
@@ -155,35 +163,44 @@ class Checkpointer:
         return time.monotonic() - self.last >= self.every
 
     def write(self, snap: Snapshot) -> None:
+        """The local engine at a level boundary."""
+        self.save(len(snap.levels), lambda d: {"fps": snap.levels[d].fps,
+                                               "parents": snap.levels[d].parents,
+                                               "actions": snap.levels[d].actions},
+                  {"visited": snap.fingerprints, "front": snap.front},
+                  {"filled": int(snap.fingerprints.size), "distinct": snap.distinct,
+                   "generated": snap.generated, "depth": snap.depth, "seconds": snap.seconds,
+                   "checked": snap.checked, "state_active": snap.state_active.tolist(),
+                   "trans_active": snap.trans_active.tolist(), "hits": hits_json(snap.hits)},
+                  snap.depth)
+
+    def save(self, nlevels: int, level: Callable[[int], Mapping[str, np.ndarray]],
+             arrays: Mapping[str, np.ndarray], fields: dict[str, Any], depth: int) -> None:
+        """A checkpoint of a level source: its levels 0..nlevels-1 (``level(d)``: the arrays of
+        level d, which never change once found: only those not yet on disk are asked for and
+        written, each once), the arrays that change between levels (``<name>.npy`` in the new
+        ``state-<n>/``) and ``fields`` (into its ``meta.json``, beside the run's identity).
+        ``depth``: the search's, for the fault points."""
         levels_dir = self.folder / "levels"
-        for d in range(self.levels_on_disk, len(snap.levels)):
-            lv = snap.levels[d]
+        for d in range(self.levels_on_disk, nlevels):
             tmp = levels_dir / f"level-{d}.tmp.npz"
-
-            def save(f: BinaryIO, lv: Level | StoredLevel = lv) -> None:
-                np.savez(f, fps=lv.fps, parents=lv.parents, actions=lv.actions)
-
-            digest = _write_file(tmp, save)
+            arrs: dict[str, Any] = dict(level(d))
+            digest = _write_file(tmp, lambda f: np.savez(f, **arrs))  # noqa: B023 - used here
             os.replace(tmp, levels_dir / f"level-{d}.npz")
             del self.level_digests[d:]
             self.level_digests.append(digest)
-        self.levels_on_disk = len(snap.levels)
+        self.levels_on_disk = nlevels
         self.seq += 1
         name = f"state-{self.seq}"
         tmp = self.folder / f"{name}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        visited = _save_npy(tmp / "visited.npy", snap.fingerprints)
-        faults.at("checkpoint-write", snap.depth)  # as if killed halfway through the write
-        front = _save_npy(tmp / "front.npy", snap.front)
-        meta = {**self.ident, "levels": len(snap.levels), "filled": int(snap.fingerprints.size),
-                "distinct": snap.distinct, "generated": snap.generated, "depth": snap.depth,
-                "seconds": snap.seconds, "checked": snap.checked,
-                "state_active": snap.state_active.tolist(),
-                "trans_active": snap.trans_active.tolist(),
-                "hits": [[h.name, h.kind, h.length, h.path] for h in snap.hits.values()],
-                "digests": {"levels": self.level_digests[:len(snap.levels)],
-                            "visited.npy": visited, "front.npy": front}}
+        digests: dict[str, Any] = {"levels": self.level_digests[:nlevels]}
+        for i, (key, array) in enumerate(arrays.items()):
+            if i == 1:
+                faults.at("checkpoint-write", depth)  # as if killed halfway through the write
+            digests[f"{key}.npy"] = _save_npy(tmp / f"{key}.npy", array)
+        meta = {**self.ident, "levels": nlevels, **fields, "digests": digests}
         meta["digest"] = _meta_digest(meta)
         with open(tmp / "meta.json", "w") as f:
             json.dump(meta, f)
@@ -199,63 +216,121 @@ class Checkpointer:
             if old.name != name:
                 shutil.rmtree(old, ignore_errors=True)
         self.last = time.monotonic()
-        faults.at("after-checkpoint", snap.depth)
+        faults.at("after-checkpoint", depth)
+        faults.at("pause-after-checkpoint", depth)
 
 
-def load(folder: Path, ident: dict[str, Any],
-         act_dtype: DTypeLike) -> tuple[Snapshot, Checkpointer]:
-    """The snapshot in ``folder`` (refused unless it is of the same spec, parameters, kernel
-    and format) and a checkpointer that goes on writing there."""
+def hits_json(hits: Mapping[str, Hit]) -> list[list[Any]]:
+    """The hits found so far, with their paths, as ``meta.json`` holds them."""
+    return [[h.name, h.kind, h.length, h.path] for h in hits.values()]
+
+
+def hits_of(rows: list[list[Any]]) -> dict[str, Hit]:
+    """``hits_json``'s hits back."""
+    return {n: Hit(n, k, length, [tuple(step) for step in path] if path is not None else None)
+            for n, k, length, path in rows}
+
+
+# the parts of a run's identity a checkpoint must share, with the words that name them
+IDENTITY = (("format", "format version"), ("protocol", "spec"), ("params", "parameters"),
+            ("symmetry", "symmetry setting (--symmetry)"), ("kernel", "kernel"),
+            ("search", "search"), ("graph", "state graph (its predicates and what it keeps)"))
+DEFAULTS = {"symmetry": False, "search": "local engine"}  # of checkpoints written before them
+
+
+@dataclass
+class Stored:
+    """A checkpoint found in ``folder``: its ``meta.json`` (checked against its digest and the
+    run's identity); every file it names is checked against its digest as it is read."""
+
+    folder: Path
+    name: str  # of the current ``state-<n>``
+    meta: dict[str, Any]
+
+    def _checked(self, rel: str, digest: str) -> Path:
+        """``folder/rel``, once its digest is the one meta.json records."""
+        try:
+            got = _file_digest(self.folder / rel)
+        except OSError as e:
+            raise CheckpointError(f"--resume {self.folder}: {rel} cannot be read "
+                                  f"({e.strerror or e})") from None
+        if got != digest:
+            raise CheckpointError(f"--resume {self.folder}: {rel} is damaged (its content "
+                                  "does not match the digest meta.json records)")
+        return self.folder / rel
+
+    def level(self, d: int) -> dict[str, np.ndarray]:
+        """The arrays of level ``d``."""
+        digests = self.meta["digests"]["levels"]
+        if len(digests) != self.meta["levels"]:
+            raise ValueError("meta.json lists a digest for another number of levels")
+        with np.load(self._checked(f"levels/level-{d}.npz", digests[d])) as z:
+            return {key: z[key] for key in z.files}
+
+    def array(self, key: str) -> np.ndarray:
+        """The array ``key`` of the current state."""
+        return np.load(self._checked(f"{self.name}/{key}.npy", self.meta["digests"][f"{key}.npy"]))
+
+    def reader(self, read: Callable[[Stored], Any]) -> Any:
+        """``read(self)``, with what is missing or malformed in the checkpoint one line."""
+        try:
+            return read(self)
+        except CheckpointError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, IndexError,
+                zipfile.BadZipFile) as e:
+            raise CheckpointError(f"--resume {self.folder}: the checkpoint is damaged "
+                                  f"({e})") from None
+
+    def checkpointer(self, ident: dict[str, Any]) -> Checkpointer:
+        """A checkpointer that goes on writing here (for the run of ``ident``)."""
+        return Checkpointer(self.folder, 0.0, ident, self.meta["levels"],
+                            int(self.name.split("-")[1]),
+                            self.meta["digests"]["levels"], option="--resume")
+
+
+def read(folder: Path, ident: dict[str, Any]) -> Stored:
+    """The checkpoint in ``folder``, refused in one line unless it is of the same spec,
+    parameters, kernel, symmetry setting, search and format as ``ident``."""
     folder = Path(folder)
     try:
         name = (folder / "CURRENT").read_text().strip()
         meta = json.loads((folder / name / "meta.json").read_text())
     except (OSError, ValueError):
         raise CheckpointError(f"--resume {folder}: no complete checkpoint there") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"--resume {folder}: {name}/meta.json is damaged")
     if meta.get("format") == FORMAT and meta.get("digest") != _meta_digest(meta):
         raise CheckpointError(f"--resume {folder}: {name}/meta.json is damaged (its content "
                               "does not match its digest)")
-    for key, what in (("format", "format version"), ("protocol", "spec"),
-                      ("params", "parameters"), ("symmetry", "symmetry setting (--symmetry)"),
-                      ("kernel", "kernel")):
-        if meta.get(key, False if key == "symmetry" else None) != ident[key]:
+    for key, what in IDENTITY:
+        if meta.get(key, DEFAULTS.get(key)) != ident.get(key, DEFAULTS.get(key)):
             raise CheckpointError(f"--resume {folder}: the checkpoint is of another {what} "
-                                  f"({meta.get(key)!r}, this run: {ident[key]!r})")
-    def checked(rel: str, digest: str) -> Path:
-        """``folder/rel``, once its digest is the one meta.json records."""
-        try:
-            got = _file_digest(folder / rel)
-        except OSError as e:
-            raise CheckpointError(f"--resume {folder}: {rel} cannot be read "
-                                  f"({e.strerror or e})") from None
-        if got != digest:
-            raise CheckpointError(f"--resume {folder}: {rel} is damaged (its content does not "
-                                  "match the digest meta.json records)")
-        return folder / rel
+                                  f"({meta.get(key, DEFAULTS.get(key))!r}, this run: "
+                                  f"{ident.get(key, DEFAULTS.get(key))!r})")
+    return Stored(folder, name, meta)
 
-    try:
-        digests = meta["digests"]
-        if len(digests["levels"]) != meta["levels"]:
-            raise ValueError("meta.json lists a digest for another number of levels")
+
+def load(folder: Path, ident: dict[str, Any],
+         act_dtype: DTypeLike) -> tuple[Snapshot, Checkpointer]:
+    """The local engine's snapshot in ``folder`` (refused unless it is of the same spec,
+    parameters, kernel and format) and a checkpointer that goes on writing there."""
+    stored = read(folder, ident)
+    meta = stored.meta
+
+    def snapshot(st: Stored) -> Snapshot:
         levels = []
         for d in range(meta["levels"]):
-            rel = f"levels/level-{d}.npz"
-            with np.load(checked(rel, digests["levels"][d])) as z:
-                levels.append(Level(z["fps"], z["parents"], z["actions"].astype(act_dtype)))
-        fps = np.load(checked(f"{name}/visited.npy", digests["visited.npy"]))
+            z = st.level(d)
+            levels.append(Level(z["fps"], z["parents"], z["actions"].astype(act_dtype)))
+        fps = st.array("visited")
         if fps.dtype != np.uint64 or fps.ndim != 1 or fps.size != meta["filled"]:
             raise ValueError("visited.npy is not the visited set meta.json counts")
-        front = np.load(checked(f"{name}/front.npy", digests["front.npy"]))
-    except CheckpointError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as e:
-        raise CheckpointError(f"--resume {folder}: the checkpoint is damaged ({e})") from None
-    hits = {n: Hit(n, k, length, [tuple(step) for step in path] if path is not None else None)
-            for n, k, length, path in meta["hits"]}
-    snap = Snapshot(fps, levels, front, meta["distinct"], meta["generated"],
-                    meta["depth"], hits, [tuple(c) for c in meta["checked"]],
-                    np.array(meta["state_active"], np.bool_),
-                    np.array(meta["trans_active"], np.bool_), meta["seconds"])
-    seq = int(name.split("-")[1])
-    return snap, Checkpointer(folder, 0.0, ident, len(levels), seq, digests["levels"],
-                              option="--resume")
+        front = st.array("front")
+        return Snapshot(fps, levels, front, meta["distinct"], meta["generated"],
+                        meta["depth"], hits_of(meta["hits"]),
+                        [tuple(c) for c in meta["checked"]],
+                        np.array(meta["state_active"], np.bool_),
+                        np.array(meta["trans_active"], np.bool_), meta["seconds"])
+
+    return stored.reader(lambda st: (snapshot(st), st.checkpointer(ident)))

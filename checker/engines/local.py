@@ -16,6 +16,7 @@ of the frontier and of the next level at a time (once a level outgrows ``spill.S
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ import numpy as np
 
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import CHUNK, expand
+from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
 from hwcheck.checker.engines.phases import Phases
@@ -259,7 +261,7 @@ class LocalEngine(LevelSource):
                 front.drop()
                 if self.boundary is not None:
                     self.boundary.front = None
-                hits: list[tuple[str, str, int]] = []
+                hits: list[Found] = []
                 with self.phases.span("level end"):
                     level, self.front = nxt.finish(
                         self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
@@ -347,13 +349,13 @@ class LocalEngine(LevelSource):
                 break
         return stopped
 
-    def _state_hits(self, rows: np.ndarray, off: int) -> list[tuple[str, str, int]]:
-        """The state properties ``rows`` (at ``off`` in their level) are the first to hit:
-        (name, kind, position in the level); each is then no longer checked. A property that
-        reads outside a variable's shape is a domain hit."""
-        props, found = self.props, list[tuple[str, str, int]]()
+    def _state_hits(self, rows: np.ndarray, off: int) -> list[Found]:
+        """The state properties ``rows`` (at ``off`` in their level) are the first to hit,
+        their targets positions in the level (``_found`` makes them paths); each is then no
+        longer checked. A property that reads outside a variable's shape is a domain hit."""
+        props = self.props
         if not props.state or not props.state_active.any():
-            return found
+            return []
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = self.kernel.error_arrays()
         dom_row[:] = -1
@@ -364,44 +366,27 @@ class LocalEngine(LevelSource):
                 self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
                                                         active=props.state_active, hits=hits,
                                                         err=err, dom_row=dom_row))
-        for c in np.flatnonzero(dom_row >= 0):
-            found.append((self.kernel.domain_errors.name(int(c)), "domain",
-                          off + int(dom_row[c])))
-        for j in np.flatnonzero(hits >= 0):
-            name, _, kind = props.state[j]
-            found.append((name, kind, off + int(hits[j])))
-            props.state_active[j] = False
-        return found
+        return (domain_hits(self.kernel, hit(dom_row), 0, lambda c: off + int(dom_row[c]))
+                + property_hits(props.state, props.state_active, hit(hits), 0,
+                                lambda j: off + int(hits[j])))
 
-    def _found(self, hits: list[tuple[str, str, int]], depth: int) -> list[Found]:
-        """The state hits of level ``depth`` (name, kind, position) with their paths."""
-        return [Found(name, kind, depth, path_to(self.levels, depth, index))
-                for name, kind, index in hits]
+    def _found(self, hits: list[Found], depth: int) -> list[Found]:
+        """The state hits of level ``depth`` (their targets positions) with their paths."""
+        return [dataclasses.replace(f, length=depth, target=path_to(self.levels, depth, f.target))
+                for f in hits]
 
     def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, depth: int,
                      off: int) -> list[Found]:
         """Steps that left the declared domains: a hit each, whose path ends with the step
         (it has no successor, hence no fingerprint)."""
-        out = []
-        for c in np.flatnonzero(dom_row >= 0):
-            name = self.kernel.domain_errors.name(int(c))
-            path = path_to(self.levels, depth, off + int(dom_row[c])) + [(int(dom_inst[c]), None)]
-            out.append(Found(name, "domain", depth + 1, path))
+        out = domain_hits(self.kernel, hit(dom_row), depth + 1, lambda c: path_to(
+            self.levels, depth, off + int(dom_row[c])) + [(int(dom_inst[c]), None)])
         dom_row[:] = -1  # reported: the next bucket's rows are at another offset
         return out
 
     def _transition_hits(self, rows: np.ndarray, off: int, depth: int, tp_row: np.ndarray,
                          tp_inst: np.ndarray) -> list[Found]:
         """Transition properties first hit in ``rows`` (at ``off`` in the level)."""
-        props, out = self.props, []
-        for j in np.flatnonzero(tp_row >= 0):
-            if not props.trans_active[j]:
-                continue
-            name, _, kind = props.transition[j]
-            inst, row = int(tp_inst[j]), int(tp_row[j])
-            succ = self.kernel.step(inst, rows[row])
-            path = path_to(self.levels, depth, off + row) + [
-                (inst, self.kernel.state_fingerprint(succ))]
-            out.append(Found(name, kind, depth + 1, path))
-            props.trans_active[j] = False
-        return out
+        return property_hits(self.props.transition, self.props.trans_active, hit(tp_row),
+                             depth + 1, lambda j: path_to(self.levels, depth, off + int(tp_row[j]))
+                             + [last_step(self.kernel, int(tp_inst[j]), rows[int(tp_row[j])])])

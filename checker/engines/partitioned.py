@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from hwcheck.checker.engines import runs
+from hwcheck.checker.engines.hits import domain_hits, property_hits
 from hwcheck.checker.engines.options import Options, PropertySet
 from hwcheck.checker.engines.partition import (
     SLICE,
@@ -267,50 +268,36 @@ class LevelEngine(LevelSource):
         return stats
 
     def _state_hits(self, stats: list[dict[str, Any]], depth: int) -> list[Found]:
-        props, out = self.props, []
+        props = self.props
         best: dict[int, int] = {}
         for s in stats:
             for j, fp in s["sp"].items():
                 best[j] = min(best.get(j, fp), fp)
-        for j in sorted(best):
-            if not props.state_active[j]:
-                continue
-            name, _, kind = props.state[j]
-            out.append(Found(name, kind, depth, _Target(best[j])))
-            props.state_active[j] = False
         dom: dict[int, int] = {}
         for s in stats:
             for c, fp in s.get("dom_sp", {}).items():
                 dom[c] = min(dom.get(c, fp), fp)
-        for c in sorted(dom):
-            out.append(Found(self.kernel.domain_errors.name(c), "domain", depth,
-                             _Target(dom[c])))
-        return out
+        return (property_hits(props.state, props.state_active, sorted(best), depth,
+                              lambda j: _Target(best[j]))
+                + domain_hits(self.kernel, sorted(dom), depth, lambda c: _Target(dom[c])))
 
     def _transition_hits(self, xstats: list[dict[str, Any]], depth: int) -> list[Found]:
-        props, out = self.props, []
+        props = self.props
         best: dict[int, tuple[int, int, int]] = {}
         for s in xstats:
             for j, hit in s["tp"].items():
                 if j not in best or hit[:2] < best[j][:2]:
                     best[j] = hit
-        for j in sorted(best):
-            if not props.trans_active[j]:
-                continue
-            name, _, kind = props.transition[j]
-            parent, inst, succ = best[j]
-            out.append(Found(name, kind, depth + 1, _Target(parent, (inst, succ))))
-            props.trans_active[j] = False
         dom: dict[int, tuple[int, int]] = {}
         for s in xstats:
             for c, hit in s.get("dom_tp", {}).items():
                 if c not in dom or hit < dom[c]:
                     dom[c] = hit
-        for c in sorted(dom):  # the step has no successor: its path ends with no fingerprint
-            parent, inst = dom[c]
-            out.append(Found(self.kernel.domain_errors.name(c), "domain", depth + 1,
-                             _Target(parent, (inst, None))))
-        return out
+        # a domain error's step has no successor: its path ends with no fingerprint
+        return (property_hits(props.transition, props.trans_active, sorted(best), depth + 1,
+                              lambda j: _Target(best[j][0], (best[j][1], best[j][2])))
+                + domain_hits(self.kernel, sorted(dom), depth + 1,
+                              lambda c: _Target(dom[c][0], (dom[c][1], None))))
 
     def paths(self, targets: dict[str, _Target]) -> dict[str, list[tuple[int, int | None]]]:
         """Walk every target back to an initial state, one level per round (one lookup in the

@@ -17,13 +17,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
+from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
     CandidateBuffer,
     Chore,
@@ -42,7 +46,7 @@ from hwcheck.checker.graph.buffers import (
     rows_on_huge_pages,
     touch,
 )
-from hwcheck.checker.graph.idtable import new_table
+from hwcheck.checker.graph.idtable import new_table, table_fill
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
@@ -168,7 +172,11 @@ class GraphSource(LevelSource):
     are reported as the engines report them, so one exploration serves a check and the graph;
     ``max_states``: a graph of more states than this stops (it is then incomplete);
     ``edge_actions``: keep each transition's action instance (``StateGraph.act``; what
-    recoverability alone reads does without: the workers' levels then never write it)."""
+    recoverability alone reads does without: the workers' levels then never write it);
+    ``checkpoint``: a folder to write checkpoints to at level boundaries, every
+    ``checkpoint_every`` seconds (0: every level), and once more when a stop comes between
+    levels; ``resume``: a folder whose checkpoint the search goes on from (and goes on writing
+    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows."""
 
     name = "graph"
 
@@ -176,7 +184,11 @@ class GraphSource(LevelSource):
                  invariants: bool = True, max_states: int | None = None,
                  keep_rows: bool = False, edge_properties: bool = False,
                  props: PropertySet | None = None, chunk: int | None = None,
-                 workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True):
+                 workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True,
+                 checkpoint: Path | None = None, checkpoint_every: float = 60.0,
+                 resume: Path | None = None):
+        if (checkpoint is not None or resume is not None) and (props is None or keep_rows):
+            raise ValueError("a state graph checkpoints for a check (props), without its rows")
         self.kernel = kernel
         self.edge_actions = edge_actions
         self.gk = GraphKernel(kernel, list(predicates), invariants)
@@ -187,6 +199,13 @@ class GraphSource(LevelSource):
         self.chunk = chunk or CHUNK
         self.workers = max(1, workers)
         self.worker_rows = max(1, worker_rows or WORKER_ROWS)
+        # checkpoints (``graph/checkpoint.py``): where to write them, how often, where from
+        self.checkpoint, self.checkpoint_every, self.resume = checkpoint, checkpoint_every, resume
+        self.ckpt: Checkpointer | None = None
+        self.asked = list(props.checked) if props is not None else []  # as the run began
+        self.targets: dict[str, Any] = {}  # the target of every hit reported (a checkpoint's)
+        # the check's report, once its part of the exploration is over (``check_on_graph``)
+        self.check: Exploration | None = None
 
     def exploration(self) -> Exploration:
         return Exploration(self.name, checked=self.props.checked if self.props else [],
@@ -272,6 +291,13 @@ class GraphSource(LevelSource):
                             for _ in range(BATCHES * self.workers)]
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
+        if self.resume is not None:
+            self.ckpt, progress.offset = graph_checkpoint.load(self, ex)
+            self.ckpt.every = self.checkpoint_every
+            return LevelResult()
+        if self.checkpoint is not None:
+            self.ckpt = Checkpointer(self.checkpoint, self.checkpoint_every,
+                                     graph_checkpoint.identity(self))
         k = self.kernel
         first: dict[int, int] = {}  # each initial state's fingerprint, once (canonical rows)
         for i, row in enumerate(k.starts):
@@ -287,7 +313,64 @@ class GraphSource(LevelSource):
         self.s_fps.a[:n] = fps
         self.s_par.a[:n] = -1
         self.s_act.a[:n] = 0
-        return LevelResult(new=n, found=self._new_level(init, 0))
+        return LevelResult(new=n, found=self._noted(self._new_level(init, 0)))
+
+    def _noted(self, found: list[Found]) -> list[Found]:
+        """``found``, each hit's target noted (as the driver records them: a domain error's
+        first hit, a property's only one) for the checkpoints."""
+        for f in found:
+            if f.kind != "domain" or f.name not in self.targets:
+                self.targets[f.name] = f.target
+        return found
+
+    def on_stop(self, ex: Exploration) -> None:
+        """A stop with ``--checkpoint`` at a level boundary: a final checkpoint there (a stop
+        inside a level leaves the last one, at its start, current)."""
+        if self.ckpt is not None and self.cut is None and self.front.shape[0]:
+            with signals_held():
+                graph_checkpoint.save(self, self.ckpt, ex)
+
+    def restore(self, ids: list[int], nedges: int, levels: Iterable[dict[str, np.ndarray]],
+                front: np.ndarray, enabled: np.ndarray, refused: int,
+                flag_errors: int) -> None:
+        """The graph at a checkpoint's level boundary (``graph/checkpoint.py``): states ``ids[d]``
+        and on are those of depth d; ``levels``, one at a time, their states (``fps``,
+        ``parents``, ``actions``, ``flags``) and, but for the last (the frontier, ``front``),
+        their transitions (``offsets``, ``dst``, and ``eact``, ``eflags`` where the graph keeps
+        them) and ``nedges`` of them in all; the fingerprint -> id table laid anew."""
+        n = ids[-1]
+        self.n = self.ne = 0
+        self._state_room(n)
+        self.s_off.room(0, ids[-2] + 1)  # the expanded states' transitions' ends
+        self.s_off.a[0] = 0
+        self._grow_edges(max(nedges, self.edst.size))
+        cols = {"fps": self.s_fps, "parents": self.s_par, "actions": self.s_act,
+                "flags": self.s_flags}
+        try:
+            for d, level in enumerate(levels):
+                lo, hi = ids[d], ids[d + 1]
+                for key, col in cols.items():
+                    col.a[lo:hi] = level[key]
+                if "offsets" in level:
+                    e0, e1 = self.ne, int(level["offsets"][-1]) if hi > lo else self.ne
+                    self.s_off.a[lo + 1:hi + 1] = level["offsets"]
+                    self.edst[e0:e1] = level["dst"]
+                    if self.edge_actions:
+                        self.eact[e0:e1] = level["eact"]
+                    if self.edge_properties:
+                        self.eflags[e0:e1] = level["eflags"]
+                    self.ne = e1
+        except BaseException:  # a damaged level: the graph stays empty, as it was
+            self.ne = 0
+            raise
+        self.off_to = ids[-2]
+        self.n, self.levels = n, list(ids)
+        while n > self.slots * MAX_LOAD:
+            self._grow_table()
+        table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
+        self.front = np.ascontiguousarray(front)
+        self.enabled[:] = enabled
+        self.refused, self.flag_errors = refused, flag_errors
 
     @property
     def slots(self) -> int:
@@ -300,6 +383,13 @@ class GraphSource(LevelSource):
 
     def expand(self, depth: int, ex: Exploration, progress: Progress,
                rule: StopRule) -> LevelResult:
+        if self.ckpt is not None and self.cut is None and self.ckpt.due():
+            graph_checkpoint.save(self, self.ckpt, ex)  # a level boundary: a consistent point
+        out = self._expand(depth, progress, rule)
+        self._noted(out.found)
+        return out
+
+    def _expand(self, depth: int, progress: Progress, rule: StopRule) -> LevelResult:
         done = LevelResult()
         cut = self.cut
         if cut is not None:  # first the rest of a level an earlier run stopped in
@@ -721,40 +811,28 @@ class GraphSource(LevelSource):
         return out
 
     def _state_hits(self, checked: _Checked, first: int, depth: int) -> list[Found]:
-        props, out, k = self.props, list[Found](), self.kernel
-        if props is None or checked.hits is None or checked.dom_row is None:
-            return out
-        for j in np.flatnonzero(checked.hits >= 0):
-            name, _, kind = props.state[j]
-            out.append(Found(name, kind, depth, (first + int(checked.hits[j]), None)))
-            props.state_active[j] = False
-        for c in np.flatnonzero(checked.dom_row >= 0):
-            out.append(Found(k.domain_errors.name(int(c)), "domain", depth,
-                             (first + int(checked.dom_row[c]), None)))
-        return out
+        props, k = self.props, self.kernel
+        hits, dom_row = checked.hits, checked.dom_row
+        if props is None or hits is None or dom_row is None:
+            return []
+        return (property_hits(props.state, props.state_active, hit(hits), depth,
+                              lambda j: (first + int(hits[j]), None))
+                + domain_hits(k, hit(dom_row), depth, lambda c: (first + int(dom_row[c]), None)))
 
     def _domain_hits(self, dom_row: np.ndarray, dom_inst: np.ndarray, base: int,
                      depth: int) -> list[Found]:
         if self.props is None:
             return []
-        return [Found(self.kernel.domain_errors.name(int(c)), "domain", depth + 1,
-                      (base + int(dom_row[c]), (int(dom_inst[c]), None)))
-                for c in np.flatnonzero(dom_row >= 0)]
+        return domain_hits(self.kernel, hit(dom_row), depth + 1, lambda c: (
+            base + int(dom_row[c]), (int(dom_inst[c]), None)))
 
     def _transition_hits(self, front: np.ndarray, base: int, depth: int) -> list[Found]:
-        props, out, k = self.props, list[Found](), self.kernel
+        props, k, tp_row, tp_inst = self.props, self.kernel, self.tp_row, self.tp_inst
         if props is None:
-            return out
-        for j in np.flatnonzero(self.tp_row >= 0):
-            if not props.trans_active[j]:
-                continue
-            name, _, kind = props.transition[j]
-            inst, row = int(self.tp_inst[j]), int(self.tp_row[j])
-            succ = k.step(inst, front[row])
-            out.append(Found(name, kind, depth + 1,
-                             (base + row, (inst, k.state_fingerprint(succ)))))
-            props.trans_active[j] = False
-        return out
+            return []
+        return property_hits(props.transition, props.trans_active, hit(tp_row), depth + 1,
+                             lambda j: (base + int(tp_row[j]), last_step(
+                                 k, int(tp_inst[j]), front[int(tp_row[j])])))
 
     def _joined(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every state's fingerprint, parent and action (views of the columns)."""

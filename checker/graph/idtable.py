@@ -115,6 +115,18 @@ def table_number(tab, mask, fps, first):
 
 
 @njit(cache=True, nogil=True)
+def table_fill(tab, mask, fps, first):
+    """Put ``fps`` (none in the table yet) into it with the ids first, first + 1, ...: a
+    resumed graph's states back under their ids."""
+    shift = home_shift(mask)
+    for q in range(fps.size):
+        found, slot = table_find(tab, mask, shift, fps[q])
+        if found < 0:
+            tab[2 * slot] = fps[q]
+            tab[2 * slot + 1] = np.uint64(first + q)
+
+
+@njit(cache=True, nogil=True)
 def renumber(edst, lo, hi, n, rank):
     """Transitions lo..hi-1: a destination id n + j (the j-th new state, as found) becomes
     n + rank[j] (its place in the level's fingerprint order); older ids stay."""

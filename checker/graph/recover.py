@@ -216,7 +216,9 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     with the protocol's at-bound predicate when it states one) on it. Under ``--symmetry`` the
     graph is of orbits (the healthy predicate is symmetric, so a state is stuck exactly when
     its orbit is). ``workers``: threads that expand each level (the same graph for any
-    number)."""
+    number). ``opts.checkpoint``: the exploration checkpoints there at level boundaries
+    (``graph/checkpoint.py``); ``opts.resume``: it goes on from such a checkpoint, to the
+    counts, graph and verdicts of a run never stopped."""
     spec = kernel.spec
     rec = recovery(spec) if recoverable else recovery_of(spec) if liveness else None
     preds = predicates(rec) if rec is not None else []
@@ -226,7 +228,8 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     # recoverability reads no transition's action, liveness (fairness, lassos) does
     source = GraphSource(kernel, preds, invariants=False, max_states=max_states,
                          props=PropertySet(kernel, opts), workers=workers,
-                         edge_actions=bool(liveness))
+                         edge_actions=bool(liveness), checkpoint=_path(opts.checkpoint),
+                         checkpoint_every=opts.checkpoint_every, resume=_path(opts.resume))
     s = Search(source, opts.report)
     ex: Exploration | None = None
     graph: StateGraph | None = None
@@ -234,6 +237,9 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     with base_pages():
         try:
             ex = s.run(opts.stop_rule())
+            if source.check is not None:  # resumed after the check's part: its report then
+                ex = source.check
+            source.check = ex  # (the checkpoints of the rest carry it)
             s.run(StopRule(first_hit=False, max_seconds=opts.max_seconds,
                            max_memory=opts.max_memory))
         finally:
@@ -295,6 +301,10 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
         outcomes = [decided.get(p.name) or live.LiveOutcome(p.name, Verdict.UNKNOWN,
                                                             note=late) for p in liveness]
     return ex, res, graph, outcomes
+
+
+def _path(folder: object) -> Path | None:
+    return None if folder is None else Path(str(folder))
 
 
 def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEFAULT_MAX_STATES,

@@ -15,7 +15,9 @@ it to on any machine and under any load (no test waits for a moment to come).
 - ``terminate-cycle:0``: SIGTERM as liveness builds a lasso's cycle through a fair component;
 - ``terminate-stuck:0``: SIGTERM as recoverability's stuck trace is built;
 - ``checkpoint-write:D``: SIGKILL halfway through writing the checkpoint of depth D;
-- ``after-checkpoint:D``: SIGKILL right after that checkpoint is written.
+- ``after-checkpoint:D``: SIGKILL right after that checkpoint is written;
+- ``pause-after-checkpoint:D``: SIGSTOP right after it (a test that sees the run stopped kills
+  it itself).
 
 The signal is real: the process handles it exactly as one sent from outside.
 """
@@ -33,7 +35,8 @@ SIGNALS = {"interrupt": signal.SIGINT, "terminate": signal.SIGTERM,
            "terminate-reverse": signal.SIGTERM, "terminate-liveness": signal.SIGTERM,
            "terminate-judge": signal.SIGTERM, "terminate-cycle": signal.SIGTERM,
            "terminate-stuck": signal.SIGTERM,
-           "checkpoint-write": signal.SIGKILL, "after-checkpoint": signal.SIGKILL}
+           "checkpoint-write": signal.SIGKILL, "after-checkpoint": signal.SIGKILL,
+           "pause-after-checkpoint": signal.SIGSTOP}
 MID_CHUNK = 64  # rows a kernel call while ``terminate-mid`` is set
 
 
