@@ -13,11 +13,10 @@ from hwcheck.checker.cli.common import (
     EXIT_HOLDS,
     InputError,
     Output,
+    choose_spec,
     json_option,
     output_options,
-    params_from,
     params_line,
-    protocol_from,
     sigterm_stops_like_ctrl_c,
     spec_options,
 )
@@ -48,12 +47,8 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
     from hwcheck.checker import protocols
 
     o = Output(as_json, quiet)
-    proto = protocol_from(kwargs)
-    params = params_from(proto, kwargs)
-    try:
-        spec = protocols.build(proto, params)
-    except SpecError as e:
-        raise InputError(str(e)) from None
+    chosen = choose_spec(kwargs)
+    proto, params, spec = chosen.proto, chosen.params, chosen.spec
     if escalate is not None and not isinstance(params.get(escalate), int):
         raise InputError(f"--escalate {escalate}: not an integer parameter of {proto.name} "
                          f"(its parameters: {', '.join(params)})")

@@ -18,10 +18,10 @@ from hwcheck.checker.cli.common import (
     InputError,
     Output,
     check_properties,
+    choose_spec,
     json_option,
     output_options,
     params_line,
-    spec_from,
     spec_options,
 )
 from hwcheck.spec.verdicts import Verdict
@@ -118,7 +118,8 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
     from hwcheck.spec.protocol import lemmas_of
 
     o = Output(as_json, quiet)
-    proto, spec = spec_from(kwargs)
+    chosen = choose_spec(kwargs)
+    proto, spec = chosen.proto, chosen.spec
     layout = Layout.of(spec)
     if list_lemmas:
         rows = []
@@ -377,7 +378,8 @@ def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symme
     from hwcheck.checker.z3.checks import proven_facts, symmetry_of
 
     o = Output(as_json, quiet)
-    proto, spec = spec_from(kwargs)
+    chosen = choose_spec(kwargs)
+    proto, spec = chosen.proto, chosen.spec
     check_properties(spec, invariants)
     props = [(p.name, "invariant", p.expr) for p in spec.invariants] + \
             [(p.name, "action", p.expr) for p in spec.action_properties]
