@@ -9,6 +9,7 @@ out."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,11 +54,12 @@ class CheckRequest:
     spark_slice: int | None = None
     spark_worker_memory: int | None = None
     recoverable: bool = False
+    report: Callable[[str], None] | None = None  # progress lines (None: --quiet)
 
     def options(self) -> Options:
         return Options(properties=self.properties or None, stop_at_violation=not self.keep_going,
                        max_states=self.max_states, max_seconds=self.max_seconds,
-                       max_memory=self.max_memory, symmetry=self.symmetry)
+                       max_memory=self.max_memory, symmetry=self.symmetry, report=self.report)
 
 
 @dataclass(frozen=True)

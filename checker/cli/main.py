@@ -167,13 +167,11 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         spark_master=spark_master, partitions=partitions, spark_slice=spark_slice,
         spark_worker_memory=None if spark_worker_memory is None else
         parse_size(spark_worker_memory, "--spark-worker-memory"),
-        recoverable=recoverable)
+        recoverable=recoverable, report=o.progress_fn())
     try:
         plan = CheckPlan.of_request(chosen.spec, req)
     except PlanError as e:
         raise InputError(str(e)) from None
-    plan = dataclasses.replace(plan, options=dataclasses.replace(plan.options,
-                                                                 report=o.progress_fn()))
     run_check(o, chosen, plan, out, run_name or chosen.run_name)
 
 
