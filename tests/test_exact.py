@@ -9,7 +9,7 @@ import pytest
 from engine_contract import MODEL_TABLE, PROTOCOL_TABLE, protocol_spec, row_id
 from helpers import kafka, tiered
 
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.fingerprint import table_insert_exact
 
@@ -30,7 +30,8 @@ def test_exact_and_fingerprints_agree_on_other_protocols(row):
 
 
 def _agree(spec, distinct, generated, depth, shortest) -> None:
-    runs = [check(spec, Options(stop_at_violation=False, exact=exact)) for exact in (False, True)]
+    runs = [check(spec, Options(stop_at_violation=False), local=LocalSettings(exact=exact))
+            for exact in (False, True)]
     for report in runs:
         ex = report.exploration
         assert (ex.distinct, ex.generated, ex.depth) == (distinct, generated, depth)

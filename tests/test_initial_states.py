@@ -20,10 +20,10 @@ from helpers import NEEDS_JAVA
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.explorer.session import Session, SessionError
 from hwcheck.checker.graph.explore import explore
-from hwcheck.checker.run import check
+from hwcheck.checker.run import InitialStates, check
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.sim.simulate import SimOptions, simulate
@@ -58,12 +58,12 @@ def test_counts_are_tlcs(cfg):
     n, m, incs, spare = cfg
     spec = any_start(nodes=n, values=m, incs=incs, spare=spare)
     kernel = Kernel(spec)
-    ex = check(spec, Options(stop_at_violation=False)).exploration
+    report = check(spec, Options(stop_at_violation=False))
+    ex = report.exploration
     distinct, generated, depth = TLC_COUNTS[cfg]
     assert (ex.distinct, ex.generated + kernel.init_generated, ex.depth + 1) == \
         (distinct, generated, depth)
-    assert ex.stats["initial"] == {"states": len(kernel.initials),
-                                   "choices": kernel.init_generated}
+    assert report.stats.initial == InitialStates(len(kernel.initials), kernel.init_generated)
 
 
 def independent(spec: Spec) -> tuple[set, int, int]:
@@ -120,14 +120,15 @@ def test_every_engine_starts_from_every_initial_state(how):
     spec = any_start(nodes=3, values=4)
     seen, generated, depth = independent(spec)
     kernel = Kernel(spec)
-    opts = Options(stop_at_violation=False, exact=how == "exact")
+    opts = Options(stop_at_violation=False)
     if how == "graph":
         g = explore(kernel)
         assert (g.n, g.nedges, len(g.levels) - 2) == (len(seen), generated, depth)
         assert int((g.depths() == 0).sum()) == 4 ** 3 - 4  # values 0..3, not all equal
         return
     engine = how if how in ("partitioned", "spark") else "local"
-    extra: dict = {"one worker": {}, "two workers": {"workers": 2}, "exact": {},
+    extra: dict = {"one worker": {}, "two workers": {"workers": 2},
+                   "exact": {"local": LocalSettings(exact=True)},
                    "partitioned": {"parts": 3},
                    "spark": {"master": "local[2]", "partitions": 3}}[how]
     ex = check(spec, opts, engine=engine, **extra).exploration

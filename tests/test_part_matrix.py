@@ -22,21 +22,21 @@ from engine_contract import protocol_spec
 from helpers import kafka
 
 from hwcheck.checker.engines import spill
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.run import check
 
 # name: (engine, engine options, Options fields, levels on disk)
 SOURCES = {
-    "local": ("local", {}, {}, False),
-    "local-disk": ("local", {}, {}, True),
-    "workers-2": ("local", {"workers": 2}, {}, False),
-    "workers-2-disk": ("local", {"workers": 2}, {}, True),
-    "workers-3-disk": ("local", {"workers": 3}, {}, True),
-    "exact": ("local", {}, {"exact": True}, False),
-    "partitioned-3": ("partitioned", {"parts": 3}, {}, False),
-    "partitioned-2-merged": ("partitioned", {"parts": 2, "merge_ratio": 1e9}, {}, False),
-    "graph": ("graph", {}, {}, False),
-    "graph-workers-3": ("graph", {"workers": 3}, {}, False),  # runs of 16 rows, chunks of 50
+    "local": ("local", {}, False),
+    "local-disk": ("local", {}, True),
+    "workers-2": ("local", {"workers": 2}, False),
+    "workers-2-disk": ("local", {"workers": 2}, True),
+    "workers-3-disk": ("local", {"workers": 3}, True),
+    "exact": ("local", {"local": LocalSettings(exact=True)}, False),
+    "partitioned-3": ("partitioned", {"parts": 3}, False),
+    "partitioned-2-merged": ("partitioned", {"parts": 2, "merge_ratio": 1e9}, False),
+    "graph": ("graph", {}, False),
+    "graph-workers-3": ("graph", {"workers": 3}, False),  # runs of 16 rows, chunks of 50
 }
 STOPS = {
     "first-hit": {"stop_at_violation": True},
@@ -68,11 +68,11 @@ def _cases() -> list:
 
 
 def _run(spec_name: str, spec, source: str, stop: str, symmetry: bool, monkeypatch):
-    engine, engine_opts, fields, disk = SOURCES[source]
+    engine, engine_opts, disk = SOURCES[source]
     if disk:  # every level's buckets go to files, many buckets a level
         monkeypatch.setattr(spill, "SPILL_BYTES", 0)
         monkeypatch.setattr(spill, "BUCKET_BYTES", 4096)
-    opts = Options(**_stop(spec_name, stop), **fields, symmetry=symmetry)
+    opts = Options(**_stop(spec_name, stop), symmetry=symmetry)
     if engine == "graph":
         from hwcheck.checker.graph import explore
 

@@ -22,7 +22,7 @@ from engine_contract import MODEL_TABLE
 from helpers import NEEDS_JAVA, kafka, tiered
 
 from hwcheck.checker import protocols
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.interp import Interpreter, ModelError
 from hwcheck.checker.semantics.kernel import Kernel
@@ -199,7 +199,11 @@ def engine_figures(report) -> dict:
 
 def run(spec, engine="local", out=None, **opts):
     opts.setdefault("stop_at_violation", False)
-    engine_opts = {"parts": 3} if engine == "partitioned" else {}
+    engine_opts: dict = {"parts": 3} if engine == "partitioned" else {}
+    local = {k: opts.pop(k) for k in ("exact", "checkpoint", "checkpoint_every", "resume")
+             if k in opts}
+    if local:
+        engine_opts["local"] = LocalSettings(**local)
     return check(spec, Options(**opts), engine=engine, out=out, run_name="run", **engine_opts)
 
 

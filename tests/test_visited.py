@@ -9,7 +9,7 @@ import pytest
 
 from hwcheck.checker.engines import spill
 from hwcheck.checker.engines.local import LocalEngine
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
 from hwcheck.checker.semantics.fingerprint import TAIL, table_grow
 from hwcheck.checker.semantics.kernel import Kernel
@@ -96,8 +96,8 @@ def test_a_large_table_grows_inside_reserved_address_space():
 def _engine(workdir=None, workers=1, **opts) -> LocalEngine:
     k = Kernel(build(Params(replicas=3, max_offset=1, max_epoch=3, truncation="hw",
                             isr_expansion="hw")))
-    return LocalEngine(k, Options(stop_at_violation=False, workdir=workdir, **opts),
-                       workers=workers)
+    return LocalEngine(k, Options(stop_at_violation=False, **opts), workers=workers,
+                       local=LocalSettings(workdir=workdir))
 
 
 def _levels(engine: LocalEngine) -> list:

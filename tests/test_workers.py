@@ -26,7 +26,7 @@ from hwcheck.checker.engines import expand as expand_mod
 from hwcheck.checker.engines import local as local_mod
 from hwcheck.checker.engines import parallel
 from hwcheck.checker.engines.local import LocalEngine
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.run import check
@@ -284,7 +284,8 @@ def test_out_of_memory_stops_at_a_chunk_boundary(monkeypatch):
 
 @pytest.mark.slow
 def test_exact_runs_on_one_worker():
-    report = check(kafka(**HW), Options(stop_at_violation=False, exact=True), workers=2)
+    report = check(kafka(**HW), Options(stop_at_violation=False), workers=2,
+                   local=LocalSettings(exact=True))
     assert report.exploration.stats["workers"] == 1
     assert report.exploration.distinct == 10487
 

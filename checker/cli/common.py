@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Container, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -214,13 +215,36 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
                          "others with --property NAME")
 
 
-def spec_from(kwargs: dict[str, Any],
-              base: dict[str, Any] | None = None) -> tuple[Protocol, Spec]:
-    """The protocol and the built spec the options name."""
+@dataclass(frozen=True)
+class Chosen:
+    """The protocol, parameters and built spec a command's options name."""
+
+    proto: Protocol
+    params: dict[str, Any]
+    spec: Spec
+    run_name: str | None = None  # with --scenario: the run's folder name (see ``choose_spec``)
+
+
+def choose_spec(kwargs: dict[str, Any], scenario: str | None = None) -> Chosen:
+    """The spec the options name (popped from ``kwargs``): the protocol (``--spec``, or the
+    default one), the parameters over a scenario's (``--scenario``), the default protocol's own
+    flags and ``--param`` pairs, built; every failure one line, exit 2. With a scenario, the
+    run's folder is its name, or ``SCENARIO+PARAMETERS`` when parameters given override some
+    of its own (so that the scenario's own traces stay canonical)."""
     proto = protocol_from(kwargs)
+    base = None
+    if scenario is not None:
+        try:
+            base = proto.scenario(scenario).params
+        except SpecError as e:
+            raise InputError(str(e)) from None
     params = params_from(proto, kwargs, base)
+    run_name = None
+    if scenario is not None:
+        run_name = scenario if params == proto.resolve(base) else \
+            f"{scenario}+{proto.name_of(params)}"
     try:
-        return proto, protocols.build(proto, params)
+        return Chosen(proto, params, protocols.build(proto, params), run_name)
     except SpecError as e:
         raise InputError(str(e)) from None
 
@@ -265,17 +289,14 @@ def workers_option(fn: F) -> F:
 
 
 def local_workers(engine: str, workers: int | None, spec: Spec | None = None) -> dict[str, int]:
-    """The engine options that --workers gives: the local engine's thread count (default: the
-    cores this process may use, one for a small ``spec``: ``parallel.default_workers``);
-    refused with another engine."""
-    if engine != "local":
-        if workers is not None:
-            raise InputError("--workers is for the local engine (the Spark engine has "
-                             "--partitions)")
-        return {}
-    from hwcheck.checker.engines.parallel import default_workers
+    """The engine options that --workers gives (``plan.engine_workers``): one line, exit 2,
+    with another engine than the local one."""
+    from hwcheck.checker.plan import PlanError, engine_workers
 
-    return {"workers": workers or default_workers(spec)}
+    try:
+        return engine_workers(engine, workers, spec)
+    except PlanError as e:
+        raise InputError(str(e)) from None
 
 
 def check_properties(spec: Spec, names: Iterable[str],

@@ -15,34 +15,15 @@ from hwcheck.checker.cli.common import (
     VERDICT_EXIT,
     InputError,
     Output,
-    params_from,
+    choose_spec,
     params_line,
-    protocol_from,
     spec_options,
 )
-from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.lang import Spec
 from hwcheck.spec.verdicts import Verdict
 
 if TYPE_CHECKING:
     from hwcheck.checker.graph.recover import Recoverability
-    from hwcheck.spec.protocol import Protocol
-
-
-def _spec(kwargs: dict[str, Any], scenario: str | None) -> tuple[Protocol, Spec]:
-    from hwcheck.checker import protocols
-
-    proto = protocol_from(kwargs)
-    base = None
-    if scenario is not None:
-        try:
-            base = proto.scenario(scenario).params
-        except SpecError as e:
-            raise InputError(str(e)) from None
-    params = params_from(proto, kwargs, base)
-    try:
-        return proto, protocols.build(proto, params)
-    except SpecError as e:
-        raise InputError(str(e)) from None
 
 
 SCENARIO_OPTION = click.option(
@@ -51,16 +32,6 @@ SCENARIO_OPTION = click.option(
 
 
 # -- check --recoverable -------------------------------------------------------------------------
-
-
-def require_recovery(spec: Spec) -> None:
-    """Before exploring: the protocol must state a healthy predicate (one line if not)."""
-    from hwcheck.checker.graph.recover import recovery
-
-    try:
-        recovery(spec)
-    except SpecError as e:
-        raise InputError(f"--recoverable: {e}") from None
 
 
 def recoverability(spec: Spec, res: Recoverability | None, folder: Path | None,
@@ -124,7 +95,8 @@ def graph(scenario: str | None, fmt: str, out: Path | None, max_states: int, qui
     `hwcheck graph -R 2 -M 1 -E 2 -o g.dot && dot -Tsvg g.dot -o g.svg` draws it."""
     from hwcheck.checker.graph import export
 
-    proto, spec = _spec(kwargs, scenario)
+    chosen = choose_spec(kwargs, scenario)
+    proto, spec = chosen.proto, chosen.spec
     try:
         marked = export.explore_marked(spec, max_states=max_states)
     except export.GraphTooLarge as e:
@@ -182,8 +154,7 @@ def explore(scenario: str | None, trace_file: Path | None, host: str, port: int,
             if session.warning is not None:
                 click.echo(f"explore: {session.warning}", err=True)
         else:
-            _, spec = _spec(kwargs, scenario)
-            session = Session(spec)
+            session = Session(choose_spec(kwargs, scenario).spec)
             if trace_file is not None:
                 session.load_trace_file(trace_file)
     except SessionError as e:

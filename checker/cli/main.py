@@ -8,7 +8,7 @@ import dataclasses
 import gc
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -18,13 +18,13 @@ from hwcheck.checker.cli.common import (
     EXIT_UNKNOWN,
     EXIT_USAGE,
     VERDICT_EXIT,
+    Chosen,
     InputError,
     Output,
     check_properties,
+    choose_spec,
     json_option,
-    local_workers,
     output_options,
-    params_from,
     params_line,
     parse_size,
     protocol_from,
@@ -34,17 +34,12 @@ from hwcheck.checker.cli.common import (
     workers_option,
 )
 from hwcheck.checker.environment import EnvironmentFault
-from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.lang import SpecError
 
 if TYPE_CHECKING:
-    from hwcheck.checker.engines.options import Options
-
-
-class _Selected:
-    """The part of Options that says which properties a run checks (before Options exists)."""
-
-    def __init__(self, properties: tuple[str, ...] | None):
-        self.properties = properties
+    from hwcheck.checker.plan import CheckPlan
+    from hwcheck.checker.run import GraphFigures, Report
+    from hwcheck.spec.protocol import Protocol
 
 
 class Commands(click.Group):
@@ -149,102 +144,77 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
           checkpoint_every: float, resume: Path | None, exact: bool, workdir: Path | None,
           symmetry: bool, workers: int | None, out: Path, run_name: str | None,
           scenario: str | None, engine: str, spark_master: str, partitions: int | None,
+          spark_slice: int | None, spark_worker_memory: str | None, recoverable: bool,
           as_json: bool, quiet: bool, **kwargs: Any) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
     point; it then reports what it found (verdict violated or unknown, never holds)."""
-    from hwcheck.checker import protocols
-
     o = Output(as_json, quiet)
-    spark_slice = kwargs.pop("spark_slice", None)
-    spark_worker_memory = kwargs.pop("spark_worker_memory", None)
-    proto = protocol_from(kwargs)
-    base = None
-    if scenario is not None:
-        try:
-            base = proto.scenario(scenario).params
-        except SpecError as e:
-            raise InputError(str(e)) from None
-    params = params_from(proto, kwargs, base)
-    if scenario is not None and run_name is None:
-        # Overridden parameters get their own folder: the scenario's own traces stay canonical.
-        run_name = scenario if params == proto.resolve(base) else \
-            f"{scenario}+{proto.name_of(params)}"
+    chosen = choose_spec(kwargs, scenario)
+    # the engines are imported once the input is known to be good (a usage error stays fast)
+    from hwcheck.checker.engines.options import LocalSettings
+    from hwcheck.checker.plan import CheckPlan, CheckRequest, PlanError
+
+    check_properties(chosen.spec, invariants, ("invariant", "action", "liveness"))
+    req = CheckRequest(
+        properties=tuple(invariants), keep_going=keep_going, max_states=max_states,
+        max_seconds=max_seconds,
+        max_memory=parse_size(max_memory) if max_memory is not None else None,
+        symmetry=symmetry, engine=engine, workers=workers,
+        local=LocalSettings(exact=exact, workdir=workdir, checkpoint=checkpoint,
+                            checkpoint_every=checkpoint_every, resume=resume),
+        spark_master=spark_master, partitions=partitions, spark_slice=spark_slice,
+        spark_worker_memory=None if spark_worker_memory is None else
+        parse_size(spark_worker_memory, "--spark-worker-memory"),
+        recoverable=recoverable, report=o.progress_fn())
     try:
-        spec = protocols.build(proto, params)
-    except SpecError as e:
+        plan = CheckPlan.of_request(chosen.spec, req)
+    except PlanError as e:
         raise InputError(str(e)) from None
-    check_properties(spec, invariants, ("invariant", "action", "liveness"))
-    recoverable = kwargs.pop("recoverable", False)  # check --recoverable: checker/cli/graph.py
-    if recoverable:
+    run_check(o, chosen, plan, out, run_name or chosen.run_name)
+
+
+def run_check(o: Output, chosen: Chosen, plan: CheckPlan, out: Path,
+              run_name: str | None) -> NoReturn:
+    """Carry out a check's plan, say what it found, and exit with its verdict's code."""
+    from hwcheck.checker.run import execute, run_identity
+
+    for note in plan.notes:
+        o.say(note)
+    o.say(f"hwcheck check: {params_line(chosen.proto, chosen.params)} ({plan.describe()})")
+    sigterm_stops_like_ctrl_c()
+    report = execute(plan, out=out, run_name=run_name)
+    view = view_report(plan, o)
+    say_findings(o, report)
+    say_notes(o, chosen.proto, plan, report)
+    result = report.as_json()
+    tlc = say_verdict(o, chosen.proto, report)
+    rec = None
+    if plan.recoverable:  # after the check's verdict line: its own line, its own trace
         from hwcheck.checker.cli import graph as recover_cli
 
-        recover_cli.require_recovery(spec)
-    from hwcheck.checker.run import liveness_selected
+        rec = recover_cli.recoverability(plan.spec, report.recovery,
+                                         Path(out) / report.run_name,
+                                         run_identity(plan.spec, "check"), o)
+        result["recoverability"] = rec.as_json()
+    if view is not None:
+        result["view"] = view
+    if tlc is not None:
+        result["tlc"] = tlc
+    o.result(result)
+    if rec is None:
+        sys.exit(VERDICT_EXIT[report.verdict])
+    from hwcheck.checker.cli.graph import exit_code
 
-    live = liveness_selected(spec, _Selected(tuple(invariants) or None))
-    if live and symmetry:
-        raise InputError("liveness properties are checked without --symmetry (fairness is per "
-                         "action instance, which renaming the members changes); leave out "
-                         "--symmetry, or check the others with --property")
-    if live and (engine != "local" or exact):
-        raise InputError("liveness properties are decided on the state graph on the local "
-                         "engine: without --engine spark or --exact")
-    members = 0
-    if symmetry:  # a protocol without a symmetry, or with one that misses a variable: refused
-        from hwcheck.checker.semantics.symmetry import declared
+    sys.exit(exit_code(report.verdict, rec))
 
-        try:
-            members = declared(spec)["size"]
-        except SpecError as e:
-            raise InputError(str(e)) from None
-    # the engines are imported once the input is known to be good (a usage error stays fast)
-    from hwcheck.checker.engines.options import Options
-    from hwcheck.checker.run import check as run_check
+
+def say_findings(o: Output, report: Report) -> None:
+    """Each violation with its trace, the liveness properties' decisions, the reachability
+    checks not reached, and the actions' coverage."""
     from hwcheck.checker.traces import text
 
-    opts = Options(properties=tuple(invariants) or None, stop_at_violation=not keep_going,
-                   max_states=max_states, max_seconds=max_seconds,
-                   max_memory=parse_size(max_memory) if max_memory is not None else None,
-                   checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
-                   exact=exact, workdir=workdir, symmetry=symmetry, report=o.progress_fn())
-    if recoverable and (engine != "local" or exact):
-        raise InputError("--recoverable explores the state graph on the local engine: without "
-                         "--engine spark or --exact")
-    if exact and (engine != "local" or checkpoint is not None or resume is not None):
-        raise InputError("--exact is for the local engine, without --checkpoint or --resume")
-    if spec.view is not None and (symmetry or exact or recoverable or live):
-        raise InputError(f"{spec.name} has a VIEW: check it without --symmetry, --exact, "
-                         "--recoverable and liveness properties (each reads whole states)")
-    if engine != "local" and (checkpoint is not None or resume is not None):
-        raise InputError("--checkpoint and --resume are for the local engine (the Spark engine "
-                         "keeps its own checkpoints of its partitions)")
-    if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
-        raise InputError("--resume goes on writing checkpoints to its own folder; give "
-                         "--checkpoint the same folder, or leave it out")
-    engine_opts = local_workers(engine, 1 if exact else workers, spec)
-    if engine == "spark":
-        engine_opts = {"master": spark_master, "partitions": partitions, "slice": spark_slice,
-                       "worker_memory": None if spark_worker_memory is None else
-                       parse_size(spark_worker_memory, "--spark-worker-memory")}
-    elif spark_slice is not None or spark_worker_memory is not None:
-        raise InputError("--spark-slice and --spark-worker-memory are for --engine spark")
-    if exact and (workers or 1) > 1:
-        o.say("note: --exact runs on one worker")
-    how = [f"engine {engine}"]
-    if engine == "local":
-        how.append(f"{engine_opts['workers']} worker{'s' * (engine_opts['workers'] > 1)}")
-    if recoverable or live:  # the state graph: every transition kept
-        how[0] = "state graph"
-    if symmetry:
-        how.append("symmetry")
-    o.say(f"hwcheck check: {params_line(proto, params)} ({', '.join(how)})")
-    sigterm_stops_like_ctrl_c()
-    report = run_check(spec, opts, engine=engine, out=out, run_name=run_name,
-                       recoverable=recoverable, **engine_opts)
-    ex = report.exploration
-    view = view_report(spec, opts, o)
     for v in report.violations():
         o.say("")
         if v.trace is not None:
@@ -255,9 +225,8 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
             o.say(f"written: {', '.join(str(p) for p in v.files)}")
         if v.note:
             o.say(f"note: {v.name}: {v.note}")
-    g = ex.stats.get("graph")
-    if g is not None:
-        o.say(liveness_line(g))
+    if report.stats.graph is not None:
+        o.say(liveness_line(report.stats.graph))
     for oc in report.outcomes:
         if oc.kind == "liveness":
             o.say(f"liveness: {oc.name} {oc.status}"
@@ -274,76 +243,75 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     if never:
         o.say(f"note: coverage: {', '.join(never)} never enabled in any explored state (a "
               "guard that cannot hold, or a model too small: what it should check is vacuous)")
+
+
+def say_notes(o: Output, proto: Protocol, plan: CheckPlan, report: Report) -> None:
+    """What qualifies the counts: an incomplete exploration, symmetry, several initial states,
+    fingerprints, memory and disk."""
+    ex, st = report.exploration, report.stats
     if not ex.complete:
         o.say(f"note: exploration incomplete: {ex.stop_reason}"
               + (f" (level {ex.partial_level} only in part: the stop came in the middle of "
                  "its expansion)" if ex.partial_level is not None else ""))
     elif ex.stop_reason:  # the exploration was whole; the run stopped while it was analysed
         o.say(f"note: stopped after the exploration: {ex.stop_reason}")
-    if symmetry:
+    if plan.options.symmetry:
         o.say(f"note: symmetry: one state kept per orbit of {proto.name}'s symmetry "
-              f"(any permutation of its {members} members); distinct states are orbits")
-    init = ex.stats.get("initial", {"states": 1})
-    if init["states"] > 1:
-        o.say(f"note: {init['states']:,} initial states (Init allows {init['choices']:,} "
-              "choices; the generated count is of successors only)")
-    if exact:
+              f"(any permutation of its {plan.members} members); distinct states are orbits")
+    if st.initial is not None and st.initial.states > 1:
+        o.say(f"note: {st.initial.states:,} initial states (Init allows "
+              f"{st.initial.choices:,} choices; the generated count is of successors only)")
+    if plan.local.exact:
         o.say("note: exact: every state kept, no fingerprint collision can hide one")
     elif ex.distinct > 1:
         o.say(f"note: 64-bit fingerprints: the chance that a collision hid a state is at most "
               f"{ex.collision_probability:.1e}")
-    if "disk_bytes" in ex.stats:
-        st = ex.stats
-        o.say(f"memory: peak {st['peak_rss'] / 2**20:,.0f} MiB, "
-              f"{st['explore_bytes_per_state']:.1f} bytes a state above the start; disk: "
-              f"{st['disk_bytes'] / 2**20:,.0f} MiB at most in the work folder")
+    if st.memory is not None:
+        o.say(f"memory: peak {st.memory.peak_rss / 2**20:,.0f} MiB, "
+              f"{st.memory.explore_bytes_per_state:.1f} bytes a state above the start; disk: "
+              f"{st.memory.disk_bytes / 2**20:,.0f} MiB at most in the work folder")
+
+
+def say_verdict(o: Output, proto: Protocol, report: Report) -> dict[str, int] | None:
+    """The verdict line; for a TLA+ module also the counts as TLC states them (returned for
+    the --json object)."""
+    ex = report.exploration
     parts = [f"{v.name} in {v.length} steps" for v in report.violations()]
     detail = f" ({', '.join(parts)})" if parts else ""
     orbits = " (orbits)" if ex.symmetry else ""
     o.say(f"verdict: {report.verdict}{detail}; {ex.distinct:,} distinct states{orbits}, "
           f"{ex.generated:,} generated, depth {ex.depth}, {ex.seconds:.2f} s")
-    tlc = None
-    if proto.source.endswith(".tla"):  # a TLA+ module: also the counts as TLC states them
-        ways = init.get("choices", init["states"])
-        tlc = {"distinct": ex.distinct, "generated": ex.generated + ways, "depth": ex.depth + 1}
-        o.say(f"TLC's counts: {tlc['distinct']:,} distinct states, {tlc['generated']:,} "
-              f"generated, depth {tlc['depth']} (the initial states counted)")
-    rec = None
-    if recoverable:  # after the check's verdict line: its own line, its own trace
-        from hwcheck.checker.run import run_identity
-
-        rec = recover_cli.recoverability(spec, report.recovery, Path(out) / report.run_name,
-                                         run_identity(spec, "check"), o)
-    result = report.as_json() if rec is None else \
-        {**report.as_json(), "recoverability": rec.as_json()}
-    if view is not None:
-        result["view"] = view
-    if tlc is not None:
-        result["tlc"] = tlc
-    o.result(result)
-    sys.exit(VERDICT_EXIT[report.verdict] if rec is None else
-             recover_cli.exit_code(report.verdict, rec))
+    if not proto.source.endswith(".tla"):
+        return None
+    init = report.stats.initial  # a TLA+ module: also the counts as TLC states them
+    ways = init.choices if init is not None else 1
+    tlc = {"distinct": ex.distinct, "generated": ex.generated + ways, "depth": ex.depth + 1}
+    o.say(f"TLC's counts: {tlc['distinct']:,} distinct states, {tlc['generated']:,} "
+          f"generated, depth {tlc['depth']} (the initial states counted)")
+    return tlc
 
 
-def liveness_line(g: dict[str, Any]) -> str:
+def liveness_line(g: GraphFigures) -> str:
     """What the state graph decided of the liveness properties, said exactly: all of them, some
     (the run stopped while they were decided: the rest are unknown, each saying why), or none
     (an incomplete graph, or a stop before the first was decided)."""
-    n, decided = g["properties"], g["decided"]
-    size = (f"the {'whole ' if g['complete'] else 'incomplete '}state graph of "
-            f"{g['states']:,} states and {g['transitions']:,} transitions")
+    n, decided = g.properties, g.decided
+    size = (f"the {'whole ' if g.complete else 'incomplete '}state graph of "
+            f"{g.states:,} states and {g.transitions:,} transitions")
     what = ("decided" if decided == n else f"{decided} of {n} decided, the rest unknown,"
             if decided else "none decided")
-    return (f"liveness: {what} on {size} ({g['explore_seconds']:.2f} s exploring, "
-            f"{g['liveness_seconds']:.2f} s deciding)")
+    return (f"liveness: {what} on {size} ({g.explore_seconds:.2f} s exploring, "
+            f"{g.liveness_seconds:.2f} s deciding)")
 
 
-def view_report(spec: Spec, opts: Options, o: Any) -> dict[str, Any] | None:
+def view_report(plan: CheckPlan, o: Output) -> dict[str, Any] | None:
     """Under a VIEW: its classification, said in one line; an order-dependent one is also
     explored without it (the local engine, no traces) and both counts are said."""
-    from hwcheck.checker.run import check as run_check
+    from hwcheck.checker.engines.options import LocalSettings
+    from hwcheck.checker.run import check as check_run
     from hwcheck.checker.semantics.view import classify
 
+    spec = plan.spec
     vc = classify(spec)
     if vc is None:
         return None
@@ -351,8 +319,9 @@ def view_report(spec: Spec, opts: Options, o: Any) -> dict[str, Any] | None:
     out: dict[str, Any] = {"kind": vc.kind, "covers": list(vc.covered),
                            "excluded": list(vc.excluded), "reasons": list(vc.reasons)}
     if not vc.sound:
-        full = run_check(dataclasses.replace(spec, view=None),
-                         dataclasses.replace(opts, report=None), engine="local").exploration
+        full = check_run(dataclasses.replace(spec, view=None),
+                         dataclasses.replace(plan.options, report=None), engine="local",
+                         local=LocalSettings(workdir=plan.local.workdir)).exploration
         o.say(f"full state (no view): {full.distinct:,} distinct states, {full.generated:,} "
               f"generated, depth {full.depth}" + ("" if full.complete else " (incomplete)"))
         out["full_state"] = {"distinct": full.distinct, "generated": full.generated,

@@ -5,23 +5,26 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hwcheck.checker.cli.common import (
     EXIT_HOLDS,
+    Chosen,
     InputError,
     Output,
+    choose_spec,
     json_option,
     output_options,
-    params_from,
     params_line,
-    protocol_from,
     sigterm_stops_like_ctrl_c,
     spec_options,
 )
 from hwcheck.spec.lang import SpecError
+
+if TYPE_CHECKING:
+    from hwcheck.checker.mutate.run import MutationReport
 
 
 @click.command()
@@ -45,21 +48,15 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
     index off by one, drop a statement, swap branches), check every mutant exhaustively on one
     compiled kernel, and report which properties kill which mutant: how much the property set
     would catch. Surviving mutants are listed with their change."""
-    from hwcheck.checker import protocols
-
     o = Output(as_json, quiet)
-    proto = protocol_from(kwargs)
-    params = params_from(proto, kwargs)
-    try:
-        spec = protocols.build(proto, params)
-    except SpecError as e:
-        raise InputError(str(e)) from None
+    chosen = choose_spec(kwargs)
+    proto, params, spec = chosen.proto, chosen.params, chosen.spec
     if escalate is not None and not isinstance(params.get(escalate), int):
         raise InputError(f"--escalate {escalate}: not an integer parameter of {proto.name} "
                          f"(its parameters: {', '.join(params)})")
     from hwcheck.checker.mutate.mutants import mutants
     from hwcheck.checker.mutate.report import page
-    from hwcheck.checker.mutate.run import EQUIVALENT, KILLED, SURVIVED
+    from hwcheck.checker.mutate.run import EQUIVALENT, SURVIVED
     from hwcheck.checker.mutate.run import mutate as run_mutate
     from hwcheck.checker.run import run_name_of
     from hwcheck.checker.traces.output import write_atomic
@@ -80,23 +77,7 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
     sigterm_stops_like_ctrl_c()
     rep = run_mutate(spec, list(only) or None, max_states, report=o.progress_fn())
     if escalate is not None:
-        survivors = [r for r in rep.results if r.status in (SURVIVED, EQUIVALENT)]
-        if survivors:
-            bigger = dict(params, **{escalate: params[escalate] + 1})
-            try:
-                spec2 = protocols.build(proto, bigger)
-            except SpecError as e:
-                raise InputError(f"--escalate {escalate}: {e}") from None
-            again = run_mutate(spec2, [r.mutant.id for r in survivors], None)
-            by_id = {r.mutant.id: r for r in again.results}
-            for r in survivors:
-                r2 = by_id.get(r.mutant.id)
-                if r2 is not None and (r2.mutant.action, r2.mutant.operator) == \
-                        (r.mutant.action, r.mutant.operator):  # the same place, another size
-                    r.escalated = (f"killed at {escalate}={bigger[escalate]} ("
-                                   + ", ".join(f"{n} {ln}" for n, ln in r2.hits.items()) + ")"
-                                   if r2.status == KILLED else
-                                   f"{r2.status} at {escalate}={bigger[escalate]}")
+        _escalate(chosen, escalate, rep)
     original = rep.original
     broken = sorted(n for n, h in original.hits.items() if h.kind != "reachable")
     if broken:
@@ -127,6 +108,33 @@ def mutate(only: tuple[int, ...], list_only: bool, escalate: str | None,
     o.say(f"written: {', '.join(str(f) for f in files)}")
     o.result(obj)
     sys.exit(EXIT_HOLDS)
+
+
+def _escalate(chosen: Chosen, param: str, rep: MutationReport) -> None:
+    """``--escalate PARAM``: the surviving mutants checked again with ``param`` one larger;
+    each notes what it came to there (``escalated``)."""
+    from hwcheck.checker import protocols
+    from hwcheck.checker.mutate.run import EQUIVALENT, KILLED, SURVIVED
+    from hwcheck.checker.mutate.run import mutate as run_mutate
+
+    survivors = [r for r in rep.results if r.status in (SURVIVED, EQUIVALENT)]
+    if not survivors:
+        return
+    bigger = dict(chosen.params, **{param: chosen.params[param] + 1})
+    try:
+        spec2 = protocols.build(chosen.proto, bigger)
+    except SpecError as e:
+        raise InputError(f"--escalate {param}: {e}") from None
+    again = run_mutate(spec2, [r.mutant.id for r in survivors], None)
+    by_id = {r.mutant.id: r for r in again.results}
+    for r in survivors:
+        r2 = by_id.get(r.mutant.id)
+        if r2 is not None and (r2.mutant.action, r2.mutant.operator) == \
+                (r.mutant.action, r.mutant.operator):  # the same place, another size
+            r.escalated = (f"killed at {param}={bigger[param]} ("
+                           + ", ".join(f"{n} {ln}" for n, ln in r2.hits.items()) + ")"
+                           if r2.status == KILLED else
+                           f"{r2.status} at {param}={bigger[param]}")
 
 
 COMMANDS = [mutate]

@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -18,10 +18,10 @@ from hwcheck.checker.cli.common import (
     InputError,
     Output,
     check_properties,
+    choose_spec,
     json_option,
     output_options,
     params_line,
-    spec_from,
     spec_options,
 )
 from hwcheck.spec.verdicts import Verdict
@@ -29,8 +29,9 @@ from hwcheck.spec.verdicts import Verdict
 if TYPE_CHECKING:
     from hwcheck.checker.semantics.layout import Layout
     from hwcheck.checker.traces.trace import Trace
-    from hwcheck.checker.z3.checks import ActionVerdict, Obligation
+    from hwcheck.checker.z3.checks import ActionVerdict, InductionReport, Obligation
     from hwcheck.spec.lang import Expr, Spec
+    from hwcheck.spec.protocol import Protocol
 
 
 def _cti_trace(spec: Spec, layout: Layout, inv: str, ob: Obligation,
@@ -109,27 +110,18 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
           **kwargs: Any) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
-    from hwcheck.checker.run import run_identity, run_name_of, violation_json
+    from hwcheck.checker.run import run_identity, run_name_of
     from hwcheck.checker.semantics.layout import Layout
-    from hwcheck.checker.traces.output import prepare_run_folder, write_trace, write_trace_marker
-    from hwcheck.checker.z3.checks import prove as run_prove
-    from hwcheck.checker.z3.checks import shipped_lemmas, symmetry_of
+    from hwcheck.checker.traces.output import prepare_run_folder
+    from hwcheck.checker.z3.checks import symmetry_of
     from hwcheck.checker.z3.solver import worst
-    from hwcheck.spec.protocol import lemmas_of
 
     o = Output(as_json, quiet)
-    proto, spec = spec_from(kwargs)
+    chosen = choose_spec(kwargs)
+    proto, spec = chosen.proto, chosen.spec
     layout = Layout.of(spec)
     if list_lemmas:
-        rows = []
-        for name, _ in lemmas_of(spec):
-            users = [i.name for i in spec.invariants if name in shipped_lemmas(spec, i.name)]
-            rows.append({"lemma": name, "used_for": users})
-            o.say(f"{name}: used for {', '.join(users) or 'none by default'}")
-        if not rows:
-            o.say(f"{proto.name} ships no lemmas: prove uses plain induction")
-        o.result({"command": "prove", "lemmas": rows})
-        sys.exit(EXIT_HOLDS)
+        _list_lemmas(o, proto, spec)
     names = list(invariants) or [i.name for i in spec.invariants]
     check_properties(spec, names, kinds=("invariant",))
     sym = None if no_symmetry else symmetry_of(spec)
@@ -138,71 +130,105 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
     from_file = _file_lemmas(lemmas_file, spec)
     o.say(f"hwcheck prove: {params_line(proto, spec.params)}")
     statuses, results = [], []
-    from hwcheck.checker.z3.checks import LemmasNotStated
-
     carried: list[Any] = []  # --infer: what the invariants proved so far were proved with
     for inv in names:
         if infer:
             st, res = _prove_inferred(o, spec, inv, lemma_names, no_lemmas, from_file, timeout,
                                       sym, infer_states, folder, identity, carried)
-            statuses.append(st)
-            results.append(res)
-            continue
-        try:
-            conj = _conjuncts(spec, inv, lemma_names, no_lemmas) + from_file
-        except LemmasNotStated as e:  # unknown for this invariant; the others go on
-            o.say(f"verdict: unknown: {e}")
-            statuses.append(Verdict.UNKNOWN)
-            results.append({"property": inv, "status": Verdict.UNKNOWN, "lemmas": [],
-                            "seconds": 0.0, "ctis": [], "reason": str(e)})
-            continue
-        lem = [n for n, _ in conj[1:]]
-        o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
-
-        def progress(v: ActionVerdict, inv: str = inv) -> None:
-            o.progress(f"{inv}: {v.action}: {_word(v.status)} ({v.queries} queries, "
-                       f"{v.seconds:.1f} s)")
-
-        rep = run_prove(spec, conj, timeout, sym, progress)
-        for name, r in rep.init:
-            if r.status != Verdict.HOLDS:
-                what = ("does not satisfy" if r.status == Verdict.VIOLATED
-                        else "unknown whether it satisfies")
-                o.say(f"  Init {what} {name}" + (f" ({r.reason})" if r.reason else ""))
-        if rep.init_status == Verdict.HOLDS:
-            o.say(f"  Init: implies {inv} and every lemma")
-        for v in rep.actions:
-            if v.status == Verdict.HOLDS:
-                o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
-            elif v.status == Verdict.VIOLATED:
-                ob = v.cti
-                o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
-            else:
-                ob = v.unknown[0]
-                o.say(f"  {v.action}: unknown ({len(v.unknown)} queries undecided, e.g. "
-                      f"{ob.case} / {ob.goal}: {ob.result.reason})")
-        ctis = []
-        for v in rep.actions:
-            if v.status == Verdict.VIOLATED:
-                trace = _cti_trace(spec, layout, inv, v.cti, [n for n, _ in conj])
-                txt = cti_text(trace)
-                o.say("")
-                o.say(txt)
-                files = write_trace(spec, trace, folder / "cti" / f"{inv}-{v.action}",
-                                    text_body=txt)
-                write_trace_marker(folder, identity)
-                o.say(f"written: {', '.join(str(p) for p in files)}")
-                ctis.append({"action": v.action, "case": v.cti.case,
-                             **violation_json(v.cti.goal, trace.kind, 1, files)})
-        st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
+        else:
+            st, res = _prove_one(o, spec, layout, inv, lemma_names, no_lemmas, from_file,
+                                 timeout, sym, folder, identity)
         statuses.append(st)
-        results.append({"property": inv, "status": st, "lemmas": lem,
-                        "seconds": round(rep.seconds, 3), "ctis": ctis, **extra})
+        results.append(res)
     total = worst(statuses)
     o.result({"command": "prove", "verdict": total, "protocol": spec.source or spec.name,
               "params": dict(spec.params), "invariants": results})
     sys.exit({Verdict.HOLDS: EXIT_HOLDS, Verdict.VIOLATED: EXIT_VIOLATED,
               Verdict.UNKNOWN: EXIT_UNKNOWN}[total])
+
+
+def _list_lemmas(o: Output, proto: Protocol, spec: Spec) -> NoReturn:
+    """``prove --list-lemmas``: the protocol's lemmas and the invariants that use them."""
+    from hwcheck.checker.z3.checks import shipped_lemmas
+    from hwcheck.spec.protocol import lemmas_of
+
+    rows = []
+    for name, _ in lemmas_of(spec):
+        users = [i.name for i in spec.invariants if name in shipped_lemmas(spec, i.name)]
+        rows.append({"lemma": name, "used_for": users})
+        o.say(f"{name}: used for {', '.join(users) or 'none by default'}")
+    if not rows:
+        o.say(f"{proto.name} ships no lemmas: prove uses plain induction")
+    o.result({"command": "prove", "lemmas": rows})
+    sys.exit(EXIT_HOLDS)
+
+
+def _prove_one(o: Output, spec: Spec, layout: Layout, inv: str, lemma_names: Iterable[str],
+               no_lemmas: bool, from_file: list[tuple[str, Expr]], timeout: float, sym: Any,
+               folder: Path, identity: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``prove`` of one invariant with the lemmas given: its verdict and its --json entry."""
+    from hwcheck.checker.z3.checks import LemmasNotStated
+    from hwcheck.checker.z3.checks import prove as run_prove
+
+    try:
+        conj = _conjuncts(spec, inv, lemma_names, no_lemmas) + from_file
+    except LemmasNotStated as e:  # unknown for this invariant; the others go on
+        o.say(f"verdict: unknown: {e}")
+        return Verdict.UNKNOWN, {"property": inv, "status": Verdict.UNKNOWN, "lemmas": [],
+                                 "seconds": 0.0, "ctis": [], "reason": str(e)}
+    lem = [n for n, _ in conj[1:]]
+    o.say(f"{inv}: with {len(lem)} lemma(s){': ' + ', '.join(lem) if lem else ''}")
+
+    def progress(v: ActionVerdict) -> None:
+        o.progress(f"{inv}: {v.action}: {_word(v.status)} ({v.queries} queries, "
+                   f"{v.seconds:.1f} s)")
+
+    rep = run_prove(spec, conj, timeout, sym, progress)
+    _say_steps(o, inv, rep)
+    ctis = [_write_cti(o, spec, layout, inv, v.cti, [n for n, _ in conj], folder, identity)
+            for v in rep.actions if v.status == Verdict.VIOLATED]
+    st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
+    return st, {"property": inv, "status": st, "lemmas": lem, "seconds": round(rep.seconds, 3),
+                "ctis": ctis, **extra}
+
+
+def _say_steps(o: Output, inv: str, rep: InductionReport) -> None:
+    """What Init and each action's induction step came to."""
+    for name, r in rep.init:
+        if r.status != Verdict.HOLDS:
+            what = ("does not satisfy" if r.status == Verdict.VIOLATED
+                    else "unknown whether it satisfies")
+            o.say(f"  Init {what} {name}" + (f" ({r.reason})" if r.reason else ""))
+    if rep.init_status == Verdict.HOLDS:
+        o.say(f"  Init: implies {inv} and every lemma")
+    for v in rep.actions:
+        if v.status == Verdict.HOLDS:
+            o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
+        elif v.status == Verdict.VIOLATED:
+            ob = v.cti
+            o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
+        else:
+            ob = v.unknown[0]
+            o.say(f"  {v.action}: unknown ({len(v.unknown)} queries undecided, e.g. "
+                  f"{ob.case} / {ob.goal}: {ob.result.reason})")
+
+
+def _write_cti(o: Output, spec: Spec, layout: Layout, inv: str, ob: Obligation,
+               hypotheses: list[str], folder: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    """A counterexample to induction, said and written under ``folder/cti``; its --json
+    entry."""
+    from hwcheck.checker.run import violation_json
+    from hwcheck.checker.traces.output import write_trace, write_trace_marker
+
+    trace = _cti_trace(spec, layout, inv, ob, hypotheses)
+    txt = cti_text(trace)
+    o.say("")
+    o.say(txt)
+    files = write_trace(spec, trace, folder / "cti" / f"{inv}-{ob.action}", text_body=txt)
+    write_trace_marker(folder, identity)
+    o.say(f"written: {', '.join(str(p) for p in files)}")
+    return {"action": ob.action, "case": ob.case,
+            **violation_json(ob.goal, trace.kind, 1, files)}
 
 
 def _file_lemmas(path: str | None, spec: Spec) -> list[tuple[str, Expr]]:
@@ -278,7 +304,7 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
     joined by it and its own."""
     from hwcheck.checker.run import violation_json
     from hwcheck.checker.semantics.layout import Layout
-    from hwcheck.checker.traces.output import write_atomic, write_trace, write_trace_marker
+    from hwcheck.checker.traces.output import write_atomic
     from hwcheck.checker.z3.checks import LemmasNotStated
     from hwcheck.checker.z3.infer import Lemma, infer, lemmas_file
 
@@ -329,15 +355,8 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
     reason = rep.reason or "unknown"
     if rep.cti is not None:
         ob = rep.cti
-        trace = _cti_trace(spec, Layout.of(spec), inv, ob, [inv] + [n for n, _ in given])
-        txt = cti_text(trace)
-        o.say("")
-        o.say(txt)
-        files = write_trace(spec, trace, folder / "cti" / f"{inv}-{ob.action}", text_body=txt)
-        write_trace_marker(folder, identity)
-        o.say(f"written: {', '.join(str(p) for p in files)}")
-        res["ctis"].append({"action": ob.action, "case": ob.case,
-                            **violation_json(ob.goal, trace.kind, 1, files)})
+        res["ctis"].append(_write_cti(o, spec, Layout.of(spec), inv, ob,
+                                      [inv] + [n for n, _ in given], folder, identity))
         reason += f"; the last counterexample to induction: {ob.case} breaks {ob.goal}"
     o.say(f"verdict: unknown: {inv} not proved with inferred lemmas ({reason}); "
           f"{rep.seconds:.1f} s")
@@ -377,7 +396,8 @@ def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symme
     from hwcheck.checker.z3.checks import proven_facts, symmetry_of
 
     o = Output(as_json, quiet)
-    proto, spec = spec_from(kwargs)
+    chosen = choose_spec(kwargs)
+    proto, spec = chosen.proto, chosen.spec
     check_properties(spec, invariants)
     props = [(p.name, "invariant", p.expr) for p in spec.invariants] + \
             [(p.name, "action", p.expr) for p in spec.action_properties]

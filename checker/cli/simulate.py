@@ -10,18 +10,15 @@ import click
 
 from hwcheck.checker.cli.common import (
     VERDICT_EXIT,
-    InputError,
     Output,
     check_properties,
+    choose_spec,
     json_option,
     output_options,
-    params_from,
     params_line,
-    protocol_from,
     sigterm_stops_like_ctrl_c,
     spec_options,
 )
-from hwcheck.spec.lang import SpecError
 
 
 @click.command()
@@ -54,15 +51,9 @@ def simulate(seed: int, walks: int | None, first_walk: int, depth: int,
     every step: for sizes beyond exhaustive search. Reproducible: a violation names its seed
     and walk. A violation is minimised and written as a trace that `replay` confirms; finding
     none proves nothing (the verdict is then unknown)."""
-    from hwcheck.checker import protocols
-
     o = Output(as_json, quiet)
-    proto = protocol_from(kwargs)
-    params = params_from(proto, kwargs)
-    try:
-        spec = protocols.build(proto, params)
-    except SpecError as e:
-        raise InputError(str(e)) from None
+    chosen = choose_spec(kwargs)
+    proto, params, spec = chosen.proto, chosen.params, chosen.spec
     check_properties(spec, invariants)
     from hwcheck.checker.engines.parallel import default_workers
     from hwcheck.checker.run import run_identity, run_name_of

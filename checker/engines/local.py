@@ -26,7 +26,7 @@ import numpy as np
 from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import CHUNK, expand
 from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
-from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.engines.options import LocalSettings, Options, PropertySet
 from hwcheck.checker.engines.parallel import PartitionedTable, Workers
 from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.spill import (
@@ -82,14 +82,16 @@ class LocalEngine(LevelSource):
     name = "local"
     paths_at_once = True  # a hit's path is walked back through the levels when it is found
 
-    def __init__(self, kernel: Kernel, opts: Options, workers: int = 1) -> None:
+    def __init__(self, kernel: Kernel, opts: Options, workers: int = 1,
+                 local: LocalSettings | None = None) -> None:
         self.kernel = kernel
         self.opts = opts
+        self.local = local if local is not None else LocalSettings()
         self.props = PropertySet(kernel, opts)
         self.act_dtype = kernel.act_dtype
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
-        self.workers = 1 if opts.exact else workers  # --exact runs on one worker
+        self.workers = 1 if self.local.exact else workers  # --exact runs on one worker
         self.pool: Workers | None = None
         self.phases = Phases.from_environment()  # where a level's time goes (off unless asked)
         self.ckpt: checkpoint.Checkpointer | None = None
@@ -103,16 +105,16 @@ class LocalEngine(LevelSource):
     # -- the level source ------------------------------------------------------------------
 
     def exploration(self) -> Exploration:
-        return Exploration(self.name, checked=self.props.checked, exact=self.opts.exact,
+        return Exploration(self.name, checked=self.props.checked, exact=self.local.exact,
                            symmetry=self.kernel.symmetric)
 
     def prepare(self) -> None:
-        part = "exact" if self.opts.exact else "local" if self.workers == 1 else "parallel"
+        part = "exact" if self.local.exact else "local" if self.workers == 1 else "parallel"
         self.kernel.warm(part, say=self.opts.report)  # before the clock starts
         if self.workers > 1:
             self.pool = Workers(self.kernel, self.workers, self.phases)
         self.base_rss = current_rss_bytes()
-        self.work = WorkDir(self.opts.workdir)
+        self.work = WorkDir(self.local.workdir)
         self.rec = record_dtype(self.kernel.stride, self.kernel.dtype, self.act_dtype)
         self.store = LevelStore(self.work, self.rec)
         self.front_peak = 0
@@ -133,14 +135,14 @@ class LocalEngine(LevelSource):
             VisitedTable.of(fps)
 
     def start(self, ex: Exploration, progress: Progress) -> LevelResult:
-        k, opts, props = self.kernel, self.opts, self.props
+        k, local, props = self.kernel, self.local, self.props
         self.ckpt, ident = None, checkpoint.identity(k)
         nt = max(len(props.transition), 1)
         self.tp_row = np.full(nt, -1, np.int64)
         self.tp_inst = np.full(nt, -1, np.int64)
-        if opts.resume is not None:
-            snap, self.ckpt = checkpoint.load(opts.resume, ident, self.act_dtype)
-            self.ckpt.every = opts.checkpoint_every
+        if local.resume is not None:
+            snap, self.ckpt = checkpoint.load(local.resume, ident, self.act_dtype)
+            self.ckpt.every = local.checkpoint_every
             self.table = self._new_table(snap.fingerprints)
             self.levels, self.front = snap.levels, Frontier.of(self.work, snap.front)
             ex.distinct, ex.generated, ex.depth = snap.distinct, snap.generated, snap.depth
@@ -150,13 +152,13 @@ class LocalEngine(LevelSource):
             progress.offset = snap.seconds
             self.cov_enabled = self.cov_new = None
             return LevelResult()
-        if opts.checkpoint is not None:
-            self.ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
+        if local.checkpoint is not None:
+            self.ckpt = checkpoint.Checkpointer(local.checkpoint, local.checkpoint_every, ident)
         init = k.starts  # canonical under symmetry
         fps = np.array([k.fingerprint(r) for r in init], np.uint64)
-        table = self.table = ExactTable(k.stride, k.dtype) if opts.exact else self._new_table()
+        table = self.table = ExactTable(k.stride, k.dtype) if local.exact else self._new_table()
         keep = [i for i, (fp, row) in enumerate(zip(fps, init))  # each state once
-                if (table.add_row(int(fp), row) if opts.exact else table.add(int(fp)))]
+                if (table.add_row(int(fp), row) if local.exact else table.add(int(fp)))]
         init, fps = init[keep], fps[keep]
         n = len(init)
         self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
@@ -174,7 +176,7 @@ class LocalEngine(LevelSource):
         missing = [n for n in self.opts.properties if n not in had]
         if missing:
             raise checkpoint.CheckpointError(
-                f"--resume {self.opts.resume}: the checkpoint's run did not check "
+                f"--resume {self.local.resume}: the checkpoint's run did not check "
                 f"{', '.join(missing)} (it checked {', '.join(had) or 'no property'}); resume "
                 "with some of those, or without --property, or start a new run")
 

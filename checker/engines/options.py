@@ -1,8 +1,11 @@
-"""What a run checks and when it stops: shared by every engine."""
+"""What a run checks and when it stops (``Options``, shared by every engine), and the settings
+only the local engine reads (``LocalSettings``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -20,19 +23,25 @@ class Options:
     max_states: int | None = None
     max_seconds: float | None = None  # wall time of the exploration
     max_memory: int | None = None  # resident bytes of this process
-    checkpoint: object = None  # a folder to write checkpoints to (local engine)
-    checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
-    resume: object = None  # a checkpoint folder to go on from (and to go on writing to)
-    exact: bool = False  # keep every state, not only its fingerprint (local engine)
-    workdir: object = None  # where the local engine keeps levels and large frontiers
-    # (None: a temporary folder); either way its files are removed at the end of the run
     symmetry: bool = False  # one state per orbit of the protocol's declared symmetry
-    report: object = None  # progress callback (a line of text)
+    report: Callable[[str], None] | None = None  # progress callback (a line of text)
 
     def stop_rule(self) -> StopRule:
         """When the search stops (``checker.search.stop``)."""
         return StopRule(self.stop_at_violation, self.max_states, self.max_seconds,
                         self.max_memory)
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """What only the local engine reads: its visited set, its work folder, its checkpoints."""
+
+    exact: bool = False  # keep every state, not only its fingerprint (one worker)
+    workdir: Path | None = None  # where levels and large frontiers go (None: a temporary
+    # folder); either way its files are removed at the end of the run
+    checkpoint: Path | None = None  # a folder to write checkpoints to
+    checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
+    resume: Path | None = None  # a checkpoint folder to go on from (and to go on writing to)
 
 
 class PropertySet:

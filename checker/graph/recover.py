@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.engines.options import Options, PropertySet
+from hwcheck.checker.engines.options import LocalSettings, Options, PropertySet
 from hwcheck.checker.graph import liveness as live
 from hwcheck.checker.graph.explore import GraphSource, StateGraph, base_pages, explore
 from hwcheck.checker.graph.reverse import (
@@ -207,7 +207,7 @@ def _stuck_counts(stuck: np.ndarray, flags: np.ndarray,
 
 def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
                    method: str = "auto", recoverable: bool = True, liveness: Sequence = (),
-                   workers: int = 1,
+                   workers: int = 1, local: LocalSettings | None = None,
                    ) -> tuple[Exploration, Recoverability | None, StateGraph, list]:
     """A check, its recoverability and its liveness properties in one exploration: the search
     runs on the state graph with the check's stop rule (its report is the check's, as any
@@ -216,10 +216,11 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     with the protocol's at-bound predicate when it states one) on it. Under ``--symmetry`` the
     graph is of orbits (the healthy predicate is symmetric, so a state is stuck exactly when
     its orbit is). ``workers``: threads that expand each level (the same graph for any
-    number). ``opts.checkpoint``: the exploration checkpoints there at level boundaries
-    (``graph/checkpoint.py``); ``opts.resume``: it goes on from such a checkpoint, to the
+    number). ``local.checkpoint``: the exploration checkpoints there at level boundaries
+    (``graph/checkpoint.py``); ``local.resume``: it goes on from such a checkpoint, to the
     counts, graph and verdicts of a run never stopped."""
     spec = kernel.spec
+    local = local or LocalSettings()
     rec = recovery(spec) if recoverable else recovery_of(spec) if liveness else None
     preds = predicates(rec) if rec is not None else []
     for p in liveness or []:
@@ -228,8 +229,8 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     # recoverability reads no transition's action, liveness (fairness, lassos) does
     source = GraphSource(kernel, preds, invariants=False, max_states=max_states,
                          props=PropertySet(kernel, opts), workers=workers,
-                         edge_actions=bool(liveness), checkpoint=_path(opts.checkpoint),
-                         checkpoint_every=opts.checkpoint_every, resume=_path(opts.resume))
+                         edge_actions=bool(liveness), checkpoint=_path(local.checkpoint),
+                         checkpoint_every=local.checkpoint_every, resume=_path(local.resume))
     s = Search(source, opts.report)
     ex: Exploration | None = None
     graph: StateGraph | None = None
