@@ -188,6 +188,7 @@ def last_replica(tmp_path_factory):
     return next(out.glob("*/CommittedNotLost.txt")).parent
 
 
+@pytest.mark.slow  # a kernel of its own (KRaft with power loss), and a run of 30 s of CPU
 def test_the_last_replica_standing_loses_a_record_it_alone_held(last_replica):
     """The shortest loss is the story of KIP-966 on two replicas (the scenario
     last-replica-standing tells it on three): the ISR shrinks to the leader, its HW commits a
@@ -201,6 +202,7 @@ def test_the_last_replica_standing_loses_a_record_it_alone_held(last_replica):
     assert "controller: ISR {r0}" in trace
 
 
+@pytest.mark.slow  # the same run
 def test_the_page_draws_the_controller_lane_and_its_messages(last_replica):
     page = (last_replica / "CommittedNotLost.html").read_text()
     assert ">ctl</text>" in page and 'class="lane ctl"' in page
