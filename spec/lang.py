@@ -19,13 +19,15 @@ import itertools
 import numbers
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from types import FrameType
+
+    from typing_extensions import Never  # typing's own from Python 3.11
 
     from .protocol import Protocol
 
@@ -129,8 +131,10 @@ def located(e: BaseException, at: str, what: str = "") -> SpecError:
 # --------------------------------------------------------------------------------------------
 
 
-class Expr:
-    """Base of every expression node. ``sort`` is INT or BOOL."""
+class ExprBase:
+    """Base of every expression node: the operators that build expressions. ``sort`` is INT or
+    BOOL. ``Expr`` (below) is the union of the node classes: what a reader takes and matches
+    on, so that mypy proves it handles every node."""
 
     __slots__ = ()
 
@@ -139,65 +143,66 @@ class Expr:
         """INT or BOOL: each node class says which."""
         raise NotImplementedError
 
-    def __add__(self, other):
-        return Arith("+", self, lift(other))
+    # ``lift(self)`` is ``self`` (every subclass is a node class of ``Expr``), typed as one
+    def __add__(self, other: Value) -> Arith:
+        return Arith("+", lift(self), lift(other))
 
-    def __radd__(self, other):
-        return Arith("+", lift(other), self)
+    def __radd__(self, other: Value) -> Arith:
+        return Arith("+", lift(other), lift(self))
 
-    def __sub__(self, other):
-        return Arith("-", self, lift(other))
+    def __sub__(self, other: Value) -> Arith:
+        return Arith("-", lift(self), lift(other))
 
-    def __rsub__(self, other):
-        return Arith("-", lift(other), self)
+    def __rsub__(self, other: Value) -> Arith:
+        return Arith("-", lift(other), lift(self))
 
     # products and quotients by constants: the constant is always the right operand
-    def __mul__(self, other):
-        return Arith("*", self, _constant(other, "*"))
+    def __mul__(self, other: Value) -> Arith:
+        return Arith("*", lift(self), _constant(other, "*"))
 
-    def __rmul__(self, other):
-        return Arith("*", self, _constant(other, "*"))
+    def __rmul__(self, other: Value) -> Arith:
+        return Arith("*", lift(self), _constant(other, "*"))
 
-    def __floordiv__(self, other):
-        return Arith("//", self, _constant(other, "//", positive=True))
+    def __floordiv__(self, other: Value) -> Arith:
+        return Arith("//", lift(self), _constant(other, "//", positive=True))
 
-    def __mod__(self, other):
-        return Arith("%", self, _constant(other, "%", positive=True))
+    def __mod__(self, other: Value) -> Arith:
+        return Arith("%", lift(self), _constant(other, "%", positive=True))
 
-    def __eq__(self, other):  # type: ignore[override]
-        return Cmp("==", self, lift(other))
+    def __eq__(self, other: Value) -> Cmp:  # type: ignore[override]
+        return Cmp("==", lift(self), lift(other))
 
-    def __ne__(self, other):  # type: ignore[override]
-        return Cmp("!=", self, lift(other))
+    def __ne__(self, other: Value) -> Cmp:  # type: ignore[override]
+        return Cmp("!=", lift(self), lift(other))
 
-    def __lt__(self, other):
-        return Cmp("<", self, lift(other))
+    def __lt__(self, other: Value) -> Cmp:
+        return Cmp("<", lift(self), lift(other))
 
-    def __le__(self, other):
-        return Cmp("<=", self, lift(other))
+    def __le__(self, other: Value) -> Cmp:
+        return Cmp("<=", lift(self), lift(other))
 
-    def __gt__(self, other):
-        return Cmp("<", lift(other), self)
+    def __gt__(self, other: Value) -> Cmp:
+        return Cmp("<", lift(other), lift(self))
 
-    def __ge__(self, other):
-        return Cmp("<=", lift(other), self)
+    def __ge__(self, other: Value) -> Cmp:
+        return Cmp("<=", lift(other), lift(self))
 
-    def __and__(self, other):
+    def __and__(self, other: Value) -> Expr:
         return conj(self, other)
 
-    def __rand__(self, other):
+    def __rand__(self, other: Value) -> Expr:
         return conj(other, self)
 
-    def __or__(self, other):
+    def __or__(self, other: Value) -> Expr:
         return disj(self, other)
 
-    def __ror__(self, other):
+    def __ror__(self, other: Value) -> Expr:
         return disj(other, self)
 
-    def __invert__(self):
-        return Not(self)
+    def __invert__(self) -> Not:
+        return Not(lift(self))
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise SpecError(f"an expression ({show(self)}) has no Python truth value: `if`, "
                         "`and`, `or`, `not` and chained comparisons cannot test it; use ite(), "
                         "Block.when() or &, |, ~")
@@ -206,7 +211,7 @@ class Expr:
 
 
 @dataclass(frozen=True, eq=False)
-class Const(Expr):
+class Const(ExprBase):
     value: int | bool
 
     @property
@@ -215,7 +220,7 @@ class Const(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Read(Expr):
+class Read(ExprBase):
     """A state variable's element: ``var[index...]``; ``primed`` reads the next state."""
 
     var: Var
@@ -228,7 +233,7 @@ class Read(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Bound(Expr):
+class Bound(ExprBase):
     """The variable of a quantifier, a reduction or a loop: an int in ``0..n-1``."""
 
     name: str
@@ -236,7 +241,7 @@ class Bound(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class ActionParam(Expr):
+class ActionParam(ExprBase):
     """An action's parameter (for example the replica of FetchRequest(f))."""
 
     name: str
@@ -245,7 +250,7 @@ class ActionParam(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Local(Expr):
+class Local(ExprBase):
     """A local of an action body, written by Block.let / Block.assign."""
 
     name: str
@@ -253,7 +258,7 @@ class Local(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Arith(Expr):
+class Arith(ExprBase):
     """``a op b``. For ``*``, ``//`` (floor division, TLA+ ``\\div``) and ``%`` (TLA+ ``%``)
     ``b`` is a constant, positive for the last two."""
 
@@ -264,7 +269,7 @@ class Arith(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Cmp(Expr):
+class Cmp(ExprBase):
     op: str  # == != < <=
     a: Expr
     b: Expr
@@ -272,25 +277,25 @@ class Cmp(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class And(Expr):
+class And(ExprBase):
     args: tuple[Expr, ...]
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Or(Expr):
+class Or(ExprBase):
     args: tuple[Expr, ...]
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Not(Expr):
+class Not(ExprBase):
     a: Expr
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Ite(Expr):
+class Ite(ExprBase):
     cond: Expr
     then: Expr
     other: Expr
@@ -301,7 +306,7 @@ class Ite(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Quant(Expr):
+class Quant(ExprBase):
     """A reduction over ``var in 0..n-1``.
 
     kind: ``forall``/``exists`` (body is BOOL, result BOOL); ``count`` (body BOOL, result INT);
@@ -321,7 +326,24 @@ class Quant(Expr):
         return BOOL if self.kind in ("forall", "exists") else INT
 
 
-def _constant(x, op: str, positive: bool = False) -> Const:
+# Every expression node. A reader of expressions takes an ``Expr`` and matches on these classes,
+# ending in ``unknown_node``: mypy then fails on a reader that forgets a node added here.
+Expr: TypeAlias = Const | Read | Bound | ActionParam | Local | Arith | Cmp | And | Or | Not | Ite \
+    | Quant
+# What the operators and helpers take where an expression goes: a node or a Python int or bool
+Value: TypeAlias = "Expr | int"
+
+
+def unknown_node(node: Never, what: str) -> SpecError:
+    """The error a reader raises in the last case of its ``match`` over ``Expr`` or ``Stmt``
+    (``raise unknown_node(e, ...)``): to mypy it is ``assert_never`` (a node class without a
+    case of its own reaches it, a type error); at run time, something that is no node of the
+    language (a tree built around it by hand) is a SpecError: ``what`` and the type's name
+    (``codegen: unknown expression node Foo``)."""
+    return SpecError(f"{what} {type(node).__name__}")
+
+
+def _constant(x: object, op: str, positive: bool = False) -> Const:
     c = x if isinstance(x, Const) else lift(x) if isinstance(x, (bool, int)) else None
     if not isinstance(c, Const) or isinstance(c.value, bool):
         raise SpecError(f"{op} takes an integer constant as one operand, got {show(x)}")
@@ -431,23 +453,25 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     r = fn(e)
     if r is not None:
         return r
-    if isinstance(e, (Const, Bound, ActionParam, Local)):
-        return e
-    if isinstance(e, Read):
-        return Read(e.var, tuple(map_expr(i, fn) for i in e.index), e.primed)
-    if isinstance(e, (Arith, Cmp)):
-        return type(e)(e.op, map_expr(e.a, fn), map_expr(e.b, fn))
-    if isinstance(e, (And, Or)):
-        return type(e)(tuple(map_expr(a, fn) for a in e.args))
-    if isinstance(e, Not):
-        return Not(map_expr(e.a, fn))
-    if isinstance(e, Ite):
-        return Ite(map_expr(e.cond, fn), map_expr(e.then, fn), map_expr(e.other, fn))
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.var, e.n, map_expr(e.body, fn),
-                     None if e.cond is None else map_expr(e.cond, fn),
-                     None if e.default is None else map_expr(e.default, fn))
-    raise SpecError(f"unknown expression node {type(e).__name__}")
+    match e:
+        case Const() | Bound() | ActionParam() | Local():
+            return e
+        case Read():
+            return Read(e.var, tuple(map_expr(i, fn) for i in e.index), e.primed)
+        case Arith() | Cmp():
+            return type(e)(e.op, map_expr(e.a, fn), map_expr(e.b, fn))
+        case And() | Or():
+            return type(e)(tuple(map_expr(a, fn) for a in e.args))
+        case Not():
+            return Not(map_expr(e.a, fn))
+        case Ite():
+            return Ite(map_expr(e.cond, fn), map_expr(e.then, fn), map_expr(e.other, fn))
+        case Quant():
+            return Quant(e.kind, e.var, e.n, map_expr(e.body, fn),
+                         None if e.cond is None else map_expr(e.cond, fn),
+                         None if e.default is None else map_expr(e.default, fn))
+        case _:
+            raise unknown_node(e, "unknown expression node")
 
 
 def reads_next(e: Expr) -> bool:
@@ -456,19 +480,23 @@ def reads_next(e: Expr) -> bool:
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, Read):
-        return e.index
-    if isinstance(e, (Arith, Cmp)):
-        return (e.a, e.b)
-    if isinstance(e, (And, Or)):
-        return e.args
-    if isinstance(e, Not):
-        return (e.a,)
-    if isinstance(e, Ite):
-        return (e.cond, e.then, e.other)
-    if isinstance(e, Quant):
-        return tuple(x for x in (e.body, e.cond, e.default) if x is not None)
-    return ()
+    match e:
+        case Read():
+            return e.index
+        case Arith() | Cmp():
+            return (e.a, e.b)
+        case And() | Or():
+            return e.args
+        case Not():
+            return (e.a,)
+        case Ite():
+            return (e.cond, e.then, e.other)
+        case Quant():
+            return tuple(x for x in (e.body, e.cond, e.default) if x is not None)
+        case Const() | Bound() | ActionParam() | Local():
+            return ()
+        case _:
+            raise unknown_node(e, "unknown expression node")
 
 
 def walk(e: Expr) -> Iterator[Expr]:
@@ -493,40 +521,44 @@ def show(e, limit: int = 120) -> str:
 
 def _show(e: Expr, outer: int) -> str:
     """``e`` in parentheses when it binds looser than its context ``outer`` (0: none)."""
+    if not isinstance(e, Expr):  # a stray object in a tree built by hand: its type's name
+        return type(e).__name__
     prec, text = _show_node(e)
     return f"({text})" if prec and outer > prec else text
 
 
 def _show_node(e: Expr) -> tuple[int, str]:
-    if isinstance(e, Const):
-        return 0, str(e.value)
-    if isinstance(e, Read):
-        idx = f"[{', '.join(_show(i, 0) for i in e.index)}]" if e.index else ""
-        return 0, f"{e.var.name}{idx}" + ("'" if e.primed else "")
-    if isinstance(e, (Bound, Local)):
-        return 0, e.name
-    if isinstance(e, ActionParam):
-        return 0, e.name.rpartition(".")[2]  # "Send.p0" -> "p0"
-    if isinstance(e, Arith) and e.op in ("min", "max"):
-        return 0, f"{e.op}({_show(e.a, 0)}, {_show(e.b, 0)})"
-    if isinstance(e, (Arith, Cmp)):
-        p = _BINARY[e.op]
-        return p, f"{_show(e.a, p)} {e.op} {_show(e.b, p + 1)}"
-    if isinstance(e, (And, Or)):
-        p, op = (2, " & ") if isinstance(e, And) else (1, " | ")
-        return p, op.join(_show(a, p + 1) for a in e.args)
-    if isinstance(e, Not):
-        return 0, f"~{_show(e.a, 9)}"
-    if isinstance(e, Ite):
-        return 0, f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
-    if isinstance(e, Quant):
-        head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
-        if e.kind in ("min", "max"):
-            assert e.cond is not None and e.default is not None
-            return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
-                       f"{_show(e.cond, 0)}, else {_show(e.default, 0)})")
-        return 0, f"({head}: {_show(e.body, 0)})"
-    return 0, type(e).__name__
+    match e:
+        case Const():
+            return 0, str(e.value)
+        case Read():
+            idx = f"[{', '.join(_show(i, 0) for i in e.index)}]" if e.index else ""
+            return 0, f"{e.var.name}{idx}" + ("'" if e.primed else "")
+        case Bound() | Local():
+            return 0, e.name
+        case ActionParam():
+            return 0, e.name.rpartition(".")[2]  # "Send.p0" -> "p0"
+        case Arith() if e.op in ("min", "max"):
+            return 0, f"{e.op}({_show(e.a, 0)}, {_show(e.b, 0)})"
+        case Arith() | Cmp():
+            p = _BINARY[e.op]
+            return p, f"{_show(e.a, p)} {e.op} {_show(e.b, p + 1)}"
+        case And() | Or():
+            p, op = (2, " & ") if isinstance(e, And) else (1, " | ")
+            return p, op.join(_show(a, p + 1) for a in e.args)
+        case Not():
+            return 0, f"~{_show(e.a, 9)}"
+        case Ite():
+            return 0, f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
+        case Quant():
+            head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
+            if e.kind in ("min", "max"):
+                assert e.cond is not None and e.default is not None
+                return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
+                           f"{_show(e.cond, 0)}, else {_show(e.default, 0)})")
+            return 0, f"({head}: {_show(e.body, 0)})"
+        case _:  # ``show`` passes nothing else
+            raise unknown_node(e, "unknown expression node")
 
 
 # --------------------------------------------------------------------------------------------
@@ -595,18 +627,20 @@ class SetLocal:
 @dataclass(eq=False)
 class If:
     cond: Expr
-    then: list
-    other: list = field(default_factory=list)
+    then: list[Stmt]
+    other: list[Stmt] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
 class For:
     var: Bound
     n: int
-    body: list
+    body: list[Stmt]
 
 
-Stmt = Assign | SetLocal | If | For
+# Every statement. A reader of statements matches on these classes, ending in ``unknown_node``
+# (as a reader of ``Expr`` does).
+Stmt: TypeAlias = Assign | SetLocal | If | For
 
 
 class Block:
@@ -780,24 +814,33 @@ def _modified(m) -> list[str]:
     return stored_vars(m)
 
 
-def walk_stmts(stmts: Sequence) -> Iterator:
+def walk_stmts(stmts: Iterable[Stmt]) -> Iterator[Stmt]:
     for s in stmts:
         yield s
-        if isinstance(s, If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.other)
-        elif isinstance(s, For):
-            yield from walk_stmts(s.body)
+        match s:
+            case If():
+                yield from walk_stmts(s.then)
+                yield from walk_stmts(s.other)
+            case For():
+                yield from walk_stmts(s.body)
+            case Assign() | SetLocal():
+                pass
+            case _:
+                raise unknown_node(s, "unknown statement")
 
 
-def stmt_exprs(s) -> tuple[Expr, ...]:
-    if isinstance(s, Assign):
-        return (s.target, s.value)
-    if isinstance(s, SetLocal):
-        return (s.value,)
-    if isinstance(s, If):
-        return (s.cond,)
-    return ()
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    match s:
+        case Assign():
+            return (s.target, s.value)
+        case SetLocal():
+            return (s.value,)
+        case If():
+            return (s.cond,)
+        case For():
+            return ()
+        case _:
+            raise unknown_node(s, "unknown statement")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1191,90 +1234,86 @@ class Spec:
                     locals_: set, primed_ok: bool) -> None:
         if sort is not None and e.sort != sort:
             raise SpecError(f"{where}: expected a {sort} expression, got {e.sort}")
-        if isinstance(e, Read):
-            self._check_var(where, e.var)
-            if e.primed and not primed_ok:
-                raise SpecError(f"{where}: reads the next state of {e.var.name} outside an "
-                                "action property")
-            for i in e.index:
-                self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Bound):
-            if e not in bounds:
-                raise SpecError(f"{where}: bound variable {e.name} used outside its scope")
-            return
-        if isinstance(e, ActionParam):
-            if e not in params:
-                raise SpecError(f"{where}: parameter {e.name} of another action")
-            return
-        if isinstance(e, Local):
-            if e.name not in locals_:
-                raise SpecError(f"{where}: local {e.name} read before it is set in scope")
-            return
-        if isinstance(e, Const):
-            return
-        if isinstance(e, Arith):
-            if e.op in ("*", "//", "%") and (not isinstance(e.b, Const) or (
-                    e.op != "*" and int(e.b.value) <= 0)):
-                raise SpecError(f"{where}: {e.op} needs a constant (positive divisor) on the "
-                                "right")
-            for x in (e.a, e.b):
-                self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Cmp):
-            if e.a.sort != e.b.sort or (e.op in ("<", "<=") and e.a.sort != INT):
-                raise SpecError(f"{where}: comparison {e.op} of {e.a.sort} and {e.b.sort}")
-            for x in (e.a, e.b):
-                self._check_expr(where, x, None, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, (And, Or)):
-            for x in e.args:
-                self._check_expr(where, x, BOOL, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Not):
-            self._check_expr(where, e.a, BOOL, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Ite):
-            self._check_expr(where, e.cond, BOOL, bounds, params, locals_, primed_ok)
-            if e.then.sort != e.other.sort:
-                raise SpecError(f"{where}: ite branches of sorts {e.then.sort} and {e.other.sort}")
-            self._check_expr(where, e.then, None, bounds, params, locals_, primed_ok)
-            self._check_expr(where, e.other, None, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Quant):
-            inner = bounds | {e.var}
-            body_sort = BOOL if e.kind in ("forall", "exists", "count") else INT
-            self._check_expr(where, e.body, body_sort, inner, params, locals_, primed_ok)
-            if e.kind in ("min", "max"):
-                if e.cond is None or e.default is None:
-                    raise SpecError(f"{where}: {e.kind} needs a condition and a default")
-                self._check_expr(where, e.cond, BOOL, inner, params, locals_, primed_ok)
-                self._check_expr(where, e.default, INT, bounds, params, locals_, primed_ok)
-            return
-        raise SpecError(f"{where}: unknown expression node {type(e).__name__}")
+        match e:
+            case Read():
+                self._check_var(where, e.var)
+                if e.primed and not primed_ok:
+                    raise SpecError(f"{where}: reads the next state of {e.var.name} outside an "
+                                    "action property")
+                for i in e.index:
+                    self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
+            case Bound():
+                if e not in bounds:
+                    raise SpecError(f"{where}: bound variable {e.name} used outside its scope")
+            case ActionParam():
+                if e not in params:
+                    raise SpecError(f"{where}: parameter {e.name} of another action")
+            case Local():
+                if e.name not in locals_:
+                    raise SpecError(f"{where}: local {e.name} read before it is set in scope")
+            case Const():
+                pass
+            case Arith():
+                if e.op in ("*", "//", "%") and (not isinstance(e.b, Const) or (
+                        e.op != "*" and int(e.b.value) <= 0)):
+                    raise SpecError(f"{where}: {e.op} needs a constant (positive divisor) on "
+                                    "the right")
+                for x in (e.a, e.b):
+                    self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
+            case Cmp():
+                if e.a.sort != e.b.sort or (e.op in ("<", "<=") and e.a.sort != INT):
+                    raise SpecError(f"{where}: comparison {e.op} of {e.a.sort} and {e.b.sort}")
+                for x in (e.a, e.b):
+                    self._check_expr(where, x, None, bounds, params, locals_, primed_ok)
+            case And() | Or():
+                for x in e.args:
+                    self._check_expr(where, x, BOOL, bounds, params, locals_, primed_ok)
+            case Not():
+                self._check_expr(where, e.a, BOOL, bounds, params, locals_, primed_ok)
+            case Ite():
+                self._check_expr(where, e.cond, BOOL, bounds, params, locals_, primed_ok)
+                if e.then.sort != e.other.sort:
+                    raise SpecError(f"{where}: ite branches of sorts {e.then.sort} and "
+                                    f"{e.other.sort}")
+                self._check_expr(where, e.then, None, bounds, params, locals_, primed_ok)
+                self._check_expr(where, e.other, None, bounds, params, locals_, primed_ok)
+            case Quant():
+                inner = bounds | {e.var}
+                body_sort = BOOL if e.kind in ("forall", "exists", "count") else INT
+                self._check_expr(where, e.body, body_sort, inner, params, locals_, primed_ok)
+                if e.kind in ("min", "max"):
+                    if e.cond is None or e.default is None:
+                        raise SpecError(f"{where}: {e.kind} needs a condition and a default")
+                    self._check_expr(where, e.cond, BOOL, inner, params, locals_, primed_ok)
+                    self._check_expr(where, e.default, INT, bounds, params, locals_, primed_ok)
+            case _:
+                raise unknown_node(e, f"{where}: unknown expression node")
 
-    def _check_body(self, where: str, stmts, params, modifies: frozenset) -> None:
-        def check(block, bounds: set, locals_: set) -> None:
+    def _check_body(self, where: str, stmts: Sequence[Stmt], params: Sequence[ActionParam],
+                    modifies: frozenset[str]) -> None:
+        def check(block: Iterable[Stmt], bounds: set[Bound], locals_: set[str]) -> None:
             scope = set(locals_)
             for s in block:
-                if isinstance(s, Assign):
-                    if s.target.var.name not in modifies:
-                        raise SpecError(f"{where}: writes {s.target.var.name}, "
-                                        f"which is not in its modifies list")
-                    self._check_expr(where, s.target, None, bounds, set(params), scope, False)
-                    self._check_expr(where, s.value, s.target.sort, bounds, set(params), scope,
-                                     False)
-                elif isinstance(s, SetLocal):
-                    self._check_expr(where, s.value, s.local.sort, bounds, set(params), scope,
-                                     False)
-                    scope.add(s.local.name)
-                elif isinstance(s, If):
-                    self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)
-                    check(s.then, bounds, scope)
-                    check(s.other, bounds, scope)
-                elif isinstance(s, For):
-                    check(s.body, bounds | {s.var}, scope)
-                else:
-                    raise SpecError(f"{where}: unknown statement {type(s).__name__}")
+                match s:
+                    case Assign():
+                        if s.target.var.name not in modifies:
+                            raise SpecError(f"{where}: writes {s.target.var.name}, "
+                                            f"which is not in its modifies list")
+                        self._check_expr(where, s.target, None, bounds, set(params), scope,
+                                         False)
+                        self._check_expr(where, s.value, s.target.sort, bounds, set(params),
+                                         scope, False)
+                    case SetLocal():
+                        self._check_expr(where, s.value, s.local.sort, bounds, set(params),
+                                         scope, False)
+                        scope.add(s.local.name)
+                    case If():
+                        self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)
+                        check(s.then, bounds, scope)
+                        check(s.other, bounds, scope)
+                    case For():
+                        check(s.body, bounds | {s.var}, scope)
+                    case _:
+                        raise unknown_node(s, f"{where}: unknown statement")
 
         check(stmts, set(), set())

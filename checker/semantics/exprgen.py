@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeGuard
 
 from hwcheck.checker.semantics.layout import Layout
@@ -40,6 +40,8 @@ from hwcheck.spec.lang import (
     Read,
     SetLocal,
     SpecError,
+    Stmt,
+    unknown_node,
 )
 
 INF = 1 << 40  # larger than any model value: the "no candidate" of an unrolled min/max
@@ -211,54 +213,59 @@ class ExprGen:
         """An interval holding every value ``e`` can take (as generated under ``env``)."""
         inner = inner or {}
         r = self.rng
-        if isinstance(e, Const):
-            return (int(e.value), int(e.value))
-        if isinstance(e, (Bound, ActionParam)):
-            if e in inner:
-                return inner[e]
-            code = env.get(e)
-            if code is None:
-                return (0, e.size - 1) if isinstance(e, ActionParam) else UNBOUNDED
-            return (code, code) if _const(code) else self.code_ranges.get(code, UNBOUNDED)
-        if isinstance(e, Local):
-            return self.local_ranges.get(e.name, UNBOUNDED)
-        if isinstance(e, Read):
-            if e.var.sort == BOOL:
+        match e:
+            case Const():
+                return (int(e.value), int(e.value))
+            case Bound() | ActionParam():
+                if e in inner:
+                    return inner[e]
+                code = env.get(e)
+                if code is None:
+                    return (0, e.size - 1) if isinstance(e, ActionParam) else UNBOUNDED
+                return (code, code) if _const(code) else self.code_ranges.get(code, UNBOUNDED)
+            case Local():
+                return self.local_ranges.get(e.name, UNBOUNDED)
+            case Read():
+                if e.var.sort == BOOL:
+                    return (0, 1)
+                known = self.facts.get((e.var.name, e.primed)) if not e.index else None
+                if known is None:
+                    return (e.var.lo, e.var.hi)
+                self.fact_uses += 1
+                return known
+            case Arith():
+                (a0, a1), (b0, b1) = r(e.a, env, inner), r(e.b, env, inner)
+                if e.op == "+":
+                    return (a0 + b0, a1 + b1)
+                if e.op == "-":
+                    return (a0 - b1, a1 - b0)
+                if e.op == "min":
+                    return (min(a0, b0), min(a1, b1))
+                if e.op == "*":  # b is a constant
+                    return (min(a0 * b0, a1 * b0), max(a0 * b0, a1 * b0))
+                if e.op == "//":  # b is a positive constant
+                    return (a0 // b0, a1 // b0)
+                if e.op == "%":
+                    return (0, b0 - 1) if a1 - a0 >= b0 or a0 % b0 > a1 % b0 else (a0 % b0,
+                                                                                    a1 % b0)
+                return (max(a0, b0), max(a1, b1))
+            case Ite():
+                (a0, a1), (b0, b1) = r(e.then, env, inner), r(e.other, env, inner)
+                return (min(a0, b0), max(a1, b1))
+            case Quant():
+                if e.kind in ("forall", "exists"):
+                    return (0, 1)
+                if e.kind == "count":
+                    return (0, e.n)
+                assert e.default is not None  # min / max: ``validate`` gives it one
+                within = dict(inner)
+                within[e.var] = (0, e.n - 1)
+                (a0, a1), (b0, b1) = r(e.body, env, within), r(e.default, env, inner)
+                return (min(a0, b0), max(a1, b1))
+            case Cmp() | And() | Or() | Not():
                 return (0, 1)
-            known = self.facts.get((e.var.name, e.primed)) if not e.index else None
-            if known is None:
-                return (e.var.lo, e.var.hi)
-            self.fact_uses += 1
-            return known
-        if isinstance(e, Arith):
-            (a0, a1), (b0, b1) = r(e.a, env, inner), r(e.b, env, inner)
-            if e.op == "+":
-                return (a0 + b0, a1 + b1)
-            if e.op == "-":
-                return (a0 - b1, a1 - b0)
-            if e.op == "min":
-                return (min(a0, b0), min(a1, b1))
-            if e.op == "*":  # b is a constant
-                return (min(a0 * b0, a1 * b0), max(a0 * b0, a1 * b0))
-            if e.op == "//":  # b is a positive constant
-                return (a0 // b0, a1 // b0)
-            if e.op == "%":
-                return (0, b0 - 1) if a1 - a0 >= b0 or a0 % b0 > a1 % b0 else (a0 % b0,
-                                                                                a1 % b0)
-            return (max(a0, b0), max(a1, b1))
-        if isinstance(e, Ite):
-            (a0, a1), (b0, b1) = r(e.then, env, inner), r(e.other, env, inner)
-            return (min(a0, b0), max(a1, b1))
-        if isinstance(e, Quant):
-            if e.kind in ("forall", "exists"):
-                return (0, 1)
-            if e.kind == "count":
-                return (0, e.n)
-            within = dict(inner)
-            within[e.var] = (0, e.n - 1)
-            (a0, a1), (b0, b1) = r(e.body, env, within), r(e.default, env, inner)
-            return (min(a0, b0), max(a1, b1))
-        return (0, 1)  # comparisons and connectives
+            case _:
+                raise unknown_node(e, "codegen: unknown expression node")
 
     def index_checks(self, e: Read, env: dict, idx: list) -> list[str]:
         """The conditions an index of ``e`` needs at run time (those not provably in shape)."""
@@ -284,62 +291,65 @@ class ExprGen:
 
     def _gen(self, e: Expr, env: dict) -> Code:
         g = self
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, (Bound, ActionParam)):
-            return env[e]
-        if isinstance(e, Local):
-            return "l_" + e.name
-        if isinstance(e, Read):
-            return g.read(e, env)
-        if isinstance(e, Arith):
-            a, b = g(e.a, env), g(e.b, env)
-            if _const(a) and _const(b):
-                return ARITH[e.op](a, b)
-            if e.op in ("+", "-", "*", "//", "%"):
-                if _const(b) and b == 0:
-                    return a
+        match e:
+            case Const():
+                return e.value
+            case Bound() | ActionParam():
+                return env[e]
+            case Local():
+                return "l_" + e.name
+            case Read():
+                return g.read(e, env)
+            case Arith():
+                a, b = g(e.a, env), g(e.b, env)
+                if _const(a) and _const(b):
+                    return ARITH[e.op](a, b)
+                if e.op in ("+", "-", "*", "//", "%"):
+                    if _const(b) and b == 0:
+                        return a
+                    return f"({src(a)} {e.op} {src(b)})"
+                return f"{e.op}({src(a)}, {src(b)})"
+            case Cmp():
+                a, b = g(e.a, env), g(e.b, env)
+                if _const(a) and _const(b):
+                    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
                 return f"({src(a)} {e.op} {src(b)})"
-            return f"{e.op}({src(a)}, {src(b)})"
-        if isinstance(e, Cmp):
-            a, b = g(e.a, env), g(e.b, env)
-            if _const(a) and _const(b):
-                return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
-            return f"({src(a)} {e.op} {src(b)})"
-        if isinstance(e, (And, Or)):  # each argument runs only when the ones before let it
-            parts: list[Code] = []
-            known: dict = {}  # facts of the parts before (``facts_of``)
-            uses = self.fact_uses
-            for x in e.args:
-                with self.assuming(known):
-                    parts.append(g(x, env))
-                for k, r in self.facts_of(x, isinstance(e, And)).items():
-                    known[k] = _meet(known.get(k), r)
-            # parts that cannot fail and need no fact of another: evaluated whole, `&` / `|`
-            # (a short-circuit `and` is a branch, and numba compiles big functions' branches
-            # slowly)
-            eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
-            return self.junction(parts, "and" if isinstance(e, And) else "or", eager)
-        if isinstance(e, Not):
-            a = g(e.a, env)
-            return (not a) if _const(a) else f"(not {a})"
-        if isinstance(e, Ite):
-            c = g(e.cond, env)
-            if _const(c):
-                return g(e.then if c else e.other, env)
-            with self.assuming(self.facts_of(e.cond, True)):
-                a = g(e.then, env)
-            with self.assuming(self.facts_of(e.cond, False)):
-                b = g(e.other, env)
-            if _const(a) and _const(b) and a == b and type(a) is type(b) and not _checked(c):
-                return a
-            if (_const(a) and _const(b) and type(a) is int and type(b) is int
-                    and {a, b} == {0, 1}):  # a boolean as 0 or 1: no branch
-                return f"int({c})" if a == 1 else f"int(not {c})"
-            return f"({src(a)} if {c} else {src(b)})"
-        if isinstance(e, Quant):
-            return self.quant(e, env)
-        raise SpecError(f"codegen: unknown expression node {type(e).__name__}")
+            case And() | Or():  # each argument runs only when the ones before let it
+                parts: list[Code] = []
+                known: dict = {}  # facts of the parts before (``facts_of``)
+                uses = self.fact_uses
+                for x in e.args:
+                    with self.assuming(known):
+                        parts.append(g(x, env))
+                    for k, r in self.facts_of(x, isinstance(e, And)).items():
+                        known[k] = _meet(known.get(k), r)
+                # parts that cannot fail and need no fact of another: evaluated whole, `&` /
+                # `|` (a short-circuit `and` is a branch, and numba compiles big functions'
+                # branches slowly)
+                eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
+                return self.junction(parts, "and" if isinstance(e, And) else "or", eager)
+            case Not():
+                a = g(e.a, env)
+                return (not a) if _const(a) else f"(not {a})"
+            case Ite():
+                c = g(e.cond, env)
+                if _const(c):
+                    return g(e.then if c else e.other, env)
+                with self.assuming(self.facts_of(e.cond, True)):
+                    a = g(e.then, env)
+                with self.assuming(self.facts_of(e.cond, False)):
+                    b = g(e.other, env)
+                if _const(a) and _const(b) and a == b and type(a) is type(b) \
+                        and not _checked(c):
+                    return a
+                if (_const(a) and _const(b) and type(a) is int and type(b) is int
+                        and {a, b} == {0, 1}):  # a boolean as 0 or 1: no branch
+                    return f"int({c})" if a == 1 else f"int(not {c})"
+                return f"({src(a)} if {c} else {src(b)})"
+            case Quant():
+                return self.quant(e, env)
+            case _:
+                raise unknown_node(e, "codegen: unknown expression node")
 
     def junction(self, parts: list, op: str, eager: bool = False) -> Code:
         unit = op == "and"
@@ -457,7 +467,7 @@ class BodyGen:
         self.temps = itertools.count()
         self.ret = "return"  # how a failed check leaves the function
 
-    def begin(self, where: str, stmts, env: dict, ret: str = "return") -> None:
+    def begin(self, where: str, stmts: Iterable[Stmt], env: dict, ret: str = "return") -> None:
         """Before generating a body: name its errors and bound the values of its locals (a
         fixpoint over every assignment; what does not settle is unbounded)."""
         self.ex.where = where
@@ -466,17 +476,22 @@ class BodyGen:
         self.ex.local_ranges = ranges
         sets: list = []
 
-        def scan(block, inner):
+        def scan(block: Iterable[Stmt], inner: dict) -> None:
             for s in block:
-                if isinstance(s, SetLocal):
-                    sets.append((s, dict(inner)))
-                elif isinstance(s, If):
-                    scan(s.then, inner)
-                    scan(s.other, inner)
-                elif isinstance(s, For):
-                    within = dict(inner)
-                    within[s.var] = (0, s.n - 1)
-                    scan(s.body, within)
+                match s:
+                    case SetLocal():
+                        sets.append((s, dict(inner)))
+                    case If():
+                        scan(s.then, inner)
+                        scan(s.other, inner)
+                    case For():
+                        within = dict(inner)
+                        within[s.var] = (0, s.n - 1)
+                        scan(s.body, within)
+                    case Assign():
+                        pass
+                    case _:
+                        raise unknown_node(s, "codegen: unknown statement")
 
         scan(stmts, {})
         # In statement order, each local's range grows to hold every value assigned to it; a
@@ -494,35 +509,36 @@ class BodyGen:
             for name in ranges:
                 ranges[name] = UNBOUNDED
 
-    def __call__(self, stmts, env: dict, depth: int) -> list[str]:
+    def __call__(self, stmts: Iterable[Stmt], env: dict, depth: int) -> list[str]:
         pad = "    " * depth
         out: list[str] = []
         for s in stmts:
             self.ex.tally.clear()  # each statement's common subexpressions go just before it
-            if isinstance(s, Assign):
-                out.extend(self.share(self.assign(s, env, pad), pad))
-            elif isinstance(s, SetLocal):
-                out.extend(self.share([f"{pad}l_{s.local.name} = "
-                                       f"{src(self.ex(s.value, env))}"], pad))
-            elif isinstance(s, If):
-                c = self.ex(s.cond, env)
-                if _const(c):
-                    out.extend(self(s.then if c else s.other, env, depth))
-                    continue
-                out.extend(self.share([f"{pad}if {c}:"], pad))
-                out.extend(self(s.then, env, depth + 1) or [pad + "    pass"])
-                if s.other:
-                    out.append(f"{pad}else:")
-                    out.extend(self(s.other, env, depth + 1))
-            elif isinstance(s, For):
-                name = f"i{next(self.loops)}"
-                inner = dict(env)
-                inner[s.var] = name
-                self.ex.code_ranges[name] = (0, s.n - 1)
-                out.append(f"{pad}for {name} in range({s.n}):")
-                out.extend(self(s.body, inner, depth + 1) or [pad + "    pass"])
-            else:
-                raise SpecError(f"codegen: unknown statement {type(s).__name__}")
+            match s:
+                case Assign():
+                    out.extend(self.share(self.assign(s, env, pad), pad))
+                case SetLocal():
+                    out.extend(self.share([f"{pad}l_{s.local.name} = "
+                                           f"{src(self.ex(s.value, env))}"], pad))
+                case If():
+                    c = self.ex(s.cond, env)
+                    if _const(c):
+                        out.extend(self(s.then if c else s.other, env, depth))
+                        continue
+                    out.extend(self.share([f"{pad}if {c}:"], pad))
+                    out.extend(self(s.then, env, depth + 1) or [pad + "    pass"])
+                    if s.other:
+                        out.append(f"{pad}else:")
+                        out.extend(self(s.other, env, depth + 1))
+                case For():
+                    name = f"i{next(self.loops)}"
+                    inner = dict(env)
+                    inner[s.var] = name
+                    self.ex.code_ranges[name] = (0, s.n - 1)
+                    out.append(f"{pad}for {name} in range({s.n}):")
+                    out.extend(self(s.body, inner, depth + 1) or [pad + "    pass"])
+                case _:
+                    raise unknown_node(s, "codegen: unknown statement")
         return out
 
     def share(self, lines: list[str], pad: str) -> list[str]:
