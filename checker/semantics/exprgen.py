@@ -305,7 +305,7 @@ class ExprGen:
                 if _const(a) and _const(b):
                     return ARITH[e.op](a, b)
                 if e.op in ("+", "-", "*", "//", "%"):
-                    if _const(b) and b == 0:
+                    if _const(b) and b == 0 and e.op in ("+", "-"):
                         return a
                     return f"({src(a)} {e.op} {src(b)})"
                 return f"{e.op}({src(a)}, {src(b)})"
