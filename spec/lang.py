@@ -325,6 +325,13 @@ class Quant(ExprBase):
     def sort(self) -> str:
         return BOOL if self.kind in ("forall", "exists") else INT
 
+    @property
+    def reduction(self) -> tuple[Expr, Expr]:
+        """A min/max reduction's condition and default (``validate`` requires both)."""
+        if self.cond is None or self.default is None:
+            raise SpecError(f"{self.kind} needs a condition and a default")
+        return self.cond, self.default
+
 
 # Every expression node. A reader of expressions takes an ``Expr`` and matches on these classes,
 # ending in ``unknown_node``: mypy then fails on a reader that forgets a node added here.
@@ -553,9 +560,9 @@ def _show_node(e: Expr) -> tuple[int, str]:
         case Quant():
             head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
             if e.kind in ("min", "max"):
-                assert e.cond is not None and e.default is not None
+                cond, default = e.reduction
                 return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
-                           f"{_show(e.cond, 0)}, else {_show(e.default, 0)})")
+                           f"{_show(cond, 0)}, else {_show(default, 0)})")
             return 0, f"({head}: {_show(e.body, 0)})"
         case _:  # ``show`` passes nothing else
             raise unknown_node(e, "unknown expression node")

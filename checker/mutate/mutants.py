@@ -261,12 +261,12 @@ def _show(e: Expr, outer: int) -> str:
         case Ite():
             return f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
         case Quant():
-            v = e.var.name
+            q = e.var.name
             if e.kind in ("forall", "exists", "count"):
-                return f"{e.kind}({v} < {e.n}: {_show(e.body, 0)})"
-            assert e.cond is not None and e.default is not None
-            return (f"{e.kind}_over({v} < {e.n}: {_show(e.body, 0)} where {_show(e.cond, 0)}, "
-                    f"else {_show(e.default, 0)})")
+                return f"{e.kind}({q} < {e.n}: {_show(e.body, 0)})"
+            cond, default = e.reduction
+            return (f"{e.kind}_over({q} < {e.n}: {_show(e.body, 0)} where {_show(cond, 0)}, "
+                    f"else {_show(default, 0)})")
         case _:
             raise unknown_node(e, "unknown expression node")
 

@@ -73,7 +73,7 @@ class DomainErrors:
     property, or in Init. Code c (from 1) is ``DomainError(variable, where)``; the kernel
     reports the code, the engines the name."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.entries: list[tuple[str, str]] = [("", "")]  # code 0: no error
 
     def code(self, var: str, where: str) -> int:
@@ -116,7 +116,7 @@ def _checked(c: Code) -> bool:
     return isinstance(c, str) and "_oob(" in c
 
 
-def _scalar(e) -> bool:
+def _scalar(e: Expr) -> TypeGuard[Read]:
     return isinstance(e, Read) and not e.index
 
 
@@ -257,10 +257,9 @@ class ExprGen:
                     return (0, 1)
                 if e.kind == "count":
                     return (0, e.n)
-                assert e.default is not None  # min / max: ``validate`` gives it one
                 within = dict(inner)
                 within[e.var] = (0, e.n - 1)
-                (a0, a1), (b0, b1) = r(e.body, env, within), r(e.default, env, inner)
+                (a0, a1), (b0, b1) = r(e.body, env, within), r(e.reduction[1], env, inner)
                 return (min(a0, b0), max(a1, b1))
             case Cmp() | And() | Or() | Not():
                 return (0, 1)
@@ -428,16 +427,17 @@ class ExprGen:
             return "(" + " + ".join(terms + ([str(total)] if total else [])) + ")"
         # min / max with a condition and a default
         sentinel = INF if e.kind == "min" else -INF
+        cond, default_expr = e.reduction
         cands = []
         for i in range(e.n):
-            c = at(i, e.cond)
+            c = at(i, cond)
             if _const(c):
                 if c:
                     cands.append(at(i, e.body))
                 continue
             v = at(i, e.body)
             cands.append(f"({src(v)} if {c} else {sentinel})")
-        default = self(e.default, env)
+        default = self(default_expr, env)
         if not cands:
             return default
         if all(_const(c) for c in cands):

@@ -130,15 +130,14 @@ class Interpreter:
                 elif e.kind == "forall":
                     return False
             return hits if e.kind == "count" else e.kind == "forall"
-        # min / max: ``validate`` gives them a condition and a default
-        assert e.cond is not None and e.default is not None
+        cond, default = e.reduction  # min / max
         vals = []
         for i in range(e.n):
             inner[e.var] = i
-            if ev(e.cond, cur, nxt, inner, where):
+            if ev(cond, cur, nxt, inner, where):
                 vals.append(ev(e.body, cur, nxt, inner, where))
         if not vals:
-            return ev(e.default, cur, nxt, env, where)
+            return ev(default, cur, nxt, env, where)
         return min(vals) if e.kind == "min" else max(vals)
 
     # -- statements ------------------------------------------------------------------------------
@@ -196,7 +195,7 @@ class Interpreter:
             self._run(init.body, t, env, "Init")
             if not self._eval(self.spec.init_post, t, None, env, "Init"):
                 continue
-            row = np.array(t, dtype=self.layout.dtype)
+            row: np.ndarray = np.array(t, dtype=self.layout.dtype)
             if row.tobytes() not in seen:
                 seen.add(row.tobytes())
                 out.append(row)

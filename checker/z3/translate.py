@@ -457,15 +457,16 @@ class Translator:
                 return z3.Sum(terms) + consts if consts else z3.Sum(terms)
             # min / max: the best body over the i where cond holds; default if none
             items: list[tuple[Term, Term]] = []
+            cond, default_expr = e.reduction
             for i in range(e.n):
                 env[e.var] = i
-                c = self._e(e.cond, ctx, pc)
+                c = self._e(cond, ctx, pc)
                 if c is False:
                     continue
                 items.append((c, self._e(e.body, ctx, mk_and([pc, c]))))
             found = mk_or([c for c, _ in items])
             env.pop(e.var, None)
-            default = self._e(e.default, ctx, mk_and([pc, mk_not(found)])) \
+            default = self._e(default_expr, ctx, mk_and([pc, mk_not(found)])) \
                 if found is not True else 0
             better: Callable[[Term, Term], Term] = \
                 (lambda a, b: a < b) if e.kind == "min" else (lambda a, b: a > b)
