@@ -22,17 +22,20 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
-    from types import FrameType
+    from types import FrameType, TracebackType
 
     from typing_extensions import Never  # typing's own from Python 3.11
 
     from .protocol import Protocol
+    from .types import Type, TypedVar
 
 INT = "int"
 BOOL = "bool"
+
+F = TypeVar("F", bound=Callable[..., object])  # an action's function, kept as it is
 
 
 class SpecError(ValueError):
@@ -49,7 +52,7 @@ _LANGUAGE = frozenset({"hwcheck.spec.lang", "hwcheck.spec.types", "hwcheck.spec.
                        "contextlib"})
 
 
-def _spec_frame(frame) -> bool:
+def _spec_frame(frame: FrameType) -> bool:
     name = frame.f_globals.get("__name__", "")
     return name not in _LANGUAGE and not name.startswith("hwcheck.checker.") \
         and not frame.f_code.co_filename.startswith("<")
@@ -89,7 +92,7 @@ def _library(filename: str) -> bool:
 _LIBRARIES: tuple[str, ...] | None = None
 
 
-def raised_at(tb) -> str:
+def raised_at(tb: TracebackType | None) -> str:
     """``FILE:LINE`` of the innermost frame of a traceback that is the spec's code: outside the
     language, and outside the libraries it calls when there is such a frame."""
     at = mine = ""
@@ -188,16 +191,16 @@ class ExprBase:
         return Cmp("<=", lift(other), lift(self))
 
     def __and__(self, other: Value) -> Expr:
-        return conj(self, other)
+        return conj(lift(self), other)
 
     def __rand__(self, other: Value) -> Expr:
-        return conj(other, self)
+        return conj(other, lift(self))
 
     def __or__(self, other: Value) -> Expr:
-        return disj(self, other)
+        return disj(lift(self), other)
 
     def __ror__(self, other: Value) -> Expr:
-        return disj(other, self)
+        return disj(other, lift(self))
 
     def __invert__(self) -> Not:
         return Not(lift(self))
@@ -359,7 +362,7 @@ def _constant(x: object, op: str, positive: bool = False) -> Const:
     return c
 
 
-def lift(x) -> Expr:
+def lift(x: object) -> Expr:
     if isinstance(x, Expr):
         return x
     if isinstance(x, (bool, int)):
@@ -373,40 +376,40 @@ def lift(x) -> Expr:
 TRUE = Const(True)
 
 
-def conj(*args) -> Expr:
+def conj(*args: Value) -> Expr:
     flat: list[Expr] = []
     for a in map(lift, args):
         flat.extend(a.args if isinstance(a, And) else (a,))
     return flat[0] if len(flat) == 1 else And(tuple(flat))
 
 
-def disj(*args) -> Expr:
+def disj(*args: Value) -> Expr:
     flat: list[Expr] = []
     for a in map(lift, args):
         flat.extend(a.args if isinstance(a, Or) else (a,))
     return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
 
-def implies(a, b) -> Expr:
+def implies(a: Value, b: Value) -> Expr:
     return disj(Not(lift(a)), b)
 
 
-def ite(cond, then, other) -> Expr:
+def ite(cond: Value, then: Value, other: Value) -> Expr:
     return Ite(lift(cond), lift(then), lift(other))
 
 
-def min_(a, b) -> Expr:
+def min_(a: Value, b: Value) -> Expr:
     return Arith("min", lift(a), lift(b))
 
 
-def max_(a, b) -> Expr:
+def max_(a: Value, b: Value) -> Expr:
     return Arith("max", lift(a), lift(b))
 
 
 _bound_ids = itertools.count()
 
 
-def _is_size(n) -> bool:
+def _is_size(n: object) -> bool:
     """Whether ``n`` is a size: an integer (a Python or numpy one, not a bool) >= 0."""
     return isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0
 
@@ -419,30 +422,30 @@ def _bound(hint: str, n: int = 0, what: str = "a quantifier") -> Bound:
     return Bound(f"{hint}{next(_bound_ids)}")
 
 
-def forall(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def forall(n: int, body: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "forall")
     return Quant("forall", v, n, lift(body(v)))
 
 
-def exists(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def exists(n: int, body: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "exists")
     return Quant("exists", v, n, lift(body(v)))
 
 
-def count(n: int, cond: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def count(n: int, cond: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "count")
     return Quant("count", v, n, lift(cond(v)))
 
 
-def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
-             hint: str = "i") -> Expr:
+def min_over(n: int, value: Callable[[Bound], Value], where: Callable[[Bound], Value],
+             default: Value, hint: str = "i") -> Expr:
     """The least ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
     v = _bound(hint, n, "min_over")
     return Quant("min", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
-def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
-             hint: str = "i") -> Expr:
+def max_over(n: int, value: Callable[[Bound], Value], where: Callable[[Bound], Value],
+             default: Value, hint: str = "i") -> Expr:
     """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if
     none."""
     v = _bound(hint, n, "max_over")
@@ -515,7 +518,7 @@ def walk(e: Expr) -> Iterator[Expr]:
 _BINARY = {"+": 4, "-": 4, "*": 5, "//": 5, "%": 5, "==": 3, "!=": 3, "<": 3, "<=": 3}
 
 
-def show(e, limit: int = 120) -> str:
+def show(e: object, limit: int = 120) -> str:
     """An expression as a spec writer reads it: ``y % 3``, ``log[r, k - 1]``, ``x' == x + 1``,
     ``forall i in 0..2: ok[i]`` (cut at ``limit`` characters). Anything that is not an
     expression is shown as Python shows it."""
@@ -596,7 +599,7 @@ class Var:
     def initial(self) -> int:
         return self.start if self.start is not None else max(self.lo, min(self.hi, 0))
 
-    def __getitem__(self, index) -> Read:
+    def __getitem__(self, index: Value | tuple[Value, ...]) -> Read:
         idx = index if isinstance(index, tuple) else (index,)
         if len(idx) != len(self.shape):
             raise SpecError(f"{self.name} takes {len(self.shape)} "
@@ -669,12 +672,12 @@ class Block:
         self.choices: list[ActionParam] = []
         self.guard: list[Expr] = []
         self.post: list[Expr] = []  # Init's conditions on the state it built
-        self.stmts: list = []
-        self._stack: list[list] = [self.stmts]
+        self.stmts: list[Stmt] = []
+        self._stack: list[list[Stmt]] = [self.stmts]
         self._names: set[str] = set()
         self._last_if: If | None = None
 
-    def require(self, *conds) -> None:
+    def require(self, *conds: Value) -> None:
         """Conjoin ``conds`` to the guard. Guards read the pre-state, so they come first. In
         Init, a ``require`` after the effect constrains the state built (TLA+'s conjuncts of
         Init that test the variables): a choice that breaks it gives no initial state."""
@@ -699,49 +702,49 @@ class Block:
         self.choices.append(p)
         return p
 
-    def put(self, target, value) -> None:
+    def put(self, target: Any, value: Any) -> None:
         """Write a whole typed value (a record, a set, a sequence, ...: ``spec/types.py``);
         every part of ``value`` is read before ``target`` is written."""
         from hwcheck.spec.types import put
 
         put(self, target, value)
 
-    def append(self, seq, value) -> None:
+    def append(self, seq: Any, value: Any) -> None:
         """Append ``value`` to the sequence ``seq`` (past its capacity: a domain error)."""
         from hwcheck.spec.types import append
 
         append(self, seq, value)
 
-    def truncate(self, seq, k) -> None:
+    def truncate(self, seq: Any, k: Value) -> None:
         """Keep the first ``k`` items of the sequence ``seq``."""
         from hwcheck.spec.types import truncate
 
         truncate(self, seq, k)
 
-    def insert(self, s, value, count: int = 1) -> None:
+    def insert(self, s: Any, value: Any, count: int = 1) -> None:
         """Add ``value`` to the set or bag ``s`` (``types.ValueSet``, ``types.Bag``): kept in
         sorted slots; past the capacity, a domain error."""
         from hwcheck.spec.types import insert
 
         insert(self, s, value, count)
 
-    def remove(self, s, k) -> None:
+    def remove(self, s: Any, k: Value) -> None:
         """Remove the member in slot ``k`` of the set or bag ``s``."""
         from hwcheck.spec.types import remove
 
         remove(self, s, k)
 
-    def deliver(self, s, k) -> None:
+    def deliver(self, s: Any, k: Value) -> None:
         """One delivery of the bag ``s``'s value in slot ``k`` (its count goes down by one)."""
         from hwcheck.spec.types import deliver
 
         deliver(self, s, k)
 
-    def _emit(self, s) -> None:
+    def _emit(self, s: Stmt) -> None:
         self._stack[-1].append(s)
         self._last_if = s if isinstance(s, If) else None
 
-    def set(self, target: Read, value) -> None:
+    def set(self, target: Read, value: Value) -> None:
         if not isinstance(target, Read) or target.primed:
             raise SpecError(f"{self.owner}: can only assign to a state variable element")
         v = lift(value)
@@ -750,7 +753,7 @@ class Block:
                             f"({target.sort})")
         self._emit(Assign(target, v))
 
-    def let(self, name: str, value) -> Local:
+    def let(self, name: str, value: Value) -> Local:
         v = lift(value)
         base, k = name, 1
         while name in self._names:
@@ -761,7 +764,7 @@ class Block:
         self._emit(SetLocal(loc, v))
         return loc
 
-    def assign(self, local: Local, value) -> None:
+    def assign(self, local: Local, value: Value) -> None:
         v = lift(value)
         if v.sort != local.sort:
             raise SpecError(f"{self.owner}: assigning a {v.sort} to local {local.name} "
@@ -769,7 +772,7 @@ class Block:
         self._emit(SetLocal(local, v))
 
     @contextmanager
-    def when(self, cond):
+    def when(self, cond: Value) -> Iterator[None]:
         node = If(lift(cond), [])
         self._emit(node)
         self._stack.append(node.then)
@@ -780,7 +783,7 @@ class Block:
             self._last_if = node
 
     @contextmanager
-    def otherwise(self):
+    def otherwise(self) -> Iterator[None]:
         node = self._last_if
         if node is None or node.other:
             raise SpecError(f"{self.owner}: otherwise() must follow a when() block")
@@ -792,7 +795,7 @@ class Block:
             self._last_if = None
 
     @contextmanager
-    def each(self, n: int, hint: str = "i"):
+    def each(self, n: int, hint: str = "i") -> Iterator[Bound]:
         v = _bound(hint, n, "each")
         node = For(v, n, [])
         self._emit(node)
@@ -804,7 +807,7 @@ class Block:
             self._last_if = None
 
 
-def _modified(m) -> list[str]:
+def _modified(m: object) -> list[str]:
     """The names of the core variables an entry of an action's ``modifies`` stands for: a
     variable, a read of one, its name, or a typed variable (``spec/types.py``) or a part of
     one."""
@@ -862,7 +865,7 @@ class Action:
     name: str
     params: tuple[ActionParam, ...]
     guard: Expr
-    body: tuple
+    body: tuple[Stmt, ...]
     modifies: frozenset[str]
     doc: str = ""
     # "weak" or "strong" fairness of each instance (an instance continuously, or infinitely
@@ -954,13 +957,14 @@ class Instance:
         return f"{self.action.name}({', '.join(map(str, self.args))})"
 
 
-def _origin_of(fn: Callable) -> str:
+def _origin_of(fn: Callable[..., object]) -> str:
     """``FILE:LINE`` of a function's definition (an action's body, Init's builder)."""
     code = getattr(fn, "__code__", None)
     return place(code.co_filename, code.co_firstlineno) if code is not None else ""
 
 
-def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
+def _run_builder(fn: Callable[..., object], b: Block, what: str, origin: str,
+                 *args: ActionParam) -> None:
     """Run the spec's function that states an action (or Init); a mistake in it is a SpecError
     naming ``what`` and the line of the spec's code that made it."""
     try:
@@ -970,7 +974,7 @@ def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
         raise located(e, raised_at(e.__traceback__) or origin, what) from None
 
 
-def _lift_at(x, at: str, what: str) -> Expr:
+def _lift_at(x: object, at: str, what: str) -> Expr:
     try:
         return lift(x)
     except SpecError as e:
@@ -982,9 +986,9 @@ class Spec:
     """A declarative state-transition model: variables, initial state, actions, properties."""
 
     name: str
-    params: dict
+    params: dict[str, Any]
     variables: list[Var] = field(default_factory=list)
-    init: list = field(default_factory=list)
+    init: list[Stmt] = field(default_factory=list)
     # Init's choices (``Block.choose`` in Init) and the guard over them and the bottom state:
     # each choice the guard allows is an initial state; none: one initial state
     init_params: tuple[ActionParam, ...] = ()
@@ -997,7 +1001,7 @@ class Spec:
     liveness: list[Liveness] = field(default_factory=list)
     # the variables declared with a structured type (``spec/types.py``), each stored as the
     # core variables of its leaves (which ``variables`` lists)
-    typed: list = field(default_factory=list)
+    typed: list[TypedVar] = field(default_factory=list)
     # VIEW: the names of the core variables a state's fingerprint covers (None: all of them);
     # two states that agree on these are one state (``Spec.view_of``)
     view: tuple[str, ...] | None = None
@@ -1007,7 +1011,8 @@ class Spec:
     protocol: Protocol | None = field(default=None, repr=False, compare=False)
     source: str = ""
 
-    def __getstate__(self):  # a protocol holds functions: a pickled spec travels without it
+    def __getstate__(self) -> dict[str, Any]:
+        # a protocol holds functions: a pickled spec travels without it
         state = dict(self.__dict__)
         state["protocol"] = None
         return state
@@ -1032,7 +1037,7 @@ class Spec:
     def array(self, name: str, shape: tuple[int, ...], lo: int, hi: int, doc: str = "") -> Var:
         return self._declare(Var(name, tuple(shape), lo, hi, INT, "map", doc))
 
-    def declare(self, name: str, type, over: Sequence[int] = (), doc: str = ""):
+    def declare(self, name: str, type: Type, over: Sequence[int] = (), doc: str = "") -> Any:
         """A variable of a structured type (``spec/types.py``: Int, Bool, Enum, Record, Opt,
         SetOf, Seq), over the dimensions ``over``: its handle, or a ``TypedVar`` to index."""
         from hwcheck.spec.types import declare
@@ -1061,8 +1066,8 @@ class Spec:
         return Action("Init", self.init_params, self.init_guard, tuple(self.init),
                       frozenset(v.name for v in self.variables))
 
-    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = "",
-               fairness: str | None = None):
+    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence[object] = (),
+               doc: str = "", fairness: str | None = None) -> Callable[[F], F]:
         """Decorator: ``@spec.action("Crash", over=[R], modifies=[alive, ...])`` on
         ``def crash(b, f): ...``. The function states the guard with ``b.require`` and the effect
         with the other Block methods. ``fairness``: "weak" or "strong", for each instance apart
@@ -1076,7 +1081,7 @@ class Spec:
                 raise located(SpecError(f"over takes sizes (integers >= 0), got {n!r}"), at,
                               f"action {name}")
 
-        def deco(fn: Callable) -> Callable:
+        def deco(fn: F) -> F:
             origin = _origin_of(fn) or at
             params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
             b = Block(name, len(params))
@@ -1093,7 +1098,7 @@ class Spec:
 
         return deco
 
-    def view_of(self, *variables) -> None:
+    def view_of(self, *variables: object) -> None:
         """TLA+'s VIEW: states are told apart by ``variables`` alone (core variables, typed
         variables or their names); the others (auxiliary counters, histories) ride along with
         the first state found of each view. hwcheck classifies the view when it checks: sound
@@ -1108,36 +1113,39 @@ class Spec:
                     names.append(n)
         self.view = tuple(names)
 
-    def invariant(self, name: str, expr, doc: str = "") -> None:
+    def invariant(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.invariants.append(Invariant(name, _lift_at(expr, at, f"invariant {name}"), doc,
                                          at))
 
-    def action_property(self, name: str, expr, doc: str = "") -> None:
+    def action_property(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.action_properties.append(ActionProperty(
             name, _lift_at(expr, at, f"action property {name}"), doc, at))
 
-    def reachable(self, name: str, expr, doc: str = "") -> None:
+    def reachable(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.reachables.append(Reachable(name, _lift_at(expr, at, f"reachability check {name}"),
                                          doc, at))
 
-    def leads_to(self, name: str, p, q, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def leads_to(self, name: str, p: Value, q: Value, doc: str = "",
+                 quiet: Sequence[str] = ()) -> None:
         """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
         ``q`` (``p ~> q``)."""
         at, what = caller(), f"liveness property {name}"
         self.liveness.append(Liveness(name, "leads_to", _lift_at(p, at, what),
                                       _lift_at(q, at, what), doc, tuple(quiet), at))
 
-    def always_eventually(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def always_eventually(self, name: str, p: Value, doc: str = "",
+                          quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
         at = caller()
         self.liveness.append(Liveness(name, "always_eventually",
                                       _lift_at(p, at, f"liveness property {name}"), None, doc,
                                       tuple(quiet), at))
 
-    def eventually_always(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def eventually_always(self, name: str, p: Value, doc: str = "",
+                          quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
         at = caller()
         self.liveness.append(Liveness(name, "eventually_always",
@@ -1219,7 +1227,7 @@ class Spec:
                                 if strays else "the view names no variable")
         return self
 
-    def _check_liveness(self, p: Liveness, declared: dict) -> None:
+    def _check_liveness(self, p: Liveness, declared: dict[str, Var]) -> None:
         where = f"liveness property {p.name}"
         if p.form not in LIVENESS_FORMS:
             raise SpecError(f"{where}: unknown form {p.form!r}")
@@ -1237,8 +1245,8 @@ class Spec:
         if var not in self.variables:
             raise SpecError(f"{where}: reads or writes undeclared variable {var.name}")
 
-    def _check_expr(self, where: str, e: Expr, sort: str | None, bounds: set, params: set,
-                    locals_: set, primed_ok: bool) -> None:
+    def _check_expr(self, where: str, e: Expr, sort: str | None, bounds: set[Bound],
+                    params: set[ActionParam], locals_: set[str], primed_ok: bool) -> None:
         if sort is not None and e.sort != sort:
             raise SpecError(f"{where}: expected a {sort} expression, got {e.sort}")
         match e:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeGuard
 
 from hwcheck.checker.semantics.layout import Layout
@@ -48,6 +49,10 @@ INF = 1 << 40  # larger than any model value: the "no candidate" of an unrolled 
 UNBOUNDED = (-(1 << 62), 1 << 62)  # the range of a value nothing is known of
 
 Code = int | bool | str  # a folded constant, or Python source
+Range = tuple[int, int]  # an interval of values
+Facts = dict[tuple[str, bool], Range]  # (scalar variable, primed) -> what is known of it
+CodeEnv = dict[Bound | ActionParam, Code]  # a quantifier or loop variable, a parameter -> code
+Ranges = dict[Bound | ActionParam, Range]  # the same -> the values it takes
 
 
 # each arithmetic operator on Python ints (// and % floor, as TLA+'s \\div and % with a
@@ -120,7 +125,7 @@ def _scalar(e: Expr) -> TypeGuard[Read]:
     return isinstance(e, Read) and not e.index
 
 
-def _meet(a, b):
+def _meet(a: Range | None, b: Range) -> Range:
     """The intersection of two ranges (None: no knowledge)."""
     if a is None:
         return b
@@ -161,16 +166,16 @@ class ExprGen:
 
     # -- facts -------------------------------------------------------------------------------------
 
-    def facts_of(self, e: Expr, holds: bool = True) -> dict:
+    def facts_of(self, e: Expr, holds: bool = True) -> Facts:
         """Ranges of scalar variables implied by ``e`` being true (or false): comparisons of a
         scalar with a constant, under conjunctions, disjunctions and negations."""
         if isinstance(e, Not):
             return self.facts_of(e.a, not holds)
         if isinstance(e, (And, Or)) and isinstance(e, And) == holds:
-            out: dict = {}
+            out: Facts = {}
             for a in e.args:
-                for k, r in self.facts_of(a, holds).items():
-                    out[k] = _meet(out.get(k), r)
+                for k, known in self.facts_of(a, holds).items():
+                    out[k] = _meet(out.get(k), known)
             return out
         if not isinstance(e, Cmp):
             return {}
@@ -184,32 +189,30 @@ class ExprGen:
             op = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
         lo, hi = a.var.lo, a.var.hi
         c = int(b.value)
-        r = {"==": (c, c), "<": (lo, c - 1), "<=": (lo, c), ">": (c + 1, hi),
-             ">=": (c, hi)}.get(op)
+        r: Range | None = {"==": (c, c), "<": (lo, c - 1), "<=": (lo, c), ">": (c + 1, hi),
+                           ">=": (c, hi)}.get(op)
         if op == "!=":
             r = (lo + 1, hi) if c == lo else (lo, hi - 1) if c == hi else (lo, hi)
+        if r is None:  # every operator is one of the above
+            return {}
         return {(a.var.name, a.primed): r}
 
-    def assuming(self, facts: dict):
+    @contextmanager
+    def assuming(self, facts: Facts) -> Iterator[None]:
         """A context in which ``facts`` hold too."""
-        gen = self
-
-        class _Ctx:
-            def __enter__(self):
-                self.saved = gen.facts
-                merged = dict(gen.facts)
-                for k, r in facts.items():
-                    merged[k] = _meet(merged.get(k), r)
-                gen.facts = merged
-
-            def __exit__(self, *exc):
-                gen.facts = self.saved
-
-        return _Ctx()
+        saved = self.facts
+        merged = dict(saved)
+        for k, r in facts.items():
+            merged[k] = _meet(merged.get(k), r)
+        self.facts = merged
+        try:
+            yield
+        finally:
+            self.facts = saved
 
     # -- value ranges ----------------------------------------------------------------------------
 
-    def rng(self, e: Expr, env: dict, inner: dict | None = None) -> tuple[int, int]:
+    def rng(self, e: Expr, env: CodeEnv, inner: Ranges | None = None) -> Range:
         """An interval holding every value ``e`` can take (as generated under ``env``)."""
         inner = inner or {}
         r = self.rng
@@ -222,7 +225,8 @@ class ExprGen:
                 code = env.get(e)
                 if code is None:
                     return (0, e.size - 1) if isinstance(e, ActionParam) else UNBOUNDED
-                return (code, code) if _const(code) else self.code_ranges.get(code, UNBOUNDED)
+                return self.code_ranges.get(code, UNBOUNDED) if isinstance(code, str) \
+                    else (code, code)
             case Local():
                 return self.local_ranges.get(e.name, UNBOUNDED)
             case Read():
@@ -266,7 +270,7 @@ class ExprGen:
             case _:
                 raise unknown_node(e, "codegen: unknown expression node")
 
-    def index_checks(self, e: Read, env: dict, idx: list) -> list[str]:
+    def index_checks(self, e: Read, env: CodeEnv, idx: list[Code]) -> list[str]:
         """The conditions an index of ``e`` needs at run time (those not provably in shape)."""
         conds = []
         for ie, code, d in zip(e.index, idx, e.var.shape):
@@ -277,7 +281,7 @@ class ExprGen:
                 conds.append(f"0 <= {src(code)} < {d}")
         return conds
 
-    def __call__(self, e: Expr, env: dict) -> Code:
+    def __call__(self, e: Expr, env: CodeEnv) -> Code:
         uses = self.fact_uses
         c = self._gen(e, env)
         if isinstance(c, str):
@@ -288,7 +292,7 @@ class ExprGen:
                 self.tally[c] += 1
         return c
 
-    def _gen(self, e: Expr, env: dict) -> Code:
+    def _gen(self, e: Expr, env: CodeEnv) -> Code:
         g = self
         match e:
             case Const():
@@ -315,7 +319,7 @@ class ExprGen:
                 return f"({src(a)} {e.op} {src(b)})"
             case And() | Or():  # each argument runs only when the ones before let it
                 parts: list[Code] = []
-                known: dict = {}  # facts of the parts before (``facts_of``)
+                known: Facts = {}  # facts of the parts before (``facts_of``)
                 uses = self.fact_uses
                 for x in e.args:
                     with self.assuming(known):
@@ -350,11 +354,11 @@ class ExprGen:
             case _:
                 raise unknown_node(e, "codegen: unknown expression node")
 
-    def junction(self, parts: list, op: str, eager: bool = False) -> Code:
+    def junction(self, parts: list[Code], op: str, eager: bool = False) -> Code:
         unit = op == "and"
         kept: list[str] = []  # the parts that are not constants
         for p in parts:
-            if _const(p):
+            if not isinstance(p, str):  # a constant
                 if bool(p) != unit:
                     # the parts before still run, as in the interpreter, when one may fail
                     if any(_checked(k) for k in kept):
@@ -368,7 +372,7 @@ class ExprGen:
             op = "&" if unit else "|"
         return kept[0] if len(kept) == 1 else "(" + f" {op} ".join(kept) + ")"
 
-    def read(self, e: Read, env: dict) -> Code:
+    def read(self, e: Read, env: CodeEnv) -> Code:
         idx = [self(i, env) for i in e.index]
         cell = self.cell(e, env, idx)
         conds = self.index_checks(e, env, idx)
@@ -378,7 +382,7 @@ class ExprGen:
             self.checks += 1
         return f"({cell} != 0)" if e.var.sort == BOOL else cell
 
-    def cell(self, e: Read, env: dict, idx: list | None = None) -> str:
+    def cell(self, e: Read, env: CodeEnv, idx: list[Code] | None = None) -> str:
         """The source of the row element ``e`` reads (as stored), with no index check."""
         var = e.var
         row = self.nxt if e.primed else self.cur
@@ -391,7 +395,7 @@ class ExprGen:
         base = self.layout.offsets[var.name]
         const_part, terms, stride = base, [], 1
         for i, d in reversed(list(zip(idx, var.shape))):
-            if _const(i):
+            if not isinstance(i, str):  # a constant
                 const_part += int(i) * stride
             else:
                 terms.append(i if stride == 1 else f"{i} * {stride}")
@@ -403,7 +407,7 @@ class ExprGen:
             pos = str(const_part)
         return f"{row}[{pos}]"
 
-    def quant(self, e: Quant, env: dict) -> Code:
+    def quant(self, e: Quant, env: CodeEnv) -> Code:
         def at(i: int, x: Expr) -> Code:
             inner = dict(env)
             inner[e.var] = i
@@ -467,16 +471,17 @@ class BodyGen:
         self.temps = itertools.count()
         self.ret = "return"  # how a failed check leaves the function
 
-    def begin(self, where: str, stmts: Iterable[Stmt], env: dict, ret: str = "return") -> None:
+    def begin(self, where: str, stmts: Iterable[Stmt], env: CodeEnv, ret: str = "return"
+              ) -> None:
         """Before generating a body: name its errors and bound the values of its locals (a
         fixpoint over every assignment; what does not settle is unbounded)."""
         self.ex.where = where
         self.ret = ret
         ranges: dict[str, tuple[int, int]] = {}
         self.ex.local_ranges = ranges
-        sets: list = []
+        sets: list[tuple[SetLocal, Ranges]] = []
 
-        def scan(block: Iterable[Stmt], inner: dict) -> None:
+        def scan(block: Iterable[Stmt], inner: Ranges) -> None:
             for s in block:
                 match s:
                     case SetLocal():
@@ -509,7 +514,7 @@ class BodyGen:
             for name in ranges:
                 ranges[name] = UNBOUNDED
 
-    def __call__(self, stmts: Iterable[Stmt], env: dict, depth: int) -> list[str]:
+    def __call__(self, stmts: Iterable[Stmt], env: CodeEnv, depth: int) -> list[str]:
         pad = "    " * depth
         out: list[str] = []
         for s in stmts:
@@ -545,7 +550,7 @@ class BodyGen:
         pre, lines = shared(self.ex, lines, lambda: f"_c{next(self.temps)}")
         return [pad + p for p in pre] + lines
 
-    def assign(self, s: Assign, env: dict, pad: str) -> list[str]:
+    def assign(self, s: Assign, env: CodeEnv, pad: str) -> list[str]:
         """A write, with the checks it needs: every index inside the variable's shape and the
         value inside its domain, unless the ranges prove it."""
         var, ex = s.target.var, self.ex

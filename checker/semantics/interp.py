@@ -73,9 +73,7 @@ class Interpreter:
     def eval(self, e: Expr, cur: Cells, nxt: Cells | None = None, env: Env | None = None) -> int:
         return self._eval(e, cur, nxt, env if env is not None else {}, "expression")
 
-    # ``nxt`` is Cells | None, left unannotated: a primed read without a next state (``eval``
-    # given none) indexes None here (a TypeError), where the translator raises a SpecError
-    def _eval(self, e: Expr, cur: Cells, nxt, env: Env, where: str) -> int:
+    def _eval(self, e: Expr, cur: Cells, nxt: Cells | None, env: Env, where: str) -> int:
         """The value of ``e``: an int, or a bool (a BOOL read, a comparison, a connective)."""
         ev = self._eval
         match e:
@@ -89,6 +87,8 @@ class Interpreter:
                     raise ModelError(f"{where}: reads {_at(e.var, idx)}, outside its shape "
                                      f"{list(e.var.shape)}", e.var.name, where) from None
                 src = nxt if e.primed else cur
+                if src is None:  # a primed read given no next state: the translator's error
+                    raise SpecError(f"{where}: reads the next state without one")
                 v = int(src[pos])
                 return bool(v) if e.var.sort == BOOL else v
             case Bound() | ActionParam():
@@ -116,7 +116,7 @@ class Interpreter:
             case _:
                 raise unknown_node(e, f"{where}: unknown expression node")
 
-    def _quant(self, e: Quant, cur: Cells, nxt, env: Env, where: str) -> int:
+    def _quant(self, e: Quant, cur: Cells, nxt: Cells | None, env: Env, where: str) -> int:
         ev = self._eval
         inner = dict(env)
         if e.kind in ("forall", "exists", "count"):

@@ -311,7 +311,8 @@ def _property(spec: Spec, name: str, kind: str | None = None
     """The property ``name`` of ``spec``, of ``kind`` when given (a trace that claims another
     kind of property than the spec declares is rejected)."""
     for k, group in KINDS.items():
-        for p in getattr(spec, group):
+        props: list[Invariant | ActionProperty | Reachable | Liveness] = getattr(spec, group)
+        for p in props:
             if p.name == name:
                 if kind is not None and k != kind:
                     raise TraceError(f"{name} is a {_kind_word(k)} of {spec.name}, but the trace "

@@ -156,7 +156,7 @@ def same(a: Term, b: Term) -> bool:
     if is_const(a) and is_const(b):
         return a == b and isinstance(a, bool) == isinstance(b, bool)
     if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):
-        return a.eq(b)
+        return bool(a.eq(b))
     return False
 
 
@@ -270,7 +270,7 @@ def _concrete(x: Term, what: str) -> bool:
         return bool(x)
     x = z3.simplify(_zb(x))
     if z3.is_true(x) or z3.is_false(x):
-        return z3.is_true(x)
+        return bool(z3.is_true(x))
     raise SpecError(f"{what} is not concrete: {x}")
 
 
