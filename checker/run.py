@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,7 +171,7 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
         require_writable(Path(str(opts.checkpoint)), "--checkpoint")
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered = None
-    live = liveness_selected(spec, opts)
+    live = liveness_selected(spec, opts.properties)
     if spec.view is not None and (opts.symmetry or opts.exact or live or recoverable):
         raise SpecError("a spec with a VIEW is checked without --symmetry, --exact, "
                         "--recoverable and liveness properties (each reads whole states)")
@@ -225,7 +225,7 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
                 continue
             else:
                 o.trace = from_path(spec, interp, name, kind, ex.engine, hit.path, canon)
-            if out is not None and (kind != "reachable" or write_witnesses):
+            if folder is not None and (kind != "reachable" or write_witnesses):
                 try:
                     o.files = write_trace(spec, o.trace, folder, identity=identity)
                 except OSError as e:
@@ -245,9 +245,10 @@ def check(spec: Spec, opts: Options, engine: str = "local", out: Path | None = N
     return Report(spec, ex, outcomes, run_name, recovered)
 
 
-def liveness_selected(spec: Spec, opts: Options) -> list[Liveness]:
-    """The liveness properties a run with ``opts`` decides: all of them, or those named."""
-    want = None if opts.properties is None else set(opts.properties)
+def liveness_selected(spec: Spec, properties: Iterable[str] | None) -> list[Liveness]:
+    """The liveness properties a run checking ``properties`` decides: all of them (None), or
+    those named."""
+    want = None if properties is None else set(properties)
     return [p for p in spec.liveness if want is None or p.name in want]
 
 

@@ -40,13 +40,6 @@ if TYPE_CHECKING:
     from hwcheck.checker.engines.options import Options
 
 
-class _Selected:
-    """The part of Options that says which properties a run checks (before Options exists)."""
-
-    def __init__(self, properties: tuple[str, ...] | None):
-        self.properties = properties
-
-
 class Commands(click.Group):
     """The command group; the commands of the other modules (scenarios, Z3) are loaded on first
     use, which keeps start-up light."""
@@ -183,7 +176,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         recover_cli.require_recovery(spec)
     from hwcheck.checker.run import liveness_selected
 
-    live = liveness_selected(spec, _Selected(tuple(invariants) or None))
+    live = liveness_selected(spec, tuple(invariants) or None)
     if live and symmetry:
         raise InputError("liveness properties are checked without --symmetry (fairness is per "
                          "action instance, which renaming the members changes); leave out "
@@ -224,7 +217,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     if checkpoint is not None and resume is not None and Path(checkpoint) != Path(resume):
         raise InputError("--resume goes on writing checkpoints to its own folder; give "
                          "--checkpoint the same folder, or leave it out")
-    engine_opts = local_workers(engine, 1 if exact else workers, spec)
+    engine_opts: dict[str, Any] = dict(local_workers(engine, 1 if exact else workers, spec))
     if engine == "spark":
         engine_opts = {"master": spark_master, "partitions": partitions, "slice": spark_slice,
                        "worker_memory": None if spark_worker_memory is None else

@@ -37,6 +37,8 @@ def _cti_trace(spec: Spec, layout: Layout, inv: str, ob: Obligation,
                hypotheses: list[str]) -> Trace:
     from hwcheck.checker.traces.trace import Trace, domain_cti, views_of
 
+    if ob.inst is None or ob.pre is None:  # a CTI has its step and its pre-state
+        raise ValueError(f"{ob.action}: a counterexample to induction without its step")
     if ob.post is None:  # the step leaves the declared domains: no post-state
         return domain_cti(spec, ob.goal, ob.inst.label, ob.pre,
                           {"invariant": inv, "case": ob.case, "broken": ob.goal,
@@ -175,7 +177,7 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
             if v.status == Verdict.HOLDS:
                 o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
             elif v.status == Verdict.VIOLATED:
-                ob = v.cti
+                ob = v.counterexample
                 o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
             else:
                 ob = v.unknown[0]
@@ -184,7 +186,7 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
         ctis = []
         for v in rep.actions:
             if v.status == Verdict.VIOLATED:
-                trace = _cti_trace(spec, layout, inv, v.cti, [n for n, _ in conj])
+                trace = _cti_trace(spec, layout, inv, v.counterexample, [n for n, _ in conj])
                 txt = cti_text(trace)
                 o.say("")
                 o.say(txt)
@@ -192,8 +194,8 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
                                     text_body=txt)
                 write_trace_marker(folder, identity)
                 o.say(f"written: {', '.join(str(p) for p in files)}")
-                ctis.append({"action": v.action, "case": v.cti.case,
-                             **violation_json(v.cti.goal, trace.kind, 1, files)})
+                ctis.append({"action": v.action, "case": v.counterexample.case,
+                             **violation_json(v.counterexample.goal, trace.kind, 1, files)})
         st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
         statuses.append(st)
         results.append({"property": inv, "status": st, "lemmas": lem,
@@ -400,8 +402,9 @@ def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symme
             o.say(f"assuming in every state (proved inductive first): "
                   f"{', '.join(n for n, _ in facts)}")
     rep = run_bmc(spec, props, depth, timeout, progress, sym, facts)
-    obj = {"command": "bmc", "protocol": spec.source or spec.name, "params": dict(spec.params),
-           "depth": rep.depth, "seconds": round(rep.seconds, 3), "violations": []}
+    obj: dict[str, Any] = {"command": "bmc", "protocol": spec.source or spec.name,
+                           "params": dict(spec.params), "depth": rep.depth,
+                           "seconds": round(rep.seconds, 3), "violations": []}
     if rep.status == "violated":
         interp = Interpreter(spec)
         parts = []

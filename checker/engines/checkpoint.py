@@ -237,7 +237,7 @@ def load(folder: Path, ident: dict[str, Any],
         digests = meta["digests"]
         if len(digests["levels"]) != meta["levels"]:
             raise ValueError("meta.json lists a digest for another number of levels")
-        levels = []
+        levels: list[Level | StoredLevel] = []
         for d in range(meta["levels"]):
             rel = f"levels/level-{d}.npz"
             with np.load(checked(rel, digests["levels"][d])) as z:

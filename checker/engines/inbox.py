@@ -120,7 +120,7 @@ class BlockFile:
         for offset, a in ((self.at + lo * w * rsz, out.rows), (at + 8 * lo, out.fps),
                           (at + 8 * n + 8 * lo, out.parents), (at + 16 * n + asz * lo, out.acts)):
             f.seek(offset)
-            view = memoryview(a).cast("B")
+            view = a.data.cast("B")  # the array's buffer, as bytes
             if f.readinto(view) != view.nbytes:
                 raise OSError(f"{self.path}: shorter than its header says")
 

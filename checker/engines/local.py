@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from hwcheck.checker.engines import checkpoint
-from hwcheck.checker.engines.expand import CHUNK, expand
+from hwcheck.checker.engines.expand import CHUNK, Successors, expand
 from hwcheck.checker.engines.options import Options, PropertySet
-from hwcheck.checker.engines.parallel import PartitionedTable, Workers
+from hwcheck.checker.engines.parallel import Expanded, PartitionedTable, Workers
 from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.spill import (
     Frontier,
@@ -152,9 +152,12 @@ class LocalEngine(LevelSource):
             self.ckpt = checkpoint.Checkpointer(opts.checkpoint, opts.checkpoint_every, ident)
         init = k.starts  # canonical under symmetry
         fps = np.array([k.fingerprint(r) for r in init], np.uint64)
-        table = self.table = ExactTable(k.stride, k.dtype) if opts.exact else self._new_table()
-        keep = [i for i, (fp, row) in enumerate(zip(fps, init))  # each state once
-                if (table.add_row(int(fp), row) if opts.exact else table.add(int(fp)))]
+        if opts.exact:  # each state once
+            exact = self.table = ExactTable(k.stride, k.dtype)
+            keep = [i for i, (fp, row) in enumerate(zip(fps, init)) if exact.add_row(int(fp), row)]
+        else:
+            table = self.table = self._new_table()
+            keep = [i for i, fp in enumerate(fps) if table.add(int(fp))]
         init, fps = init[keep], fps[keep]
         n = len(init)
         self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
@@ -326,6 +329,7 @@ class LocalEngine(LevelSource):
                 stopped = rule.limit(found, progress.elapsed())
                 return bool(stopped)
 
+            new: Expanded | Successors
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
                                        dom_row, dom_inst, on_chunk, chunk=chunk,
@@ -399,7 +403,7 @@ class LocalEngine(LevelSource):
                 continue
             name, _, kind = props.transition[j]
             inst, row = int(tp_inst[j]), int(tp_row[j])
-            succ = self.kernel.step(inst, rows[row])
+            succ = self.kernel.taken(inst, rows[row])
             path = path_to(self.levels, depth, off + row) + [
                 (inst, self.kernel.state_fingerprint(succ))]
             out.append(Found(name, kind, depth + 1, path))

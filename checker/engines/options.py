@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -20,11 +22,12 @@ class Options:
     max_states: int | None = None
     max_seconds: float | None = None  # wall time of the exploration
     max_memory: int | None = None  # resident bytes of this process
-    checkpoint: object = None  # a folder to write checkpoints to (local engine)
+    checkpoint: Path | None = None  # a folder to write checkpoints to (local engine)
     checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
-    resume: object = None  # a checkpoint folder to go on from (and to go on writing to)
+    resume: Path | None = None  # a checkpoint folder to go on from (and to go on writing to)
     exact: bool = False  # keep every state, not only its fingerprint (local engine)
-    workdir: object = None  # where the local engine keeps levels and large frontiers
+    workdir: str | os.PathLike[str] | None = None  # where the local engine keeps levels and
+    # large frontiers
     # (None: a temporary folder); either way its files are removed at the end of the run
     symmetry: bool = False  # one state per orbit of the protocol's declared symmetry
     report: object = None  # progress callback (a line of text)

@@ -324,7 +324,7 @@ def expand_pieces(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: 
         hits = {}
         for j in np.flatnonzero((tp_row >= 0) & ~tp_found):
             tp_found[j] = True
-            nxt = kernel.step(int(tp_inst[j]), part[tp_row[j]])
+            nxt = kernel.taken(int(tp_inst[j]), part[tp_row[j]])
             hits[int(j)] = (int(pfps[tp_row[j]]), int(tp_inst[j]),
                             kernel.state_fingerprint(nxt))
         yield Expanded(Batch(succ.rows, succ.fps, pfps[succ.parents], succ.acts),

@@ -750,7 +750,7 @@ class GraphSource(LevelSource):
                 continue
             name, _, kind = props.transition[j]
             inst, row = int(self.tp_inst[j]), int(self.tp_row[j])
-            succ = k.step(inst, front[row])
+            succ = k.taken(inst, front[row])
             out.append(Found(name, kind, depth + 1,
                              (base + row, (inst, k.state_fingerprint(succ)))))
             props.trans_active[j] = False

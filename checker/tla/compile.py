@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hwcheck.spec import lang as L
@@ -625,6 +626,10 @@ class Compiler:
         eq = _and(*[_and(_implies(p, q), _implies(q, p)) for p, q in zip(xa, xb)])
         return ("bool", eq if name == "=" else _not(eq))
 
+    def _chosen(self, values: tuple[Any, ...], s: Term, pos: Pos, c: L.Bound) -> Any:
+        """The choice ``c`` among ``values`` is in the set term ``s`` (bound in a guard)."""
+        return self.member(("param", c, values), s, pos)
+
     def member(self, x: Term, s: Term, pos: Pos) -> Any:
         """``x \\in s`` for a set term ``s``."""
         if s[0] == "elems":
@@ -968,9 +973,8 @@ class Compiler:
                     values = tuple(s[1])
                     choices[var] = ("param", b.choose(len(values)), values)
                     if self.for_enabled:  # the guard alone, the choice bound in it
-                        guards.append(L.exists(len(values), lambda c, vs=values, st=s,
-                                               at=rhs.pos: self.member(("param", c, vs), st,
-                                                                       at)))
+                        guards.append(L.exists(len(values),
+                                               partial(self._chosen, values, s, rhs.pos)))
                     else:
                         guards.append(self.member(choices[var], s, rhs.pos))
                     continue
