@@ -270,7 +270,8 @@ def add_liveness(ex: Exploration, outs: list[LiveOutcome]) -> None:
 
 def liveness_note(info: dict[str, Any]) -> str:
     if info["note"]:
-        return info["note"]
+        note: str = info["note"]
+        return note
     if info["at_bound_lasso"] is not None:
         return (f"a fair lasso of {info['at_bound_lasso']} steps breaks it only at the model's "
                 "bounds (its cycle lies in states the protocol marks at_bound); not a finding")

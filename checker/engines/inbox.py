@@ -189,7 +189,8 @@ def _write_done(store: str, level: int, index: int, stats: dict[str, Any]) -> No
 def _read_done(store: str, level: int, index: int) -> dict[str, Any] | None:
     try:
         with open(_done(store, level, index), "rb") as f:
-            return pickle.load(f)
+            loaded: dict[str, Any] | None = pickle.load(f)
+            return loaded
     except FileNotFoundError:
         return None
 

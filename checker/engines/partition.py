@@ -105,7 +105,8 @@ def act_dtype(ninst: int) -> type[np.unsignedinteger[Any]]:
 def owners(fps: np.ndarray, parts: int) -> np.ndarray:
     """The partition of each fingerprint: the top 32 bits scaled to 0..parts-1 (monotone)."""
     hi = np.asarray(fps, np.uint64) >> np.uint64(32)
-    return ((hi * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+    owners: np.ndarray = ((hi * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+    return owners
 
 
 def owner(fp: int, parts: int) -> int:

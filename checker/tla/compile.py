@@ -409,7 +409,7 @@ class Compiler:
                                                                  "@" in dynamic):
                 return False
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -663,7 +663,7 @@ class Compiler:
                     and x.name not in names:
                 names.append(x.name)
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -835,7 +835,7 @@ class Compiler:
             if isinstance(x, OpApp) and x.name == name:
                 return True
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -1074,7 +1074,7 @@ class Compiler:
             if isinstance(x, (Prime, Unchanged)):
                 return True
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
         return False
