@@ -19,18 +19,23 @@ import itertools
 import numbers
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
-    from types import FrameType
+    from types import FrameType, TracebackType
+
+    from typing_extensions import Never  # typing's own from Python 3.11
 
     from .protocol import Protocol
+    from .types import Type, TypedVar
 
 INT = "int"
 BOOL = "bool"
+
+F = TypeVar("F", bound=Callable[..., object])  # an action's function, kept as it is
 
 
 class SpecError(ValueError):
@@ -47,7 +52,7 @@ _LANGUAGE = frozenset({"hwcheck.spec.lang", "hwcheck.spec.types", "hwcheck.spec.
                        "contextlib"})
 
 
-def _spec_frame(frame) -> bool:
+def _spec_frame(frame: FrameType) -> bool:
     name = frame.f_globals.get("__name__", "")
     return name not in _LANGUAGE and not name.startswith("hwcheck.checker.") \
         and not frame.f_code.co_filename.startswith("<")
@@ -87,7 +92,7 @@ def _library(filename: str) -> bool:
 _LIBRARIES: tuple[str, ...] | None = None
 
 
-def raised_at(tb) -> str:
+def raised_at(tb: TracebackType | None) -> str:
     """``FILE:LINE`` of the innermost frame of a traceback that is the spec's code: outside the
     language, and outside the libraries it calls when there is such a frame."""
     at = mine = ""
@@ -129,8 +134,10 @@ def located(e: BaseException, at: str, what: str = "") -> SpecError:
 # --------------------------------------------------------------------------------------------
 
 
-class Expr:
-    """Base of every expression node. ``sort`` is INT or BOOL."""
+class ExprBase:
+    """Base of every expression node: the operators that build expressions. ``sort`` is INT or
+    BOOL. ``Expr`` (below) is the union of the node classes: what a reader takes and matches
+    on, so that mypy proves it handles every node."""
 
     __slots__ = ()
 
@@ -139,65 +146,66 @@ class Expr:
         """INT or BOOL: each node class says which."""
         raise NotImplementedError
 
-    def __add__(self, other):
-        return Arith("+", self, lift(other))
+    # ``lift(self)`` is ``self`` (every subclass is a node class of ``Expr``), typed as one
+    def __add__(self, other: Value) -> Arith:
+        return Arith("+", lift(self), lift(other))
 
-    def __radd__(self, other):
-        return Arith("+", lift(other), self)
+    def __radd__(self, other: Value) -> Arith:
+        return Arith("+", lift(other), lift(self))
 
-    def __sub__(self, other):
-        return Arith("-", self, lift(other))
+    def __sub__(self, other: Value) -> Arith:
+        return Arith("-", lift(self), lift(other))
 
-    def __rsub__(self, other):
-        return Arith("-", lift(other), self)
+    def __rsub__(self, other: Value) -> Arith:
+        return Arith("-", lift(other), lift(self))
 
     # products and quotients by constants: the constant is always the right operand
-    def __mul__(self, other):
-        return Arith("*", self, _constant(other, "*"))
+    def __mul__(self, other: Value) -> Arith:
+        return Arith("*", lift(self), _constant(other, "*"))
 
-    def __rmul__(self, other):
-        return Arith("*", self, _constant(other, "*"))
+    def __rmul__(self, other: Value) -> Arith:
+        return Arith("*", lift(self), _constant(other, "*"))
 
-    def __floordiv__(self, other):
-        return Arith("//", self, _constant(other, "//", positive=True))
+    def __floordiv__(self, other: Value) -> Arith:
+        return Arith("//", lift(self), _constant(other, "//", positive=True))
 
-    def __mod__(self, other):
-        return Arith("%", self, _constant(other, "%", positive=True))
+    def __mod__(self, other: Value) -> Arith:
+        return Arith("%", lift(self), _constant(other, "%", positive=True))
 
-    def __eq__(self, other):  # type: ignore[override]
-        return Cmp("==", self, lift(other))
+    def __eq__(self, other: Value) -> Cmp:  # type: ignore[override]
+        return Cmp("==", lift(self), lift(other))
 
-    def __ne__(self, other):  # type: ignore[override]
-        return Cmp("!=", self, lift(other))
+    def __ne__(self, other: Value) -> Cmp:  # type: ignore[override]
+        return Cmp("!=", lift(self), lift(other))
 
-    def __lt__(self, other):
-        return Cmp("<", self, lift(other))
+    def __lt__(self, other: Value) -> Cmp:
+        return Cmp("<", lift(self), lift(other))
 
-    def __le__(self, other):
-        return Cmp("<=", self, lift(other))
+    def __le__(self, other: Value) -> Cmp:
+        return Cmp("<=", lift(self), lift(other))
 
-    def __gt__(self, other):
-        return Cmp("<", lift(other), self)
+    def __gt__(self, other: Value) -> Cmp:
+        return Cmp("<", lift(other), lift(self))
 
-    def __ge__(self, other):
-        return Cmp("<=", lift(other), self)
+    def __ge__(self, other: Value) -> Cmp:
+        return Cmp("<=", lift(other), lift(self))
 
-    def __and__(self, other):
-        return conj(self, other)
+    def __and__(self, other: Value) -> Expr:
+        return conj(lift(self), other)
 
-    def __rand__(self, other):
-        return conj(other, self)
+    def __rand__(self, other: Value) -> Expr:
+        return conj(other, lift(self))
 
-    def __or__(self, other):
-        return disj(self, other)
+    def __or__(self, other: Value) -> Expr:
+        return disj(lift(self), other)
 
-    def __ror__(self, other):
-        return disj(other, self)
+    def __ror__(self, other: Value) -> Expr:
+        return disj(other, lift(self))
 
-    def __invert__(self):
-        return Not(self)
+    def __invert__(self) -> Not:
+        return Not(lift(self))
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise SpecError(f"an expression ({show(self)}) has no Python truth value: `if`, "
                         "`and`, `or`, `not` and chained comparisons cannot test it; use ite(), "
                         "Block.when() or &, |, ~")
@@ -206,7 +214,7 @@ class Expr:
 
 
 @dataclass(frozen=True, eq=False)
-class Const(Expr):
+class Const(ExprBase):
     value: int | bool
 
     @property
@@ -215,7 +223,7 @@ class Const(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Read(Expr):
+class Read(ExprBase):
     """A state variable's element: ``var[index...]``; ``primed`` reads the next state."""
 
     var: Var
@@ -228,7 +236,7 @@ class Read(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Bound(Expr):
+class Bound(ExprBase):
     """The variable of a quantifier, a reduction or a loop: an int in ``0..n-1``."""
 
     name: str
@@ -236,7 +244,7 @@ class Bound(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class ActionParam(Expr):
+class ActionParam(ExprBase):
     """An action's parameter (for example the replica of FetchRequest(f))."""
 
     name: str
@@ -245,7 +253,7 @@ class ActionParam(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Local(Expr):
+class Local(ExprBase):
     """A local of an action body, written by Block.let / Block.assign."""
 
     name: str
@@ -253,7 +261,7 @@ class Local(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Arith(Expr):
+class Arith(ExprBase):
     """``a op b``. For ``*``, ``//`` (floor division, TLA+ ``\\div``) and ``%`` (TLA+ ``%``)
     ``b`` is a constant, positive for the last two."""
 
@@ -264,7 +272,7 @@ class Arith(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Cmp(Expr):
+class Cmp(ExprBase):
     op: str  # == != < <=
     a: Expr
     b: Expr
@@ -272,25 +280,25 @@ class Cmp(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class And(Expr):
+class And(ExprBase):
     args: tuple[Expr, ...]
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Or(Expr):
+class Or(ExprBase):
     args: tuple[Expr, ...]
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Not(Expr):
+class Not(ExprBase):
     a: Expr
     sort = BOOL
 
 
 @dataclass(frozen=True, eq=False)
-class Ite(Expr):
+class Ite(ExprBase):
     cond: Expr
     then: Expr
     other: Expr
@@ -301,7 +309,7 @@ class Ite(Expr):
 
 
 @dataclass(frozen=True, eq=False)
-class Quant(Expr):
+class Quant(ExprBase):
     """A reduction over ``var in 0..n-1``.
 
     kind: ``forall``/``exists`` (body is BOOL, result BOOL); ``count`` (body BOOL, result INT);
@@ -320,8 +328,32 @@ class Quant(Expr):
     def sort(self) -> str:
         return BOOL if self.kind in ("forall", "exists") else INT
 
+    @property
+    def reduction(self) -> tuple[Expr, Expr]:
+        """A min/max reduction's condition and default (``validate`` requires both)."""
+        if self.cond is None or self.default is None:
+            raise SpecError(f"{self.kind} needs a condition and a default")
+        return self.cond, self.default
 
-def _constant(x, op: str, positive: bool = False) -> Const:
+
+# Every expression node. A reader of expressions takes an ``Expr`` and matches on these classes,
+# ending in ``unknown_node``: mypy then fails on a reader that forgets a node added here.
+Expr: TypeAlias = Const | Read | Bound | ActionParam | Local | Arith | Cmp | And | Or | Not | Ite \
+    | Quant
+# What the operators and helpers take where an expression goes: a node or a Python int or bool
+Value: TypeAlias = "Expr | int"
+
+
+def unknown_node(node: Never, what: str) -> SpecError:
+    """The error a reader raises in the last case of its ``match`` over ``Expr`` or ``Stmt``
+    (``raise unknown_node(e, ...)``): to mypy it is ``assert_never`` (a node class without a
+    case of its own reaches it, a type error); at run time, something that is no node of the
+    language (a tree built around it by hand) is a SpecError: ``what`` and the type's name
+    (``codegen: unknown expression node Foo``)."""
+    return SpecError(f"{what} {type(node).__name__}")
+
+
+def _constant(x: object, op: str, positive: bool = False) -> Const:
     c = x if isinstance(x, Const) else lift(x) if isinstance(x, (bool, int)) else None
     if not isinstance(c, Const) or isinstance(c.value, bool):
         raise SpecError(f"{op} takes an integer constant as one operand, got {show(x)}")
@@ -330,7 +362,7 @@ def _constant(x, op: str, positive: bool = False) -> Const:
     return c
 
 
-def lift(x) -> Expr:
+def lift(x: object) -> Expr:
     if isinstance(x, Expr):
         return x
     if isinstance(x, (bool, int)):
@@ -344,40 +376,40 @@ def lift(x) -> Expr:
 TRUE = Const(True)
 
 
-def conj(*args) -> Expr:
+def conj(*args: Value) -> Expr:
     flat: list[Expr] = []
     for a in map(lift, args):
         flat.extend(a.args if isinstance(a, And) else (a,))
     return flat[0] if len(flat) == 1 else And(tuple(flat))
 
 
-def disj(*args) -> Expr:
+def disj(*args: Value) -> Expr:
     flat: list[Expr] = []
     for a in map(lift, args):
         flat.extend(a.args if isinstance(a, Or) else (a,))
     return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
 
-def implies(a, b) -> Expr:
+def implies(a: Value, b: Value) -> Expr:
     return disj(Not(lift(a)), b)
 
 
-def ite(cond, then, other) -> Expr:
+def ite(cond: Value, then: Value, other: Value) -> Expr:
     return Ite(lift(cond), lift(then), lift(other))
 
 
-def min_(a, b) -> Expr:
+def min_(a: Value, b: Value) -> Expr:
     return Arith("min", lift(a), lift(b))
 
 
-def max_(a, b) -> Expr:
+def max_(a: Value, b: Value) -> Expr:
     return Arith("max", lift(a), lift(b))
 
 
 _bound_ids = itertools.count()
 
 
-def _is_size(n) -> bool:
+def _is_size(n: object) -> bool:
     """Whether ``n`` is a size: an integer (a Python or numpy one, not a bool) >= 0."""
     return isinstance(n, numbers.Integral) and not isinstance(n, bool) and int(n) >= 0
 
@@ -390,30 +422,30 @@ def _bound(hint: str, n: int = 0, what: str = "a quantifier") -> Bound:
     return Bound(f"{hint}{next(_bound_ids)}")
 
 
-def forall(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def forall(n: int, body: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "forall")
     return Quant("forall", v, n, lift(body(v)))
 
 
-def exists(n: int, body: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def exists(n: int, body: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "exists")
     return Quant("exists", v, n, lift(body(v)))
 
 
-def count(n: int, cond: Callable[[Bound], Expr], hint: str = "i") -> Expr:
+def count(n: int, cond: Callable[[Bound], Value], hint: str = "i") -> Expr:
     v = _bound(hint, n, "count")
     return Quant("count", v, n, lift(cond(v)))
 
 
-def min_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
-             hint: str = "i") -> Expr:
+def min_over(n: int, value: Callable[[Bound], Value], where: Callable[[Bound], Value],
+             default: Value, hint: str = "i") -> Expr:
     """The least ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if none."""
     v = _bound(hint, n, "min_over")
     return Quant("min", v, n, lift(value(v)), lift(where(v)), lift(default))
 
 
-def max_over(n: int, value: Callable[[Bound], Expr], where: Callable[[Bound], Expr], default,
-             hint: str = "i") -> Expr:
+def max_over(n: int, value: Callable[[Bound], Value], where: Callable[[Bound], Value],
+             default: Value, hint: str = "i") -> Expr:
     """The greatest ``value(i)`` over the ``i in 0..n-1`` where ``where(i)``; ``default`` if
     none."""
     v = _bound(hint, n, "max_over")
@@ -431,23 +463,25 @@ def map_expr(e: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     r = fn(e)
     if r is not None:
         return r
-    if isinstance(e, (Const, Bound, ActionParam, Local)):
-        return e
-    if isinstance(e, Read):
-        return Read(e.var, tuple(map_expr(i, fn) for i in e.index), e.primed)
-    if isinstance(e, (Arith, Cmp)):
-        return type(e)(e.op, map_expr(e.a, fn), map_expr(e.b, fn))
-    if isinstance(e, (And, Or)):
-        return type(e)(tuple(map_expr(a, fn) for a in e.args))
-    if isinstance(e, Not):
-        return Not(map_expr(e.a, fn))
-    if isinstance(e, Ite):
-        return Ite(map_expr(e.cond, fn), map_expr(e.then, fn), map_expr(e.other, fn))
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.var, e.n, map_expr(e.body, fn),
-                     None if e.cond is None else map_expr(e.cond, fn),
-                     None if e.default is None else map_expr(e.default, fn))
-    raise SpecError(f"unknown expression node {type(e).__name__}")
+    match e:
+        case Const() | Bound() | ActionParam() | Local():
+            return e
+        case Read():
+            return Read(e.var, tuple(map_expr(i, fn) for i in e.index), e.primed)
+        case Arith() | Cmp():
+            return type(e)(e.op, map_expr(e.a, fn), map_expr(e.b, fn))
+        case And() | Or():
+            return type(e)(tuple(map_expr(a, fn) for a in e.args))
+        case Not():
+            return Not(map_expr(e.a, fn))
+        case Ite():
+            return Ite(map_expr(e.cond, fn), map_expr(e.then, fn), map_expr(e.other, fn))
+        case Quant():
+            return Quant(e.kind, e.var, e.n, map_expr(e.body, fn),
+                         None if e.cond is None else map_expr(e.cond, fn),
+                         None if e.default is None else map_expr(e.default, fn))
+        case _:
+            raise unknown_node(e, "unknown expression node")
 
 
 def reads_next(e: Expr) -> bool:
@@ -456,19 +490,23 @@ def reads_next(e: Expr) -> bool:
 
 
 def children(e: Expr) -> tuple[Expr, ...]:
-    if isinstance(e, Read):
-        return e.index
-    if isinstance(e, (Arith, Cmp)):
-        return (e.a, e.b)
-    if isinstance(e, (And, Or)):
-        return e.args
-    if isinstance(e, Not):
-        return (e.a,)
-    if isinstance(e, Ite):
-        return (e.cond, e.then, e.other)
-    if isinstance(e, Quant):
-        return tuple(x for x in (e.body, e.cond, e.default) if x is not None)
-    return ()
+    match e:
+        case Read():
+            return e.index
+        case Arith() | Cmp():
+            return (e.a, e.b)
+        case And() | Or():
+            return e.args
+        case Not():
+            return (e.a,)
+        case Ite():
+            return (e.cond, e.then, e.other)
+        case Quant():
+            return tuple(x for x in (e.body, e.cond, e.default) if x is not None)
+        case Const() | Bound() | ActionParam() | Local():
+            return ()
+        case _:
+            raise unknown_node(e, "unknown expression node")
 
 
 def walk(e: Expr) -> Iterator[Expr]:
@@ -480,7 +518,7 @@ def walk(e: Expr) -> Iterator[Expr]:
 _BINARY = {"+": 4, "-": 4, "*": 5, "//": 5, "%": 5, "==": 3, "!=": 3, "<": 3, "<=": 3}
 
 
-def show(e, limit: int = 120) -> str:
+def show(e: object, limit: int = 120) -> str:
     """An expression as a spec writer reads it: ``y % 3``, ``log[r, k - 1]``, ``x' == x + 1``,
     ``forall i in 0..2: ok[i]`` (cut at ``limit`` characters). Anything that is not an
     expression is shown as Python shows it."""
@@ -493,40 +531,44 @@ def show(e, limit: int = 120) -> str:
 
 def _show(e: Expr, outer: int) -> str:
     """``e`` in parentheses when it binds looser than its context ``outer`` (0: none)."""
+    if not isinstance(e, Expr):  # a stray object in a tree built by hand: its type's name
+        return type(e).__name__
     prec, text = _show_node(e)
     return f"({text})" if prec and outer > prec else text
 
 
 def _show_node(e: Expr) -> tuple[int, str]:
-    if isinstance(e, Const):
-        return 0, str(e.value)
-    if isinstance(e, Read):
-        idx = f"[{', '.join(_show(i, 0) for i in e.index)}]" if e.index else ""
-        return 0, f"{e.var.name}{idx}" + ("'" if e.primed else "")
-    if isinstance(e, (Bound, Local)):
-        return 0, e.name
-    if isinstance(e, ActionParam):
-        return 0, e.name.rpartition(".")[2]  # "Send.p0" -> "p0"
-    if isinstance(e, Arith) and e.op in ("min", "max"):
-        return 0, f"{e.op}({_show(e.a, 0)}, {_show(e.b, 0)})"
-    if isinstance(e, (Arith, Cmp)):
-        p = _BINARY[e.op]
-        return p, f"{_show(e.a, p)} {e.op} {_show(e.b, p + 1)}"
-    if isinstance(e, (And, Or)):
-        p, op = (2, " & ") if isinstance(e, And) else (1, " | ")
-        return p, op.join(_show(a, p + 1) for a in e.args)
-    if isinstance(e, Not):
-        return 0, f"~{_show(e.a, 9)}"
-    if isinstance(e, Ite):
-        return 0, f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
-    if isinstance(e, Quant):
-        head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
-        if e.kind in ("min", "max"):
-            assert e.cond is not None and e.default is not None
-            return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
-                       f"{_show(e.cond, 0)}, else {_show(e.default, 0)})")
-        return 0, f"({head}: {_show(e.body, 0)})"
-    return 0, type(e).__name__
+    match e:
+        case Const():
+            return 0, str(e.value)
+        case Read():
+            idx = f"[{', '.join(_show(i, 0) for i in e.index)}]" if e.index else ""
+            return 0, f"{e.var.name}{idx}" + ("'" if e.primed else "")
+        case Bound() | Local():
+            return 0, e.name
+        case ActionParam():
+            return 0, e.name.rpartition(".")[2]  # "Send.p0" -> "p0"
+        case Arith() if e.op in ("min", "max"):
+            return 0, f"{e.op}({_show(e.a, 0)}, {_show(e.b, 0)})"
+        case Arith() | Cmp():
+            p = _BINARY[e.op]
+            return p, f"{_show(e.a, p)} {e.op} {_show(e.b, p + 1)}"
+        case And() | Or():
+            p, op = (2, " & ") if isinstance(e, And) else (1, " | ")
+            return p, op.join(_show(a, p + 1) for a in e.args)
+        case Not():
+            return 0, f"~{_show(e.a, 9)}"
+        case Ite():
+            return 0, f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
+        case Quant():
+            head = f"{e.kind} {e.var.name} in 0..{e.n - 1}"
+            if e.kind in ("min", "max"):
+                cond, default = e.reduction
+                return 0, (f"{e.kind}({_show(e.body, 0)} for {e.var.name} in 0..{e.n - 1} if "
+                           f"{_show(cond, 0)}, else {_show(default, 0)})")
+            return 0, f"({head}: {_show(e.body, 0)})"
+        case _:  # ``show`` passes nothing else
+            raise unknown_node(e, "unknown expression node")
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,7 +599,7 @@ class Var:
     def initial(self) -> int:
         return self.start if self.start is not None else max(self.lo, min(self.hi, 0))
 
-    def __getitem__(self, index) -> Read:
+    def __getitem__(self, index: Value | tuple[Value, ...]) -> Read:
         idx = index if isinstance(index, tuple) else (index,)
         if len(idx) != len(self.shape):
             raise SpecError(f"{self.name} takes {len(self.shape)} "
@@ -595,18 +637,20 @@ class SetLocal:
 @dataclass(eq=False)
 class If:
     cond: Expr
-    then: list
-    other: list = field(default_factory=list)
+    then: list[Stmt]
+    other: list[Stmt] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
 class For:
     var: Bound
     n: int
-    body: list
+    body: list[Stmt]
 
 
-Stmt = Assign | SetLocal | If | For
+# Every statement. A reader of statements matches on these classes, ending in ``unknown_node``
+# (as a reader of ``Expr`` does).
+Stmt: TypeAlias = Assign | SetLocal | If | For
 
 
 class Block:
@@ -628,12 +672,12 @@ class Block:
         self.choices: list[ActionParam] = []
         self.guard: list[Expr] = []
         self.post: list[Expr] = []  # Init's conditions on the state it built
-        self.stmts: list = []
-        self._stack: list[list] = [self.stmts]
+        self.stmts: list[Stmt] = []
+        self._stack: list[list[Stmt]] = [self.stmts]
         self._names: set[str] = set()
         self._last_if: If | None = None
 
-    def require(self, *conds) -> None:
+    def require(self, *conds: Value) -> None:
         """Conjoin ``conds`` to the guard. Guards read the pre-state, so they come first. In
         Init, a ``require`` after the effect constrains the state built (TLA+'s conjuncts of
         Init that test the variables): a choice that breaks it gives no initial state."""
@@ -658,49 +702,49 @@ class Block:
         self.choices.append(p)
         return p
 
-    def put(self, target, value) -> None:
+    def put(self, target: Any, value: Any) -> None:
         """Write a whole typed value (a record, a set, a sequence, ...: ``spec/types.py``);
         every part of ``value`` is read before ``target`` is written."""
         from hwcheck.spec.types import put
 
         put(self, target, value)
 
-    def append(self, seq, value) -> None:
+    def append(self, seq: Any, value: Any) -> None:
         """Append ``value`` to the sequence ``seq`` (past its capacity: a domain error)."""
         from hwcheck.spec.types import append
 
         append(self, seq, value)
 
-    def truncate(self, seq, k) -> None:
+    def truncate(self, seq: Any, k: Value) -> None:
         """Keep the first ``k`` items of the sequence ``seq``."""
         from hwcheck.spec.types import truncate
 
         truncate(self, seq, k)
 
-    def insert(self, s, value, count: int = 1) -> None:
+    def insert(self, s: Any, value: Any, count: int = 1) -> None:
         """Add ``value`` to the set or bag ``s`` (``types.ValueSet``, ``types.Bag``): kept in
         sorted slots; past the capacity, a domain error."""
         from hwcheck.spec.types import insert
 
         insert(self, s, value, count)
 
-    def remove(self, s, k) -> None:
+    def remove(self, s: Any, k: Value) -> None:
         """Remove the member in slot ``k`` of the set or bag ``s``."""
         from hwcheck.spec.types import remove
 
         remove(self, s, k)
 
-    def deliver(self, s, k) -> None:
+    def deliver(self, s: Any, k: Value) -> None:
         """One delivery of the bag ``s``'s value in slot ``k`` (its count goes down by one)."""
         from hwcheck.spec.types import deliver
 
         deliver(self, s, k)
 
-    def _emit(self, s) -> None:
+    def _emit(self, s: Stmt) -> None:
         self._stack[-1].append(s)
         self._last_if = s if isinstance(s, If) else None
 
-    def set(self, target: Read, value) -> None:
+    def set(self, target: Read, value: Value) -> None:
         if not isinstance(target, Read) or target.primed:
             raise SpecError(f"{self.owner}: can only assign to a state variable element")
         v = lift(value)
@@ -709,7 +753,7 @@ class Block:
                             f"({target.sort})")
         self._emit(Assign(target, v))
 
-    def let(self, name: str, value) -> Local:
+    def let(self, name: str, value: Value) -> Local:
         v = lift(value)
         base, k = name, 1
         while name in self._names:
@@ -720,7 +764,7 @@ class Block:
         self._emit(SetLocal(loc, v))
         return loc
 
-    def assign(self, local: Local, value) -> None:
+    def assign(self, local: Local, value: Value) -> None:
         v = lift(value)
         if v.sort != local.sort:
             raise SpecError(f"{self.owner}: assigning a {v.sort} to local {local.name} "
@@ -728,7 +772,7 @@ class Block:
         self._emit(SetLocal(local, v))
 
     @contextmanager
-    def when(self, cond):
+    def when(self, cond: Value) -> Iterator[None]:
         node = If(lift(cond), [])
         self._emit(node)
         self._stack.append(node.then)
@@ -739,7 +783,7 @@ class Block:
             self._last_if = node
 
     @contextmanager
-    def otherwise(self):
+    def otherwise(self) -> Iterator[None]:
         node = self._last_if
         if node is None or node.other:
             raise SpecError(f"{self.owner}: otherwise() must follow a when() block")
@@ -751,7 +795,7 @@ class Block:
             self._last_if = None
 
     @contextmanager
-    def each(self, n: int, hint: str = "i"):
+    def each(self, n: int, hint: str = "i") -> Iterator[Bound]:
         v = _bound(hint, n, "each")
         node = For(v, n, [])
         self._emit(node)
@@ -763,7 +807,7 @@ class Block:
             self._last_if = None
 
 
-def _modified(m) -> list[str]:
+def _modified(m: object) -> list[str]:
     """The names of the core variables an entry of an action's ``modifies`` stands for: a
     variable, a read of one, its name, or a typed variable (``spec/types.py``) or a part of
     one."""
@@ -780,24 +824,33 @@ def _modified(m) -> list[str]:
     return stored_vars(m)
 
 
-def walk_stmts(stmts: Sequence) -> Iterator:
+def walk_stmts(stmts: Iterable[Stmt]) -> Iterator[Stmt]:
     for s in stmts:
         yield s
-        if isinstance(s, If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.other)
-        elif isinstance(s, For):
-            yield from walk_stmts(s.body)
+        match s:
+            case If():
+                yield from walk_stmts(s.then)
+                yield from walk_stmts(s.other)
+            case For():
+                yield from walk_stmts(s.body)
+            case Assign() | SetLocal():
+                pass
+            case _:
+                raise unknown_node(s, "unknown statement")
 
 
-def stmt_exprs(s) -> tuple[Expr, ...]:
-    if isinstance(s, Assign):
-        return (s.target, s.value)
-    if isinstance(s, SetLocal):
-        return (s.value,)
-    if isinstance(s, If):
-        return (s.cond,)
-    return ()
+def stmt_exprs(s: Stmt) -> tuple[Expr, ...]:
+    match s:
+        case Assign():
+            return (s.target, s.value)
+        case SetLocal():
+            return (s.value,)
+        case If():
+            return (s.cond,)
+        case For():
+            return ()
+        case _:
+            raise unknown_node(s, "unknown statement")
 
 
 # --------------------------------------------------------------------------------------------
@@ -812,7 +865,7 @@ class Action:
     name: str
     params: tuple[ActionParam, ...]
     guard: Expr
-    body: tuple
+    body: tuple[Stmt, ...]
     modifies: frozenset[str]
     doc: str = ""
     # "weak" or "strong" fairness of each instance (an instance continuously, or infinitely
@@ -904,13 +957,14 @@ class Instance:
         return f"{self.action.name}({', '.join(map(str, self.args))})"
 
 
-def _origin_of(fn: Callable) -> str:
+def _origin_of(fn: Callable[..., object]) -> str:
     """``FILE:LINE`` of a function's definition (an action's body, Init's builder)."""
     code = getattr(fn, "__code__", None)
     return place(code.co_filename, code.co_firstlineno) if code is not None else ""
 
 
-def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
+def _run_builder(fn: Callable[..., object], b: Block, what: str, origin: str,
+                 *args: ActionParam) -> None:
     """Run the spec's function that states an action (or Init); a mistake in it is a SpecError
     naming ``what`` and the line of the spec's code that made it."""
     try:
@@ -920,7 +974,7 @@ def _run_builder(fn: Callable, b: Block, what: str, origin: str, *args) -> None:
         raise located(e, raised_at(e.__traceback__) or origin, what) from None
 
 
-def _lift_at(x, at: str, what: str) -> Expr:
+def _lift_at(x: object, at: str, what: str) -> Expr:
     try:
         return lift(x)
     except SpecError as e:
@@ -932,9 +986,9 @@ class Spec:
     """A declarative state-transition model: variables, initial state, actions, properties."""
 
     name: str
-    params: dict
+    params: dict[str, Any]
     variables: list[Var] = field(default_factory=list)
-    init: list = field(default_factory=list)
+    init: list[Stmt] = field(default_factory=list)
     # Init's choices (``Block.choose`` in Init) and the guard over them and the bottom state:
     # each choice the guard allows is an initial state; none: one initial state
     init_params: tuple[ActionParam, ...] = ()
@@ -947,7 +1001,7 @@ class Spec:
     liveness: list[Liveness] = field(default_factory=list)
     # the variables declared with a structured type (``spec/types.py``), each stored as the
     # core variables of its leaves (which ``variables`` lists)
-    typed: list = field(default_factory=list)
+    typed: list[TypedVar] = field(default_factory=list)
     # VIEW: the names of the core variables a state's fingerprint covers (None: all of them);
     # two states that agree on these are one state (``Spec.view_of``)
     view: tuple[str, ...] | None = None
@@ -957,7 +1011,8 @@ class Spec:
     protocol: Protocol | None = field(default=None, repr=False, compare=False)
     source: str = ""
 
-    def __getstate__(self):  # a protocol holds functions: a pickled spec travels without it
+    def __getstate__(self) -> dict[str, Any]:
+        # a protocol holds functions: a pickled spec travels without it
         state = dict(self.__dict__)
         state["protocol"] = None
         return state
@@ -982,7 +1037,7 @@ class Spec:
     def array(self, name: str, shape: tuple[int, ...], lo: int, hi: int, doc: str = "") -> Var:
         return self._declare(Var(name, tuple(shape), lo, hi, INT, "map", doc))
 
-    def declare(self, name: str, type, over: Sequence[int] = (), doc: str = ""):
+    def declare(self, name: str, type: Type, over: Sequence[int] = (), doc: str = "") -> Any:
         """A variable of a structured type (``spec/types.py``: Int, Bool, Enum, Record, Opt,
         SetOf, Seq), over the dimensions ``over``: its handle, or a ``TypedVar`` to index."""
         from hwcheck.spec.types import declare
@@ -1011,8 +1066,8 @@ class Spec:
         return Action("Init", self.init_params, self.init_guard, tuple(self.init),
                       frozenset(v.name for v in self.variables))
 
-    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence = (), doc: str = "",
-               fairness: str | None = None):
+    def action(self, name: str, over: Sequence[int] = (), modifies: Sequence[object] = (),
+               doc: str = "", fairness: str | None = None) -> Callable[[F], F]:
         """Decorator: ``@spec.action("Crash", over=[R], modifies=[alive, ...])`` on
         ``def crash(b, f): ...``. The function states the guard with ``b.require`` and the effect
         with the other Block methods. ``fairness``: "weak" or "strong", for each instance apart
@@ -1026,7 +1081,7 @@ class Spec:
                 raise located(SpecError(f"over takes sizes (integers >= 0), got {n!r}"), at,
                               f"action {name}")
 
-        def deco(fn: Callable) -> Callable:
+        def deco(fn: F) -> F:
             origin = _origin_of(fn) or at
             params = tuple(ActionParam(f"{name}.p{i}", n) for i, n in enumerate(over))
             b = Block(name, len(params))
@@ -1043,7 +1098,7 @@ class Spec:
 
         return deco
 
-    def view_of(self, *variables) -> None:
+    def view_of(self, *variables: object) -> None:
         """TLA+'s VIEW: states are told apart by ``variables`` alone (core variables, typed
         variables or their names); the others (auxiliary counters, histories) ride along with
         the first state found of each view. hwcheck classifies the view when it checks: sound
@@ -1058,36 +1113,39 @@ class Spec:
                     names.append(n)
         self.view = tuple(names)
 
-    def invariant(self, name: str, expr, doc: str = "") -> None:
+    def invariant(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.invariants.append(Invariant(name, _lift_at(expr, at, f"invariant {name}"), doc,
                                          at))
 
-    def action_property(self, name: str, expr, doc: str = "") -> None:
+    def action_property(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.action_properties.append(ActionProperty(
             name, _lift_at(expr, at, f"action property {name}"), doc, at))
 
-    def reachable(self, name: str, expr, doc: str = "") -> None:
+    def reachable(self, name: str, expr: Value, doc: str = "") -> None:
         at = caller()
         self.reachables.append(Reachable(name, _lift_at(expr, at, f"reachability check {name}"),
                                          doc, at))
 
-    def leads_to(self, name: str, p, q, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def leads_to(self, name: str, p: Value, q: Value, doc: str = "",
+                 quiet: Sequence[str] = ()) -> None:
         """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
         ``q`` (``p ~> q``)."""
         at, what = caller(), f"liveness property {name}"
         self.liveness.append(Liveness(name, "leads_to", _lift_at(p, at, what),
                                       _lift_at(q, at, what), doc, tuple(quiet), at))
 
-    def always_eventually(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def always_eventually(self, name: str, p: Value, doc: str = "",
+                          quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
         at = caller()
         self.liveness.append(Liveness(name, "always_eventually",
                                       _lift_at(p, at, f"liveness property {name}"), None, doc,
                                       tuple(quiet), at))
 
-    def eventually_always(self, name: str, p, doc: str = "", quiet: Sequence[str] = ()) -> None:
+    def eventually_always(self, name: str, p: Value, doc: str = "",
+                          quiet: Sequence[str] = ()) -> None:
         """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
         at = caller()
         self.liveness.append(Liveness(name, "eventually_always",
@@ -1169,7 +1227,7 @@ class Spec:
                                 if strays else "the view names no variable")
         return self
 
-    def _check_liveness(self, p: Liveness, declared: dict) -> None:
+    def _check_liveness(self, p: Liveness, declared: dict[str, Var]) -> None:
         where = f"liveness property {p.name}"
         if p.form not in LIVENESS_FORMS:
             raise SpecError(f"{where}: unknown form {p.form!r}")
@@ -1187,94 +1245,90 @@ class Spec:
         if var not in self.variables:
             raise SpecError(f"{where}: reads or writes undeclared variable {var.name}")
 
-    def _check_expr(self, where: str, e: Expr, sort: str | None, bounds: set, params: set,
-                    locals_: set, primed_ok: bool) -> None:
+    def _check_expr(self, where: str, e: Expr, sort: str | None, bounds: set[Bound],
+                    params: set[ActionParam], locals_: set[str], primed_ok: bool) -> None:
         if sort is not None and e.sort != sort:
             raise SpecError(f"{where}: expected a {sort} expression, got {e.sort}")
-        if isinstance(e, Read):
-            self._check_var(where, e.var)
-            if e.primed and not primed_ok:
-                raise SpecError(f"{where}: reads the next state of {e.var.name} outside an "
-                                "action property")
-            for i in e.index:
-                self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Bound):
-            if e not in bounds:
-                raise SpecError(f"{where}: bound variable {e.name} used outside its scope")
-            return
-        if isinstance(e, ActionParam):
-            if e not in params:
-                raise SpecError(f"{where}: parameter {e.name} of another action")
-            return
-        if isinstance(e, Local):
-            if e.name not in locals_:
-                raise SpecError(f"{where}: local {e.name} read before it is set in scope")
-            return
-        if isinstance(e, Const):
-            return
-        if isinstance(e, Arith):
-            if e.op in ("*", "//", "%") and (not isinstance(e.b, Const) or (
-                    e.op != "*" and int(e.b.value) <= 0)):
-                raise SpecError(f"{where}: {e.op} needs a constant (positive divisor) on the "
-                                "right")
-            for x in (e.a, e.b):
-                self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Cmp):
-            if e.a.sort != e.b.sort or (e.op in ("<", "<=") and e.a.sort != INT):
-                raise SpecError(f"{where}: comparison {e.op} of {e.a.sort} and {e.b.sort}")
-            for x in (e.a, e.b):
-                self._check_expr(where, x, None, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, (And, Or)):
-            for x in e.args:
-                self._check_expr(where, x, BOOL, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Not):
-            self._check_expr(where, e.a, BOOL, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Ite):
-            self._check_expr(where, e.cond, BOOL, bounds, params, locals_, primed_ok)
-            if e.then.sort != e.other.sort:
-                raise SpecError(f"{where}: ite branches of sorts {e.then.sort} and {e.other.sort}")
-            self._check_expr(where, e.then, None, bounds, params, locals_, primed_ok)
-            self._check_expr(where, e.other, None, bounds, params, locals_, primed_ok)
-            return
-        if isinstance(e, Quant):
-            inner = bounds | {e.var}
-            body_sort = BOOL if e.kind in ("forall", "exists", "count") else INT
-            self._check_expr(where, e.body, body_sort, inner, params, locals_, primed_ok)
-            if e.kind in ("min", "max"):
-                if e.cond is None or e.default is None:
-                    raise SpecError(f"{where}: {e.kind} needs a condition and a default")
-                self._check_expr(where, e.cond, BOOL, inner, params, locals_, primed_ok)
-                self._check_expr(where, e.default, INT, bounds, params, locals_, primed_ok)
-            return
-        raise SpecError(f"{where}: unknown expression node {type(e).__name__}")
+        match e:
+            case Read():
+                self._check_var(where, e.var)
+                if e.primed and not primed_ok:
+                    raise SpecError(f"{where}: reads the next state of {e.var.name} outside an "
+                                    "action property")
+                for i in e.index:
+                    self._check_expr(where, i, INT, bounds, params, locals_, primed_ok)
+            case Bound():
+                if e not in bounds:
+                    raise SpecError(f"{where}: bound variable {e.name} used outside its scope")
+            case ActionParam():
+                if e not in params:
+                    raise SpecError(f"{where}: parameter {e.name} of another action")
+            case Local():
+                if e.name not in locals_:
+                    raise SpecError(f"{where}: local {e.name} read before it is set in scope")
+            case Const():
+                pass
+            case Arith():
+                if e.op in ("*", "//", "%") and (not isinstance(e.b, Const) or (
+                        e.op != "*" and int(e.b.value) <= 0)):
+                    raise SpecError(f"{where}: {e.op} needs a constant (positive divisor) on "
+                                    "the right")
+                for x in (e.a, e.b):
+                    self._check_expr(where, x, INT, bounds, params, locals_, primed_ok)
+            case Cmp():
+                if e.a.sort != e.b.sort or (e.op in ("<", "<=") and e.a.sort != INT):
+                    raise SpecError(f"{where}: comparison {e.op} of {e.a.sort} and {e.b.sort}")
+                for x in (e.a, e.b):
+                    self._check_expr(where, x, None, bounds, params, locals_, primed_ok)
+            case And() | Or():
+                for x in e.args:
+                    self._check_expr(where, x, BOOL, bounds, params, locals_, primed_ok)
+            case Not():
+                self._check_expr(where, e.a, BOOL, bounds, params, locals_, primed_ok)
+            case Ite():
+                self._check_expr(where, e.cond, BOOL, bounds, params, locals_, primed_ok)
+                if e.then.sort != e.other.sort:
+                    raise SpecError(f"{where}: ite branches of sorts {e.then.sort} and "
+                                    f"{e.other.sort}")
+                self._check_expr(where, e.then, None, bounds, params, locals_, primed_ok)
+                self._check_expr(where, e.other, None, bounds, params, locals_, primed_ok)
+            case Quant():
+                inner = bounds | {e.var}
+                body_sort = BOOL if e.kind in ("forall", "exists", "count") else INT
+                self._check_expr(where, e.body, body_sort, inner, params, locals_, primed_ok)
+                if e.kind in ("min", "max"):
+                    if e.cond is None or e.default is None:
+                        raise SpecError(f"{where}: {e.kind} needs a condition and a default")
+                    self._check_expr(where, e.cond, BOOL, inner, params, locals_, primed_ok)
+                    self._check_expr(where, e.default, INT, bounds, params, locals_, primed_ok)
+            case _:
+                raise unknown_node(e, f"{where}: unknown expression node")
 
-    def _check_body(self, where: str, stmts, params, modifies: frozenset) -> None:
-        def check(block, bounds: set, locals_: set) -> None:
+    def _check_body(self, where: str, stmts: Sequence[Stmt], params: Sequence[ActionParam],
+                    modifies: frozenset[str]) -> None:
+        def check(block: Iterable[Stmt], bounds: set[Bound], locals_: set[str]) -> None:
             scope = set(locals_)
             for s in block:
-                if isinstance(s, Assign):
-                    if s.target.var.name not in modifies:
-                        raise SpecError(f"{where}: writes {s.target.var.name}, "
-                                        f"which is not in its modifies list")
-                    self._check_expr(where, s.target, None, bounds, set(params), scope, False)
-                    self._check_expr(where, s.value, s.target.sort, bounds, set(params), scope,
-                                     False)
-                elif isinstance(s, SetLocal):
-                    self._check_expr(where, s.value, s.local.sort, bounds, set(params), scope,
-                                     False)
-                    scope.add(s.local.name)
-                elif isinstance(s, If):
-                    self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)
-                    check(s.then, bounds, scope)
-                    check(s.other, bounds, scope)
-                elif isinstance(s, For):
-                    check(s.body, bounds | {s.var}, scope)
-                else:
-                    raise SpecError(f"{where}: unknown statement {type(s).__name__}")
+                match s:
+                    case Assign():
+                        if s.target.var.name not in modifies:
+                            raise SpecError(f"{where}: writes {s.target.var.name}, "
+                                            f"which is not in its modifies list")
+                        self._check_expr(where, s.target, None, bounds, set(params), scope,
+                                         False)
+                        self._check_expr(where, s.value, s.target.sort, bounds, set(params),
+                                         scope, False)
+                    case SetLocal():
+                        self._check_expr(where, s.value, s.local.sort, bounds, set(params),
+                                         scope, False)
+                        scope.add(s.local.name)
+                    case If():
+                        self._check_expr(where, s.cond, BOOL, bounds, set(params), scope, False)
+                        check(s.then, bounds, scope)
+                        check(s.other, bounds, scope)
+                    case For():
+                        check(s.body, bounds | {s.var}, scope)
+                    case _:
+                        raise unknown_node(s, f"{where}: unknown statement")
 
         check(stmts, set(), set())

@@ -29,7 +29,7 @@ action's body: one successor per choice).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,9 @@ from hwcheck.spec.lang import (
     min_,
     show,
 )
+
+# how a handle reads a leaf: (its path, its index) -> the read
+Getter = Callable[[tuple[str, ...], tuple], Expr]
 
 # --------------------------------------------------------------------------------------------
 # Types
@@ -77,7 +80,7 @@ class Type:
     def leaves(self) -> list[Leaf]:
         raise NotImplementedError
 
-    def handle(self, get: Callable[[tuple[str, ...], tuple], Expr]) -> Any:
+    def handle(self, get: Getter) -> Any:
         """The value whose leaf ``path`` at inner index ``idx`` is ``get(path, idx)``."""
         raise NotImplementedError
 
@@ -185,9 +188,11 @@ class Record(Type):
         return [Leaf((name,) + x.path, x.dims, x.lo, x.hi, x.sort, x.default)
                 for name, t in self.fields.items() for x in t.leaves()]
 
-    def handle(self, get):
-        return RecVal(self, {name: t.handle(lambda p, i, n=name: get((n,) + p, i))
-                             for name, t in self.fields.items()})
+    def handle(self, get: Getter) -> RecVal:
+        def field_of(name: str) -> Getter:
+            return lambda p, i: get((name,) + p, i)
+
+        return RecVal(self, {name: t.handle(field_of(name)) for name, t in self.fields.items()})
 
     def __call__(self, **values) -> RecVal:
         missing = [n for n in self.fields if n not in values]
@@ -668,11 +673,11 @@ class SlotsVal(Composite):
                 yield self._count(k)
 
 
-def _ints(parts: list[Expr]) -> list[Expr]:
+def _ints(parts: Sequence[Expr]) -> list[Expr]:
     return [ite(x, 1, 0) if x.sort == BOOL else x for x in parts]
 
 
-def _less(a: list[Expr], b: list[Expr]) -> Expr:
+def _less(a: Sequence[Expr], b: Sequence[Expr]) -> Expr:
     """``a < b`` in the lexicographic order of their parts (booleans as 0 < 1)."""
     out: Expr = lift(False)
     for x, y in reversed(list(zip(_ints(a), _ints(b)))):
@@ -680,7 +685,7 @@ def _less(a: list[Expr], b: list[Expr]) -> Expr:
     return out
 
 
-def _key(parts: list[Expr], bounds: list[tuple[int, int]]) -> Expr | None:
+def _key(parts: Sequence[Expr], bounds: list[tuple[int, int]]) -> Expr | None:
     """The mixed-radix number of ``parts`` (each inside its ``(lo, hi)`` bounds, the first
     the most significant): ordered as the parts are lexicographically. None where the domains
     multiply to 2**62 or more."""

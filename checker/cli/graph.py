@@ -163,8 +163,8 @@ def explore(scenario: str | None, trace_file: Path | None, host: str, port: int,
         server = serve(session, host, port)
     except OSError as e:
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    url = f"http://{server.server_address[0]}:{server.server_address[1]}/"
-    if not server.RequestHandlerClass.loopback_only:
+    url = server.url
+    if not server.loopback_only:
         click.echo(f"explore: warning: listening on {host}, not a loopback address: anyone who "
                    "can reach it can drive the explorer", err=True)
     click.echo(f"explore: {session.title()}: serving {url} (Ctrl-C stops)", err=True)

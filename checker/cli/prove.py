@@ -38,6 +38,8 @@ def _cti_trace(spec: Spec, layout: Layout, inv: str, ob: Obligation,
                hypotheses: list[str]) -> Trace:
     from hwcheck.checker.traces.trace import Trace, domain_cti, views_of
 
+    if ob.inst is None or ob.pre is None:  # a CTI has its step and its pre-state
+        raise ValueError(f"{ob.action}: a counterexample to induction without its step")
     if ob.post is None:  # the step leaves the declared domains: no post-state
         return domain_cti(spec, ob.goal, ob.inst.label, ob.pre,
                           {"invariant": inv, "case": ob.case, "broken": ob.goal,
@@ -185,7 +187,7 @@ def _prove_one(o: Output, spec: Spec, layout: Layout, inv: str, lemma_names: Ite
 
     rep = run_prove(spec, conj, timeout, sym, progress)
     _say_steps(o, inv, rep)
-    ctis = [_write_cti(o, spec, layout, inv, v.cti, [n for n, _ in conj], folder, identity)
+    ctis = [_write_cti(o, spec, layout, inv, v.counterexample, [n for n, _ in conj], folder, identity)
             for v in rep.actions if v.status == Verdict.VIOLATED]
     st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
     return st, {"property": inv, "status": st, "lemmas": lem, "seconds": round(rep.seconds, 3),
@@ -205,7 +207,7 @@ def _say_steps(o: Output, inv: str, rep: InductionReport) -> None:
         if v.status == Verdict.HOLDS:
             o.say(f"  {v.action}: inductive ({v.seconds:.1f} s)")
         elif v.status == Verdict.VIOLATED:
-            ob = v.cti
+            ob = v.counterexample
             o.say(f"  {v.action}: NOT inductive: {ob.case} breaks {ob.goal}")
         else:
             ob = v.unknown[0]
@@ -420,8 +422,9 @@ def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symme
             o.say(f"assuming in every state (proved inductive first): "
                   f"{', '.join(n for n, _ in facts)}")
     rep = run_bmc(spec, props, depth, timeout, progress, sym, facts)
+    violations: list[dict[str, Any]] = []
     obj = {"command": "bmc", "protocol": spec.source or spec.name, "params": dict(spec.params),
-           "depth": rep.depth, "seconds": round(rep.seconds, 3), "violations": []}
+           "depth": rep.depth, "seconds": round(rep.seconds, 3), "violations": violations}
     if rep.status == "violated":
         interp = Interpreter(spec)
         parts = []
@@ -437,7 +440,7 @@ def bmc(depth: int, invariants: tuple[str, ...], timeout: float | None, no_symme
             o.say(render.text(trace))
             o.say(f"written: {', '.join(str(p) for p in files)}")
             parts.append(f"{h.prop} in {h.depth} steps")
-            obj["violations"].append(violation_json(h.prop, h.kind, h.depth, files))
+            violations.append(violation_json(h.prop, h.kind, h.depth, files))
         o.say(f"verdict: violated ({', '.join(parts)}); bmc depth {rep.depth}, "
               f"{rep.seconds:.2f} s")
         o.result({**obj, "verdict": "violated"})

@@ -269,7 +269,9 @@ class Stored:
 
     def array(self, key: str) -> np.ndarray:
         """The array ``key`` of the current state."""
-        return np.load(self._checked(f"{self.name}/{key}.npy", self.meta["digests"][f"{key}.npy"]))
+        a: np.ndarray = np.load(self._checked(f"{self.name}/{key}.npy",
+                                              self.meta["digests"][f"{key}.npy"]))
+        return a
 
     def reader(self, read: Callable[[Stored], Any]) -> Any:
         """``read(self)``, with what is missing or malformed in the checkpoint one line."""
@@ -319,7 +321,7 @@ def load(folder: Path, ident: dict[str, Any],
     meta = stored.meta
 
     def snapshot(st: Stored) -> Snapshot:
-        levels = []
+        levels: list[Level | StoredLevel] = []
         for d in range(meta["levels"]):
             z = st.level(d)
             levels.append(Level(z["fps"], z["parents"], z["actions"].astype(act_dtype)))
@@ -333,4 +335,6 @@ def load(folder: Path, ident: dict[str, Any],
                         np.array(meta["state_active"], np.bool_),
                         np.array(meta["trans_active"], np.bool_), meta["seconds"])
 
-    return stored.reader(lambda st: (snapshot(st), st.checkpointer(ident)))
+    loaded: tuple[Snapshot, Checkpointer] = stored.reader(
+        lambda st: (snapshot(st), st.checkpointer(ident)))
+    return loaded

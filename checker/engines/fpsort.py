@@ -196,7 +196,8 @@ def take_rows(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
     n, width = rows.shape
     idx = np.asarray(idx)
     if width == 0 or n == 0 or idx.size == 0 or idx.dtype.kind not in "iu":
-        return rows[idx]
+        picked: np.ndarray = rows[idx]
+        return picked
     out = np.empty((idx.size, width), rows.dtype)
     _take_rows(np.ascontiguousarray(rows), idx, out)
     return out

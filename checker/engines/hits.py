@@ -47,4 +47,4 @@ def domain_hits(kernel: Kernel, codes: Iterable[int], depth: int,
 def last_step(kernel: Kernel, inst: int, row: np.ndarray) -> tuple[int, int]:
     """The last step of a transition property's path: the action instance taken from ``row``
     and the fingerprint of the state it reaches (as the engines record a concrete state)."""
-    return inst, kernel.state_fingerprint(kernel.step(inst, row))
+    return inst, kernel.state_fingerprint(kernel.taken(inst, row))

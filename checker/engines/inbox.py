@@ -120,7 +120,7 @@ class BlockFile:
         for offset, a in ((self.at + lo * w * rsz, out.rows), (at + 8 * lo, out.fps),
                           (at + 8 * n + 8 * lo, out.parents), (at + 16 * n + asz * lo, out.acts)):
             f.seek(offset)
-            view = memoryview(a).cast("B")
+            view = a.data.cast("B")  # the array's buffer, as bytes
             if f.readinto(view) != view.nbytes:
                 raise OSError(f"{self.path}: shorter than its header says")
 
@@ -189,7 +189,8 @@ def _write_done(store: str, level: int, index: int, stats: dict[str, Any]) -> No
 def _read_done(store: str, level: int, index: int) -> dict[str, Any] | None:
     try:
         with open(_done(store, level, index), "rb") as f:
-            return pickle.load(f)
+            loaded: dict[str, Any] | None = pickle.load(f)
+            return loaded
     except FileNotFoundError:
         return None
 

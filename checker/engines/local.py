@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from hwcheck.checker.engines import checkpoint
-from hwcheck.checker.engines.expand import CHUNK, expand
+from hwcheck.checker.engines.expand import CHUNK, Successors, expand
 from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
 from hwcheck.checker.engines.options import LocalSettings, Options, PropertySet
-from hwcheck.checker.engines.parallel import PartitionedTable, Workers
+from hwcheck.checker.engines.parallel import Expanded, PartitionedTable, Workers
 from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.spill import (
     Frontier,
@@ -156,9 +156,12 @@ class LocalEngine(LevelSource):
             self.ckpt = checkpoint.Checkpointer(local.checkpoint, local.checkpoint_every, ident)
         init = k.starts  # canonical under symmetry
         fps = np.array([k.fingerprint(r) for r in init], np.uint64)
-        table = self.table = ExactTable(k.stride, k.dtype) if local.exact else self._new_table()
-        keep = [i for i, (fp, row) in enumerate(zip(fps, init))  # each state once
-                if (table.add_row(int(fp), row) if local.exact else table.add(int(fp)))]
+        if local.exact:  # each state once
+            exact = self.table = ExactTable(k.stride, k.dtype)
+            keep = [i for i, (fp, row) in enumerate(zip(fps, init)) if exact.add_row(int(fp), row)]
+        else:
+            table = self.table = self._new_table()
+            keep = [i for i, fp in enumerate(fps) if table.add(int(fp))]
         init, fps = init[keep], fps[keep]
         n = len(init)
         self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
@@ -330,6 +333,7 @@ class LocalEngine(LevelSource):
                 stopped = rule.limit(found, progress.elapsed())
                 return bool(stopped)
 
+            new: Expanded | Successors
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
                                        dom_row, dom_inst, on_chunk, chunk=chunk,

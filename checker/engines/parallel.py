@@ -127,7 +127,7 @@ def _insert_owned(fps, rows, par, act, start, n, table, filled, out_rows, out_pa
 def _load_entry(j, fps, rows, par, act):
     """Start loading entry j: its row (first and last word: a row may span two cache lines),
     fingerprint, parent and action."""
-    prefetch(rows[j], 0)
+    prefetch(rows[j], 0)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
     prefetch(rows[j], rows.shape[1] - 1)
     prefetch(fps, j)
     prefetch(par, j)

@@ -105,7 +105,8 @@ def act_dtype(ninst: int) -> type[np.unsignedinteger[Any]]:
 def owners(fps: np.ndarray, parts: int) -> np.ndarray:
     """The partition of each fingerprint: the top 32 bits scaled to 0..parts-1 (monotone)."""
     hi = np.asarray(fps, np.uint64) >> np.uint64(32)
-    return ((hi * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+    owners: np.ndarray = ((hi * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+    return owners
 
 
 def owner(fp: int, parts: int) -> int:
@@ -324,7 +325,7 @@ def expand_pieces(kernel: Kernel, rows: np.ndarray, fps: np.ndarray, tp_active: 
         hits = {}
         for j in np.flatnonzero((tp_row >= 0) & ~tp_found):
             tp_found[j] = True
-            nxt = kernel.step(int(tp_inst[j]), part[tp_row[j]])
+            nxt = kernel.taken(int(tp_inst[j]), part[tp_row[j]])
             hits[int(j)] = (int(pfps[tp_row[j]]), int(tp_inst[j]),
                             kernel.state_fingerprint(nxt))
         yield Expanded(Batch(succ.rows, succ.fps, pfps[succ.parents], succ.acts),

@@ -124,6 +124,8 @@ class InProcessBackend(Backend):
 
     def lookup(self, fps: set[int]) -> dict[int, tuple[int, int]]:
         out: dict[int, tuple[int, int]] = {}
+        if self.task is None:
+            raise RuntimeError("a lookup before the level task is set (start first)")
         for f in fps:
             out.update(lookup_part(self.task, owner(f, self.parts), [f]))
         return out

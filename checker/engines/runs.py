@@ -84,7 +84,8 @@ class _Chunks:
 
 
 @njit(cache=True, nogil=True)
-def _merge_chunks(a, b, i, j, a_last, b_last, out):  # pragma: no cover - compiled
+def _merge_chunks(a: np.ndarray, b: np.ndarray, i: int, j: int, a_last: bool, b_last: bool,
+                  out: np.ndarray) -> tuple[int, int, int]:  # pragma: no cover - compiled
     """The next ``out.size`` (at most) of two sorted, disjoint uint64 runs merged, from chunks
     ``a[i:]`` and ``b[j:]``: (the new i, the new j, how many were written). Stops when a chunk
     runs out that is not its run's last (``a_last``, ``b_last``): the caller reads the next."""

@@ -295,7 +295,8 @@ class LevelStore:
             raise EnvironmentFault(f"the work folder's level file {f.name} was cut short: "
                                    f"{len(data):,} bytes where {want:,} were written at offset "
                                    f"{start * dt.itemsize:,}")
-        return np.frombuffer(data, dt, count).copy()
+        rows: np.ndarray = np.frombuffer(data, dt, count).copy()
+        return rows
 
     def close(self) -> None:
         for f in self.files.values():

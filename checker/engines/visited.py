@@ -145,7 +145,8 @@ class VisitedTable:
 
     def fingerprints(self) -> np.ndarray:
         """Every fingerprint in the table (in table order)."""
-        return table_fingerprints(self.table, self.filled)
+        fps: np.ndarray = table_fingerprints(self.table, self.filled)
+        return fps
 
     @classmethod
     def of(cls, fps: np.ndarray) -> VisitedTable:
@@ -226,7 +227,8 @@ class ExactTable:
         return self.filled
 
     def fingerprints(self) -> np.ndarray:
-        return self.table[self.table != 0]
+        kept: np.ndarray = self.table[self.table != 0]
+        return kept
 
     def room(self, mod: Any) -> int:
         return int(mod.NINST)  # one row at a time

@@ -152,7 +152,15 @@ class ExplorerServer(ThreadingHTTPServer):
         self.send_seconds = send_seconds
         self.connections = 0  # being served now
         self._count = threading.Lock()
+        self.loopback_only = handler.loopback_only  # whether it answers loopback clients only
         super().__init__(address, handler)
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT/`` of the address it listens on."""
+        host, port = self.server_address[:2]
+        shown = host.decode() if isinstance(host, bytes) else host  # an AF_INET address: a str
+        return f"http://{shown}:{port}/"
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._count:

@@ -42,7 +42,8 @@ class Session:
         # held by each change and each read of the path; the server holds it across a change
         # and the state it answers with (so it is reentrant)
         self.lock = threading.RLock()
-        self.starts = [np.asarray(r, self.layout.dtype) for r in self.kernel.initials]
+        self.starts: list[np.ndarray] = [np.asarray(r, self.layout.dtype)
+                                         for r in self.kernel.initials]
         self.path: list[tuple[np.ndarray, str | None]] = [(self.starts[0].copy(), None)]
         self.trace: Trace | None = None  # a loaded trace
         self.trace_rows: list[np.ndarray] = []
@@ -125,8 +126,10 @@ class Session:
                 item["refused"] = str(e)
             if refused and "refused" not in item:
                 item["refused"] = self.kernel.domain_errors.name(refused)
-            if (nxt is None) != (ref is None) or (nxt is not None and not np.array_equal(
-                    nxt[:self.layout.width], ref[:self.layout.width])):
+            if (nxt is None) != (ref is None) or (nxt is not None and ref is not None
+                                                  and not np.array_equal(
+                                                      nxt[:self.layout.width],
+                                                      ref[:self.layout.width])):
                 item["disagreement"] = ("the compiled kernel and the interpreter disagree on "
                                         "this step")
             out.append(item)
@@ -141,15 +144,15 @@ class Session:
         out: dict[str, Any] = {"invariants": [], "actions": [], "reached": [], "errors": []}
         for p in self.spec.invariants:
             self._judge(p.name, p.expr, row, None, out["invariants"], out["errors"], False)
-        for p in self.spec.action_properties:
+        for a in self.spec.action_properties:
             if prev is not None:
-                self._judge(p.name, p.expr, prev, row, out["actions"], out["errors"], False)
-        for p in self.spec.reachables:
-            if reads_next(p.expr):
+                self._judge(a.name, a.expr, prev, row, out["actions"], out["errors"], False)
+        for r in self.spec.reachables:
+            if reads_next(r.expr):
                 if prev is not None:
-                    self._judge(p.name, p.expr, prev, row, out["reached"], out["errors"], True)
+                    self._judge(r.name, r.expr, prev, row, out["reached"], out["errors"], True)
             else:
-                self._judge(p.name, p.expr, row, None, out["reached"], out["errors"], True)
+                self._judge(r.name, r.expr, row, None, out["reached"], out["errors"], True)
         if self.healthy is not None:
             out["healthy"] = self.interp.holds(self.healthy, row)
         return out
@@ -205,7 +208,7 @@ class Session:
         for (row, label), i in zip(self.path, range(n)):
             if not np.array_equal(row, self.trace_rows[i]):
                 return None
-            if i and label != self.trace.actions[i - 1]:
+            if i and label != self.trace.labels[i - 1]:
                 return None
         return n - 1
 
@@ -256,7 +259,7 @@ class Session:
                 raise SessionError(f"the trace has states 0..{len(self.trace_rows) - 1}, "
                                    f"not {index!r}")
             self.path = [(self.trace_rows[0].copy(), None)] + [
-                (self.trace_rows[i].copy(), self.trace.actions[i - 1])
+                (self.trace_rows[i].copy(), self.trace.labels[i - 1])
                 for i in range(1, index + 1)]
             self.version += 1
 
@@ -291,8 +294,9 @@ class Session:
                 path = [(self.layout.to_dict(row), lbl) for row, lbl in self.path]
                 cti = self.trace is not None and self.trace.is_cti and \
                     np.array_equal(self.path[0][0], self.trace_rows[0])
+            steps = [lbl for _, lbl in path[1:] if lbl is not None]  # each step has its label
             trace = Trace(self.spec.name, dict(self.spec.params), "explorer", None, "invariant",
-                          [lbl for _, lbl in path[1:]], [d for d, _ in path],
+                          steps, [d for d, _ in path],
                           {"cti": True} if cti else {}, views=views)
             n = len(path) - 1
             return views.html(trace, f"the path so far: {n} step{'s' if n != 1 else ''} "

@@ -273,7 +273,7 @@ def _load_ahead(flat: np.ndarray, w: int, src_fps: np.ndarray, src_par: np.ndarr
                 src_act: np.ndarray, i: int) -> None:  # pragma: no cover - compiled
     """Start loading entry i of the sources: its row (first and last word: a row may span two
     cache lines), fingerprint, parent and action."""
-    prefetch(flat, i * w)
+    prefetch(flat, i * w)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
     prefetch(flat, i * w + w - 1)
     prefetch(src_fps, i)
     prefetch(src_par, i)

@@ -108,8 +108,11 @@ def load(source: GraphSource, ex: Exploration) -> tuple[checkpoint.Checkpointer,
     """Restore ``source`` and ``ex`` from the checkpoint in ``source.resume``; the checkpointer
     that goes on writing there, and the seconds the earlier runs took."""
     ident = identity(source)
+    assert source.resume is not None, "a graph resumed without a checkpoint folder"
     stored = checkpoint.read(source.resume, ident)
-    return stored.reader(lambda st: _restore(source, ex, st, ident))
+    loaded: tuple[checkpoint.Checkpointer, float] = stored.reader(
+        lambda st: _restore(source, ex, st, ident))
+    return loaded
 
 
 def _restore(source: GraphSource, ex: Exploration, st: checkpoint.Stored,

@@ -125,8 +125,11 @@ def to_networkx(spec: Spec, m: Marked) -> nx.MultiDiGraph:
                     "counterexample": m.target_why or "none"})
     healthy = g.flag("healthy") if "healthy" in g.gk.flag_names else None
     bound = g.flag("at_bound") if "at_bound" in g.gk.flag_names else None
+    rows = g.rows
+    if rows is None:
+        raise ValueError("the graph was explored without its states (keep_rows)")
     for i in range(g.n):
-        state = layout.to_dict(g.rows[i])
+        state = layout.to_dict(rows[i])
         kind = "plain"
         stuck = bool(m.stuck[i]) if m.stuck is not None else False
         if m.violates[i]:

@@ -147,10 +147,10 @@ def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_p
     one is looked up. Returns nnew."""
     shift = home_shift(mask)
     for k in range(min(q, AHEAD)):
-        prefetch(tab, 2 * np.int64(cfp[k] >> shift))
+        prefetch(tab, 2 * np.int64(cfp[k] >> shift))  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
     for k in range(q):
         if k + AHEAD < q:
-            prefetch(tab, 2 * np.int64(cfp[k + AHEAD] >> shift))
+            prefetch(tab, 2 * np.int64(cfp[k + AHEAD] >> shift))  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
         fp = cfp[k]
         ident, slot = table_find(tab, mask, shift, fp)
         if ident < 0:

@@ -268,7 +268,8 @@ class GraphKernel:
         self.mod = _load(self.source)
 
     def bit(self, name: str) -> np.uint64:
-        return np.uint64(1 << self.flag_names.index(name))
+        bit: np.uint64 = np.uint64(1 << self.flag_names.index(name))
+        return bit
 
     def warm(self, workers: bool = False) -> None:
         """Compile (or load from numba's disk cache) every function a search calls, on the

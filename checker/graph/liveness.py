@@ -349,7 +349,7 @@ def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.nd
             return
         for e in range(offsets[s], offsets[s + 1]):
             if e + AHEAD < m:
-                prefetch(rev_offsets, dst[e + AHEAD] + 1)
+                prefetch(rev_offsets, dst[e + AHEAD] + 1)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
             rev_offsets[dst[e] + 1] += 1
             b = index[act[e]]
             if b >= 0 and dst[e] != s:
@@ -362,10 +362,10 @@ def _prepare(offsets: np.ndarray, dst: np.ndarray, act: np.ndarray, index: np.nd
             return
         for e in range(offsets[s], offsets[s + 1]):
             if e + 2 * AHEAD < m:
-                prefetch(at, dst[e + 2 * AHEAD])
+                prefetch(at, dst[e + 2 * AHEAD])  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
             if e + AHEAD < m:
                 q = at[dst[e + AHEAD]]  # where that transition will go, nearly
-                prefetch(rev_edges, q)
+                prefetch(rev_edges, q)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
                 prefetch(pred, q)
             j = dst[e]
             q = at[j]

@@ -28,7 +28,8 @@ from numba import njit
 
 from hwcheck.checker.engines.options import LocalSettings, Options, PropertySet
 from hwcheck.checker.graph import liveness as live
-from hwcheck.checker.graph.explore import GraphSource, StateGraph, base_pages, explore
+from hwcheck.checker.graph.buffers import base_pages
+from hwcheck.checker.graph.explore import GraphSource, StateGraph, explore
 from hwcheck.checker.graph.reverse import (
     can_reach_csr,
     can_reach_networkx,
@@ -326,6 +327,8 @@ def stuck_trace(spec: Spec, graph: StateGraph, res: Recoverability):
     interpreter's own evaluation of the healthy predicate on the last state."""
     from hwcheck.checker.traces.trace import TraceError, from_path
 
+    if res.witness is None:
+        raise ValueError("no stuck state to trace: every state can recover")
     interp = Interpreter(spec)
     k = graph.kernel
     trace = from_path(spec, interp, None, "invariant", "graph", graph.path_to(res.witness),
@@ -375,6 +378,8 @@ def write_stuck_trace(spec: Spec, res: Recoverability, folder: Path,
     from hwcheck.checker.traces import html, itf
     from hwcheck.checker.traces.output import write_atomic, write_trace_marker
 
+    if res.trace is None:
+        raise ValueError("no stuck state's trace to write: every state can recover")
     folder = Path(folder)
     if identity is not None:
         write_trace_marker(folder, identity)

@@ -23,8 +23,8 @@ through the interpreter on the schema whose initial state sets ``mutant = k``
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from hwcheck.spec.lang import (
     INT,
@@ -46,7 +46,9 @@ from hwcheck.spec.lang import (
     Read,
     SetLocal,
     Spec,
+    Stmt,
     Var,
+    unknown_node,
 )
 
 VAR = "mutant"
@@ -94,46 +96,48 @@ class _Builder:
     # -- expressions ---------------------------------------------------------------------------
 
     def expr(self, e: Expr) -> Expr:
-        if isinstance(e, (Const, Bound, ActionParam, Local)):
-            return e
-        if isinstance(e, Read):
-            idx = tuple(self.expr(i) for i in e.index)
-            out: Expr = Read(e.var, idx, e.primed)
-            for j in range(len(idx)):
-                moved = idx[:j] + (Arith("+", idx[j], Const(1)),) + idx[j + 1:]
-                k = self._new("index+1", show(e), show(Read(e.var, moved, e.primed)))
-                out = self.choose(k, Read(e.var, moved, e.primed), out)
-            return out
-        if isinstance(e, Arith):
-            a = self._operand(e.a)  # a product's or quotient's constant stays one
-            b = e.b if e.op in ("*", "//", "%") else self._operand(e.b)
-            return Arith(e.op, a, b)
-        if isinstance(e, Cmp):
-            a, b = self._operand(e.a), self._operand(e.b)
-            orig = Cmp(e.op, a, b)
-            if e.op not in FLIP:
-                return orig
-            k = self._new("flip-comparison", show(e), show(Cmp(FLIP[e.op], e.a, e.b)))
-            return self.choose(k, Cmp(FLIP[e.op], a, b), orig)
-        if isinstance(e, And):
-            args = [self.expr(a) for a in e.args]
-            if len(args) >= 2:
-                for i, a in enumerate(e.args):
-                    k = self._new("drop-conjunct", show(a), "True")
-                    if self._live(k):
-                        args[i] = Or((self._is(k), args[i]))
-            return And(tuple(args))
-        if isinstance(e, Or):
-            return Or(tuple(self.expr(a) for a in e.args))
-        if isinstance(e, Not):
-            return Not(self.expr(e.a))
-        if isinstance(e, Ite):
-            return Ite(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
-        if isinstance(e, Quant):
-            return Quant(e.kind, e.var, e.n, self.expr(e.body),
-                         None if e.cond is None else self.expr(e.cond),
-                         None if e.default is None else self.expr(e.default))
-        raise TypeError(f"unknown expression node {type(e).__name__}")
+        match e:
+            case Const() | Bound() | ActionParam() | Local():
+                return e
+            case Read():
+                idx = tuple(self.expr(i) for i in e.index)
+                out: Expr = Read(e.var, idx, e.primed)
+                for j in range(len(idx)):
+                    moved = idx[:j] + (Arith("+", idx[j], Const(1)),) + idx[j + 1:]
+                    k = self._new("index+1", show(e), show(Read(e.var, moved, e.primed)))
+                    out = self.choose(k, Read(e.var, moved, e.primed), out)
+                return out
+            case Arith():
+                a = self._operand(e.a)  # a product's or quotient's constant stays one
+                b = e.b if e.op in ("*", "//", "%") else self._operand(e.b)
+                return Arith(e.op, a, b)
+            case Cmp():
+                a, b = self._operand(e.a), self._operand(e.b)
+                orig = Cmp(e.op, a, b)
+                if e.op not in FLIP:
+                    return orig
+                k = self._new("flip-comparison", show(e), show(Cmp(FLIP[e.op], e.a, e.b)))
+                return self.choose(k, Cmp(FLIP[e.op], a, b), orig)
+            case And():
+                args = [self.expr(a) for a in e.args]
+                if len(args) >= 2:
+                    for i, a in enumerate(e.args):
+                        k = self._new("drop-conjunct", show(a), "True")
+                        if self._live(k):
+                            args[i] = Or((self._is(k), args[i]))
+                return And(tuple(args))
+            case Or():
+                return Or(tuple(self.expr(a) for a in e.args))
+            case Not():
+                return Not(self.expr(e.a))
+            case Ite():
+                return Ite(self.expr(e.cond), self.expr(e.then), self.expr(e.other))
+            case Quant():
+                return Quant(e.kind, e.var, e.n, self.expr(e.body),
+                             None if e.cond is None else self.expr(e.cond),
+                             None if e.default is None else self.expr(e.default))
+            case _:
+                raise unknown_node(e, "unknown expression node")
 
     def _operand(self, e: Expr) -> Expr:
         """An operand of a comparison or arithmetic: an integer constant gets +1 and -1."""
@@ -146,28 +150,29 @@ class _Builder:
 
     # -- statements ----------------------------------------------------------------------------
 
-    def stmts(self, body: list[Any]) -> list[Any]:
-        out: list[Any] = []
+    def stmts(self, body: Sequence[Stmt]) -> list[Stmt]:
+        out: list[Stmt] = []
         for s in body:
-            if isinstance(s, Assign):
-                value = self.expr(s.value)
-                target = Read(s.target.var, tuple(self.expr(i) for i in s.target.index))
-                k = self._new("drop-statement", f"{show(s.target)} := {show(s.value)}",
-                              "(not done)")
-                stmt = Assign(target, value)
-                out.append(If(Not(self._is(k)), [stmt], []) if self._live(k) else stmt)
-            elif isinstance(s, SetLocal):
-                out.append(SetLocal(s.local, self.expr(s.value)))
-            elif isinstance(s, If):
-                cond = self.expr(s.cond)
-                k = self._new("swap-branches", f"when {show(s.cond)}",
-                              f"when {show(Not(s.cond))}")
-                out.append(If(self.choose(k, Not(cond), cond), self.stmts(s.then),
-                              self.stmts(s.other)))
-            elif isinstance(s, For):
-                out.append(For(s.var, s.n, self.stmts(s.body)))
-            else:
-                raise TypeError(f"unknown statement {type(s).__name__}")
+            match s:
+                case Assign():
+                    value = self.expr(s.value)
+                    target = Read(s.target.var, tuple(self.expr(i) for i in s.target.index))
+                    k = self._new("drop-statement", f"{show(s.target)} := {show(s.value)}",
+                                  "(not done)")
+                    stmt = Assign(target, value)
+                    out.append(If(Not(self._is(k)), [stmt], []) if self._live(k) else stmt)
+                case SetLocal():
+                    out.append(SetLocal(s.local, self.expr(s.value)))
+                case If():
+                    cond = self.expr(s.cond)
+                    k = self._new("swap-branches", f"when {show(s.cond)}",
+                                  f"when {show(Not(s.cond))}")
+                    out.append(If(self.choose(k, Not(cond), cond), self.stmts(s.then),
+                                  self.stmts(s.other)))
+                case For():
+                    out.append(For(s.var, s.n, self.stmts(s.body)))
+                case _:
+                    raise unknown_node(s, "unknown statement")
         return out
 
 
@@ -230,37 +235,39 @@ def _show(e: Expr, outer: int) -> str:
     def wrap(text: str, prec: int) -> str:
         return f"({text})" if prec < outer else text
 
-    if isinstance(e, Const):
-        v = e.value
-        return ("True" if v else "False") if isinstance(v, bool) else str(v)
-    if isinstance(e, (Bound, Local)):
-        return e.name
-    if isinstance(e, ActionParam):
-        return f"p{e.name.rsplit('.p', 1)[-1]}"
-    if isinstance(e, Read):
-        name = e.var.name + ("'" if e.primed else "")
-        return name if not e.index else f"{name}[{', '.join(_show(i, 0) for i in e.index)}]"
-    if isinstance(e, Arith):
-        if e.op in ("min", "max"):
-            return f"{e.op}_({_show(e.a, 0)}, {_show(e.b, 0)})"
-        return wrap(f"{_show(e.a, 5)} {e.op} {_show(e.b, 6)}", 5)
-    if isinstance(e, Cmp):
-        return wrap(f"{_show(e.a, 5)} {e.op} {_show(e.b, 5)}", 4)
-    if isinstance(e, And):
-        return wrap(" & ".join(_show(a, 3) for a in e.args), 2)
-    if isinstance(e, Or):
-        return wrap(" | ".join(_show(a, 2) for a in e.args), 1)
-    if isinstance(e, Not):
-        return wrap(f"~{_show(e.a, 5)}", 3)
-    if isinstance(e, Ite):
-        return f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
-    if isinstance(e, Quant):
-        v = e.var.name
-        if e.kind in ("forall", "exists", "count"):
-            return f"{e.kind}({v} < {e.n}: {_show(e.body, 0)})"
-        assert e.cond is not None and e.default is not None
-        return (f"{e.kind}_over({v} < {e.n}: {_show(e.body, 0)} where {_show(e.cond, 0)}, "
-                f"else {_show(e.default, 0)})")
-    return type(e).__name__
+    match e:
+        case Const():
+            v = e.value
+            return ("True" if v else "False") if isinstance(v, bool) else str(v)
+        case Bound() | Local():
+            return e.name
+        case ActionParam():
+            return f"p{e.name.rsplit('.p', 1)[-1]}"
+        case Read():
+            name = e.var.name + ("'" if e.primed else "")
+            return name if not e.index else f"{name}[{', '.join(_show(i, 0) for i in e.index)}]"
+        case Arith():
+            if e.op in ("min", "max"):
+                return f"{e.op}_({_show(e.a, 0)}, {_show(e.b, 0)})"
+            return wrap(f"{_show(e.a, 5)} {e.op} {_show(e.b, 6)}", 5)
+        case Cmp():
+            return wrap(f"{_show(e.a, 5)} {e.op} {_show(e.b, 5)}", 4)
+        case And():
+            return wrap(" & ".join(_show(a, 3) for a in e.args), 2)
+        case Or():
+            return wrap(" | ".join(_show(a, 2) for a in e.args), 1)
+        case Not():
+            return wrap(f"~{_show(e.a, 5)}", 3)
+        case Ite():
+            return f"ite({_show(e.cond, 0)}, {_show(e.then, 0)}, {_show(e.other, 0)})"
+        case Quant():
+            q = e.var.name
+            if e.kind in ("forall", "exists", "count"):
+                return f"{e.kind}({q} < {e.n}: {_show(e.body, 0)})"
+            cond, default = e.reduction
+            return (f"{e.kind}_over({q} < {e.n}: {_show(e.body, 0)} where {_show(cond, 0)}, "
+                    f"else {_show(default, 0)})")
+        case _:
+            raise unknown_node(e, "unknown expression node")
 
 

@@ -29,7 +29,7 @@ class Hit:
     length: int  # steps from the initial state
     # (action instance, fingerprint after it), in order; None when the run was interrupted
     # before the path was rebuilt (the hit is known, its trace is not)
-    path: list[tuple[int, int]] | None
+    path: list[tuple[int, int | None]] | None
     lasso: Any = None  # a liveness property's: the Lasso (prefix and cycle) on the state graph
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from hwcheck.checker.semantics.exprgen import BodyGen, DomainErrors, ExprGen, shared, src
+from hwcheck.checker.semantics.exprgen import BodyGen, CodeEnv, DomainErrors, ExprGen, shared, src
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import Properties
 from hwcheck.checker.semantics.templates import (
@@ -77,7 +77,7 @@ def generate(spec: Spec, layout: Layout | None = None,
     def action_fns(tag: str, a: Action) -> None:
         """The guard ``g_<tag>`` and the effect ``e_<tag>`` of ``a``."""
         args = [f"p{i}" for i in range(len(a.params))]
-        env = dict(zip(a.params, args))
+        env: CodeEnv = dict(zip(a.params, args))
         for gen in (guards, body.ex):
             gen.code_ranges.update({f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)})
         guards.where = a.name

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeGuard
 
 from hwcheck.checker.semantics.layout import Layout
@@ -40,12 +41,18 @@ from hwcheck.spec.lang import (
     Read,
     SetLocal,
     SpecError,
+    Stmt,
+    unknown_node,
 )
 
 INF = 1 << 40  # larger than any model value: the "no candidate" of an unrolled min/max
 UNBOUNDED = (-(1 << 62), 1 << 62)  # the range of a value nothing is known of
 
 Code = int | bool | str  # a folded constant, or Python source
+Range = tuple[int, int]  # an interval of values
+Facts = dict[tuple[str, bool], Range]  # (scalar variable, primed) -> what is known of it
+CodeEnv = dict[Bound | ActionParam, Code]  # a quantifier or loop variable, a parameter -> code
+Ranges = dict[Bound | ActionParam, Range]  # the same -> the values it takes
 
 
 # each arithmetic operator on Python ints (// and % floor, as TLA+'s \\div and % with a
@@ -71,7 +78,7 @@ class DomainErrors:
     property, or in Init. Code c (from 1) is ``DomainError(variable, where)``; the kernel
     reports the code, the engines the name."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.entries: list[tuple[str, str]] = [("", "")]  # code 0: no error
 
     def code(self, var: str, where: str) -> int:
@@ -114,11 +121,11 @@ def _checked(c: Code) -> bool:
     return isinstance(c, str) and "_oob(" in c
 
 
-def _scalar(e) -> bool:
+def _scalar(e: Expr) -> TypeGuard[Read]:
     return isinstance(e, Read) and not e.index
 
 
-def _meet(a, b):
+def _meet(a: Range | None, b: Range) -> Range:
     """The intersection of two ranges (None: no knowledge)."""
     if a is None:
         return b
@@ -159,16 +166,16 @@ class ExprGen:
 
     # -- facts -------------------------------------------------------------------------------------
 
-    def facts_of(self, e: Expr, holds: bool = True) -> dict:
+    def facts_of(self, e: Expr, holds: bool = True) -> Facts:
         """Ranges of scalar variables implied by ``e`` being true (or false): comparisons of a
         scalar with a constant, under conjunctions, disjunctions and negations."""
         if isinstance(e, Not):
             return self.facts_of(e.a, not holds)
         if isinstance(e, (And, Or)) and isinstance(e, And) == holds:
-            out: dict = {}
+            out: Facts = {}
             for a in e.args:
-                for k, r in self.facts_of(a, holds).items():
-                    out[k] = _meet(out.get(k), r)
+                for k, known in self.facts_of(a, holds).items():
+                    out[k] = _meet(out.get(k), known)
             return out
         if not isinstance(e, Cmp):
             return {}
@@ -182,85 +189,88 @@ class ExprGen:
             op = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
         lo, hi = a.var.lo, a.var.hi
         c = int(b.value)
-        r = {"==": (c, c), "<": (lo, c - 1), "<=": (lo, c), ">": (c + 1, hi),
-             ">=": (c, hi)}.get(op)
+        r: Range | None = {"==": (c, c), "<": (lo, c - 1), "<=": (lo, c), ">": (c + 1, hi),
+                           ">=": (c, hi)}.get(op)
         if op == "!=":
             r = (lo + 1, hi) if c == lo else (lo, hi - 1) if c == hi else (lo, hi)
+        if r is None:  # every operator is one of the above
+            return {}
         return {(a.var.name, a.primed): r}
 
-    def assuming(self, facts: dict):
+    @contextmanager
+    def assuming(self, facts: Facts) -> Iterator[None]:
         """A context in which ``facts`` hold too."""
-        gen = self
-
-        class _Ctx:
-            def __enter__(self):
-                self.saved = gen.facts
-                merged = dict(gen.facts)
-                for k, r in facts.items():
-                    merged[k] = _meet(merged.get(k), r)
-                gen.facts = merged
-
-            def __exit__(self, *exc):
-                gen.facts = self.saved
-
-        return _Ctx()
+        saved = self.facts
+        merged = dict(saved)
+        for k, r in facts.items():
+            merged[k] = _meet(merged.get(k), r)
+        self.facts = merged
+        try:
+            yield
+        finally:
+            self.facts = saved
 
     # -- value ranges ----------------------------------------------------------------------------
 
-    def rng(self, e: Expr, env: dict, inner: dict | None = None) -> tuple[int, int]:
+    def rng(self, e: Expr, env: CodeEnv, inner: Ranges | None = None) -> Range:
         """An interval holding every value ``e`` can take (as generated under ``env``)."""
         inner = inner or {}
         r = self.rng
-        if isinstance(e, Const):
-            return (int(e.value), int(e.value))
-        if isinstance(e, (Bound, ActionParam)):
-            if e in inner:
-                return inner[e]
-            code = env.get(e)
-            if code is None:
-                return (0, e.size - 1) if isinstance(e, ActionParam) else UNBOUNDED
-            return (code, code) if _const(code) else self.code_ranges.get(code, UNBOUNDED)
-        if isinstance(e, Local):
-            return self.local_ranges.get(e.name, UNBOUNDED)
-        if isinstance(e, Read):
-            if e.var.sort == BOOL:
+        match e:
+            case Const():
+                return (int(e.value), int(e.value))
+            case Bound() | ActionParam():
+                if e in inner:
+                    return inner[e]
+                code = env.get(e)
+                if code is None:
+                    return (0, e.size - 1) if isinstance(e, ActionParam) else UNBOUNDED
+                return self.code_ranges.get(code, UNBOUNDED) if isinstance(code, str) \
+                    else (code, code)
+            case Local():
+                return self.local_ranges.get(e.name, UNBOUNDED)
+            case Read():
+                if e.var.sort == BOOL:
+                    return (0, 1)
+                known = self.facts.get((e.var.name, e.primed)) if not e.index else None
+                if known is None:
+                    return (e.var.lo, e.var.hi)
+                self.fact_uses += 1
+                return known
+            case Arith():
+                (a0, a1), (b0, b1) = r(e.a, env, inner), r(e.b, env, inner)
+                if e.op == "+":
+                    return (a0 + b0, a1 + b1)
+                if e.op == "-":
+                    return (a0 - b1, a1 - b0)
+                if e.op == "min":
+                    return (min(a0, b0), min(a1, b1))
+                if e.op == "*":  # b is a constant
+                    return (min(a0 * b0, a1 * b0), max(a0 * b0, a1 * b0))
+                if e.op == "//":  # b is a positive constant
+                    return (a0 // b0, a1 // b0)
+                if e.op == "%":
+                    return (0, b0 - 1) if a1 - a0 >= b0 or a0 % b0 > a1 % b0 else (a0 % b0,
+                                                                                    a1 % b0)
+                return (max(a0, b0), max(a1, b1))
+            case Ite():
+                (a0, a1), (b0, b1) = r(e.then, env, inner), r(e.other, env, inner)
+                return (min(a0, b0), max(a1, b1))
+            case Quant():
+                if e.kind in ("forall", "exists"):
+                    return (0, 1)
+                if e.kind == "count":
+                    return (0, e.n)
+                within = dict(inner)
+                within[e.var] = (0, e.n - 1)
+                (a0, a1), (b0, b1) = r(e.body, env, within), r(e.reduction[1], env, inner)
+                return (min(a0, b0), max(a1, b1))
+            case Cmp() | And() | Or() | Not():
                 return (0, 1)
-            known = self.facts.get((e.var.name, e.primed)) if not e.index else None
-            if known is None:
-                return (e.var.lo, e.var.hi)
-            self.fact_uses += 1
-            return known
-        if isinstance(e, Arith):
-            (a0, a1), (b0, b1) = r(e.a, env, inner), r(e.b, env, inner)
-            if e.op == "+":
-                return (a0 + b0, a1 + b1)
-            if e.op == "-":
-                return (a0 - b1, a1 - b0)
-            if e.op == "min":
-                return (min(a0, b0), min(a1, b1))
-            if e.op == "*":  # b is a constant
-                return (min(a0 * b0, a1 * b0), max(a0 * b0, a1 * b0))
-            if e.op == "//":  # b is a positive constant
-                return (a0 // b0, a1 // b0)
-            if e.op == "%":
-                return (0, b0 - 1) if a1 - a0 >= b0 or a0 % b0 > a1 % b0 else (a0 % b0,
-                                                                                a1 % b0)
-            return (max(a0, b0), max(a1, b1))
-        if isinstance(e, Ite):
-            (a0, a1), (b0, b1) = r(e.then, env, inner), r(e.other, env, inner)
-            return (min(a0, b0), max(a1, b1))
-        if isinstance(e, Quant):
-            if e.kind in ("forall", "exists"):
-                return (0, 1)
-            if e.kind == "count":
-                return (0, e.n)
-            within = dict(inner)
-            within[e.var] = (0, e.n - 1)
-            (a0, a1), (b0, b1) = r(e.body, env, within), r(e.default, env, inner)
-            return (min(a0, b0), max(a1, b1))
-        return (0, 1)  # comparisons and connectives
+            case _:
+                raise unknown_node(e, "codegen: unknown expression node")
 
-    def index_checks(self, e: Read, env: dict, idx: list) -> list[str]:
+    def index_checks(self, e: Read, env: CodeEnv, idx: list[Code]) -> list[str]:
         """The conditions an index of ``e`` needs at run time (those not provably in shape)."""
         conds = []
         for ie, code, d in zip(e.index, idx, e.var.shape):
@@ -271,7 +281,7 @@ class ExprGen:
                 conds.append(f"0 <= {src(code)} < {d}")
         return conds
 
-    def __call__(self, e: Expr, env: dict) -> Code:
+    def __call__(self, e: Expr, env: CodeEnv) -> Code:
         uses = self.fact_uses
         c = self._gen(e, env)
         if isinstance(c, str):
@@ -282,70 +292,73 @@ class ExprGen:
                 self.tally[c] += 1
         return c
 
-    def _gen(self, e: Expr, env: dict) -> Code:
+    def _gen(self, e: Expr, env: CodeEnv) -> Code:
         g = self
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, (Bound, ActionParam)):
-            return env[e]
-        if isinstance(e, Local):
-            return "l_" + e.name
-        if isinstance(e, Read):
-            return g.read(e, env)
-        if isinstance(e, Arith):
-            a, b = g(e.a, env), g(e.b, env)
-            if _const(a) and _const(b):
-                return ARITH[e.op](a, b)
-            if e.op in ("+", "-", "*", "//", "%"):
-                if _const(b) and b == 0:
-                    return a
+        match e:
+            case Const():
+                return e.value
+            case Bound() | ActionParam():
+                return env[e]
+            case Local():
+                return "l_" + e.name
+            case Read():
+                return g.read(e, env)
+            case Arith():
+                a, b = g(e.a, env), g(e.b, env)
+                if _const(a) and _const(b):
+                    return ARITH[e.op](a, b)
+                if e.op in ("+", "-", "*", "//", "%"):
+                    if _const(b) and b == 0 and e.op in ("+", "-"):
+                        return a
+                    return f"({src(a)} {e.op} {src(b)})"
+                return f"{e.op}({src(a)}, {src(b)})"
+            case Cmp():
+                a, b = g(e.a, env), g(e.b, env)
+                if _const(a) and _const(b):
+                    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
                 return f"({src(a)} {e.op} {src(b)})"
-            return f"{e.op}({src(a)}, {src(b)})"
-        if isinstance(e, Cmp):
-            a, b = g(e.a, env), g(e.b, env)
-            if _const(a) and _const(b):
-                return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
-            return f"({src(a)} {e.op} {src(b)})"
-        if isinstance(e, (And, Or)):  # each argument runs only when the ones before let it
-            parts: list[Code] = []
-            known: dict = {}  # facts of the parts before (``facts_of``)
-            uses = self.fact_uses
-            for x in e.args:
-                with self.assuming(known):
-                    parts.append(g(x, env))
-                for k, r in self.facts_of(x, isinstance(e, And)).items():
-                    known[k] = _meet(known.get(k), r)
-            # parts that cannot fail and need no fact of another: evaluated whole, `&` / `|`
-            # (a short-circuit `and` is a branch, and numba compiles big functions' branches
-            # slowly)
-            eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
-            return self.junction(parts, "and" if isinstance(e, And) else "or", eager)
-        if isinstance(e, Not):
-            a = g(e.a, env)
-            return (not a) if _const(a) else f"(not {a})"
-        if isinstance(e, Ite):
-            c = g(e.cond, env)
-            if _const(c):
-                return g(e.then if c else e.other, env)
-            with self.assuming(self.facts_of(e.cond, True)):
-                a = g(e.then, env)
-            with self.assuming(self.facts_of(e.cond, False)):
-                b = g(e.other, env)
-            if _const(a) and _const(b) and a == b and type(a) is type(b) and not _checked(c):
-                return a
-            if (_const(a) and _const(b) and type(a) is int and type(b) is int
-                    and {a, b} == {0, 1}):  # a boolean as 0 or 1: no branch
-                return f"int({c})" if a == 1 else f"int(not {c})"
-            return f"({src(a)} if {c} else {src(b)})"
-        if isinstance(e, Quant):
-            return self.quant(e, env)
-        raise SpecError(f"codegen: unknown expression node {type(e).__name__}")
+            case And() | Or():  # each argument runs only when the ones before let it
+                parts: list[Code] = []
+                known: Facts = {}  # facts of the parts before (``facts_of``)
+                uses = self.fact_uses
+                for x in e.args:
+                    with self.assuming(known):
+                        parts.append(g(x, env))
+                    for k, r in self.facts_of(x, isinstance(e, And)).items():
+                        known[k] = _meet(known.get(k), r)
+                # parts that cannot fail and need no fact of another: evaluated whole, `&` /
+                # `|` (a short-circuit `and` is a branch, and numba compiles big functions'
+                # branches slowly)
+                eager = self.fact_uses == uses and not any(_checked(p) for p in parts)
+                return self.junction(parts, "and" if isinstance(e, And) else "or", eager)
+            case Not():
+                a = g(e.a, env)
+                return (not a) if _const(a) else f"(not {a})"
+            case Ite():
+                c = g(e.cond, env)
+                if _const(c):
+                    return g(e.then if c else e.other, env)
+                with self.assuming(self.facts_of(e.cond, True)):
+                    a = g(e.then, env)
+                with self.assuming(self.facts_of(e.cond, False)):
+                    b = g(e.other, env)
+                if _const(a) and _const(b) and a == b and type(a) is type(b) \
+                        and not _checked(c):
+                    return a
+                if (_const(a) and _const(b) and type(a) is int and type(b) is int
+                        and {a, b} == {0, 1}):  # a boolean as 0 or 1: no branch
+                    return f"int({c})" if a == 1 else f"int(not {c})"
+                return f"({src(a)} if {c} else {src(b)})"
+            case Quant():
+                return self.quant(e, env)
+            case _:
+                raise unknown_node(e, "codegen: unknown expression node")
 
-    def junction(self, parts: list, op: str, eager: bool = False) -> Code:
+    def junction(self, parts: list[Code], op: str, eager: bool = False) -> Code:
         unit = op == "and"
         kept: list[str] = []  # the parts that are not constants
         for p in parts:
-            if _const(p):
+            if not isinstance(p, str):  # a constant
                 if bool(p) != unit:
                     # the parts before still run, as in the interpreter, when one may fail
                     if any(_checked(k) for k in kept):
@@ -359,7 +372,7 @@ class ExprGen:
             op = "&" if unit else "|"
         return kept[0] if len(kept) == 1 else "(" + f" {op} ".join(kept) + ")"
 
-    def read(self, e: Read, env: dict) -> Code:
+    def read(self, e: Read, env: CodeEnv) -> Code:
         idx = [self(i, env) for i in e.index]
         cell = self.cell(e, env, idx)
         conds = self.index_checks(e, env, idx)
@@ -369,7 +382,7 @@ class ExprGen:
             self.checks += 1
         return f"({cell} != 0)" if e.var.sort == BOOL else cell
 
-    def cell(self, e: Read, env: dict, idx: list | None = None) -> str:
+    def cell(self, e: Read, env: CodeEnv, idx: list[Code] | None = None) -> str:
         """The source of the row element ``e`` reads (as stored), with no index check."""
         var = e.var
         row = self.nxt if e.primed else self.cur
@@ -382,7 +395,7 @@ class ExprGen:
         base = self.layout.offsets[var.name]
         const_part, terms, stride = base, [], 1
         for i, d in reversed(list(zip(idx, var.shape))):
-            if _const(i):
+            if not isinstance(i, str):  # a constant
                 const_part += int(i) * stride
             else:
                 terms.append(i if stride == 1 else f"{i} * {stride}")
@@ -394,7 +407,7 @@ class ExprGen:
             pos = str(const_part)
         return f"{row}[{pos}]"
 
-    def quant(self, e: Quant, env: dict) -> Code:
+    def quant(self, e: Quant, env: CodeEnv) -> Code:
         def at(i: int, x: Expr) -> Code:
             inner = dict(env)
             inner[e.var] = i
@@ -418,16 +431,17 @@ class ExprGen:
             return "(" + " + ".join(terms + ([str(total)] if total else [])) + ")"
         # min / max with a condition and a default
         sentinel = INF if e.kind == "min" else -INF
+        cond, default_expr = e.reduction
         cands = []
         for i in range(e.n):
-            c = at(i, e.cond)
+            c = at(i, cond)
             if _const(c):
                 if c:
                     cands.append(at(i, e.body))
                 continue
             v = at(i, e.body)
             cands.append(f"({src(v)} if {c} else {sentinel})")
-        default = self(e.default, env)
+        default = self(default_expr, env)
         if not cands:
             return default
         if all(_const(c) for c in cands):
@@ -457,26 +471,32 @@ class BodyGen:
         self.temps = itertools.count()
         self.ret = "return"  # how a failed check leaves the function
 
-    def begin(self, where: str, stmts, env: dict, ret: str = "return") -> None:
+    def begin(self, where: str, stmts: Iterable[Stmt], env: CodeEnv, ret: str = "return"
+              ) -> None:
         """Before generating a body: name its errors and bound the values of its locals (a
         fixpoint over every assignment; what does not settle is unbounded)."""
         self.ex.where = where
         self.ret = ret
         ranges: dict[str, tuple[int, int]] = {}
         self.ex.local_ranges = ranges
-        sets: list = []
+        sets: list[tuple[SetLocal, Ranges]] = []
 
-        def scan(block, inner):
+        def scan(block: Iterable[Stmt], inner: Ranges) -> None:
             for s in block:
-                if isinstance(s, SetLocal):
-                    sets.append((s, dict(inner)))
-                elif isinstance(s, If):
-                    scan(s.then, inner)
-                    scan(s.other, inner)
-                elif isinstance(s, For):
-                    within = dict(inner)
-                    within[s.var] = (0, s.n - 1)
-                    scan(s.body, within)
+                match s:
+                    case SetLocal():
+                        sets.append((s, dict(inner)))
+                    case If():
+                        scan(s.then, inner)
+                        scan(s.other, inner)
+                    case For():
+                        within = dict(inner)
+                        within[s.var] = (0, s.n - 1)
+                        scan(s.body, within)
+                    case Assign():
+                        pass
+                    case _:
+                        raise unknown_node(s, "codegen: unknown statement")
 
         scan(stmts, {})
         # In statement order, each local's range grows to hold every value assigned to it; a
@@ -494,42 +514,43 @@ class BodyGen:
             for name in ranges:
                 ranges[name] = UNBOUNDED
 
-    def __call__(self, stmts, env: dict, depth: int) -> list[str]:
+    def __call__(self, stmts: Iterable[Stmt], env: CodeEnv, depth: int) -> list[str]:
         pad = "    " * depth
         out: list[str] = []
         for s in stmts:
             self.ex.tally.clear()  # each statement's common subexpressions go just before it
-            if isinstance(s, Assign):
-                out.extend(self.share(self.assign(s, env, pad), pad))
-            elif isinstance(s, SetLocal):
-                out.extend(self.share([f"{pad}l_{s.local.name} = "
-                                       f"{src(self.ex(s.value, env))}"], pad))
-            elif isinstance(s, If):
-                c = self.ex(s.cond, env)
-                if _const(c):
-                    out.extend(self(s.then if c else s.other, env, depth))
-                    continue
-                out.extend(self.share([f"{pad}if {c}:"], pad))
-                out.extend(self(s.then, env, depth + 1) or [pad + "    pass"])
-                if s.other:
-                    out.append(f"{pad}else:")
-                    out.extend(self(s.other, env, depth + 1))
-            elif isinstance(s, For):
-                name = f"i{next(self.loops)}"
-                inner = dict(env)
-                inner[s.var] = name
-                self.ex.code_ranges[name] = (0, s.n - 1)
-                out.append(f"{pad}for {name} in range({s.n}):")
-                out.extend(self(s.body, inner, depth + 1) or [pad + "    pass"])
-            else:
-                raise SpecError(f"codegen: unknown statement {type(s).__name__}")
+            match s:
+                case Assign():
+                    out.extend(self.share(self.assign(s, env, pad), pad))
+                case SetLocal():
+                    out.extend(self.share([f"{pad}l_{s.local.name} = "
+                                           f"{src(self.ex(s.value, env))}"], pad))
+                case If():
+                    c = self.ex(s.cond, env)
+                    if _const(c):
+                        out.extend(self(s.then if c else s.other, env, depth))
+                        continue
+                    out.extend(self.share([f"{pad}if {c}:"], pad))
+                    out.extend(self(s.then, env, depth + 1) or [pad + "    pass"])
+                    if s.other:
+                        out.append(f"{pad}else:")
+                        out.extend(self(s.other, env, depth + 1))
+                case For():
+                    name = f"i{next(self.loops)}"
+                    inner = dict(env)
+                    inner[s.var] = name
+                    self.ex.code_ranges[name] = (0, s.n - 1)
+                    out.append(f"{pad}for {name} in range({s.n}):")
+                    out.extend(self(s.body, inner, depth + 1) or [pad + "    pass"])
+                case _:
+                    raise unknown_node(s, "codegen: unknown statement")
         return out
 
     def share(self, lines: list[str], pad: str) -> list[str]:
         pre, lines = shared(self.ex, lines, lambda: f"_c{next(self.temps)}")
         return [pad + p for p in pre] + lines
 
-    def assign(self, s: Assign, env: dict, pad: str) -> list[str]:
+    def assign(self, s: Assign, env: CodeEnv, pad: str) -> list[str]:
         """A write, with the checks it needs: every index inside the variable's shape and the
         value inside its domain, unless the ranges prove it."""
         var, ex = s.target.var, self.ex

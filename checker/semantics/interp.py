@@ -38,6 +38,7 @@ from hwcheck.spec.lang import (
     SpecError,
     Stmt,
     Var,
+    unknown_node,
 )
 
 # A state as the interpreter reads it: a layout row, or its cells as a list of ints
@@ -72,93 +73,102 @@ class Interpreter:
     def eval(self, e: Expr, cur: Cells, nxt: Cells | None = None, env: Env | None = None) -> int:
         return self._eval(e, cur, nxt, env if env is not None else {}, "expression")
 
-    # ``nxt`` is Cells | None, left unannotated: a primed read without a next state (``eval``
-    # given none) indexes None here (a TypeError), where the translator raises a SpecError
-    def _eval(self, e: Expr, cur: Cells, nxt, env: Env, where: str) -> int:
+    def _eval(self, e: Expr, cur: Cells, nxt: Cells | None, env: Env, where: str) -> int:
         """The value of ``e``: an int, or a bool (a BOOL read, a comparison, a connective)."""
         ev = self._eval
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, Read):
-            idx = tuple(ev(i, cur, nxt, env, where) for i in e.index)
-            try:
-                pos = self.layout.cell(e.var, idx)
-            except IndexError:
-                raise ModelError(f"{where}: reads {_at(e.var, idx)}, outside its shape "
-                                 f"{list(e.var.shape)}", e.var.name, where) from None
-            src = nxt if e.primed else cur
-            v = int(src[pos])
-            return bool(v) if e.var.sort == BOOL else v
-        if isinstance(e, (Bound, ActionParam)):
-            return env[e]
-        if isinstance(e, Local):
-            return env[e.name]
-        if isinstance(e, Arith):
-            a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
-            return ARITH[e.op](a, b)
-        if isinstance(e, Cmp):
-            a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
-            return a == b if e.op == "==" else a != b if e.op == "!=" else a < b if e.op == "<" \
-                else a <= b
-        if isinstance(e, And):
-            return all(ev(x, cur, nxt, env, where) for x in e.args)
-        if isinstance(e, Or):
-            return any(ev(x, cur, nxt, env, where) for x in e.args)
-        if isinstance(e, Not):
-            return not ev(e.a, cur, nxt, env, where)
-        if isinstance(e, Ite):
-            return ev(e.then if ev(e.cond, cur, nxt, env, where) else e.other, cur, nxt, env, where)
-        if isinstance(e, Quant):
-            inner = dict(env)
-            if e.kind in ("forall", "exists", "count"):
-                hits = 0
-                for i in range(e.n):
-                    inner[e.var] = i
-                    if ev(e.body, cur, nxt, inner, where):
-                        hits += 1
-                        if e.kind == "exists":
-                            return True
-                    elif e.kind == "forall":
-                        return False
-                return hits if e.kind == "count" else e.kind == "forall"
-            vals = []
+        match e:
+            case Const():
+                return e.value
+            case Read():
+                idx = tuple(ev(i, cur, nxt, env, where) for i in e.index)
+                try:
+                    pos = self.layout.cell(e.var, idx)
+                except IndexError:
+                    raise ModelError(f"{where}: reads {_at(e.var, idx)}, outside its shape "
+                                     f"{list(e.var.shape)}", e.var.name, where) from None
+                src = nxt if e.primed else cur
+                if src is None:  # a primed read given no next state: the translator's error
+                    raise SpecError(f"{where}: reads the next state without one")
+                v = int(src[pos])
+                return bool(v) if e.var.sort == BOOL else v
+            case Bound() | ActionParam():
+                return env[e]
+            case Local():
+                return env[e.name]
+            case Arith():
+                a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
+                return ARITH[e.op](a, b)
+            case Cmp():
+                a, b = ev(e.a, cur, nxt, env, where), ev(e.b, cur, nxt, env, where)
+                return a == b if e.op == "==" else a != b if e.op == "!=" else a < b \
+                    if e.op == "<" else a <= b
+            case And():
+                return all(ev(x, cur, nxt, env, where) for x in e.args)
+            case Or():
+                return any(ev(x, cur, nxt, env, where) for x in e.args)
+            case Not():
+                return not ev(e.a, cur, nxt, env, where)
+            case Ite():
+                return ev(e.then if ev(e.cond, cur, nxt, env, where) else e.other, cur, nxt,
+                          env, where)
+            case Quant():
+                return self._quant(e, cur, nxt, env, where)
+            case _:
+                raise unknown_node(e, f"{where}: unknown expression node")
+
+    def _quant(self, e: Quant, cur: Cells, nxt: Cells | None, env: Env, where: str) -> int:
+        ev = self._eval
+        inner = dict(env)
+        if e.kind in ("forall", "exists", "count"):
+            hits = 0
             for i in range(e.n):
                 inner[e.var] = i
-                if ev(e.cond, cur, nxt, inner, where):
-                    vals.append(ev(e.body, cur, nxt, inner, where))
-            if not vals:
-                return ev(e.default, cur, nxt, env, where)
-            return min(vals) if e.kind == "min" else max(vals)
-        raise SpecError(f"{where}: unknown expression node {type(e).__name__}")
+                if ev(e.body, cur, nxt, inner, where):
+                    hits += 1
+                    if e.kind == "exists":
+                        return True
+                elif e.kind == "forall":
+                    return False
+            return hits if e.kind == "count" else e.kind == "forall"
+        cond, default = e.reduction  # min / max
+        vals = []
+        for i in range(e.n):
+            inner[e.var] = i
+            if ev(cond, cur, nxt, inner, where):
+                vals.append(ev(e.body, cur, nxt, inner, where))
+        if not vals:
+            return ev(default, cur, nxt, env, where)
+        return min(vals) if e.kind == "min" else max(vals)
 
     # -- statements ------------------------------------------------------------------------------
 
     def _run(self, stmts: Iterable[Stmt], t: list[int], env: Env, where: str) -> None:
         for s in stmts:
-            if isinstance(s, Assign):
-                idx = tuple(self._eval(i, t, None, env, where) for i in s.target.index)
-                var = s.target.var
-                try:
-                    pos = self.layout.cell(var, idx)
-                except IndexError:
-                    raise ModelError(f"{where}: writes {_at(var, idx)}, outside its shape "
-                                     f"{list(var.shape)}", var.name, where) from None
-                val = int(self._eval(s.value, t, None, env, where))
-                if not var.lo <= val <= var.hi:
-                    raise ModelError(f"{where}: writes {val} to {_at(var, idx)}, "
-                                     f"outside its domain {var.lo}..{var.hi}", var.name, where)
-                t[pos] = val
-            elif isinstance(s, SetLocal):
-                env[s.local.name] = self._eval(s.value, t, None, env, where)
-            elif isinstance(s, If):
-                branch = s.then if self._eval(s.cond, t, None, env, where) else s.other
-                self._run(branch, t, env, where)
-            elif isinstance(s, For):
-                for i in range(s.n):
-                    env[s.var] = i
-                    self._run(s.body, t, env, where)
-            else:
-                raise SpecError(f"{where}: unknown statement {type(s).__name__}")
+            match s:
+                case Assign():
+                    idx = tuple(self._eval(i, t, None, env, where) for i in s.target.index)
+                    var = s.target.var
+                    try:
+                        pos = self.layout.cell(var, idx)
+                    except IndexError:
+                        raise ModelError(f"{where}: writes {_at(var, idx)}, outside its shape "
+                                         f"{list(var.shape)}", var.name, where) from None
+                    val = int(self._eval(s.value, t, None, env, where))
+                    if not var.lo <= val <= var.hi:
+                        raise ModelError(f"{where}: writes {val} to {_at(var, idx)}, outside "
+                                         f"its domain {var.lo}..{var.hi}", var.name, where)
+                    t[pos] = val
+                case SetLocal():
+                    env[s.local.name] = self._eval(s.value, t, None, env, where)
+                case If():
+                    branch = s.then if self._eval(s.cond, t, None, env, where) else s.other
+                    self._run(branch, t, env, where)
+                case For():
+                    for i in range(s.n):
+                        env[s.var] = i
+                        self._run(s.body, t, env, where)
+                case _:
+                    raise unknown_node(s, f"{where}: unknown statement")
 
     # -- states and transitions ------------------------------------------------------------------
 
@@ -185,7 +195,7 @@ class Interpreter:
             self._run(init.body, t, env, "Init")
             if not self._eval(self.spec.init_post, t, None, env, "Init"):
                 continue
-            row = np.array(t, dtype=self.layout.dtype)
+            row: np.ndarray = np.array(t, dtype=self.layout.dtype)
             if row.tobytes() not in seen:
                 seen.add(row.tobytes())
                 out.append(row)

@@ -230,6 +230,14 @@ class Kernel:
         self.last_error = int(err[0])
         return t if ok else None
 
+    def taken(self, inst: int, row: np.ndarray) -> np.ndarray:
+        """The successor of ``row`` by ``inst``, a step the search took (a transition
+        property's hit): disabled there, it is an internal error, said."""
+        t = self.step(inst, row)
+        if t is None:
+            raise RuntimeError(f"instance {inst} is disabled in a state the search took it from")
+        return t
+
     def warm(self, *parts: str, say=None) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
@@ -339,12 +347,12 @@ def _samples(mod) -> dict:
     out = np.empty((ninst, stride), dtype)
     par, act, fps = (np.empty(ninst, np.int32), np.empty(ninst, act_dtype_of(ninst)),
                      np.empty(ninst, np.uint64))
-    tp = dict(tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
+    tp: dict[str, Any] = dict(tp_active=np.zeros(nt, np.bool_), tp_row=np.full(nt, -1, np.int64),
               tp_inst=np.full(nt, -1, np.int64), err=err, dom_row=dom_row, dom_inst=dom_inst,
               cov=np.zeros(max(ninst, 1), np.int64))
     table = np.zeros(16, np.uint64)
-    level = dict(front=one, lo=0, hi=0, table=table, max_fill=8, filled=0, out=out, par=par,
-                 act=act, fps=fps, **tp)
+    level: dict[str, Any] = dict(front=one, lo=0, hi=0, table=table, max_fill=8, filled=0,
+                                 out=out, par=par, act=act, fps=fps, **tp)
     return {
         "initial": (0, err),
         "check_states": CheckArgs(rows=one, n=0, active=np.zeros(ns, np.bool_),

@@ -55,7 +55,8 @@ class Layout:
             if v.name in self.spec.view:
                 off = self.offsets[v.name]
                 cells[off:off + v.size] = -1  # all bits set
-        return cells.view(np.uint64).copy()
+        mask: np.ndarray = cells.view(np.uint64).copy()
+        return mask
 
     def identity(self, row: np.ndarray) -> np.ndarray:
         """What a state's fingerprint reads: the row, its cells outside a VIEW cleared."""
@@ -63,7 +64,8 @@ class Layout:
         row = np.ascontiguousarray(row, dtype=self.dtype)
         if mask is None:
             return row
-        return (row.view(np.uint64) & mask).view(self.dtype)
+        cleared: np.ndarray = (row.view(np.uint64) & mask).view(self.dtype)
+        return cleared
 
     def cell(self, var: Var, idx: tuple[int, ...]) -> int:
         """The row position of ``var[idx]``; raises IndexError outside the variable's shape."""

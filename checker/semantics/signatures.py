@@ -35,10 +35,12 @@ class Properties:
 
     @classmethod
     def of(cls, spec: Spec) -> Properties:
-        state = [(i.name, i.expr, Kind.INVARIANT) for i in spec.invariants]
+        state: list[tuple[str, Expr, str]] = [(i.name, i.expr, Kind.INVARIANT)
+                                              for i in spec.invariants]
         state += [(r.name, r.expr, Kind.REACHABLE) for r in spec.reachables
                   if not reads_next(r.expr)]
-        trans = [(a.name, a.expr, Kind.ACTION) for a in spec.action_properties]
+        trans: list[tuple[str, Expr, str]] = [(a.name, a.expr, Kind.ACTION)
+                                              for a in spec.action_properties]
         trans += [(r.name, r.expr, Kind.REACHABLE) for r in spec.reachables if reads_next(r.expr)]
         return cls(state, trans)
 

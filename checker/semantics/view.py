@@ -32,6 +32,7 @@ from hwcheck.spec.lang import (
     SetLocal,
     Spec,
     Stmt,
+    unknown_node,
     walk,
 )
 
@@ -95,23 +96,26 @@ def classify(spec: Spec) -> ViewClass | None:
         def body(stmts: Iterable[Stmt], ctx: set[str], a: Action = a,
                  locals_: dict[str, set[str]] = locals_) -> None:
             for s in stmts:
-                if isinstance(s, SetLocal):
-                    deps = _reads(s.value, locals_) | ctx
-                    locals_[s.local.name] = locals_.get(s.local.name, set()) | deps
-                elif isinstance(s, Assign):
-                    deps = _reads(s.value, locals_) | ctx
-                    for i in s.target.index:
-                        deps |= _reads(i, locals_)
-                    bad = deps & out
-                    if s.target.var.name in kept and bad:
-                        note(f"{a.name} writes {s.target.var.name} from "
-                             f"{', '.join(sorted(bad))}")
-                elif isinstance(s, If):
-                    inner = ctx | _reads(s.cond, locals_)
-                    body(s.then, inner)
-                    body(s.other, inner)
-                elif isinstance(s, For):
-                    body(s.body, ctx)
+                match s:
+                    case SetLocal():
+                        deps = _reads(s.value, locals_) | ctx
+                        locals_[s.local.name] = locals_.get(s.local.name, set()) | deps
+                    case Assign():
+                        deps = _reads(s.value, locals_) | ctx
+                        for i in s.target.index:
+                            deps |= _reads(i, locals_)
+                        bad = deps & out
+                        if s.target.var.name in kept and bad:
+                            note(f"{a.name} writes {s.target.var.name} from "
+                                 f"{', '.join(sorted(bad))}")
+                    case If():
+                        inner = ctx | _reads(s.cond, locals_)
+                        body(s.then, inner)
+                        body(s.other, inner)
+                    case For():
+                        body(s.body, ctx)
+                    case _:
+                        raise unknown_node(s, "unknown statement")
 
         body(list(a.body), set())
     for kind, group in (("invariant", spec.invariants),

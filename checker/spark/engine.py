@@ -235,6 +235,8 @@ class SparkBackend(Backend):
         fps = sorted(fps)
         owning = sorted({owner(f, self.parts) for f in fps})
         self.jobs += 1
+        if self.task is None:
+            raise RuntimeError("a lookup before the level task is set (start first)")
         if self.exchange == "inbox":
             found = self._tasks(partial(_lookup, self.task, fps))
         else:

@@ -176,7 +176,7 @@ def task_slots(sc: SparkContext) -> int:
             return (os.cpu_count() or 1) if n == "*" else int(n)
         per_task = int(sc.getConf().get("spark.task.cpus", "1"))
         execs = sc._jsc.sc().statusStore().executorList(True)
-        cores = sum(execs.apply(i).totalCores() for i in range(execs.size())
+        cores = sum(int(execs.apply(i).totalCores()) for i in range(execs.size())
                     if execs.apply(i).id() != "driver")
         return cores // max(1, per_task)
     except Exception:  # noqa: BLE001 - unknown: the caller runs one level a job

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from hwcheck.spec import lang as L
@@ -408,7 +409,7 @@ class Compiler:
                                                                  "@" in dynamic):
                 return False
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -625,6 +626,10 @@ class Compiler:
         eq = _and(*[_and(_implies(p, q), _implies(q, p)) for p, q in zip(xa, xb)])
         return ("bool", eq if name == "=" else _not(eq))
 
+    def _chosen(self, values: tuple[Any, ...], s: Term, pos: Pos, c: L.Bound) -> Any:
+        """The choice ``c`` among ``values`` is in the set term ``s`` (bound in a guard)."""
+        return self.member(("param", c, values), s, pos)
+
     def member(self, x: Term, s: Term, pos: Pos) -> Any:
         """``x \\in s`` for a set term ``s``."""
         if s[0] == "elems":
@@ -658,7 +663,7 @@ class Compiler:
                     and x.name not in names:
                 names.append(x.name)
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -830,7 +835,7 @@ class Compiler:
             if isinstance(x, OpApp) and x.name == name:
                 return True
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
             elif hasattr(x, "__dataclass_fields__"):
@@ -968,9 +973,8 @@ class Compiler:
                     values = tuple(s[1])
                     choices[var] = ("param", b.choose(len(values)), values)
                     if self.for_enabled:  # the guard alone, the choice bound in it
-                        guards.append(L.exists(len(values), lambda c, vs=values, st=s,
-                                               at=rhs.pos: self.member(("param", c, vs), st,
-                                                                       at)))
+                        guards.append(L.exists(len(values),
+                                               partial(self._chosen, values, s, rhs.pos)))
                     else:
                         guards.append(self.member(choices[var], s, rhs.pos))
                     continue
@@ -1070,7 +1074,7 @@ class Compiler:
             if isinstance(x, (Prime, Unchanged)):
                 return True
             if isinstance(x, Expr):
-                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)  # type: ignore[attr-defined]
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
             elif isinstance(x, tuple):
                 stack.extend(x)
         return False

@@ -164,7 +164,7 @@ CORE_NAMES = frozenset({
 
 def _bool(v: Value, pos: Pos, what: str) -> bool:
     if v is True or v is False:
-        return v  # type: ignore[no-any-return]
+        return v
     raise fail(pos, f"{what} is {kind(v)} ({show(v)}), not a boolean")
 
 
@@ -233,7 +233,7 @@ class Evaluator:
     def ev_bool(self, e: Expr, sc: Scope, env: Env, cx: Ctx) -> bool:
         v = self.ev(e, sc, env, cx)
         if v is True or v is False:
-            return v  # type: ignore[no-any-return]
+            return v
         raise fail(e.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
 
     def finite(self, v: Value, pos: Pos) -> list[Value]:
@@ -877,9 +877,9 @@ class Evaluator:
         if not init:
             if type(e) is not Prime:
                 return None
-            e = e.expr  # type: ignore[attr-defined]
-        while type(e) is OpApp and not e.args and e.name not in env:  # type: ignore[attr-defined]
-            name = e.name  # type: ignore[attr-defined]
+            e = e.expr
+        while type(e) is OpApp and not e.args and e.name not in env:
+            name = e.name
             if name in sc.defs:
                 return None
             if name in sc.subst:
@@ -966,11 +966,11 @@ class Evaluator:
         """UNCHANGED's variables (names), and any other expression (with its scope)."""
         if type(e) is Tuple:
             out: list[Any] = []
-            for x in e.items:  # type: ignore[attr-defined]
+            for x in e.items:
                 out += self._unchanged_parts(x, sc, env)
             return out
-        if type(e) is OpApp and not e.args and e.name not in env:  # type: ignore[attr-defined]
-            name = e.name  # type: ignore[attr-defined]
+        if type(e) is OpApp and not e.args and e.name not in env:
+            name = e.name
             entry = sc.defs.get(name)
             if type(entry) is Defn and isinstance(entry.d, OpDef) and not entry.d.params:
                 return self._unchanged_parts(entry.d.body, entry.scope, {})
@@ -1004,7 +1004,7 @@ def _equal(a: Value, b: Value, pos: Pos) -> bool:
             return a.describe() == b.describe()
         if not getattr(a, "finite", True) or not getattr(b, "finite", True):
             raise fail(pos, f"comparing the infinite set {show(a)} with {show(b)}")
-        return as_frozen(a) == as_frozen(b)  # type: ignore[no-any-return]
+        return as_frozen(a) == as_frozen(b)
     if ta is RecFcn or tb is RecFcn:
         raise fail(pos, "comparing a function over an infinite domain")
     return a == b  # type: ignore[no-any-return]

@@ -175,7 +175,7 @@ def _encode(v: Value) -> Any:
 def _decode(d: Any) -> Value:
     (tag, x), = d.items()
     if tag == "b" or tag == "i" or tag == "s":
-        return x  # type: ignore[no-any-return]
+        return x
     if tag == "m":
         return ModelValue(x)
     if tag == "set":

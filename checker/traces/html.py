@@ -70,7 +70,7 @@ def generic_page(trace: Trace, description: str = "") -> str:
     prev = None
     typed = trace.present is not None
     for i, st in enumerate(states):
-        action = trace.start_label if i == 0 else trace.actions[i - 1]
+        action = trace.start_label if i == 0 else trace.labels[i - 1]
         cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
         for n in names:
             old = prev.get(n) if prev is not None else None
@@ -85,7 +85,9 @@ def generic_page(trace: Trace, description: str = "") -> str:
         prev = st
     out.append("</table>")
     verdict = escape(ending(trace)[:-1])
-    verdict = verdict.replace(escape(trace.property), f"<b>{escape(trace.property)}</b>", 1)
+    if trace.property is not None:
+        verdict = verdict.replace(escape(trace.property), f"<b>{escape(trace.property)}</b>",
+                                  1)
     if description:
         verdict += f": {escape(description)}"
     reached = " reached" if trace.kind == "reachable" else ""

@@ -120,7 +120,7 @@ def to_itf(spec: Spec, trace: Trace) -> dict[str, Any]:
     states = []
     for i, st in enumerate(trace.states):
         meta: dict[str, object] = {"index": i}
-        if i:
+        if i and trace.actions is not None:
             meta["action"] = trace.actions[i - 1]
         item = {"#meta": meta}
         if spec.typed:  # typed variables as values (records as objects, ...), the rest as is

@@ -63,7 +63,7 @@ def write_trace(spec: Spec, trace: Trace, folder: Path, text_body: str | None = 
     folder = Path(folder)
     if identity is not None:
         write_trace_marker(folder, identity)
-    name = file_name(trace.property)
+    name = file_name(trace.property or "")  # none claimed: "trace"
     return [write_atomic(folder / f"{name}.itf.json", itf.dumps(spec, trace)),
             write_atomic(folder / f"{name}.txt", text_body if text_body is not None
                          else text.text(trace)),

@@ -43,7 +43,7 @@ def ending(trace: Trace) -> str:
         return f"Evaluating {d.get('where')} on the last state leaves the declared domains: " \
                f"{d.get('message', '')}"
     if trace.kind == "liveness":
-        k, n = trace.meta.get("loop"), len(trace.states) - 1
+        k, n = int(trace.meta["loop"]), len(trace.states) - 1
         cycle = ("state {k} stutters forever" if n - k == 1 and trace.actions
                  and trace.actions[-1] == "(stutter)"
                  else f"steps {k + 1}..{n} repeat forever (state {n} is state {k} again)")
@@ -75,7 +75,7 @@ def generic(trace: Trace) -> str:
     prev = None
     for i, st in enumerate(states):
         out.append(f"State 0: {trace.start_label}" if i == 0
-                   else f"Step {i}: {trace.actions[i - 1]}")
+                   else f"Step {i}: {trace.labels[i - 1]}")
         if trace.kind == "liveness" and i == trace.meta.get("loop"):
             out[-1] += "    <- the cycle starts here"
         for name in names:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -69,6 +69,12 @@ class Trace:
         return len(self.actions or []) + failing
 
     @builtins.property
+    def labels(self) -> list[str]:
+        """The label of each step, ``?`` for each of a trace read without them (another tool's,
+        before ``replay.find_actions`` names them)."""
+        return self.actions if self.actions is not None else ["?"] * (len(self.states) - 1)
+
+    @builtins.property
     def is_cti(self) -> bool:
         """A counterexample to induction: its first state is a hypothetical pre-state."""
         return bool(self.meta.get("cti"))
@@ -86,8 +92,8 @@ def _fp(row: np.ndarray, layout: Layout | None = None) -> int:
                            else np.ascontiguousarray(row)))
 
 
-def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-              path: list[tuple[int, int | None]], canon: Canon | None = None,
+def from_path(spec: Spec, interp: Interpreter, prop: str | None, kind: str, engine: str,
+              path: Sequence[tuple[int, int | None]], canon: Canon | None = None,
               first: int = 0) -> Trace:
     """Replay ``path`` [(action instance, expected fingerprint or None), ...] into a Trace.
 
@@ -114,8 +120,8 @@ def from_path(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str
     raise error
 
 
-def _from_start(spec: Spec, interp: Interpreter, prop: str, kind: str, engine: str,
-                path: list[tuple[int, int | None]], canon: Canon | None,
+def _from_start(spec: Spec, interp: Interpreter, prop: str | None, kind: str, engine: str,
+                path: Sequence[tuple[int, int | None]], canon: Canon | None,
                 row: np.ndarray) -> Trace:
     """``from_path`` from the initial state ``row``."""
     rows, labels, failing = [row], [], None
@@ -167,7 +173,7 @@ DOMAIN_ERROR = re.compile(r"^DomainError\((?P<var>[^,()]+), (?P<where>[^()]+)\)$
 
 
 def _concrete_step(spec: Spec, interp: Interpreter, canon: Canon, row: np.ndarray, taken: int,
-                   want: int | None, prop: str, kind: str, step: int, final: bool
+                   want: int | None, prop: str | None, kind: str, step: int, final: bool
                    ) -> tuple[Instance, np.ndarray | None, ModelError | None]:
     """One step of a symmetry-reduced path, on the concrete state ``row``: (instance, successor,
     None), or (instance, None, the ModelError) for the step that leaves the declared domains.
@@ -201,7 +207,7 @@ def _concrete_step(spec: Spec, interp: Interpreter, canon: Canon, row: np.ndarra
                          "the spec")
     goal = None
     if final and prop is not None and kind in KINDS:
-        p = _property(spec, prop, kind)
+        p = _safety_property(spec, prop, kind)
         goal = p.expr if reads_next(p.expr) else None
     for inst in insts:
         try:
@@ -254,7 +260,7 @@ def _confirm_domain(spec: Spec, interp: Interpreter, name: str | None, rows: lis
                 raise TraceError(f"the failing step {label} is not an instance of {where}")
             interp.step(inst, rows[-1])
         else:
-            p = _property(spec, where)
+            p = _safety_property(spec, where)
             if reads_next(p.expr):
                 if len(rows) < 2:
                     raise TraceError(f"{where} is a property of transitions; the trace has none")
@@ -305,13 +311,25 @@ def _property(spec: Spec, name: str, kind: str | None = None
     """The property ``name`` of ``spec``, of ``kind`` when given (a trace that claims another
     kind of property than the spec declares is rejected)."""
     for k, group in KINDS.items():
-        for p in getattr(spec, group):
+        props: list[Invariant | ActionProperty | Reachable | Liveness] = getattr(spec, group)
+        for p in props:
             if p.name == name:
                 if kind is not None and k != kind:
                     raise TraceError(f"{name} is a {_kind_word(k)} of {spec.name}, but the trace "
                                      f"claims a {_kind_word(kind)}")
                 return p
     raise TraceError(f"the spec has no property named {name!r}")
+
+
+def _safety_property(spec: Spec, name: str, kind: str | None = None
+                     ) -> Invariant | ActionProperty | Reachable:
+    """``_property``, for a trace that ends in one state or step: a liveness property's
+    counterexample is a lasso (``lasso.replay``), never such a trace."""
+    p = _property(spec, name, kind)
+    if isinstance(p, Liveness):
+        raise TraceError(f"{name} is a liveness property: its counterexample is a lasso, not a "
+                         "trace that ends in one state")
+    return p
 
 
 def _kind_word(kind: str) -> str:
@@ -325,7 +343,7 @@ def _confirm(spec: Spec, interp: Interpreter, prop: str | None, kind: str,
     """Check that the trace ends in a violation (or, for a reachability check, a witness)."""
     if prop is None:
         return
-    p = _property(spec, prop, kind)
+    p = _safety_property(spec, prop, kind)
     if reads_next(p.expr):
         if len(rows) < 2:
             raise TraceError(f"{prop} is a property of transitions; the trace has none")

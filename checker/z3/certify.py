@@ -81,7 +81,7 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
     layout = Layout.of(spec)
     tr = T.Translator(spec)
     insts = {i.label: i for i in spec.instances()}
-    cert = Certificate(True, len(trace.actions), trace.property, trace.kind)
+    cert = Certificate(True, len(trace.labels), trace.property, trace.kind)
 
     def fail(msg: str) -> None:
         cert.ok = False
@@ -105,7 +105,7 @@ def certify(spec: Spec, trace: Trace, timeout: float | None = 60.0) -> Certifica
                                          for s0 in tr.initials()])),
                 "the first state is not an initial state")
     lasso = trace.kind == "liveness"
-    for i, label in enumerate(trace.actions, start=1):
+    for i, label in enumerate(trace.labels, start=1):  # "?": an unknown action
         pre, post = states[i - 1][0], states[i][0]
         if lasso and label == STUTTER:
             verdict(solver.can_fail(T.eq_states(pre, post)),

@@ -30,14 +30,18 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import z3
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from hwcheck.checker.semantics.exprgen import domain_error_name
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.symmetry import check_symmetry as _check_symmetry
-from hwcheck.checker.semantics.symmetry import permute_row, symmetry_of  # noqa: F401 (re-exported)
+from hwcheck.checker.semantics.symmetry import permute_row as permute_row  # re-exported
+from hwcheck.checker.semantics.symmetry import symmetry_of as symmetry_of  # re-exported
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.solver import Result, Solver, worst
 from hwcheck.spec.lang import (
@@ -161,8 +165,9 @@ class Obligation:
     case: str
     goal: str
     result: Result
-    pre: object = None  # layout rows for a counterexample
-    post: object = None  # None when the step leaves the declared domains (goal DomainError(..))
+    pre: np.ndarray | None = None  # layout rows for a counterexample
+    post: np.ndarray | None = None  # None when the step leaves the declared domains (goal
+    # DomainError(..))
     inst: Instance | None = None
 
 
@@ -174,6 +179,13 @@ class ActionVerdict:
     unknown: list[Obligation] = field(default_factory=list)
     seconds: float = 0.0
     queries: int = 0
+
+    @property
+    def counterexample(self) -> Obligation:
+        """The CTI of a violated verdict."""
+        if self.cti is None:
+            raise ValueError(f"{self.action}: a verdict that is {self.status} has no CTI")
+        return self.cti
 
 
 @dataclass
@@ -298,12 +310,12 @@ def _step_case(spec: Spec, tr: T.Translator, layout: Layout, case: Case,
                                     f"{len(goals)} goals", res))
         return None
     broken = next((n for n, g in goals
-                   if z3.is_false(res.model.eval(T._zb(g), model_completion=True))), goals[0][0])
+                   if z3.is_false(res.witness.eval(T._zb(g), model_completion=True))), goals[0][0])
     domain = broken in ("well-defined", "domains")
     if domain:  # name it as the engines do: the variable of the first access out of range
         broken = next((domain_error_name(var, case.inst.action.name)
                        for var, c in T.first_errors(eff.checks).items()
-                       if z3.is_true(res.model.eval(T._zb(c), model_completion=True))), broken)
+                       if z3.is_true(res.witness.eval(T._zb(c), model_completion=True))), broken)
     ob = Obligation(case.inst.action.name, case.label, broken, res)
     ob.pre = T.decode(spec, layout, pre, res.model)
     # a step that leaves the domains has no post-state (its values may not even fit a cell)
@@ -536,12 +548,12 @@ def _domain_hits(un: Unrolling, solver: Solver, d: int) -> tuple[Result, list[Bm
         return res, []
     hits = []
     for name, b in bad.items():
-        r = res if z3.is_true(res.model.eval(T._zb(b), model_completion=True)) \
+        r = res if z3.is_true(res.witness.eval(T._zb(b), model_completion=True)) \
             else solver.can_fail(T.mk_not(b))
         if r.status != Verdict.VIOLATED:
             continue
         inst = next(i for i, c in errors[name]
-                    if z3.is_true(r.model.eval(T._zb(c), model_completion=True)))
+                    if z3.is_true(r.witness.eval(T._zb(c), model_completion=True)))
         hits.append(BmcHit(name, "domain", d, un.path(r.model, d - 1) + [(inst.index, None)]))
     return res, hits
 
@@ -590,7 +602,7 @@ def bmc(spec: Spec, props: list[tuple[str, str, Expr]], depth: int, timeout: flo
             hits = list(dom_hits)
             for name, kind, b in (bad if res.status == Verdict.VIOLATED else ()):
                 # the model at hand may already break this property; else ask for one that does
-                if z3.is_true(res.model.eval(T._zb(b), model_completion=True)):
+                if z3.is_true(res.witness.eval(T._zb(b), model_completion=True)):
                     r = res
                 else:
                     r = solver.can_fail(T.mk_not(b))

@@ -27,8 +27,15 @@ class Result:
     def holds(self) -> bool:
         return self.status == Verdict.HOLDS
 
+    @property
+    def witness(self) -> z3.ModelRef:
+        """The model of a violated result: the solver's counterexample."""
+        if self.model is None:
+            raise ValueError(f"a result that is {self.status} has no model")
+        return self.model
 
-def worst(statuses: Iterable[str]) -> str:
+
+def worst(statuses: Iterable[str]) -> Verdict:
     """violated beats unknown beats holds."""
     s = set(statuses)
     for v in (Verdict.VIOLATED, Verdict.UNKNOWN):

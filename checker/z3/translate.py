@@ -56,6 +56,7 @@ from hwcheck.spec.lang import (
     SpecError,
     Stmt,
     Var,
+    unknown_node,
 )
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def same(a: Term, b: Term) -> bool:
     if is_const(a) and is_const(b):
         return a == b and isinstance(a, bool) == isinstance(b, bool)
     if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef):
-        return a.eq(b)
+        return bool(a.eq(b))
     return False
 
 
@@ -269,7 +270,7 @@ def _concrete(x: Term, what: str) -> bool:
         return bool(x)
     x = z3.simplify(_zb(x))
     if z3.is_true(x) or z3.is_false(x):
-        return z3.is_true(x)
+        return bool(z3.is_true(x))
     raise SpecError(f"{what} is not concrete: {x}")
 
 
@@ -381,47 +382,49 @@ class Translator:
         return v
 
     def _e(self, e: Expr, ctx: _Ctx, pc: Term) -> Term:
-        if isinstance(e, Const):
-            return e.value
-        if isinstance(e, Read):
-            return self._read(e, ctx, pc)
-        if isinstance(e, (Bound, ActionParam)):
-            return ctx.env[e]
-        if isinstance(e, Local):
-            return ctx.env[e.name]
-        if isinstance(e, Arith):
-            return mk_arith(e.op, self._e(e.a, ctx, pc), self._e(e.b, ctx, pc))
-        if isinstance(e, Cmp):
-            return mk_cmp(e.op, self._e(e.a, ctx, pc), self._e(e.b, ctx, pc))
-        if isinstance(e, And):
-            vals: list[Any] = []
-            for a in e.args:  # short-circuit: later arguments are evaluated only if earlier hold
-                v = self._e(a, ctx, mk_and([pc] + vals))
-                vals.append(v)
-                if v is False:
-                    break
-            return mk_and(vals)
-        if isinstance(e, Or):
-            vals = []
-            for a in e.args:
-                v = self._e(a, ctx, mk_and([pc] + [mk_not(x) for x in vals]))
-                vals.append(v)
-                if v is True:
-                    break
-            return mk_or(vals)
-        if isinstance(e, Not):
-            return mk_not(self._e(e.a, ctx, pc))
-        if isinstance(e, Ite):
-            c = self._e(e.cond, ctx, pc)
-            if c is True:
-                return self._e(e.then, ctx, pc)
-            if c is False:
-                return self._e(e.other, ctx, pc)
-            return mk_ite(c, self._e(e.then, ctx, mk_and([pc, c])),
-                          self._e(e.other, ctx, mk_and([pc, mk_not(c)])))
-        if isinstance(e, Quant):
-            return self._quant(e, ctx, pc)
-        raise SpecError(f"{ctx.where}: unknown expression node {type(e).__name__}")
+        match e:
+            case Const():
+                return e.value
+            case Read():
+                return self._read(e, ctx, pc)
+            case Bound() | ActionParam():
+                return ctx.env[e]
+            case Local():
+                return ctx.env[e.name]
+            case Arith():
+                return mk_arith(e.op, self._e(e.a, ctx, pc), self._e(e.b, ctx, pc))
+            case Cmp():
+                return mk_cmp(e.op, self._e(e.a, ctx, pc), self._e(e.b, ctx, pc))
+            case And():
+                vals: list[Any] = []
+                for a in e.args:  # short-circuit: later arguments only if earlier ones hold
+                    v = self._e(a, ctx, mk_and([pc] + vals))
+                    vals.append(v)
+                    if v is False:
+                        break
+                return mk_and(vals)
+            case Or():
+                vals = []
+                for a in e.args:
+                    v = self._e(a, ctx, mk_and([pc] + [mk_not(x) for x in vals]))
+                    vals.append(v)
+                    if v is True:
+                        break
+                return mk_or(vals)
+            case Not():
+                return mk_not(self._e(e.a, ctx, pc))
+            case Ite():
+                c = self._e(e.cond, ctx, pc)
+                if c is True:
+                    return self._e(e.then, ctx, pc)
+                if c is False:
+                    return self._e(e.other, ctx, pc)
+                return mk_ite(c, self._e(e.then, ctx, mk_and([pc, c])),
+                              self._e(e.other, ctx, mk_and([pc, mk_not(c)])))
+            case Quant():
+                return self._quant(e, ctx, pc)
+            case _:
+                raise unknown_node(e, f"{ctx.where}: unknown expression node")
 
     def _quant(self, e: Quant, ctx: _Ctx, pc: Term) -> Term:
         env = ctx.env
@@ -454,15 +457,16 @@ class Translator:
                 return z3.Sum(terms) + consts if consts else z3.Sum(terms)
             # min / max: the best body over the i where cond holds; default if none
             items: list[tuple[Term, Term]] = []
+            cond, default_expr = e.reduction
             for i in range(e.n):
                 env[e.var] = i
-                c = self._e(e.cond, ctx, pc)
+                c = self._e(cond, ctx, pc)
                 if c is False:
                     continue
                 items.append((c, self._e(e.body, ctx, mk_and([pc, c]))))
             found = mk_or([c for c, _ in items])
             env.pop(e.var, None)
-            default = self._e(e.default, ctx, mk_and([pc, mk_not(found)])) \
+            default = self._e(default_expr, ctx, mk_and([pc, mk_not(found)])) \
                 if found is not True else 0
             better: Callable[[Term, Term], Term] = \
                 (lambda a, b: a < b) if e.kind == "min" else (lambda a, b: a > b)
@@ -493,58 +497,59 @@ class Translator:
         for s in stmts:
             if pc is False:
                 return
-            if isinstance(s, Assign):
-                var = s.target.var
-                if modifies is not None and var.name not in modifies:
-                    raise SpecError(f"{ctx.where}: writes {var.name}, which is not in its "
-                                    "modifies list")
-                ctx.cur = st
-                # the interpreter's order: the indices, their range, the value, its domain
-                idx = [self._e(i, ctx, pc) for i in s.target.index]
-                cands = self._cell_index(var, idx, ctx, pc)
-                val = self._e(s.value, ctx, pc)
-                if var.sort == BOOL:
-                    val = to_int(val)
-                else:
-                    rng = mk_and([val >= var.lo, val <= var.hi]) if not is_const(val) \
-                        else var.lo <= val <= var.hi
-                    ctx.obl.append((var.name, mk_implies(pc, rng)))
-                cells = st[var.name]
-                for p, c in cands:
-                    cells[p] = mk_ite(c, val, cells[p]) if c is not True else val
-            elif isinstance(s, SetLocal):
-                ctx.cur = st
-                ctx.env[s.local.name] = self._e(s.value, ctx, pc)
-            elif isinstance(s, If):
-                ctx.cur = st
-                c = self._e(s.cond, ctx, pc)
-                if is_const(c):
-                    self._run(s.then if c else s.other, st, ctx, pc, modifies)
-                    continue
-                st2 = {k: list(v) for k, v in st.items()}
-                env2 = dict(ctx.env)
-                self._run(s.then, st, ctx, mk_and([pc, c]), modifies)
-                env1, ctx.env = ctx.env, env2
-                self._run(s.other, st2, ctx, mk_and([pc, mk_not(c)]), modifies)
-                env2 = ctx.env  # a nested If may have replaced the dict
-                for name, cells in st.items():
-                    other = st2[name]
-                    for i, (a, b) in enumerate(zip(cells, other)):
-                        if not same(a, b):
-                            cells[i] = mk_ite(c, a, b)
-                merged: dict[Any, Term] = {}
-                for k, b in env2.items():  # locals set before the If (or in both branches)
-                    if k in env1:
-                        a = env1[k]
-                        merged[k] = a if same(a, b) else mk_ite(c, a, b)
-                ctx.env = merged
-            elif isinstance(s, For):
-                for i in range(s.n):
-                    ctx.env[s.var] = i
-                    self._run(s.body, st, ctx, pc, modifies)
-                ctx.env.pop(s.var, None)
-            else:
-                raise SpecError(f"{ctx.where}: unknown statement {type(s).__name__}")
+            match s:
+                case Assign():
+                    var = s.target.var
+                    if modifies is not None and var.name not in modifies:
+                        raise SpecError(f"{ctx.where}: writes {var.name}, which is not in its "
+                                        "modifies list")
+                    ctx.cur = st
+                    # the interpreter's order: the indices, their range, the value, its domain
+                    idx = [self._e(i, ctx, pc) for i in s.target.index]
+                    cands = self._cell_index(var, idx, ctx, pc)
+                    val = self._e(s.value, ctx, pc)
+                    if var.sort == BOOL:
+                        val = to_int(val)
+                    else:
+                        rng = mk_and([val >= var.lo, val <= var.hi]) if not is_const(val) \
+                            else var.lo <= val <= var.hi
+                        ctx.obl.append((var.name, mk_implies(pc, rng)))
+                    cells = st[var.name]
+                    for p, c in cands:
+                        cells[p] = mk_ite(c, val, cells[p]) if c is not True else val
+                case SetLocal():
+                    ctx.cur = st
+                    ctx.env[s.local.name] = self._e(s.value, ctx, pc)
+                case If():
+                    ctx.cur = st
+                    c = self._e(s.cond, ctx, pc)
+                    if is_const(c):
+                        self._run(s.then if c else s.other, st, ctx, pc, modifies)
+                        continue
+                    st2 = {k: list(v) for k, v in st.items()}
+                    env2 = dict(ctx.env)
+                    self._run(s.then, st, ctx, mk_and([pc, c]), modifies)
+                    env1, ctx.env = ctx.env, env2
+                    self._run(s.other, st2, ctx, mk_and([pc, mk_not(c)]), modifies)
+                    env2 = ctx.env  # a nested If may have replaced the dict
+                    for name, cells in st.items():
+                        other = st2[name]
+                        for i, (a, b) in enumerate(zip(cells, other)):
+                            if not same(a, b):
+                                cells[i] = mk_ite(c, a, b)
+                    merged: dict[Any, Term] = {}
+                    for k, b in env2.items():  # locals set before the If (or in both branches)
+                        if k in env1:
+                            a = env1[k]
+                            merged[k] = a if same(a, b) else mk_ite(c, a, b)
+                    ctx.env = merged
+                case For():
+                    for i in range(s.n):
+                        ctx.env[s.var] = i
+                        self._run(s.body, st, ctx, pc, modifies)
+                    ctx.env.pop(s.var, None)
+                case _:
+                    raise unknown_node(s, f"{ctx.where}: unknown statement")
 
     def effect(self, inst: Instance, pre: State) -> Effect:
         """Guard, post-state and well-definedness of ``inst`` over ``pre``. Variables outside the
