@@ -187,7 +187,8 @@ def _prove_one(o: Output, spec: Spec, layout: Layout, inv: str, lemma_names: Ite
 
     rep = run_prove(spec, conj, timeout, sym, progress)
     _say_steps(o, inv, rep)
-    ctis = [_write_cti(o, spec, layout, inv, v.counterexample, [n for n, _ in conj], folder, identity)
+    hypotheses = [n for n, _ in conj]
+    ctis = [_write_cti(o, spec, layout, inv, v.counterexample, hypotheses, folder, identity)
             for v in rep.actions if v.status == Verdict.VIOLATED]
     st, extra = _verdict(o, spec, inv, rep, lem, folder, identity)
     return st, {"property": inv, "status": st, "lemmas": lem, "seconds": round(rep.seconds, 3),
