@@ -166,7 +166,8 @@ class LocalEngine(LevelSource):
         n = len(init)
         self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
         self.front = Frontier.of(self.work, init)
-        return LevelResult(new=n, found=self._found(self._state_hits(init, 0), 0))
+        return LevelResult(new=n, found=self._found(
+            self._state_hits(init, 0, "initial states: checks"), 0))
 
     def _select(self, ex: Exploration) -> None:
         """``--property`` given to a resumed run: it checks those of the checkpoint's
@@ -355,7 +356,8 @@ class LocalEngine(LevelSource):
                 break
         return stopped
 
-    def _state_hits(self, rows: np.ndarray, off: int) -> list[Found]:
+    def _state_hits(self, rows: np.ndarray, off: int,
+                    phase: str = "level end: checks") -> list[Found]:
         """The state properties ``rows`` (at ``off`` in their level) are the first to hit,
         their targets positions in the level (``_found`` makes them paths); each is then no
         longer checked. A property that reads outside a variable's shape is a domain hit."""
@@ -365,7 +367,7 @@ class LocalEngine(LevelSource):
         hits = np.full(len(props.state), -1, np.int64)
         err, dom_row, _ = self.kernel.error_arrays()
         dom_row[:] = -1
-        with self.phases.span("level end: checks"):
+        with self.phases.span(phase):  # the initial states' own: they end no level
             if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
                 self.pool.check_states(rows, props.state_active, hits, err, dom_row)
             else:
