@@ -44,6 +44,7 @@ from hwcheck.spec.lang import (
 Index = tuple[str, object]
 
 BOUND_NAMES = "ijkl"
+EXTRA = 3  # the most cells an axis may add to the index set it extends
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,16 @@ class Vocabulary:
         va, vb = self.vars[a.var], self.vars[b.var]
         return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
 
+    def extends(self, d: int, sizes: tuple[int, ...]) -> int | None:
+        """The index set (its size n) that an axis of ``d`` cells extends by at most
+        ``EXTRA`` cells: the largest positive sort under ``d`` among the bound set's (or, with
+        none bound, the vocabulary's); None when there is none. A renamed members' axis
+        (negative) extends nothing."""
+        if d <= 0:
+            return None
+        pool = [n for n in (sizes or self.sizes) if 0 < n < d and d - n <= EXTRA]
+        return max(pool) if pool else None
+
     def sort(self, t: Term) -> str:
         return BOOL if t.var is not None and self.vars[t.var].sort == BOOL else "int"
 
@@ -139,15 +150,23 @@ class Vocabulary:
             choices = []
             for d in self.axis[v.name]:
                 opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
+                # an axis that extends an index set (its first n cells, then a few more: the
+                # set of messages whose first cells are one per member): a bound variable of
+                # that set reads its first cells, constants the cells after them
+                ext = self.extends(d, sizes) if len(v.shape) == 1 else None
+                if ext is not None and sizes:
+                    opts += [("b", b) for b, n in enumerate(sizes) if n == ext]
                 opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
                 if self.consts and d > 0:
                     # every constant of a small index set without bound variables; with them,
                     # in a variable of several dimensions, the first and the last (a log's
-                    # first and last offsets)
+                    # first and last offsets); the cells an extended index set adds
                     if not sizes and d <= 3:
                         opts += [("c", c) for c in range(d)]
                     elif sizes and len(v.shape) > 1:
                         opts += [("c", c) for c in sorted({0, d - 1})]
+                    elif ext is not None:
+                        opts += [("c", c) for c in range(ext, d)]
                 choices.append(opts)
             for idx in itertools.product(*choices):
                 out.append(Term(v.name, tuple(idx)))
