@@ -117,7 +117,9 @@ class Vocabulary:
 
     def comparable(self, a: Term, b: Term, sizes: tuple[int, ...]) -> bool:
         """Two integer terms are compared when they range over the same kind of values: cells
-        whose domains start alike and end at most one apart, or a bound index variable of
+        whose domains start alike and end at most one apart, or start one apart and end alike
+        (a value of ``1..n`` and a cell of ``0..n`` that keeps 0 for none: an epoch and the
+        epoch of a log's record, 0 where there is no record), or a bound index variable of
         ``0..n-1`` and a cell of ``0..n`` (an offset and a log end, say) or a scalar the spec
         indexes with over the same index set."""
         if a.var is None and b.var is None:
@@ -128,7 +130,9 @@ class Vocabulary:
             n = sizes[bound.bound]
             return (v.lo == 0 and v.hi == abs(n)) or n in self.id_scalars.get(v.name, ())
         va, vb = self.vars[a.var], self.vars[b.var]
-        return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
+        if va.lo == vb.lo:
+            return abs(va.hi - vb.hi) <= 1
+        return va.hi == vb.hi and abs(va.lo - vb.lo) == 1 and min(va.lo, vb.lo) == 0
 
     def extends(self, d: int, sizes: tuple[int, ...]) -> int | None:
         """The index set (its size n) that an axis of ``d`` cells extends by at most
