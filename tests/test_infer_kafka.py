@@ -22,8 +22,8 @@ from hwcheck.checker.z3.checks import conjuncts, index_scalars, symmetry_of
 from hwcheck.checker.z3.infer import houdini, reachable
 
 T, L, C = K.Term, K.Literal, K.Candidate
-R, O = -2, 2  # the replicas (renamed by the symmetry) and the offsets, at R=2 and M=2
-I, J = ("b", 0), ("b", 1)
+RS, OS = -2, 2  # the replicas (renamed by the symmetry) and the offsets, at R=2 and M=2
+BI, BJ = ("b", 0), ("b", 1)
 LEADER = ("s", "leader")
 
 
@@ -38,32 +38,33 @@ def c(n: int):
 # the shipped lemma -> the clause that says it at R=2, M=2, E=3
 SHAPES = {
     "LeaderNotPending": C((), (L("not", cell("pending", LEADER)),)),
-    "PendingRoom": C((R,), (L("not", cell("pending", I)), L("==", cell("respRec", I), 0),
-                            L("==", cell("log", I, c(1)), 0))),
-    "LogPrefix": C((R,), (L("!=", cell("log", I, c(0)), 0), L("==", cell("log", I, c(1)), 0))),
-    "LogSorted": C((R,), (L("==", cell("log", I, c(1)), 0),
-                          L("<=", cell("log", I, c(0)), cell("log", I, c(1))))),
-    "LogBelowEpoch": C((R, O), (L("<=", cell("log", I, J), cell("epoch")),)),
-    "LogMatching": C((R, R), (L("==", cell("log", I, c(1)), 0),
-                              L("!=", cell("log", I, c(1)), cell("log", J, c(1))),
-                              L("==", cell("log", I, c(0)), cell("log", J, c(0))))),
-    "EpochStartsAgree": C((R, R), (L("==", cell("log", I, c(1)), 0),
-                                   L("!=", cell("log", I, c(1)), cell("log", J, c(0))),
-                                   L("==", cell("log", I, c(0)), cell("log", I, c(1))))),
-    "SyncedPrefix": C((R, O), (L("not", cell("synced", I)), L("==", cell("log", I, J), 0),
-                               L("==", cell("log", I, J), cell("log", LEADER, J)))),
-    "CurrentEpochFromLeader": C((R, O), (L("!=", cell("log", I, J), cell("epoch")),
-                                         L("==", cell("log", LEADER, J), cell("epoch")))),
+    "PendingRoom": C((RS,), (L("not", cell("pending", BI)), L("==", cell("respRec", BI), 0),
+                            L("==", cell("log", BI, c(1)), 0))),
+    "LogPrefix": C((RS,), (L("!=", cell("log", BI, c(0)), 0), L("==", cell("log", BI, c(1)), 0))),
+    "LogSorted": C((RS,), (L("==", cell("log", BI, c(1)), 0),
+                          L("<=", cell("log", BI, c(0)), cell("log", BI, c(1))))),
+    "LogBelowEpoch": C((RS, OS), (L("<=", cell("log", BI, BJ), cell("epoch")),)),
+    "LogMatching": C((RS, RS), (L("==", cell("log", BI, c(1)), 0),
+                              L("!=", cell("log", BI, c(1)), cell("log", BJ, c(1))),
+                              L("==", cell("log", BI, c(0)), cell("log", BJ, c(0))))),
+    "EpochStartsAgree": C((RS, RS), (L("==", cell("log", BI, c(1)), 0),
+                                   L("!=", cell("log", BI, c(1)), cell("log", BJ, c(0))),
+                                   L("==", cell("log", BI, c(0)), cell("log", BI, c(1))))),
+    "SyncedPrefix": C((RS, OS), (L("not", cell("synced", BI)), L("==", cell("log", BI, BJ), 0),
+                               L("==", cell("log", BI, BJ), cell("log", LEADER, BJ)))),
+    "CurrentEpochFromLeader": C((RS, OS), (L("!=", cell("log", BI, BJ), cell("epoch")),
+                                         L("==", cell("log", LEADER, BJ), cell("epoch")))),
     # IsrRleo's two conclusions, each its own clause (true for the leader too at this size)
-    "IsrRleo": C((R, O), (L("not", cell("isr", I)), L("<=", cell("rleo", I), T(None, (), 1)),
-                          L("==", cell("log", I, J), cell("log", LEADER, J)))),
-    "IsrRleoHeld": C((R, O), (L("not", cell("isr", I)), L("<=", cell("rleo", I), T(None, (), 1)),
-                              L("!=", cell("log", I, J), 0))),
-    "IsrHasCommitted": C((R, O), (L("not", cell("isr", I)), L("==", cell("committed", J), 0),
-                                  L("==", cell("log", I, J), cell("committed", J)))),
-    "CurrentEpochCommittedBelowHw": C((O,), (L("!=", cell("committed", I), cell("epoch")),
+    "IsrRleo": C((RS, OS), (L("not", cell("isr", BI)), L("<=", cell("rleo", BI), T(None, (), 1)),
+                          L("==", cell("log", BI, BJ), cell("log", LEADER, BJ)))),
+    "IsrRleoHeld": C((RS, OS), (L("not", cell("isr", BI)),
+                                L("<=", cell("rleo", BI), T(None, (), 1)),
+                                L("!=", cell("log", BI, BJ), 0))),
+    "IsrHasCommitted": C((RS, OS), (L("not", cell("isr", BI)), L("==", cell("committed", BJ), 0),
+                                  L("==", cell("log", BI, BJ), cell("committed", BJ)))),
+    "CurrentEpochCommittedBelowHw": C((OS,), (L("!=", cell("committed", BI), cell("epoch")),
                                              L("<", T(None, (), 0), cell("hw", LEADER)))),
-    "NoOutOfRange": C((R,), (L("!=", cell("respRec", I), 4),)),
+    "NoOutOfRange": C((RS,), (L("!=", cell("respRec", BI), 4),)),
 }
 
 
@@ -95,8 +96,8 @@ def test_the_templates_say_every_needed_lemma_but_the_existential():
         missing = [lit for lit in cand.literals if not _present(lit, lits)]
         assert not missing, (name, missing)
         assert K.uses_all(cand.sizes, cand.literals), name
-    hw_epoch = L("<=", cell("hw", I), cell("epoch"))
-    assert not _present(hw_epoch, set(vocab.literals((R,))))
+    hw_epoch = L("<=", cell("hw", BI), cell("epoch"))
+    assert not _present(hw_epoch, set(vocab.literals((RS,))))
 
 
 @pytest.mark.slow

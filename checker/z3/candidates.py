@@ -80,10 +80,16 @@ class Literal:
 class Candidate:
     """A clause over bound index variables of sorts ``sizes``: forall bindings, some literal
     holds. A sort is the size n of an index set, negative (-n) for the members a declared
-    symmetry renames."""
+    symmetry renames. The last ``exists`` bound variables are existential, inside the others
+    (``forall i: exists j: ...``: for every i some j makes a literal true)."""
 
     sizes: tuple[int, ...]
     literals: tuple[Literal, ...]
+    exists: int = 0
+
+    def quantifiers(self) -> list[str]:
+        n = len(self.sizes)
+        return ["forall" if b < n - self.exists else "exists" for b in range(n)]
 
 
 class Vocabulary:
@@ -217,10 +223,28 @@ class Vocabulary:
         return out
 
 
-def bound_sets(vocab: Vocabulary, nbounds: int) -> list[tuple[int, ...]]:
-    """Sorted tuples of index-set sizes with at most ``nbounds`` entries."""
+def bound_sets(vocab: Vocabulary, nbounds: int, exists: int = 0) -> list[tuple[int, ...]]:
+    """Sorted tuples of index-set sizes with at most ``nbounds`` entries; with ``exists``, the
+    tuples of exactly ``nbounds`` entries whose last ``exists`` are existential, in every order
+    (for each member some offset, for each offset some member), and at least one universal."""
+    if exists:
+        if nbounds <= exists:
+            return []
+        return [u + e for u in itertools.combinations_with_replacement(vocab.sizes,
+                                                                        nbounds - exists)
+                for e in itertools.product(vocab.sizes, repeat=exists)]
     return [s for k in range(nbounds + 1)
             for s in itertools.combinations_with_replacement(vocab.sizes, k)]
+
+
+def existential_literals(sizes: tuple[int, ...], lits: Sequence[Literal],
+                         exists: int) -> list[Literal]:
+    """``lits`` less those that compare bound variables only where one is existential: some
+    value of it satisfies them (``exists j: j == i``), so every clause with them says nothing."""
+    first = len(sizes) - exists
+    return [lit for lit in lits
+            if not (all(t.var is None for t in lit.terms())
+                    and any(t.bound >= first for t in lit.terms()))]
 
 
 def uses_all(sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
@@ -298,12 +322,14 @@ def _pack(bits: np.ndarray) -> np.ndarray:
 
 
 def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width: int,
-              limit: int = 200_000) -> Iterator[Candidate]:
+              limit: int = 200_000, exists: int = 0) -> Iterator[Candidate]:
     """The clauses of up to ``width`` of ``lits`` over ``sizes`` that hold in every row (at
-    most ``limit`` of them). Clauses that contain a surviving smaller clause are not produced
-    (they say less), nor clauses true for every value of their terms' declared domains
-    (tautologies)."""
+    most ``limit`` of them; the last ``exists`` bound variables existential). Clauses that
+    contain a surviving smaller clause are not produced (they say less), nor clauses true for
+    every value of their terms' declared domains (tautologies)."""
     bindings = list(itertools.product(*(range(abs(n)) for n in sizes)))
+    if exists:
+        lits = existential_literals(sizes, lits, exists)
     nl = len(lits)
     if not bindings or not nl:
         return
@@ -313,14 +339,23 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
     for li, lit in enumerate(lits):
         words[li] = _pack(np.stack([ev.literal(lit, b) for b in bindings]))
     full = np.uint64(0xFFFFFFFFFFFFFFFF)
-    valid1 = np.array([bool(np.all(words[i] == full)) for i in range(nl)])
+    # the existential bindings vary fastest: OR-ed together per universal binding
+    ne = int(np.prod([abs(n) for n in sizes[len(sizes) - exists:]])) if exists else 1
+
+    def holds(w: np.ndarray) -> np.ndarray:
+        """[..., binding, words] -> [...]: true where every universal binding holds."""
+        if ne > 1:
+            w = np.bitwise_or.reduce(w.reshape(w.shape[:-2] + (-1, ne, nw)), axis=-2)
+        return np.asarray(np.all(w == full, axis=(-2, -1)))
+
+    valid1 = np.array([bool(holds(words[i])) for i in range(nl)])
     count = 0
 
     def emit(idx: tuple[int, ...]) -> Candidate | None:
         chosen = [lits[i] for i in idx]
         if not uses_all(sizes, chosen) or _tautology(ev, sizes, chosen):
             return None
-        return Candidate(sizes, tuple(chosen))
+        return Candidate(sizes, tuple(chosen), exists)
 
     for i in range(nl):
         if valid1[i]:
@@ -336,8 +371,7 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
         rest = np.array(alive[ai + 1:], dtype=np.int64)
         if not rest.size:
             break
-        ors = words[i][None] | words[rest]
-        ok = np.all(ors == full, axis=(1, 2))
+        ok = holds(words[i][None] | words[rest])
         for j in rest[ok]:
             pairs_ok.add((i, int(j)))
             got = emit((i, int(j)))
@@ -357,8 +391,7 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
                              and (j, k) not in pairs_ok], dtype=np.int64)
             if not rest.size:
                 continue
-            ors = (words[i] | words[j])[None] | words[rest]
-            ok = np.all(ors == full, axis=(1, 2))
+            ok = holds((words[i] | words[j])[None] | words[rest])
             for k in rest[ok]:
                 got = emit((i, j, int(k)))
                 if got:
@@ -436,8 +469,8 @@ def to_expr(spec: Spec, c: Candidate) -> Expr:
             parts.append({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
                           ">=": a >= b}[lit.op])
     body = disj(*guards, *parts)
-    for b, n in reversed(list(zip(bounds, c.sizes))):
-        body = Quant("forall", b, abs(n), body)
+    for b, n, q in reversed(list(zip(bounds, c.sizes, c.quantifiers()))):
+        body = Quant(q, b, abs(n), body)
     return body
 
 
@@ -478,8 +511,8 @@ def to_source(spec: Spec, c: Candidate) -> str:
             b = term(lit.b) if isinstance(lit.b, Term) else str(lit.b)
             parts.append(f"({a} {lit.op} {b})")
     body = " | ".join(guards + parts)
-    for name, n in reversed(list(zip(names, c.sizes))):
-        body = f"forall({abs(n)}, lambda {name}: {body}, {name!r})"
+    for name, n, q in reversed(list(zip(names, c.sizes, c.quantifiers()))):
+        body = f"{q}({abs(n)}, lambda {name}: {body}, {name!r})"
     return body
 
 
@@ -499,14 +532,17 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
     memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
     out = []
     for c in cands:
+        nu = len(c.sizes) - c.exists
         holds = np.ones(xev.n, bool)
-        for b in itertools.product(*(range(abs(n)) for n in c.sizes)):
+        for u in itertools.product(*(range(abs(n)) for n in c.sizes[:nu])):
             any_true = np.zeros(xev.n, bool)
-            for lit in c.literals:
-                key = (lit, b)
-                if key not in memo:
-                    memo[key] = xev.literal(lit, b)
-                any_true |= memo[key]
+            for e in itertools.product(*(range(abs(n)) for n in c.sizes[nu:])):
+                b = u + e
+                for lit in c.literals:
+                    key = (lit, b)
+                    if key not in memo:
+                        memo[key] = xev.literal(lit, b)
+                    any_true |= memo[key]
             holds &= any_true
         out.append(not bool(holds.all()))
     return out
