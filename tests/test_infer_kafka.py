@@ -5,8 +5,11 @@ Each of them but PendingRecordHeld is stated here as the template clause that sa
 size (a log's offsets by constants or a bound offset, the leader's cells through ``leader``, the
 count ``leo(f)`` by the cells of a two-record log), its literals looked up in the vocabulary, the
 clause filtered over the reachable states; given those clauses and PendingRecordHeld alone,
-Houdini proves CommittedNotLost. PendingRecordHeld ("some log holds the record in flight") is an
-existential: no clause of three literals says it."""
+Houdini proves CommittedNotLost. PendingRecordHeld ("some log holds the record in flight, after
+the same records as the follower's") is an existential over a conjunction; at M=2 two lemmas say
+it, and they prove CommittedNotLost in its place: ``HeldFirst``, an existential clause of four
+literals (the templates' existential tier has three), and ``HeldSecond``, a clause with an
+existential conjunction of two literals (no template)."""
 
 from __future__ import annotations
 
@@ -100,6 +103,23 @@ def test_the_templates_say_every_needed_lemma_but_the_existential():
     assert not _present(hw_epoch, set(vocab.literals((RS,))))
 
 
+# PendingRecordHeld at M=2, for a follower whose log holds no record: some log holds the
+# record in flight first (a clause of four literals, the second replica existential)
+HELD_FIRST = C((RS, RS), (L("not", cell("pending", BI)), L("==", cell("respRec", BI), 0),
+                          L("!=", cell("log", BI, c(0)), 0),
+                          L("==", cell("log", BJ, c(0)), cell("respRec", BI))), 1)
+
+
+def _held_second(spec):
+    """PendingRecordHeld at M=2 for a follower holding one record: some log holds that record
+    and the one in flight after it (an existential conjunction: no template says it)."""
+    from hwcheck.spec.lang import exists, forall
+
+    log, resp_rec, pending = spec.var("log"), spec.var("respRec"), spec.var("pending")
+    return forall(2, lambda f: ~pending[f] | (resp_rec[f] == 0) | (log[f, 0] == 0) | exists(
+        2, lambda s: (log[s, 0] == log[f, 0]) & (log[s, 1] == resp_rec[f]), "s"), "f")
+
+
 @pytest.mark.slow
 def test_the_needed_lemmas_as_clauses_hold_and_prove_committed_not_lost_with_the_existential():
     """Each clause holds in every reachable state (the filter keeps it, or a smaller clause
@@ -122,3 +142,11 @@ def test_the_needed_lemmas_as_clauses_hold_and_prove_committed_not_lost_with_the
     assert h.status == "holds" and "PendingRecordHeld" in h.kept, h.kept
     h = houdini(spec, target, pool, 60.0, sym)
     assert h.status == "violated" and h.cti is not None
+    # PendingRecordHeld's two cases at this size prove it in its place; the first is a
+    # candidate of four literals that holds in every reachable state
+    for u in range(2):
+        assert np.logical_or.reduce([ev.literal(lit, (u, e)) for lit in HELD_FIRST.literals
+                                     for e in range(2)]).all()
+    split = [("HeldFirst", K.to_expr(spec, HELD_FIRST)), ("HeldSecond", _held_second(spec))]
+    h = houdini(spec, target, pool + split, 60.0, sym)
+    assert h.status == "holds" and {"HeldFirst", "HeldSecond"} <= set(h.kept), h.kept
