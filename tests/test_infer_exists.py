@@ -37,6 +37,10 @@ def test_the_existential_filter_agrees_with_the_interpreter():
     lits = K.existential_literals(sizes, vocab.literals(sizes), 1)
     assert all(not (lit.a.var is None and isinstance(lit.b, K.Term) and lit.b.var is None)
                for lit in lits)
+    # nor one that j taken equal to i makes a comparison of a term with itself
+    pc_i, pc_j = K.Term("pc", (("b", 0),)), K.Term("pc", (("b", 1),))
+    assert K.Literal("!=", pc_i, pc_j) in lits
+    assert not {K.Literal(op, pc_i, pc_j) for op in ("==", "<=")} & set(lits)
     kept = set(K.survivors(ev, sizes, vocab.literals(sizes), 2, exists=1))
     assert kept and all(c.exists == 1 for c in kept)
     checked = found = 0

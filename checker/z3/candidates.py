@@ -239,12 +239,31 @@ def bound_sets(vocab: Vocabulary, nbounds: int, exists: int = 0) -> list[tuple[i
 
 def existential_literals(sizes: tuple[int, ...], lits: Sequence[Literal],
                          exists: int) -> list[Literal]:
-    """``lits`` less those that compare bound variables only where one is existential: some
-    value of it satisfies them (``exists j: j == i``), so every clause with them says nothing."""
+    """``lits`` less those some value of an existential variable satisfies whatever the state,
+    so that every clause with them says nothing: a comparison of bound variables only
+    (``exists j: j == i``), or one that the existential variable taken equal to a universal one
+    of its sort makes a term's comparison with itself (``exists j: log[j, 0] == log[i, 0]``)."""
     first = len(sizes) - exists
-    return [lit for lit in lits
-            if not (all(t.var is None for t in lit.terms())
-                    and any(t.bound >= first for t in lit.terms()))]
+
+    def trivial(lit: Literal) -> bool:
+        if all(t.var is None for t in lit.terms()):
+            return any(t.bound >= first for t in lit.terms())
+        if not isinstance(lit.b, Term) or lit.op not in ("==", "<=", ">="):
+            return False
+        for e in range(first, len(sizes)):
+            for u in range(first):
+                if sizes[u] == sizes[e] and _rebind(lit.a, e, u) == _rebind(lit.b, e, u):
+                    return True
+        return False
+
+    return [lit for lit in lits if not trivial(lit)]
+
+
+def _rebind(t: Term, old: int, new: int) -> Term:
+    """``t`` with bound variable ``old`` read as ``new``."""
+    if t.var is None:
+        return Term(None, (), new if t.bound == old else t.bound)
+    return Term(t.var, tuple(("b", new) if k == "b" and x == old else (k, x) for k, x in t.index))
 
 
 def uses_all(sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
