@@ -44,6 +44,7 @@ from hwcheck.spec.lang import (
 Index = tuple[str, object]
 
 BOUND_NAMES = "ijkl"
+EXTRA = 3  # the most cells an axis may add to the index set it extends
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,16 @@ class Literal:
 class Candidate:
     """A clause over bound index variables of sorts ``sizes``: forall bindings, some literal
     holds. A sort is the size n of an index set, negative (-n) for the members a declared
-    symmetry renames."""
+    symmetry renames. The last ``exists`` bound variables are existential, inside the others
+    (``forall i: exists j: ...``: for every i some j makes a literal true)."""
 
     sizes: tuple[int, ...]
     literals: tuple[Literal, ...]
+    exists: int = 0
+
+    def quantifiers(self) -> list[str]:
+        n = len(self.sizes)
+        return ["forall" if b < n - self.exists else "exists" for b in range(n)]
 
 
 class Vocabulary:
@@ -116,7 +123,9 @@ class Vocabulary:
 
     def comparable(self, a: Term, b: Term, sizes: tuple[int, ...]) -> bool:
         """Two integer terms are compared when they range over the same kind of values: cells
-        whose domains start alike and end at most one apart, or a bound index variable of
+        whose domains start alike and end at most one apart, or start one apart and end alike
+        (a value of ``1..n`` and a cell of ``0..n`` that keeps 0 for none: an epoch and the
+        epoch of a log's record, 0 where there is no record), or a bound index variable of
         ``0..n-1`` and a cell of ``0..n`` (an offset and a log end, say) or a scalar the spec
         indexes with over the same index set."""
         if a.var is None and b.var is None:
@@ -127,7 +136,19 @@ class Vocabulary:
             n = sizes[bound.bound]
             return (v.lo == 0 and v.hi == abs(n)) or n in self.id_scalars.get(v.name, ())
         va, vb = self.vars[a.var], self.vars[b.var]
-        return va.lo == vb.lo and abs(va.hi - vb.hi) <= 1
+        if va.lo == vb.lo:
+            return abs(va.hi - vb.hi) <= 1
+        return va.hi == vb.hi and abs(va.lo - vb.lo) == 1 and min(va.lo, vb.lo) == 0
+
+    def extends(self, d: int, sizes: tuple[int, ...]) -> int | None:
+        """The index set (its size n) that an axis of ``d`` cells extends by at most
+        ``EXTRA`` cells: the largest positive sort under ``d`` among the bound set's (or, with
+        none bound, the vocabulary's); None when there is none. A renamed members' axis
+        (negative) extends nothing."""
+        if d <= 0:
+            return None
+        pool = [n for n in (sizes or self.sizes) if 0 < n < d and d - n <= EXTRA]
+        return max(pool) if pool else None
 
     def sort(self, t: Term) -> str:
         return BOOL if t.var is not None and self.vars[t.var].sort == BOOL else "int"
@@ -139,15 +160,23 @@ class Vocabulary:
             choices = []
             for d in self.axis[v.name]:
                 opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
+                # an axis that extends an index set (its first n cells, then a few more: the
+                # set of messages whose first cells are one per member): a bound variable of
+                # that set reads its first cells, constants the cells after them
+                ext = self.extends(d, sizes) if len(v.shape) == 1 else None
+                if ext is not None and sizes:
+                    opts += [("b", b) for b, n in enumerate(sizes) if n == ext]
                 opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
                 if self.consts and d > 0:
                     # every constant of a small index set without bound variables; with them,
                     # in a variable of several dimensions, the first and the last (a log's
-                    # first and last offsets)
+                    # first and last offsets); the cells an extended index set adds
                     if not sizes and d <= 3:
                         opts += [("c", c) for c in range(d)]
                     elif sizes and len(v.shape) > 1:
                         opts += [("c", c) for c in sorted({0, d - 1})]
+                    elif ext is not None:
+                        opts += [("c", c) for c in range(ext, d)]
                 choices.append(opts)
             for idx in itertools.product(*choices):
                 out.append(Term(v.name, tuple(idx)))
@@ -194,10 +223,47 @@ class Vocabulary:
         return out
 
 
-def bound_sets(vocab: Vocabulary, nbounds: int) -> list[tuple[int, ...]]:
-    """Sorted tuples of index-set sizes with at most ``nbounds`` entries."""
+def bound_sets(vocab: Vocabulary, nbounds: int, exists: int = 0) -> list[tuple[int, ...]]:
+    """Sorted tuples of index-set sizes with at most ``nbounds`` entries; with ``exists``, the
+    tuples of exactly ``nbounds`` entries whose last ``exists`` are existential, in every order
+    (for each member some offset, for each offset some member), and at least one universal."""
+    if exists:
+        if nbounds <= exists:
+            return []
+        return [u + e for u in itertools.combinations_with_replacement(vocab.sizes,
+                                                                        nbounds - exists)
+                for e in itertools.product(vocab.sizes, repeat=exists)]
     return [s for k in range(nbounds + 1)
             for s in itertools.combinations_with_replacement(vocab.sizes, k)]
+
+
+def existential_literals(sizes: tuple[int, ...], lits: Sequence[Literal],
+                         exists: int) -> list[Literal]:
+    """``lits`` less those some value of an existential variable satisfies whatever the state,
+    so that every clause with them says nothing: a comparison of bound variables only
+    (``exists j: j == i``), or one that the existential variable taken equal to a universal one
+    of its sort makes a term's comparison with itself (``exists j: log[j, 0] == log[i, 0]``)."""
+    first = len(sizes) - exists
+
+    def trivial(lit: Literal) -> bool:
+        if all(t.var is None for t in lit.terms()):
+            return any(t.bound >= first for t in lit.terms())
+        if not isinstance(lit.b, Term) or lit.op not in ("==", "<=", ">="):
+            return False
+        for e in range(first, len(sizes)):
+            for u in range(first):
+                if sizes[u] == sizes[e] and _rebind(lit.a, e, u) == _rebind(lit.b, e, u):
+                    return True
+        return False
+
+    return [lit for lit in lits if not trivial(lit)]
+
+
+def _rebind(t: Term, old: int, new: int) -> Term:
+    """``t`` with bound variable ``old`` read as ``new``."""
+    if t.var is None:
+        return Term(None, (), new if t.bound == old else t.bound)
+    return Term(t.var, tuple(("b", new) if k == "b" and x == old else (k, x) for k, x in t.index))
 
 
 def uses_all(sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
@@ -275,12 +341,14 @@ def _pack(bits: np.ndarray) -> np.ndarray:
 
 
 def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width: int,
-              limit: int = 200_000) -> Iterator[Candidate]:
+              limit: int = 200_000, exists: int = 0) -> Iterator[Candidate]:
     """The clauses of up to ``width`` of ``lits`` over ``sizes`` that hold in every row (at
-    most ``limit`` of them). Clauses that contain a surviving smaller clause are not produced
-    (they say less), nor clauses true for every value of their terms' declared domains
-    (tautologies)."""
+    most ``limit`` of them; the last ``exists`` bound variables existential). Clauses that
+    contain a surviving smaller clause are not produced (they say less), nor clauses true for
+    every value of their terms' declared domains (tautologies)."""
     bindings = list(itertools.product(*(range(abs(n)) for n in sizes)))
+    if exists:
+        lits = existential_literals(sizes, lits, exists)
     nl = len(lits)
     if not bindings or not nl:
         return
@@ -290,14 +358,23 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
     for li, lit in enumerate(lits):
         words[li] = _pack(np.stack([ev.literal(lit, b) for b in bindings]))
     full = np.uint64(0xFFFFFFFFFFFFFFFF)
-    valid1 = np.array([bool(np.all(words[i] == full)) for i in range(nl)])
+    # the existential bindings vary fastest: OR-ed together per universal binding
+    ne = int(np.prod([abs(n) for n in sizes[len(sizes) - exists:]])) if exists else 1
+
+    def holds(w: np.ndarray) -> np.ndarray:
+        """[..., binding, words] -> [...]: true where every universal binding holds."""
+        if ne > 1:
+            w = np.bitwise_or.reduce(w.reshape(w.shape[:-2] + (-1, ne, nw)), axis=-2)
+        return np.asarray(np.all(w == full, axis=(-2, -1)))
+
+    valid1 = np.array([bool(holds(words[i])) for i in range(nl)])
     count = 0
 
     def emit(idx: tuple[int, ...]) -> Candidate | None:
         chosen = [lits[i] for i in idx]
         if not uses_all(sizes, chosen) or _tautology(ev, sizes, chosen):
             return None
-        return Candidate(sizes, tuple(chosen))
+        return Candidate(sizes, tuple(chosen), exists)
 
     for i in range(nl):
         if valid1[i]:
@@ -313,8 +390,7 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
         rest = np.array(alive[ai + 1:], dtype=np.int64)
         if not rest.size:
             break
-        ors = words[i][None] | words[rest]
-        ok = np.all(ors == full, axis=(1, 2))
+        ok = holds(words[i][None] | words[rest])
         for j in rest[ok]:
             pairs_ok.add((i, int(j)))
             got = emit((i, int(j)))
@@ -334,8 +410,7 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
                              and (j, k) not in pairs_ok], dtype=np.int64)
             if not rest.size:
                 continue
-            ors = (words[i] | words[j])[None] | words[rest]
-            ok = np.all(ors == full, axis=(1, 2))
+            ok = holds((words[i] | words[j])[None] | words[rest])
             for k in rest[ok]:
                 got = emit((i, j, int(k)))
                 if got:
@@ -413,8 +488,8 @@ def to_expr(spec: Spec, c: Candidate) -> Expr:
             parts.append({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
                           ">=": a >= b}[lit.op])
     body = disj(*guards, *parts)
-    for b, n in reversed(list(zip(bounds, c.sizes))):
-        body = Quant("forall", b, abs(n), body)
+    for b, n, q in reversed(list(zip(bounds, c.sizes, c.quantifiers()))):
+        body = Quant(q, b, abs(n), body)
     return body
 
 
@@ -455,8 +530,8 @@ def to_source(spec: Spec, c: Candidate) -> str:
             b = term(lit.b) if isinstance(lit.b, Term) else str(lit.b)
             parts.append(f"({a} {lit.op} {b})")
     body = " | ".join(guards + parts)
-    for name, n in reversed(list(zip(names, c.sizes))):
-        body = f"forall({abs(n)}, lambda {name}: {body}, {name!r})"
+    for name, n, q in reversed(list(zip(names, c.sizes, c.quantifiers()))):
+        body = f"{q}({abs(n)}, lambda {name}: {body}, {name!r})"
     return body
 
 
@@ -476,14 +551,17 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
     memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
     out = []
     for c in cands:
+        nu = len(c.sizes) - c.exists
         holds = np.ones(xev.n, bool)
-        for b in itertools.product(*(range(abs(n)) for n in c.sizes)):
+        for u in itertools.product(*(range(abs(n)) for n in c.sizes[:nu])):
             any_true = np.zeros(xev.n, bool)
-            for lit in c.literals:
-                key = (lit, b)
-                if key not in memo:
-                    memo[key] = xev.literal(lit, b)
-                any_true |= memo[key]
+            for e in itertools.product(*(range(abs(n)) for n in c.sizes[nu:])):
+                b = u + e
+                for lit in c.literals:
+                    key = (lit, b)
+                    if key not in memo:
+                        memo[key] = xev.literal(lit, b)
+                    any_true |= memo[key]
             holds &= any_true
         out.append(not bool(holds.all()))
     return out

@@ -51,8 +51,9 @@ from hwcheck.checker.z3.solver import Result
 from hwcheck.spec.lang import Expr, Read, Spec, walk
 from hwcheck.spec.verdicts import Verdict
 
-# (clause width, bound variables) of each tier, in order
-TIERS: tuple[tuple[int, int], ...] = ((2, 1), (3, 1), (2, 2), (3, 2))
+# (clause width, bound variables[, of them existential]) of each tier, in order: the last,
+# for each member or offset some other one (the record in flight that some log holds)
+TIERS: tuple[tuple[int, ...], ...] = ((2, 1), (3, 1), (2, 2), (3, 2), (3, 2, 1))
 
 
 @dataclass
@@ -73,6 +74,7 @@ class TierReport:
     queries: int
     seconds: float
     outcome: str  # proved | cti | unknown
+    exists: int = 0  # of the bound variables, existential
 
 
 @dataclass
@@ -360,7 +362,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
           max_rounds: int = 8,
-          tiers: Sequence[tuple[int, int]] = TIERS,
+          tiers: Sequence[tuple[int, ...]] = TIERS,
           note: Callable[[str], object] | None = None) -> InferReport:
     """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides)."""
     t0 = time.perf_counter()
@@ -386,10 +388,11 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     n_names = 0
     done = False
     terms = Terms(spec)
-    for width, nb in tiers:
+    for width, nb, *more in tiers:
+        ex = more[0] if more else 0
         t1 = time.perf_counter()
-        found = [c for sizes in K.bound_sets(vocab, nb)
-                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width)
+        found = [c for sizes in K.bound_sets(vocab, nb, ex)
+                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width, exists=ex)
                  if c not in seen]
         seen.update(found)
         found.sort(key=lambda c: (len(c.literals), len(c.sizes)))
@@ -397,7 +400,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         # counterexample to induction met so far, and after each new one, those excluding it
         fresh = found if not pool and not ctis else \
             [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
-        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "")
+        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex)
         rep.tiers.append(tier)
         tier_ctis = 0
         tier_sigs: set[tuple[str, str]] = set()
@@ -414,7 +417,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 break  # the pool is full, or nothing new excludes the counterexample
             found = [c for c in found if c not in taken]
             tier.tried = len(pool)
-            say(f"tier {width} literal(s), {nb} bound variable(s): {tier.generated:,} "
+            say(f"tier {width} literal(s), {nb} bound variable(s)"
+                f"{f' ({ex} existential)' if ex else ''}: {tier.generated:,} "
                 f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
@@ -504,7 +508,7 @@ def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
              "",
              "Each is true in every reachable state, and with the invariant they are inductive.",
              '"""', "",
-             "from hwcheck.spec.lang import forall  # noqa: F401", "", "",
+             "from hwcheck.spec.lang import exists, forall  # noqa: F401", "", "",
              "def lemmas(spec):"]
     lines += [f"    {h}  # noqa: F841" for h in K.handles_source(spec)]
     lines.append("    return [")
