@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import NEEDS_JAVA
+from helpers import NEEDS_JAVA, tiered
 
 from hwcheck.checker import protocols
 from hwcheck.checker.cli.main import main
@@ -53,7 +53,8 @@ TLC_COUNTS = {
 }
 
 
-@pytest.mark.parametrize("cfg", sorted(TLC_COUNTS))
+# the fast tier: the defaults and the engines' configuration (each other one a kernel of its own)
+@pytest.mark.parametrize("cfg", tiered(sorted(TLC_COUNTS), [(3, 3, 2, 2), (3, 4, 2, 2)]))
 def test_counts_are_tlcs(cfg):
     n, m, incs, spare = cfg
     spec = any_start(nodes=n, values=m, incs=incs, spare=spare)
@@ -135,6 +136,7 @@ def test_every_engine_starts_from_every_initial_state(how):
     assert (ex.distinct, ex.generated, ex.depth) == (len(seen), generated, depth)
 
 
+@pytest.mark.slow  # a symmetric kernel of its own
 def test_symmetry_counts_the_orbits_of_every_initial_state():
     spec = any_start(nodes=3, values=4)
     seen, _, _ = independent(spec)
@@ -180,6 +182,7 @@ def test_a_trace_whose_first_state_is_not_initial_is_refused(tmp_path):
     assert res.exit_code == 1 and "none of the 24 initial states" in res.output, res.output
 
 
+@pytest.mark.slow  # a kernel and a state graph of their own
 def test_liveness_lassos_start_from_an_initial_state(tmp_path):
     # TLC: BudgetSpent (Spec with WF on each Inc(i)) is violated, as here
     spec = any_start(live=True)
@@ -191,6 +194,7 @@ def test_liveness_lassos_start_from_an_initial_state(tmp_path):
                                  for r in Interpreter(spec).initials()]
 
 
+@pytest.mark.slow  # a kernel and a simulation kernel of their own
 def test_simulation_walks_from_every_initial_state():
     spec = any_start(nodes=3, values=4, incs=0)
     res = simulate(spec, SimOptions(seed=1, walks=200, depth=1, workers=1, max_seconds=None,
