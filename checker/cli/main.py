@@ -171,12 +171,38 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
         # Overridden parameters get their own folder: the scenario's own traces stay canonical.
         run_name = scenario if params == proto.resolve(base) else \
             f"{scenario}+{proto.name_of(params)}"
+    recoverable = kwargs.pop("recoverable", False)  # check --recoverable: checker/cli/graph.py
     try:
         spec = protocols.build(proto, params)
     except SpecError as e:
-        raise InputError(str(e)) from None
+        from hwcheck.checker.tla import interpreted
+
+        why = interpreted.refusal(e) if proto.source.endswith(".tla") else None
+        if why is None:
+            raise InputError(str(e)) from None
+        # a module outside the compiled fragment: checked on the interpreter (decision 0019)
+        click.echo(interpreted.note(*why), err=True)
+        given = [flag for flag, on in (("--symmetry", symmetry), ("--recoverable", recoverable),
+                                       ("--checkpoint", checkpoint), ("--resume", resume),
+                                       ("--engine spark", engine != "local")) if on]
+        if given:
+            raise InputError(f"{given[0]} is for the compiled path; the interpreter checks "
+                             "this module without it") from None
+        from hwcheck.checker.traces.output import OutputError
+
+        sigterm_stops_like_ctrl_c()
+        config = params["config"]
+        req = interpreted.Request(
+            Path(proto.source), Path(config), proto.source, dict(params),
+            run_name or proto.name_of(params), tuple(invariants), keep_going, max_states,
+            max_seconds, parse_size(max_memory) if max_memory is not None else None, out)
+        try:
+            done = interpreted.check(req, o.say)
+        except (SpecError, OutputError) as err:
+            raise InputError(str(err)) from None
+        o.result(done.result)
+        sys.exit(VERDICT_EXIT[done.verdict])
     check_properties(spec, invariants, ("invariant", "action", "liveness"))
-    recoverable = kwargs.pop("recoverable", False)  # check --recoverable: checker/cli/graph.py
     if recoverable:
         from hwcheck.checker.cli import graph as recover_cli
 
@@ -390,6 +416,31 @@ def replay(trace_file: Path, spec_source: str | None, param_pairs: tuple[str, ..
     from hwcheck.checker.traces.trace import TraceError
 
     o = Output(as_json)
+    if spec_source is not None and spec_source.endswith(".tla") and not with_z3:
+        from hwcheck.checker.tla import interpreted
+        from hwcheck.checker.traces.itf import read
+
+        try:
+            data = read(Path(trace_file))
+        except TraceError as e:
+            raise InputError(str(e)) from None
+        if interpreted.is_interpreted(data):  # a trace of a module the interpreter checked
+            config = next((p.split("=", 1)[1] for p in param_pairs if p.startswith("config=")),
+                          None)
+            try:
+                name, steps = interpreted.replay(data, Path(spec_source).expanduser().resolve(),
+                                                 Path(config) if config else None,
+                                                 str(trace_file))
+            except SpecError as e:
+                o.say(f"replay: does not replay: {e}")
+                o.result({"command": "replay", "trace": str(trace_file),
+                          "verdict": "rejected", "reason": str(e)})
+                sys.exit(EXIT_FAILED)
+            o.say(f"replay: confirmed: {name} violated in {steps} steps (interpreter engine)")
+            o.result({"command": "replay", "trace": str(trace_file), "verdict": "confirmed",
+                      "protocol": spec_source, "property": name, "kind": "invariant",
+                      "length": steps, "cti": False})
+            sys.exit(EXIT_HOLDS)
     req = ReplayRequest(Path(trace_file), spec_source, tuple(param_pairs), prop)
     try:
         spec, trace, result, check = load_and_replay(req)
