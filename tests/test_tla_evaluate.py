@@ -176,3 +176,24 @@ def test_operators_that_read_no_state_are_evaluated_once_per_argument(tmp_path: 
     sq = ev.scope.defs["Sq"]
     assert sq.free is True and sq.memo == {(3,): 9, (2,): 4, (4,): 16}  # type: ignore[union-attr]
     assert ev.definition("Init").free is not True
+
+
+def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
+    """User-defined infix operators, labels, a set difference of an infinite set, an unbounded
+    CHOOSE that the cfg replaces (TLC cannot evaluate one either), theorems and proofs skipped,
+    the proof system's library extended."""
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals, TLAPS\nCONSTANT NoVal, N\n"
+        "a \\prec b == a < b\n"
+        "Pos == Nat \\ {0}\n"
+        "Free == CHOOSE v : v \\notin {1, 2}\n"
+        "e == lbl:: /\\ 1 \\prec 2\n            /\\ N \\in Pos /\\ 0 \\notin Pos\n"
+        "THEOREM T == 1 \\prec 2\n  BY DEF \\prec\n"
+        "====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3 "
+                                                      "Free = Free\nALIAS e", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) is True
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3", "E.cfg")))
+    with pytest.raises(TlaError, match="E.tla:6:9: unsupported construct: an unbounded CHOOSE, "
+                                       "which TLC cannot evaluate either"):
+        ev.value(OpApp(ev.definition("Free").d.pos, "Free"), {})

@@ -59,7 +59,7 @@ def test_the_repositorys_cfgs_parse() -> None:
 @pytest.mark.parametrize("text, message", [
     ("CONSTANT N", "X.cfg:1:10: constant N: expected = or <- after it"),
     ("CONSTANT N = 1 N = 2", "X.cfg:1:16: constant N given twice"),
-    ("ALIAS A", "X.cfg:1:1: unsupported cfg keyword ALIAS"),
+    ("POSTCONDITION A", "X.cfg:1:1: unsupported cfg keyword POSTCONDITION"),
     ("INIT I NEXT N SPECIFICATION S", "X.cfg:1:29: SPECIFICATION and INIT/NEXT both given"),
     ("INIT I", "X.cfg:1:6: INIT and NEXT go together"),
     ("INIT I INIT J NEXT N", "X.cfg:1:13: INIT given twice (first at X.cfg:1:6)"),

@@ -42,7 +42,8 @@ KEYWORDS = {
     "ACTION_CONSTRAINTS": "action_constraints", "VIEW": "view", "SYMMETRY": "symmetry",
     "CHECK_DEADLOCK": "check_deadlock",
 }
-UNSUPPORTED = ("ALIAS", "POSTCONDITION", "TYPE", "TYPE_CONSTRAINT")
+UNSUPPORTED = ("POSTCONDITION", "TYPE", "TYPE_CONSTRAINT")
+IGNORED = ("ALIAS",)  # how TLC prints a trace's states: nothing a check reads
 SINGLE = ("init", "next", "specification", "view", "symmetry")
 
 _TOKEN = re.compile(r'''
@@ -121,6 +122,12 @@ def parse_cfg(text: str, file: str = "<cfg>") -> Config:
         kind, text_, pos = toks[i]
         if kind == "name" and text_ in UNSUPPORTED:
             raise fail(pos, f"unsupported cfg keyword {text_}")
+        if kind == "name" and text_ in IGNORED:
+            i += 1
+            if i < len(toks) and toks[i][0] == "name" and toks[i][1] not in KEYWORDS:
+                i += 1  # its operator
+            section = None
+            continue
         if kind == "name" and text_ in KEYWORDS:
             section = KEYWORDS[text_]
             i += 1
@@ -187,7 +194,7 @@ def _value(toks: list[tuple[str, str, Pos]], i: int, at: Pos) -> tuple[Value, in
     if kind == "string":
         return text[1:-1].replace('\\"', '"').replace("\\\\", "\\"), i + 1
     if kind == "name":
-        if text in KEYWORDS or text in UNSUPPORTED:
+        if text in KEYWORDS or text in UNSUPPORTED or text in IGNORED:
             raise fail(pos, f"expected a value, found the keyword {text}")
         if text in ("TRUE", "FALSE"):
             return text == "TRUE", i + 1

@@ -60,6 +60,7 @@ from .syntax import (
     TlaError,
     Tuple,
     Unchanged,
+    Unevaluable,
     fail,
 )
 from .values import (
@@ -68,6 +69,7 @@ from .values import (
     STRING,
     Fcn,
     FcnSet,
+    Infinite,
     LazySet,
     SubsetSet,
     Value,
@@ -184,7 +186,7 @@ class Evaluator:
             At: self.ev_at, RecordLit: self.ev_recordlit, RecordSet: self.ev_recordset,
             FnSet: self.ev_fnset, Dot: self.ev_dot, Tuple: self.ev_tuple, If: self.ev_if,
             Case: self.ev_case, Let: self.ev_let, Unchanged: self.ev_unchanged,
-            Enabled: self.ev_enabled,
+            Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable,
         }
 
     # -- entry points --------------------------------------------------------------------
@@ -525,6 +527,10 @@ class Evaluator:
                 a, b = b, a
             return frozenset(x for x in self.finite(a, pos) if self.member(x, b, pos))
         if name == "\\":
+            if not getattr(a, "finite", True):  # Nat \ {0}: membership only, as TLC
+                self.need_set(b, pos)
+                return Infinite(f"{show(a)} \\ {show(b)}",
+                                lambda x: a.contains(x) and not member(x, b))
             return frozenset(x for x in self.finite(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
 
@@ -691,6 +697,9 @@ class Evaluator:
     def ev_unchanged(self, e: Unchanged, sc: Scope, env: Env, cx: Ctx) -> Value:
         return _equal(self.ev(Prime(e.pos, e.expr), sc, env, cx), self.ev(e.expr, sc, env, cx),
                       e.pos)
+
+    def ev_unevaluable(self, e: Unevaluable, sc: Scope, env: Env, cx: Ctx) -> Value:
+        raise fail(e.pos, f"unsupported construct: {e.what}")
 
     def ev_enabled(self, e: Enabled, sc: Scope, env: Env, cx: Ctx) -> Value:
         if cx.nxt is not None:

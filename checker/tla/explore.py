@@ -24,6 +24,7 @@ from .evaluate import Evaluator, Label
 from .modules import Defn, Root, load
 from .syntax import (
     And,
+    Bool,
     Expr,
     Fairness,
     OpApp,
@@ -93,6 +94,7 @@ class Model:
     view: Defn | None
     symmetry: list[dict[Value, Value]]
     check_deadlock: bool
+    behaviour: bool = True  # False: the cfg names no SPECIFICATION or INIT/NEXT (no state)
 
 
 def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
@@ -114,14 +116,16 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
             raise fail(pos, f"{what} {name}: the module defines no {name} without parameters")
         return entry
 
+    behaviour = True
     if conf.specification is not None:
         spec = named(conf.specification, "SPECIFICATION")
         init, nxt = _split_spec(spec, ev)
     elif conf.init is not None and conf.next is not None:
         i, n = named(conf.init, "INIT"), named(conf.next, "NEXT")
         init, nxt = OpApp(i.d.pos, i.name), OpApp(n.d.pos, n.name)
-    else:
-        raise fail(Pos(conf.file, 1, 1), "the cfg names neither SPECIFICATION nor INIT and NEXT")
+    else:  # no behaviour: TLC checks the ASSUMEs and finds no state (Init is FALSE)
+        init = nxt = Bool(Pos(conf.file, 1, 1), False)
+        behaviour = False
     symmetry: list[dict[Value, Value]] = []
     if conf.symmetry is not None:
         perms = ev.value(named(conf.symmetry, "SYMMETRY").d.body, {})
@@ -135,7 +139,8 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         [named(p, "PROPERTY").name for p in conf.properties],
         [named(c, "CONSTRAINT") for c in conf.constraints],
         [named(c, "ACTION_CONSTRAINT") for c in conf.action_constraints],
-        named(conf.view, "VIEW") if conf.view else None, symmetry, conf.check_deadlock)
+        named(conf.view, "VIEW") if conf.view else None, symmetry, conf.check_deadlock,
+        behaviour)
 
 
 def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:

@@ -29,7 +29,7 @@ from .syntax import (
     Pos,
     fail,
 )
-from .values import Value
+from .values import ModelValue, Value
 
 # Standard modules TLC knows whose operators hwcheck does not give.
 UNSUPPORTED_MODULES = ("Reals", "RealTime", "TLCExt", "Randomization", "IOUtils", "Json",
@@ -131,6 +131,9 @@ class Loader:
         for d in m.definitions:
             if isinstance(d, (OpDef, FnDef)):
                 self._define(scope, d.name, Defn(d, scope), d.pos)
+            elif d.name is None and d.module in TABLES and not d.substitutions:
+                for op, b in TABLES[d.module].items():  # INSTANCE Naturals: its operators
+                    scope.defs.setdefault(op, b)
             elif d.name is None:
                 inner = self.instantiate(d, scope, {})
                 for name, entry in inner.defs.items():
@@ -203,7 +206,7 @@ def load(tla: str | Path, cfg: Config) -> Root:
             # TLC lets the cfg override a definition with a value
             scope.defs.pop(name)
             scope.values[name] = value
-        else:
+        elif value != ModelValue(name):  # `r1 = r1` only names a model value (TLC takes it)
             raise fail(pos, f"the cfg sets {name}, which the module neither declares nor defines")
     for name, (target, pos) in cfg.overrides.items():
         entry = scope.defs.get(target)

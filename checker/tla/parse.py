@@ -53,6 +53,7 @@ from .syntax import (
     TlaError,
     Tuple,
     Unchanged,
+    Unevaluable,
     fail,
 )
 
@@ -193,6 +194,8 @@ class _Walker:
             if t in ("header_line", "double_line", "identifier", "block_comment", "comment",
                      "single_line", "recursive_declaration"):
                 continue
+            if t in ("theorem", "proof", "use_or_hide"):
+                continue  # statements for the prover: nothing a model checker reads (as TLC)
             if t == "extends":
                 extends += [(self.text(i), self.pos(i)) for i in self.kids(c)
                             if i.type == "identifier_ref"]
@@ -241,10 +244,15 @@ class _Walker:
             return self.definition(self.kids(c)[0], local=True)
         if t == "operator_definition":
             name_node = c.child_by_field_name("name")
-            if name_node.type != "identifier":
-                raise self.error(c, "unsupported construct: a user-defined infix, "
-                                            "prefix or postfix operator")
-            return OpDef(self.pos(c), self.text(name_node), self.params(c),
+            if name_node.type == "infix_op_symbol":  # a \prec b == ...: applied by symbol
+                name = self.infix_name(self.kids(name_node)[0] if self.kids(name_node)
+                                       else name_node)
+            elif name_node.type != "identifier":
+                raise self.error(c, "unsupported construct: a user-defined prefix or postfix "
+                                    "operator")
+            else:
+                name = self.text(name_node)
+            return OpDef(self.pos(c), name, self.params(c),
                          self.expr(c.child_by_field_name("definition")), local)
         if t == "function_definition":
             bounds = tuple(self.bound(b) for b in self.kids(c)
@@ -305,6 +313,9 @@ class _Walker:
     def e_parentheses(self, n: Node, pos: Pos) -> Expr:
         return self.expr(self.kids(n)[0])
 
+    def e_label(self, n: Node, pos: Pos) -> Expr:
+        return self.expr(n.child_by_field_name("expression"))  # lbl:: e is e
+
     def e_nat_number(self, n: Node, pos: Pos) -> Expr:
         return Num(pos, int(self.text(n)))
 
@@ -356,10 +367,17 @@ class _Walker:
             return OpApp(pos, "\\X", self.flat(n, "times", None))
         if sym == "leads_to":
             return Temporal(pos, "~>", (self.expr(lhs), self.expr(rhs)))
-        if sym not in INFIX:
+        if sym in ("cdot", "compose_actions"):
             raise self.error(n.child_by_field_name("symbol"), "unsupported construct: "
                              f"the infix operator {self.text(n.child_by_field_name('symbol'))}")
-        return OpApp(pos, INFIX[sym], (self.expr(lhs), self.expr(rhs)))
+        # the standard operators by their canonical names, any other symbol as a user
+        # definition of that name (a \prec b == ...), resolved in scope
+        return OpApp(pos, self.infix_name(n.child_by_field_name("symbol")),
+                     (self.expr(lhs), self.expr(rhs)))
+
+    def infix_name(self, sym: Node) -> str:
+        """An infix symbol's operator name: the canonical one, or the symbol as written."""
+        return INFIX.get(sym.type) or self.text(sym)
 
     def flat(self, n: Node, sym: str, cls: type | None) -> tuple[Expr, ...]:
         """The operands of a chain of one associative infix operator (``a /\\ b /\\ c``)."""
@@ -421,8 +439,9 @@ class _Walker:
         return Quant(pos, kind, bounds, self.expr(n.child_by_field_name("expression")))
 
     def e_choose(self, n: Node, pos: Pos) -> Expr:
-        if n.child_by_field_name("set") is None:
-            raise self.error(n, "unsupported construct: an unbounded CHOOSE")
+        if n.child_by_field_name("set") is None:  # NoVal == CHOOSE v : v \notin Val
+            return Unevaluable(pos, "an unbounded CHOOSE, which TLC cannot evaluate either "
+                                    "(give the definition a value in the cfg)")
         return Choose(pos, self.bound(n), self.expr(n.child_by_field_name("expression")))
 
     def e_finite_set_literal(self, n: Node, pos: Pos) -> Expr:

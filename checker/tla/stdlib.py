@@ -363,4 +363,10 @@ TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
     "FiniteSetsExt": FINITE_SETS_EXT, "SequencesExt": SEQUENCES_EXT, "Functions": FUNCTIONS,
+    # the proof system's libraries (TLAPS): their theorems and proof backends are for the
+    # prover, which hwcheck skips as TLC does; a module extending one gets what they extend
+    "TLAPS": {}, "NaturalsInduction": INTEGERS, "WellFoundedInduction": INTEGERS,
+    "FunctionTheorems": FUNCTIONS, "FiniteSetTheorems": {**FINITE_SETS, **FUNCTIONS},
+    "SequenceTheorems": {**SEQUENCES, **INTEGERS}, "SequencesExtTheorems": SEQUENCES_EXT,
+    "FiniteSetsExtTheorems": FINITE_SETS_EXT, "BagsTheorems": BAGS,
 }

@@ -218,6 +218,14 @@ class Enabled(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Unevaluable(Expr):
+    """An expression TLC cannot evaluate either (an unbounded CHOOSE): an error where it is
+    evaluated, nothing where the cfg gives its definition a value instead."""
+
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
 class Fairness(Expr):
     kind: str  # "WF" or "SF"
     vars: Expr
