@@ -41,11 +41,14 @@ from .syntax import (
     FnSet,
     If,
     Instanced,
+    Lambda,
     Let,
+    LetFn,
     Num,
     OpApp,
     OpDef,
     Or,
+    Param,
     Pos,
     Prime,
     Quant,
@@ -149,12 +152,13 @@ class Label:
 class RecFcn:
     """``f[x \\in S] == e`` over an infinite S: applied on demand, never enumerated."""
 
-    __slots__ = ("defn", "domain", "cache")
+    __slots__ = ("defn", "domain", "cache", "env")
 
-    def __init__(self, defn: Defn, domain: Value) -> None:
+    def __init__(self, defn: Defn, domain: Value, env: Env | None = None) -> None:
         self.defn = defn
         self.domain = domain
         self.cache: dict[Any, Value] = {}
+        self.env = env or {}  # a LET's: the names its body reads besides its own
 
 
 CORE_NAMES = frozenset({
@@ -186,7 +190,7 @@ class Evaluator:
             At: self.ev_at, RecordLit: self.ev_recordlit, RecordSet: self.ev_recordset,
             FnSet: self.ev_fnset, Dot: self.ev_dot, Tuple: self.ev_tuple, If: self.ev_if,
             Case: self.ev_case, Let: self.ev_let, Unchanged: self.ev_unchanged,
-            Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable,
+            Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable, LetFn: self.ev_letfn,
         }
 
     # -- entry points --------------------------------------------------------------------
@@ -356,9 +360,14 @@ class Evaluator:
 
     def operator_arg(self, a: Expr, arity: int, sc: Scope, env: Env) -> Any:
         """An operator given as an argument: a closure over the caller's scope."""
+        if isinstance(a, Lambda):
+            if len(a.params) != arity:
+                raise fail(a.pos, f"this LAMBDA takes {len(a.params)} argument(s), the "
+                                  f"operator's parameter {arity}")
+            return Closure(OpDef(a.pos, "LAMBDA", tuple(Param(p, 0) for p in a.params),
+                                 a.body, False), sc, dict(env))
         if not isinstance(a, OpApp) or a.args:
-            raise fail(a.pos, "expected an operator name as this argument (LAMBDA is "
-                              "unsupported)")
+            raise fail(a.pos, "expected an operator name or a LAMBDA as this argument")
         if a.name in env:
             return env[a.name]
         entry = sc.defs.get(a.name)
@@ -438,7 +447,7 @@ class Evaluator:
         d = rec.defn.d
         assert isinstance(d, FnDef)
         names = [n for b in d.bounds for n in b.names]
-        env: Env = {d.name: rec}
+        env: Env = {**rec.env, d.name: rec}
         if len(names) == 1:
             env[names[0]] = k
         else:
@@ -686,10 +695,17 @@ class Evaluator:
         for d in e.defs:
             if isinstance(d, OpDef):
                 new[d.name] = Thunk(d.body, sc, new) if not d.params else Closure(d, sc, new)
-            else:
-                raise fail(d.pos, "unsupported: a function definition f[x \\in S] == e "
-                                  "inside LET")
+            else:  # f[x \in S] == e: the function, in this environment, when first read
+                new[d.name] = Thunk(LetFn(d.pos, d), sc, new)
         return new
+
+    def ev_letfn(self, e: LetFn, sc: Scope, env: Env, cx: Ctx) -> Value:
+        defn = Defn(e.d, sc)
+        rec = RecFcn(defn, self.ev_domain(e.d.bounds, sc, env, cx), env)
+        if not getattr(rec.domain, "finite", True):
+            return rec
+        return Fcn({k: self.apply_rec(rec, k, e.d.pos, cx)
+                    for k in self.finite(rec.domain, e.d.pos)})
 
     def ev_let(self, e: Let, sc: Scope, env: Env, cx: Ctx) -> Value:
         return self.ev(e.body, sc, self.let_env(e, sc, env), cx)

@@ -32,6 +32,7 @@ from .syntax import (
     If,
     Instanced,
     InstanceDef,
+    Lambda,
     Let,
     Module,
     Num,
@@ -312,6 +313,11 @@ class _Walker:
 
     def e_parentheses(self, n: Node, pos: Pos) -> Expr:
         return self.expr(self.kids(n)[0])
+
+    def e_lambda(self, n: Node, pos: Pos) -> Expr:
+        kids = self.kids(n)
+        return Lambda(pos, tuple(self.text(k) for k in kids[:-1] if k.type == "identifier"),
+                      self.expr(kids[-1]))
 
     def e_label(self, n: Node, pos: Pos) -> Expr:
         return self.expr(n.child_by_field_name("expression"))  # lbl:: e is e

@@ -218,6 +218,22 @@ class Enabled(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class LetFn(Expr):
+    """The value of a function definition inside LET, in the LET's environment (the
+    evaluator makes one for each ``f[x \\in S] == e`` it binds there)."""
+
+    d: FnDef
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(Expr):
+    """``LAMBDA x, y : e``, an operator given as an argument."""
+
+    params: tuple[str, ...]
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
 class Unevaluable(Expr):
     """An expression TLC cannot evaluate either (an unbounded CHOOSE): an error where it is
     evaluated, nothing where the cfg gives its definition a value instead."""
