@@ -197,3 +197,14 @@ def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
     with pytest.raises(TlaError, match="E.tla:6:9: unsupported construct: an unbounded CHOOSE, "
                                        "which TLC cannot evaluate either"):
         ev.value(OpApp(ev.definition("Free").d.pos, "Free"), {})
+
+
+@pytest.mark.parametrize("expr, want", [
+    ("LET Twice(Op(_, _), x) == Op(x, x) IN Twice(LAMBDA a, b : a * b + Cardinality(B), 3)",
+     11),
+    ("SelectSeq(<<1, 2, 3>>, LAMBDA z : z > Cardinality(B))", tup([3])),
+    ("LET k == 10\n     f[n \\in 0..3] == IF n = 0 THEN k ELSE n + f[n - 1] IN f[3]", 16),
+    ("LET fact[n \\in Nat] == IF n = 0 THEN 1 ELSE n * fact[n - 1] IN fact[5]", 120),
+])
+def test_lambda_and_functions_defined_in_let(tmp_path: Path, expr: str, want: object) -> None:
+    assert value(tmp_path, expr) == want
