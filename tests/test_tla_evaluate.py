@@ -208,3 +208,12 @@ def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
 ])
 def test_lambda_and_functions_defined_in_let(tmp_path: Path, expr: str, want: object) -> None:
     assert value(tmp_path, expr) == want
+
+
+def test_a_primed_variable_given_to_an_operator_is_assigned_in_its_body(tmp_path: Path) -> None:
+    """Specifying Systems' memory interface: ``Send(p, d, memInt, memInt')`` with ``Send``'s
+    body ``newMemInt = <<p, d>>`` assigns memInt', as TLC reads it."""
+    ev = evaluator(tmp_path, "VARIABLE mi\nSend(p, d, old, new) == new = <<p, d>>\n"
+                             "Init == mi = 0\nNext == \\E d \\in B : Send(1, d, mi, mi')")
+    nxt = ev.definition("Next").d.body
+    assert [s["mi"] for _, s in ev.successors(nxt, {"mi": 0})] == [tup([1, 1]), tup([1, 2])]

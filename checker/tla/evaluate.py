@@ -898,7 +898,12 @@ class Evaluator:
             yield from self._conj_env(items, i + 1, sc, a2, state, init, lab)
 
     def _target(self, e: Expr, sc: Scope, env: Env, init: bool) -> str | None:
-        """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one."""
+        """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one
+        (through an operator's parameters: ``Send(p, m, x, x')`` with ``Send``'s body
+        ``new = <<p, m>>`` assigns ``x'``, as TLC reads it)."""
+        while type(e) is OpApp and not e.args and type(env.get(e.name)) is Thunk:  # type: ignore[attr-defined]
+            th = env[e.name]  # type: ignore[attr-defined]
+            e, sc, env = th.e, th.sc, th.env
         if not init:
             if type(e) is not Prime:
                 return None
