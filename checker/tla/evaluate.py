@@ -964,8 +964,11 @@ class Evaluator:
         new = self.bind_params(d, args, pos, sc, env)
         if not fixed:
             cx = self._cx(asg, state, init)
-            label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
-                                        for v in new.values()))
+            try:
+                label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
+                                            for v in new.values()))
+            except TlaError:  # an argument the step itself assigns (Send(p, x, x'))
+                label = Label(d.name)
         yield from self.act(d.body, entry.scope, new, asg, state, fixed, init, label)
 
     def _unchanged(self, e: Expr, sc: Scope, env: Env, asg: State, state: State | None,
