@@ -217,3 +217,20 @@ def test_a_primed_variable_given_to_an_operator_is_assigned_in_its_body(tmp_path
                              "Init == mi = 0\nNext == \\E d \\in B : Send(1, d, mi, mi')")
     nxt = ev.definition("Next").d.body
     assert [s["mi"] for _, s in ev.successors(nxt, {"mi": 0})] == [tup([1, 1]), tup([1, 2])]
+
+
+def test_a_parameter_naming_a_variable_is_assigned_primed(tmp_path: Path) -> None:
+    """``Lose(q) == q' = ...`` applied to a variable assigns that variable (AlternatingBit)."""
+    ev = evaluator(tmp_path, "VARIABLE q\nLose(s) == s' = Tail(s)\nNext == Lose(q)")
+    nxt = ev.definition("Next").d.body
+    assert [s["q"] for _, s in ev.successors(nxt, {"q": tup([1, 2])})] == [tup([2])]
+
+
+def test_an_instantiated_modules_operator_constant_is_the_instantiating_operator(
+        tmp_path: Path) -> None:
+    (tmp_path / "Inner.tla").write_text("---- MODULE Inner ----\nCONSTANT XInit(_)\n"
+                                        "VARIABLE x\nInit == XInit(x)\n====\n")
+    ev = evaluator(tmp_path, "VARIABLE x\nXInit(v) == v \\in {3, 4}\nI == INSTANCE Inner\n"
+                             "Start == I!Init")
+    states = list(ev.initial(ev.definition("Start").d.body))
+    assert [s["x"] for s in states] == [3, 4]

@@ -304,8 +304,9 @@ class Evaluator:
         if name in sc.subst:
             sub, osc, oenv = sc.subst[name]
             if e.args:
-                raise fail(e.pos, f"unsupported: the operator constant {name} of an "
-                                  "instantiated module, applied to arguments")
+                op = self.substituted_op(name, sc, e.pos)
+                return self.ev(op.d.body, op.scope, self.bind_params(
+                    op.d, e.args, e.pos, sc, env), cx)  # type: ignore[arg-type]
             return self.ev(sub, osc, oenv, cx)
         if name in sc.state_vars:
             st = cx.state
@@ -315,6 +316,17 @@ class Evaluator:
         if name in sc.values:
             return sc.values[name]
         raise fail(e.pos, f"unknown operator {name}")
+
+    def substituted_op(self, name: str, sc: Scope, pos: Pos) -> Defn:
+        """The operator an instantiated module's operator constant ``name`` stands for (the
+        instantiating module's operator of that name, or the one WITH gives)."""
+        sub, osc, oenv = sc.subst[name]
+        entry = osc.defs.get(sub.name) if isinstance(sub, OpApp) and not sub.args \
+            and sub.name not in oenv else None
+        if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
+            raise fail(pos, f"unsupported: the operator constant {name} of an instantiated "
+                            "module, given as other than an operator's name")
+        return entry
 
     def call_defn(self, defn: Defn, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
                   cx: Ctx) -> Value:
@@ -908,8 +920,14 @@ class Evaluator:
             if type(e) is not Prime:
                 return None
             e = e.expr  # type: ignore[attr-defined]
-        while type(e) is OpApp and not e.args and e.name not in env:  # type: ignore[attr-defined]
+        while type(e) is OpApp and not e.args:  # type: ignore[attr-defined]
             name = e.name  # type: ignore[attr-defined]
+            if name in env:  # Lose(q) == q' = ...: the variable the argument names
+                th = env[name]
+                if type(th) is not Thunk:
+                    return None
+                e, sc, env = th.e, th.sc, th.env
+                continue
             if name in sc.defs:
                 return None
             if name in sc.subst:
@@ -945,6 +963,8 @@ class Evaluator:
                 return
         elif name not in CORE_NAMES:
             entry = sc.defs.get(name)
+            if entry is None and e.args and name in sc.subst:  # an operator constant
+                entry = self.substituted_op(name, sc, e.pos)
             if type(entry) is Defn and isinstance(entry.d, OpDef):
                 yield from self._act_defn(entry, e.args, e.pos, sc, env, asg, state, fixed,
                                           init, label)
