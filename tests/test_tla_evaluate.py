@@ -234,3 +234,16 @@ def test_an_instantiated_modules_operator_constant_is_the_instantiating_operator
                              "Start == I!Init")
     states = list(ev.initial(ev.definition("Start").d.body))
     assert [s["x"] for s in states] == [3, 4]
+
+
+def test_undirected_graphs_as_the_community_modules_override_them(tmp_path: Path) -> None:
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS UndirectedGraphs\n"
+        "G == [node |-> {1, 2, 3, 4}, edge |-> {{1, 2}, {2, 3}, {4}}]\n"
+        "e == <<IsUndirectedGraph(G), IsLoopFreeUndirectedGraph(G), ConnectedComponents(G),\n"
+        "       IsStronglyConnected(G), AreConnectedIn(1, 3, G), AreConnectedIn(1, 4, G),\n"
+        "       IsStronglyConnected([node |-> {1, 2}, edge |-> {{1, 2}}])>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
+        True, False, frozenset({frozenset({1, 2, 3}), frozenset({4})}), False, True, False,
+        True])

@@ -359,6 +359,60 @@ FUNCTIONS = {b.name: b for b in [
     Builtin("IsInjective", 1, _injective),
 ]}
 
+def _graph(pos: Pos, g: Value, op: str) -> tuple[frozenset[Value], frozenset[Value]]:
+    """A graph's nodes and edges (a record ``[node |-> N, edge |-> E]``)."""
+    if not (isinstance(g, Fcn) and "node" in g.map and "edge" in g.map):
+        raise fail(pos, f"{op} applied to {kind(g)} ({show(g)}), not a graph "
+                        "[node |-> ..., edge |-> ...]")
+    return _set(g.map["node"], pos, op), _set(g.map["edge"], pos, op)
+
+
+def _undirected(pos: Pos, g: Value, loop_free: bool) -> bool:
+    op = "IsLoopFreeUndirectedGraph" if loop_free else "IsUndirectedGraph"
+    if not (isinstance(g, Fcn) and set(g.map) == {"node", "edge"}):
+        return False
+    nodes, edges = _graph(pos, g, op)
+    return all(isinstance(e, frozenset) and 1 <= len(e) <= 2 and e <= nodes
+               and (len(e) == 2 or not loop_free) for e in edges)
+
+
+def _components(pos: Pos, g: Value) -> Value:
+    """The connected components (the override's union-find: an edge that is not a set of one
+    or two nodes of the graph joins nothing)."""
+    nodes, edges = _graph(pos, g, "ConnectedComponents")
+    parent = {n: n for n in nodes}
+
+    def find(n: Value) -> Value:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for e in edges:
+        if isinstance(e, frozenset) and 1 <= len(e) <= 2 and e <= nodes:
+            a, *rest = list(e)
+            parent[find(a)] = find(rest[0] if rest else a)
+    comps: dict[Value, set[Value]] = {}
+    for n in nodes:
+        comps.setdefault(find(n), set()).add(n)
+    return frozenset(frozenset(c) for c in comps.values())
+
+
+def _connected_in(pos: Pos, m: Value, n: Value, g: Value) -> bool:
+    nodes, _ = _graph(pos, g, "AreConnectedIn")
+    if m not in nodes or n not in nodes:
+        return False
+    return any(m in c and n in c for c in _components(pos, g))
+
+
+UNDIRECTED_GRAPHS = {b.name: b for b in [
+    Builtin("IsUndirectedGraph", 1, lambda pos, g: _undirected(pos, g, False)),
+    Builtin("IsLoopFreeUndirectedGraph", 1, lambda pos, g: _undirected(pos, g, True)),
+    Builtin("ConnectedComponents", 1, _components),
+    Builtin("IsStronglyConnected", 1, lambda pos, g: _components(pos, g) == frozenset(
+        {_graph(pos, g, "IsStronglyConnected")[0]})),
+    Builtin("AreConnectedIn", 3, _connected_in),
+]}
+
 TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
@@ -369,4 +423,5 @@ TABLES: dict[str, dict[str, Builtin]] = {
     "FunctionTheorems": FUNCTIONS, "FiniteSetTheorems": {**FINITE_SETS, **FUNCTIONS},
     "SequenceTheorems": {**SEQUENCES, **INTEGERS}, "SequencesExtTheorems": SEQUENCES_EXT,
     "FiniteSetsExtTheorems": FINITE_SETS_EXT, "BagsTheorems": BAGS,
+    "UndirectedGraphs": UNDIRECTED_GRAPHS,
 }
