@@ -247,3 +247,17 @@ def test_undirected_graphs_as_the_community_modules_override_them(tmp_path: Path
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
         True, False, frozenset({frozenset({1, 2, 3}), frozenset({4})}), False, True, False,
         True])
+
+
+def test_a_module_scoped_substitution_and_a_conjunct_reference(tmp_path: Path) -> None:
+    """The cfg's ``Ballot <- [Voting] MCBallot`` (in module Voting, Ballot is the root's
+    MCBallot) and ``Inv!2`` (the second conjunct of Inv), as Paxos's models use them."""
+    (tmp_path / "Voting.tla").write_text("---- MODULE Voting ----\nCONSTANT Ballot\n"
+                                         "Big == Ballot\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals\nCONSTANT Ballot\nV == INSTANCE Voting\n"
+        "MCBallot == 0..1\nInv == /\\ 1 = 1\n       /\\ V!Big\n"
+        "e == Inv!2\n====\n")
+    cfg = "CONSTANTS Ballot = {7}\n  Ballot <-[Voting] MCBallot\n"
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset({0, 1})

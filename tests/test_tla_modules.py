@@ -67,7 +67,7 @@ def test_the_repositorys_cfgs_parse() -> None:
     ("CHECK_DEADLOCK maybe", "X.cfg:1:1: CHECK_DEADLOCK takes TRUE or FALSE"),
     ("Init", "X.cfg:1:1: expected a cfg keyword (CONSTANTS, INIT, ...), found 'Init'"),
     ("CONSTANT N = 1 ; ", "X.cfg:1:16: unexpected ';' in the cfg"),
-    ("CONSTANT Op <- [M] Impl", "X.cfg:1:16: unsupported: a module-scoped substitution"),
+    ("CONSTANT Op <- [M Impl", "X.cfg:1:16: constant Op: expected <- [Module] Operator"),
 ])
 def test_cfg_errors(text: str, message: str) -> None:
     with pytest.raises(TlaError) as e:

@@ -30,6 +30,7 @@ from .syntax import (
     Bound,
     Case,
     Choose,
+    Conjunct,
     Dot,
     Enabled,
     Except,
@@ -191,6 +192,7 @@ class Evaluator:
             FnSet: self.ev_fnset, Dot: self.ev_dot, Tuple: self.ev_tuple, If: self.ev_if,
             Case: self.ev_case, Let: self.ev_let, Unchanged: self.ev_unchanged,
             Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable, LetFn: self.ev_letfn,
+            Conjunct: self.ev_conjunct,
         }
 
     # -- entry points --------------------------------------------------------------------
@@ -725,6 +727,17 @@ class Evaluator:
     def ev_unchanged(self, e: Unchanged, sc: Scope, env: Env, cx: Ctx) -> Value:
         return _equal(self.ev(Prime(e.pos, e.expr), sc, env, cx), self.ev(e.expr, sc, env, cx),
                       e.pos)
+
+    def ev_conjunct(self, e: Conjunct, sc: Scope, env: Env, cx: Ctx) -> Value:
+        entry = sc.defs.get(e.name)
+        if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)) or entry.d.params:
+            raise fail(e.pos, f"{e.name}!{e.index}: {e.name} is not a definition without "
+                              "parameters")
+        body = entry.d.body
+        items = body.items if isinstance(body, (And, Or)) else (body,)
+        if not 1 <= e.index <= len(items):
+            raise fail(e.pos, f"{e.name}!{e.index}: {e.name} has {len(items)} part(s)")
+        return self.ev(items[e.index - 1], entry.scope, {}, cx)
 
     def ev_unevaluable(self, e: Unevaluable, sc: Scope, env: Env, cx: Ctx) -> Value:
         raise fail(e.pos, f"unsupported construct: {e.what}")

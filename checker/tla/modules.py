@@ -96,6 +96,25 @@ class Loader:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.parsed: dict[str, Module] = {}
+        # the cfg's ``Name <- [M] Other``: by module, Name -> (Other, its position)
+        self.scoped: dict[str, dict[str, tuple[str, Pos]]] = {}
+        self.root: Scope | None = None  # once the root module is populated
+        self.instances: list[Scope] = []  # the instances' scopes made before that
+
+    def scope_overrides(self, scope: Scope) -> None:
+        """The cfg's module-scoped substitutions for ``scope`` (an instance of a module)."""
+        given = self.scoped.get(scope.module.name)
+        if not given:
+            return
+        if self.root is None:
+            self.instances.append(scope)
+            return
+        for name, (target, pos) in given.items():
+            entry = self.root.defs.get(target)
+            if entry is None:
+                raise fail(pos, f"{name} <- [{scope.module.name}] {target}: the module "
+                                f"defines no {target}")
+            scope.defs[name] = entry
 
     def module(self, name: str, pos: Pos) -> Module:
         if name in self.parsed:
@@ -174,6 +193,7 @@ class Loader:
                 raise fail(d.pos, f"INSTANCE {d.module}: no substitution for its "
                                   f"{'constant' if name in inner.constants else 'variable'} "
                                   f"{name}, and nothing named {name} here")
+        self.scope_overrides(inner)
         return inner
 
 
@@ -194,8 +214,13 @@ def load(tla: str | Path, cfg: Config) -> Root:
     loader = Loader(path.parent)
     m = parse_file(path)
     loader.parsed[m.name] = m
+    for (module, name), given in cfg.scoped.items():
+        loader.scoped.setdefault(module, {})[name] = given
     scope = Scope(m, root=True)
     loader.populate(scope, m)
+    loader.root = scope
+    for inner in loader.instances:
+        loader.scope_overrides(inner)
     scope.state_vars = frozenset(scope.variables)
     for name, (value, pos) in cfg.constants.items():
         if name in scope.constants:

@@ -19,6 +19,7 @@ from .syntax import (
     Bound,
     Case,
     Choose,
+    Conjunct,
     Definition,
     Dot,
     Enabled,
@@ -341,6 +342,17 @@ class _Walker:
         if name.type != "identifier_ref":
             raise self.unsupported(name)
         return OpApp(pos, self.text(name), self.exprs(n.children_by_field_name("parameter")))
+
+    def e_subexpression(self, n: Node, pos: Pos) -> Expr:
+        prefix = [c for c in self.kids(n) if c.type == "subexpr_prefix"]
+        nav = [c for c in self.kids(n) if c.type == "subexpr_tree_nav"]
+        comps = [c for c in self.kids(prefix[0]) if c.type == "subexpr_component"] \
+            if prefix else []
+        kids = self.kids(nav[0]) if nav else []
+        if len(comps) == 1 and len(kids) == 1 and kids[0].type == "child_id" \
+                and self.kids(comps[0])[0].type == "identifier_ref":
+            return Conjunct(pos, self.text(self.kids(comps[0])[0]), int(self.text(kids[0])))
+        raise self.unsupported(n)
 
     def e_prefixed_op(self, n: Node, pos: Pos) -> Expr:
         prefix = n.child_by_field_name("prefix")

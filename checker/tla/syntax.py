@@ -218,6 +218,14 @@ class Enabled(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class Conjunct(Expr):
+    """``Inv!2``: the second conjunct (or disjunct) of the definition ``Inv``'s body."""
+
+    name: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
 class LetFn(Expr):
     """The value of a function definition inside LET, in the LET's environment (the
     evaluator makes one for each ``f[x \\in S] == e`` it binds there)."""
