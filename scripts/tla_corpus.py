@@ -29,11 +29,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 SMALL_SECONDS = 30  # TLC's runtime under this: a small model
 GRACE = 60  # seconds past --max-seconds before a run is killed (parsing, compiling, traces)
+RUNNING: set[subprocess.Popen[str]] = set()  # the runs in progress (killed on Ctrl-C)
 
 
 @dataclass
@@ -104,6 +106,7 @@ def run(m: Model, max_seconds: float, python: str) -> Run:
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
+        RUNNING.add(proc)
         try:
             stdout, stderr = proc.communicate(timeout=max_seconds + GRACE)
         except subprocess.TimeoutExpired:
@@ -115,6 +118,8 @@ def run(m: Model, max_seconds: float, python: str) -> Run:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise
+        finally:
+            RUNNING.discard(proc)
         seconds = time.monotonic() - start
     engine = "interpreted" if "checking on the interpreter" in stderr else "compiled"
     try:
@@ -176,18 +181,32 @@ def main(argv: list[str] | None = None) -> int:
                     help="each model's --max-seconds (it is killed 60 s past it)")
     ap.add_argument("--only", default=None, metavar="REGEX",
                     help="only the models whose name matches")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="models run at once (each one process) [default: 1]")
     ap.add_argument("--out", type=Path, default=None, help="write the table here (atomically)")
     args = ap.parse_args(argv)
     if not (args.root / "specifications").is_dir():
         print(f"tla_corpus: {args.root} has no specifications/ folder", file=sys.stderr)
         return 2
     chosen = [m for m in models(args.root) if args.only is None or re.search(args.only, m.name)]
-    runs = []
-    for m in chosen:
+    def one(m: Model) -> Run:
         r = run(m, args.max_seconds, sys.executable)
-        runs.append(r)
         print(f"{m.name}: {'matches' if r.matches else r.reason} ({r.engine}, "
               f"{r.seconds:.1f} s)", file=sys.stderr, flush=True)
+        return r
+
+    pool = ThreadPoolExecutor(max(1, args.jobs))  # each run is a subprocess
+    try:
+        runs = list(pool.map(one, chosen))
+    except BaseException:  # Ctrl-C: no run left behind
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(RUNNING):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        raise
+    pool.shutdown()
     matched = sum(r.matches for r in runs)
     text = table(runs) + f"\n{matched} of {len(runs)} models match TLC.\n"
     if args.out is not None:

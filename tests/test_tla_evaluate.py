@@ -193,6 +193,7 @@ def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3 "
                                                       "Free = Free\nALIAS e", "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) is True
+    assert ev.value(OpApp(ev.definition("T").d.pos, "T"), {}) is True  # a theorem's name
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3", "E.cfg")))
     with pytest.raises(TlaError, match="E.tla:6:9: unsupported construct: an unbounded CHOOSE, "
                                        "which TLC cannot evaluate either"):

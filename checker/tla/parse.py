@@ -196,6 +196,9 @@ class _Walker:
             if t in ("header_line", "double_line", "identifier", "block_comment", "comment",
                      "single_line", "recursive_declaration"):
                 continue
+            if t == "theorem" and c.child_by_field_name("name") is not None:
+                definitions.append(self.theorem(c))  # THEOREM T == e: T names e
+                continue
             if t in ("theorem", "proof", "use_or_hide"):
                 continue  # statements for the prover: nothing a model checker reads (as TLC)
             if t == "extends":
@@ -219,6 +222,17 @@ class _Walker:
                 raise self.unsupported(c)
         return Module(self.pos(m), name, tuple(extends), tuple(constants), tuple(variables),
                       tuple(definitions), tuple(assumptions))
+
+    def theorem(self, c: Node) -> OpDef:
+        """A named theorem as the definition of its statement (an ASSUME ... PROVE, or
+        anything else outside the fragment, an error only where it is evaluated)."""
+        statement = c.child_by_field_name("statement")
+        try:
+            body = self.expr(statement)
+        except TlaError:
+            body = Unevaluable(self.pos(statement), "a theorem's statement outside the "
+                                                    "fragment")
+        return OpDef(self.pos(c), self.text(c.child_by_field_name("name")), (), body)
 
     def unsupported(self, n: Node) -> TlaError:
         what = UNSUPPORTED.get(n.type, n.type.replace("_", " "))
