@@ -172,3 +172,11 @@ def test_a_false_assumption_is_an_error(tmp_path: Path) -> None:
                          "Init == x = 0\nNext == x' = x")
     with pytest.raises(TlaError, match="Main.tla:4:8: this ASSUME is false"):
         model(tmp_path / "Main.tla", parse_cfg("CONSTANT N = 1\nINIT Init NEXT Next", "M.cfg"))
+
+
+def test_a_module_after_the_first_in_its_file_is_found(tmp_path: Path) -> None:
+    (tmp_path / "Two.tla").write_text(
+        "---- MODULE Two ----\nEXTENDS Common\nVARIABLE x\nInit == x = K\nNext == x' = x\n"
+        "====\n---- MODULE Common ----\nK == 7\n====\n")
+    root = load(tmp_path / "Two.tla", parse_cfg("", "Two.cfg"))
+    assert "K" in root.scope.defs

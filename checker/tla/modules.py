@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .cfg import Config
-from .parse import parse_file
+from .parse import parse_file, parse_file_all
 from .stdlib import TABLES, Builtin
 from .syntax import (
     Expr,
@@ -212,8 +212,10 @@ def load(tla: str | Path, cfg: Config) -> Root:
     ``cfg`` (every declared constant must be given; an override names an operator)."""
     path = Path(tla)
     loader = Loader(path.parent)
-    m = parse_file(path)
+    m, *more = parse_file_all(path)
     loader.parsed[m.name] = m
+    for extra in more:  # modules after the first in the file: the first may use them
+        loader.parsed.setdefault(extra.name, extra)
     for (module, name), given in cfg.scoped.items():
         loader.scoped.setdefault(module, {})[name] = given
     scope = Scope(m, root=True)

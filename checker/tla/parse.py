@@ -118,10 +118,25 @@ def parse_file(path: str | Path) -> Module:
 
 
 def parse_source(source: bytes | str, file: str = "<tla>") -> Module:
+    return parse_all(source, file)[0]
+
+
+def parse_all(source: bytes | str, file: str = "<tla>") -> list[Module]:
+    """Every module in the text, the first the file's own."""
     if isinstance(source, str):
         source = source.encode()
     tree = _parser().parse(source)
-    return _Walker(file, source).module(tree.root_node)
+    return _Walker(file, source).modules(tree.root_node)
+
+
+def parse_file_all(path: str | Path) -> list[Module]:
+    """Every module of the file at ``path``."""
+    p = Path(path)
+    try:
+        source = p.read_bytes()
+    except OSError as e:
+        raise TlaError(f"{p}: cannot read: {e.strerror or e}") from None
+    return parse_all(source, str(p))
 
 
 class _Walker:
@@ -180,11 +195,18 @@ class _Walker:
     # -- the module ----------------------------------------------------------------------
 
     def module(self, root: Node) -> Module:
+        return self.modules(root)[0]
+
+    def modules(self, root: Node) -> list[Module]:
+        """Every module of the file, in order (TLC reads the ones after the first as modules
+        the first may extend or instantiate)."""
         self.check_errors(root)
         mods = [c for c in self.kids(root) if c.type == "module"]
         if not mods:
             raise self.error(root, "no module (a line ---- MODULE Name ----) in this file")
-        m = mods[0]
+        return [self.one_module(m) for m in mods]
+
+    def one_module(self, m: Node) -> Module:
         name = self.text(m.child_by_field_name("name"))
         extends: list[tuple[str, Pos]] = []
         constants: list[Param] = []
