@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -184,15 +185,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1,
                     help="models run at once (each one process) [default: 1]")
     ap.add_argument("--out", type=Path, default=None, help="write the table here (atomically)")
+    ap.add_argument("--results", type=Path, default=None, metavar="FILE.json",
+                    help="keep each model's result here, and take the models not run now "
+                         "(outside --only) from it: the table is of every model")
     args = ap.parse_args(argv)
     if not (args.root / "specifications").is_dir():
         print(f"tla_corpus: {args.root} has no specifications/ folder", file=sys.stderr)
         return 2
-    chosen = [m for m in models(args.root) if args.only is None or re.search(args.only, m.name)]
+    every = models(args.root)
+    kept: dict[str, Run] = {}
+    if args.results is not None and args.results.is_file():
+        by_name = {m.name: m for m in every}
+        for name, d in json.loads(args.results.read_text()).items():
+            if name in by_name:
+                kept[name] = Run(by_name[name], **d)
+    chosen = [m for m in every if args.only is None or re.search(args.only, m.name)]
+    lock = threading.Lock()
+
     def one(m: Model) -> Run:
         r = run(m, args.max_seconds, sys.executable)
         print(f"{m.name}: {'matches' if r.matches else r.reason} ({r.engine}, "
               f"{r.seconds:.1f} s)", file=sys.stderr, flush=True)
+        if args.results is not None:
+            with lock:
+                kept[m.name] = r
+                _write(args.results, json.dumps(
+                    {n: {k: v for k, v in vars(x).items() if k != "model"}
+                     for n, x in kept.items()}, indent=1))
         return r
 
     pool = ThreadPoolExecutor(max(1, args.jobs))  # each run is a subprocess
@@ -207,15 +226,22 @@ def main(argv: list[str] | None = None) -> int:
                 pass
         raise
     pool.shutdown()
+    done = {r.model.name: r for r in runs}
+    runs = [done.get(m.name) or kept[m.name] for m in every if m.name in done or m.name in kept]
     matched = sum(r.matches for r in runs)
     text = table(runs) + f"\n{matched} of {len(runs)} models match TLC.\n"
     if args.out is not None:
-        tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, args.out)
+        _write(args.out, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

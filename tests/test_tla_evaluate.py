@@ -262,3 +262,11 @@ def test_a_module_scoped_substitution_and_a_conjunct_reference(tmp_path: Path) -
     cfg = "CONSTANTS Ballot = {7}\n  Ballot <-[Voting] MCBallot\n"
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset({0, 1})
+    # Name = [M] Other (NanoBlockchain's cfg): in M, Name is the root's constant Other
+    (tmp_path / "Voting.tla").write_text("---- MODULE Voting ----\nNone == CHOOSE v : FALSE\n"
+                                         "Big == None\n====\n")
+    (tmp_path / "E.tla").write_text("---- MODULE E ----\nCONSTANT NoVal\nV == INSTANCE Voting\n"
+                                    "e == V!Big\n====\n")
+    cfg = "CONSTANTS NoVal = NoVal\n  None = [Voting]NoVal\n"
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == ModelValue("NoVal")

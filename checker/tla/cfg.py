@@ -174,19 +174,19 @@ def _constant(toks: list[tuple[str, str, Pos]], i: int, values: dict[str, object
         raise fail(pos, f"constant {name}: expected = or <- after it")
     constants: dict[str, tuple[Value, Pos]] = values["constants"]  # type: ignore[assignment]
     overrides: dict[str, tuple[str, Pos]] = values["overrides"]  # type: ignore[assignment]
-    scoped_given = i + 2 < len(toks) and toks[i + 1][0] == "gets" and toks[i + 2][0] == "lbrack"
+    scoped_given = i + 2 < len(toks) and toks[i + 2][0] == "lbrack"
     if (name in constants or name in overrides) and not scoped_given:
         raise fail(pos, f"constant {name} given twice")
+    if scoped_given:  # Name <- [M] Other, Name = [M] Other: in module M, Name is Other
+        if [k for k, _, _ in toks[i + 3:i + 6]] != ["name", "rbrack", "name"]:
+            raise fail(toks[i + 2][2], f"constant {name}: expected <- [Module] Operator")
+        scoped: dict[tuple[str, str], tuple[str, Pos]] = values["scoped"]  # type: ignore[assignment]
+        module = toks[i + 3][1]
+        if (module, name) in scoped:
+            raise fail(pos, f"constant {name} given twice for module {module}")
+        scoped[(module, name)] = (toks[i + 5][1], pos)
+        return i + 6
     if toks[i + 1][0] == "gets":
-        if i + 2 < len(toks) and toks[i + 2][0] == "lbrack":  # Name <- [M] Other
-            if [k for k, _, _ in toks[i + 3:i + 6]] != ["name", "rbrack", "name"]:
-                raise fail(toks[i + 2][2], f"constant {name}: expected <- [Module] Operator")
-            scoped: dict[tuple[str, str], tuple[str, Pos]] = values["scoped"]  # type: ignore[assignment]
-            module = toks[i + 3][1]
-            if (module, name) in scoped:
-                raise fail(pos, f"constant {name} given twice for module {module}")
-            scoped[(module, name)] = (toks[i + 5][1], pos)
-            return i + 6
         if i + 2 >= len(toks) or toks[i + 2][0] != "name":
             raise fail(pos, f"constant {name}: expected an operator name after <-")
         overrides[name] = (toks[i + 2][1], pos)

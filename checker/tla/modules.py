@@ -84,6 +84,7 @@ class Scope:
         self.state_vars: frozenset[str] = frozenset()
         # an instance's: name -> (expression, scope and environment it is evaluated in)
         self.subst: dict[str, tuple[Expr, Scope, dict[str, Value]]] = {}
+        self.merged: set[str] = set()  # the modules whose definitions are here (EXTENDS)
 
     def knows(self, name: str) -> bool:
         return (name in self.defs or name in self.subst or name in self.values
@@ -110,11 +111,22 @@ class Loader:
             self.instances.append(scope)
             return
         for name, (target, pos) in given.items():
-            entry = self.root.defs.get(target)
-            if entry is None:
-                raise fail(pos, f"{name} <- [{scope.module.name}] {target}: the module "
-                                f"defines no {target}")
+            self.override(scope, name, target, pos, scope.module.name)
+
+    def override(self, scope: Scope, name: str, target: str, pos: Pos, module: str) -> None:
+        """``name`` in ``scope`` is the root module's ``target`` (an operator or a constant)."""
+        assert self.root is not None
+        entry = self.root.defs.get(target)
+        if entry is not None:
             scope.defs[name] = entry
+        elif target in self.root.values:
+            scope.defs.pop(name, None)
+            if scope is self.root:
+                scope.values[name] = self.root.values[target]
+            else:  # the root's constant, read where the instance reads the name
+                scope.defs[name] = Defn(OpDef(pos, name, (), OpApp(pos, target)), self.root)
+        else:
+            raise fail(pos, f"{name} <- [{module}] {target}: the module defines no {target}")
 
     def module(self, name: str, pos: Pos) -> Module:
         if name in self.parsed:
@@ -136,6 +148,7 @@ class Loader:
         if m.name in seen:
             raise fail(m.pos, f"module {m.name} extends itself (a cycle of EXTENDS)")
         seen = seen | {m.name}
+        scope.merged.add(m.name)
         for name, pos in m.extends:
             if name in TABLES:
                 for op, b in TABLES[name].items():
@@ -220,9 +233,6 @@ def load(tla: str | Path, cfg: Config) -> Root:
         loader.scoped.setdefault(module, {})[name] = given
     scope = Scope(m, root=True)
     loader.populate(scope, m)
-    loader.root = scope
-    for inner in loader.instances:
-        loader.scope_overrides(inner)
     scope.state_vars = frozenset(scope.variables)
     for name, (value, pos) in cfg.constants.items():
         if name in scope.constants:
@@ -243,6 +253,12 @@ def load(tla: str | Path, cfg: Config) -> Root:
             raise fail(pos, f"the cfg overrides {name}, which the module neither declares "
                             f"nor defines")
         scope.defs[name] = entry
+    loader.root = scope  # the cfg's module-scoped substitutions, now that its values are
+    for inner in loader.instances:
+        loader.scope_overrides(inner)
+    for (module, name), (target, pos) in cfg.scoped.items():
+        if module in scope.merged:  # a module the root extends: its definitions are the root's
+            loader.override(scope, name, target, pos, module)
     missing = [c for c in scope.constants if c not in scope.values and c not in scope.defs]
     if missing:
         raise fail(Pos(cfg.file, 1, 1), f"the cfg gives no value for the constant "

@@ -351,6 +351,10 @@ class _Walker:
     def e_parentheses(self, n: Node, pos: Pos) -> Expr:
         return self.expr(self.kids(n)[0])
 
+    def e_unbounded_quantification(self, n: Node, pos: Pos) -> Expr:
+        return Unevaluable(pos, "an unbounded quantifier (\\E x : or \\A x :), which TLC "
+                                "cannot evaluate either")
+
     def e_lambda(self, n: Node, pos: Pos) -> Expr:
         kids = self.kids(n)
         return Lambda(pos, tuple(self.text(k) for k in kids[:-1] if k.type == "identifier"),
