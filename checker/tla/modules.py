@@ -131,9 +131,9 @@ class Loader:
     def module(self, name: str, pos: Pos) -> Module:
         if name in self.parsed:
             return self.parsed[name]
-        if name in UNSUPPORTED_MODULES:
-            raise fail(pos, f"unsupported module {name}: hwcheck has no native table for it")
         path = self.folder / f"{name}.tla"
+        if name in UNSUPPORTED_MODULES and not path.exists():  # the folder's own comes first
+            raise fail(pos, f"unsupported module {name}: hwcheck has no native table for it")
         if not path.exists():
             raise fail(pos, f"module {name} not found: no {path} and no standard module "
                             f"of that name")
