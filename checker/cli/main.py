@@ -177,7 +177,7 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     except SpecError as e:
         from hwcheck.checker.tla import interpreted
 
-        why = interpreted.refusal(e) if proto.source.endswith(".tla") else None
+        why = interpreted.refusal(e, proto.source) if proto.source.endswith(".tla") else None
         if why is None:
             raise InputError(str(e)) from None
         # a module outside the compiled fragment: checked on the interpreter (decision 0019)

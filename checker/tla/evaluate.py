@@ -76,6 +76,7 @@ from .values import (
     Infinite,
     LazySet,
     SubsetSet,
+    UnionSet,
     Value,
     as_frozen,
     is_set,
@@ -516,6 +517,9 @@ class Evaluator:
             self.need_set(vals[0], pos)
             return SubsetSet(vals[0])
         if name == "UNION":
+            outer = self.finite(vals[0], pos)
+            if not all(getattr(s, "finite", True) for s in outer):
+                return UnionSet(frozenset(outer))  # membership only (TypeOK's [D -> Int])
             out: set[Value] = set()
             for s in self.finite(vals[0], pos):
                 out |= set(self.finite(s, pos))
@@ -544,6 +548,10 @@ class Evaluator:
             return all(self.member(x, a, pos) for x in self.finite(b, pos)) and not _equal(
                 a, b, pos)
         if name == "\\cup":
+            if not (getattr(a, "finite", True) and getattr(b, "finite", True)):
+                self.need_set(a, pos)
+                self.need_set(b, pos)
+                return UnionSet(frozenset((a, b)))  # Int \cup {NULL}: membership only
             return frozenset(self.finite(a, pos)) | frozenset(self.finite(b, pos))
         if name == "\\cap":
             if not getattr(a, "finite", True):
@@ -709,7 +717,7 @@ class Evaluator:
         for d in e.defs:
             if isinstance(d, OpDef):
                 new[d.name] = Thunk(d.body, sc, new) if not d.params else Closure(d, sc, new)
-            else:  # f[x \in S] == e: the function, in this environment, when first read
+            elif isinstance(d, FnDef):  # f[x \in S] == e: the function, when first read
                 new[d.name] = Thunk(LetFn(d.pos, d), sc, new)
         return new
 

@@ -26,7 +26,7 @@ from typing import Any
 from hwcheck.spec.lang import SpecError
 
 from .explore import Model, State, Step, explore, model
-from .syntax import fail
+from .syntax import TlaError, fail
 from .values import Fcn, ModelValue, Value, key, show, sorted_values
 
 ENGINE = "interpreter"
@@ -39,11 +39,15 @@ _REFUSALS = ("not compiled yet: ", "the compiled model left its domains",
 Say = Callable[[str], None]
 
 
-def refusal(e: SpecError) -> tuple[str, str] | None:
-    """(where, why) when ``e`` is the compiled path refusing a module (the module itself is
-    fine: the interpreter checks it), None for any other error (a module or cfg at fault)."""
+def refusal(e: SpecError, module: str) -> tuple[str, str] | None:
+    """(where, why) when ``e`` is the compiled path refusing the module at ``module`` (the
+    module itself is fine: the interpreter checks it), None for any other error (a module or
+    cfg at fault)."""
     msg = str(e)
     at = getattr(e, "at", None) or ""
+    if not isinstance(e, TlaError):  # the spec language refusing the compiled spec itself
+        body = msg[len(at) + 2:] if at and msg.startswith(at + ": ") else msg
+        return f"{module}:1:1", f"the compiled spec: {body}"
     body = msg[len(at) + 2:] if at and msg.startswith(at + ": ") else msg
     for mark in _REFUSALS:
         if body.startswith(mark):

@@ -240,6 +240,10 @@ class _Walker:
             elif t == "assumption":
                 exprs = [e for e in self.kids(c) if e.type != "identifier"]
                 assumptions.append(self.expr(exprs[-1]))
+                named = [e for e in self.kids(c) if e.type == "identifier"]
+                if named:  # ASSUME A == e: A names e too
+                    definitions.append(OpDef(self.pos(c), self.text(named[0]), (),
+                                             assumptions[-1]))
             else:
                 raise self.unsupported(c)
         return Module(self.pos(m), name, tuple(extends), tuple(constants), tuple(variables),

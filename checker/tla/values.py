@@ -174,6 +174,10 @@ class FcnSet(LazySet):
         self.domain = domain
         self.rng = rng
 
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.domain, "finite", True) and getattr(self.rng, "finite", True))
+
     def contains(self, v: Value) -> bool:
         if not isinstance(v, Fcn) or frozenset(v.map) != as_frozen(self.domain):
             return False
@@ -205,6 +209,26 @@ class RecordSet(LazySet):
 
     def describe(self) -> str:
         return "[" + ", ".join(f"{f} : {show(s)}" for f, s in self.fields) + "]"
+
+
+class UnionSet(LazySet):
+    """``UNION S`` where a member of S cannot be enumerated: membership only, as TLC."""
+
+    def __init__(self, sets: frozenset[Value]) -> None:
+        self.sets = sets
+
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for s in self.sets)
+
+    def contains(self, v: Value) -> bool:
+        return any(member(v, s) for s in self.sets)
+
+    def elements(self) -> frozenset[Value]:
+        return frozenset(x for s in self.sets for x in as_frozen(s))
+
+    def describe(self) -> str:
+        return "UNION " + show(self.sets)
 
 
 def member(v: Value, s: Value) -> bool:
