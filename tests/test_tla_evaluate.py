@@ -270,3 +270,16 @@ def test_a_module_scoped_substitution_and_a_conjunct_reference(tmp_path: Path) -
     cfg = "CONSTANTS NoVal = NoVal\n  None = [Voting]NoVal\n"
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == ModelValue("NoVal")
+
+
+def test_a_cfg_override_of_a_standard_operator_stands_in_instances(tmp_path: Path) -> None:
+    """``Seq <- BoundedSeq`` (Majority's model): the instantiated module's Seq is the bounded
+    one too, as TLC overrides the one definition."""
+    (tmp_path / "Inner.tla").write_text("---- MODULE Inner ----\nEXTENDS Sequences\n"
+                                        "Seqs == Seq({1})\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals\nINSTANCE Inner\n"
+        "Bounded(S) == UNION {[1 .. n -> S] : n \\in 0 .. 2}\ne == Seqs\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANT Seq <- Bounded", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset(
+        {Fcn({}), tup([1]), tup([1, 1])})

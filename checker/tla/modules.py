@@ -101,6 +101,10 @@ class Loader:
         self.scoped: dict[str, dict[str, tuple[str, Pos]]] = {}
         self.root: Scope | None = None  # once the root module is populated
         self.instances: list[Scope] = []  # the instances' scopes made before that
+        self.scopes: list[Scope] = []  # every instance's scope
+        # the cfg's ``Seq <- BoundedSeq`` of a standard operator: it stands everywhere (the
+        # one definition SANY shares), instances included
+        self.standard: dict[str, Entry] = {}
 
     def scope_overrides(self, scope: Scope) -> None:
         """The cfg's module-scoped substitutions for ``scope`` (an instance of a module)."""
@@ -207,6 +211,10 @@ class Loader:
                                   f"{'constant' if name in inner.constants else 'variable'} "
                                   f"{name}, and nothing named {name} here")
         self.scope_overrides(inner)
+        self.scopes.append(inner)
+        for name, entry in self.standard.items():
+            if isinstance(inner.defs.get(name), Builtin):
+                inner.defs[name] = entry
         return inner
 
 
@@ -252,6 +260,11 @@ def load(tla: str | Path, cfg: Config) -> Root:
         if name not in scope.constants and name not in scope.defs:
             raise fail(pos, f"the cfg overrides {name}, which the module neither declares "
                             f"nor defines")
+        if isinstance(scope.defs.get(name), Builtin):  # a standard operator: everywhere
+            loader.standard[name] = entry
+            for inner in loader.scopes:
+                if isinstance(inner.defs.get(name), Builtin):
+                    inner.defs[name] = entry
         scope.defs[name] = entry
     loader.root = scope  # the cfg's module-scoped substitutions, now that its values are
     for inner in loader.instances:
