@@ -283,3 +283,14 @@ def test_a_cfg_override_of_a_standard_operator_stands_in_instances(tmp_path: Pat
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANT Seq <- Bounded", "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset(
         {Fcn({}), tup([1]), tup([1, 1])})
+
+
+def test_action_composition(tmp_path: Path) -> None:
+    """``A \\cdot B``: A to an intermediate state, B from it (TLC's composition; the
+    property TLC's model asks for says it is on)."""
+    ev = evaluator(tmp_path, "VARIABLE x, y\nA == x' = x + 1 /\\ y' = y\n"
+                             "B == x' = x * 10 /\\ y' = x\nNext == A \\cdot B\n"
+                             "On == TLCGet(\"-Dtlc2.tool.impl.Tool.cdot\") = \"true\"")
+    nxt = ev.definition("Next").d.body
+    assert [s for _, s in ev.successors(nxt, {"x": 1, "y": 0})] == [{"x": 20, "y": 2}]
+    assert ev.value(OpApp(ev.definition("On").d.pos, "On"), {}) is True

@@ -961,6 +961,16 @@ class Evaluator:
                    fixed: bool, init: bool,
                    label: Label | None) -> Iterator[tuple[State, Label | None]]:
         name = e.name
+        if name == "\\cdot" and not init and state is not None:
+            # A \cdot B: A to some state s, then B from s (TLC's action composition); the
+            # variables A leaves unassigned keep their values in s
+            for mid, lab in self.act(e.args[0], sc, env, {}, state, fixed, False, label):
+                s = {**state, **mid}
+                for nxt, lab2 in self.act(e.args[1], sc, env, {}, s, True, False, lab):
+                    merged = {**mid, **nxt}
+                    if all(k not in asg or _equal(asg[k], v, e.pos) for k, v in merged.items()):
+                        yield {**asg, **merged}, lab2
+            return
         if name == "=" or name == "\\in":
             var = self._target(e.args[0], sc, env, init)
             if var is not None and var not in asg:

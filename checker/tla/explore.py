@@ -155,8 +155,8 @@ def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:
         elif isinstance(e, Temporal) and e.op == "[]" and isinstance(e.args[0], StepAction) \
                 and e.args[0].box:
             nxt.append(e.args[0].action)
-        elif isinstance(e, Fairness) or (isinstance(e, Quant) and e.kind == "A" and _fair(e)):
-            pass  # fairness: the liveness checks' business
+        elif isinstance(e, (Fairness, Temporal, Quant)) and _fair(e):
+            pass  # fairness and other liveness conditions: the liveness checks' business
         elif isinstance(e, OpApp) and not e.args and depth < 8:
             entry = spec.scope.defs.get(e.name)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and not entry.d.params \
@@ -178,10 +178,14 @@ def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:
 
 
 def _fair(e: Expr) -> bool:
+    """A liveness condition of the specification (fairness, ``<>[][A]_v``, ...): it does not
+    change the reachable states, which is all this search reads."""
     while isinstance(e, Quant):
         e = e.body
     if isinstance(e, And):
         return all(_fair(x) for x in e.items)
+    if isinstance(e, Temporal):
+        return e.op != "[]" or not (isinstance(e.args[0], StepAction) and e.args[0].box)
     return isinstance(e, Fairness)
 
 

@@ -429,9 +429,8 @@ class _Walker:
             return OpApp(pos, "\\X", self.flat(n, "times", None))
         if sym == "leads_to":
             return Temporal(pos, "~>", (self.expr(lhs), self.expr(rhs)))
-        if sym in ("cdot", "compose_actions"):
-            raise self.error(n.child_by_field_name("symbol"), "unsupported construct: "
-                             f"the infix operator {self.text(n.child_by_field_name('symbol'))}")
+        if sym in ("cdot", "compose_actions"):  # A \cdot B: action composition
+            return OpApp(pos, "\\cdot", (self.expr(lhs), self.expr(rhs)))
         # the standard operators by their canonical names, any other symbol as a user
         # definition of that name (a \prec b == ...), resolved in scope
         return OpApp(pos, self.infix_name(n.child_by_field_name("symbol")),

@@ -232,7 +232,18 @@ def _sort_seq(pos: Pos, s: Value, less: Callable[[Value, Value], Value]) -> Valu
     return tup(sorted(items, key=functools.cmp_to_key(cmp)))
 
 
+# TLCGet of a Java property: what hwcheck does as TLC does with that property set
+_PROPERTIES = {"-Dtlc2.tool.impl.Tool.cdot": "true"}  # A \cdot B is always composed
+
+
+def _tlc_get(pos: Pos, what: Value) -> Value:
+    if isinstance(what, str) and what in _PROPERTIES:
+        return _PROPERTIES[what]
+    raise fail(pos, f"TLCGet({show(what)}): hwcheck gives no TLC statistics or registers")
+
+
 TLC = {b.name: b for b in [
+    Builtin("TLCGet", 1, _tlc_get),
     Builtin(":>", 2, _map_to), Builtin("@@", 2, _compose),
     Builtin("Permutations", 1, _permutations),
     Builtin("Print", 2, lambda pos, out, v: v), Builtin("PrintT", 1, lambda pos, out: True),
@@ -416,7 +427,9 @@ UNDIRECTED_GRAPHS = {b.name: b for b in [
 TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
-    "FiniteSetsExt": FINITE_SETS_EXT, "SequencesExt": SEQUENCES_EXT, "Functions": FUNCTIONS,
+    # FiniteSetsExt extends Integers, FiniteSets and Functions (the community module's EXTENDS)
+    "FiniteSetsExt": {**INTEGERS, **FUNCTIONS, **FINITE_SETS_EXT},
+    "SequencesExt": SEQUENCES_EXT, "Functions": FUNCTIONS,
     # the proof system's libraries (TLAPS): their theorems and proof backends are for the
     # prover, which hwcheck skips as TLC does; a module extending one gets what they extend
     "TLAPS": {}, "NaturalsInduction": INTEGERS, "WellFoundedInduction": INTEGERS,
