@@ -288,8 +288,8 @@ def test_a_cfg_override_of_a_standard_operator_stands_in_instances(tmp_path: Pat
 def test_action_composition(tmp_path: Path) -> None:
     """``A \\cdot B``: A to an intermediate state, B from it (TLC's composition; the
     property TLC's model asks for says it is on)."""
-    ev = evaluator(tmp_path, "VARIABLE x, y\nA == x' = x + 1 /\\ y' = y\n"
-                             "B == x' = x * 10 /\\ y' = x\nNext == A \\cdot B\n"
+    ev = evaluator(tmp_path, "VARIABLE x, y\nInc == x' = x + 1 /\\ y' = y\n"
+                             "Mul == x' = x * 10 /\\ y' = x\nNext == Inc \\cdot Mul\n"
                              "On == TLCGet(\"-Dtlc2.tool.impl.Tool.cdot\") = \"true\"")
     nxt = ev.definition("Next").d.body
     assert [s for _, s in ev.successors(nxt, {"x": 1, "y": 0})] == [{"x": 20, "y": 2}]

@@ -76,7 +76,6 @@ def test_comments_anywhere() -> None:
     ("e == LAMBDA x : x", "parse error"),
     ("e == 3.5", "T.tla:2:6: unsupported construct: real numbers"),
     ("a ^+ == a", "T.tla:2:1: unsupported construct: a user-defined prefix or postfix"),
-    ("e == A \\cdot B", "T.tla:2:8: unsupported construct: the infix operator \\cdot"),
 ])
 def test_errors_are_one_line_with_the_position(src: str, message: str) -> None:
     with pytest.raises(SpecError) as e:
