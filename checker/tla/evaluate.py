@@ -75,6 +75,7 @@ from .values import (
     FcnSet,
     Infinite,
     LazySet,
+    ProductSet,
     SubsetSet,
     UnionSet,
     Value,
@@ -450,6 +451,8 @@ class Evaluator:
             sets += [s] * len(b.names)
         if len(sets) == 1:
             return sets[0]
+        if not all(getattr(s, "finite", True) for s in sets):
+            return ProductSet(tuple(sets))  # f[n \in Nat, v \in S]: applied on demand
         return frozenset(tup(c) for c in itertools.product(*[self.finite(s, bounds[0].set.pos)
                                                              for s in sets]))
 

@@ -211,6 +211,29 @@ class RecordSet(LazySet):
         return "[" + ", ".join(f"{f} : {show(s)}" for f, s in self.fields) + "]"
 
 
+class ProductSet(LazySet):
+    """``S \\X T`` where a factor cannot be enumerated (``f[n \\in Nat, v \\in S]``'s
+    domain): membership only."""
+
+    def __init__(self, factors: tuple[Value, ...]) -> None:
+        self.factors = factors
+
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for s in self.factors)
+
+    def contains(self, v: Value) -> bool:
+        return (isinstance(v, Fcn) and v.is_seq() and len(v.map) == len(self.factors)
+                and all(member(x, s) for x, s in zip(v.seq(), self.factors)))
+
+    def elements(self) -> frozenset[Value]:
+        return frozenset(tup(c) for c in itertools.product(
+            *[sorted(as_frozen(s), key=key) for s in self.factors]))
+
+    def describe(self) -> str:
+        return " \\X ".join(show(s) for s in self.factors)
+
+
 class UnionSet(LazySet):
     """``UNION S`` where a member of S cannot be enumerated: membership only, as TLC."""
 
