@@ -295,3 +295,11 @@ def test_action_composition(tmp_path: Path) -> None:
     nxt = ev.definition("Next").d.body
     assert [s for _, s in ev.successors(nxt, {"x": 1, "y": 0})] == [{"x": 20, "y": 2}]
     assert ev.value(OpApp(ev.definition("On").d.pos, "On"), {}) is True
+
+
+def test_bitwise(tmp_path: Path) -> None:
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Bitwise\n"
+        "e == <<12 & 10, 12 | 10, 12 ^^ 10, Not(10), Not(0), shiftR(12, 2)>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([8, 14, 6, 5, 0, 3])

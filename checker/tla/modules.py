@@ -33,7 +33,7 @@ from .values import ModelValue, Value
 
 # Standard modules TLC knows whose operators hwcheck does not give.
 UNSUPPORTED_MODULES = ("Reals", "RealTime", "TLCExt", "Randomization", "IOUtils", "Json",
-                       "CSV", "Graphs", "Bitwise", "Relation", "Combinatorics", "DyadicRationals",
+                       "CSV", "Graphs", "Relation", "Combinatorics", "DyadicRationals",
                        "Apalache", "Variants", "Folds", "BagsExt", "Strings")
 
 

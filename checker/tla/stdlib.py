@@ -424,6 +424,24 @@ UNDIRECTED_GRAPHS = {b.name: b for b in [
     Builtin("AreConnectedIn", 3, _connected_in),
 ]}
 
+def _bits(op: str, f: Callable[..., int]) -> Callable[..., Value]:
+    """A Bitwise operator: defined on non-negative integers, as the module's definitions."""
+    def run(pos: Pos, *xs: Value) -> Value:
+        vals = [_int(x, pos, op) for x in xs]
+        if any(v < 0 for v in vals):
+            raise fail(pos, f"{op} of a negative integer (Bitwise is for Nat)")
+        return f(*vals)
+    return run
+
+
+BITWISE = {b.name: b for b in [
+    Builtin("&", 2, _bits("&", lambda x, y: x & y)),
+    Builtin("|", 2, _bits("|", lambda x, y: x | y)),
+    Builtin("^^", 2, _bits("^^", lambda x, y: x ^ y)),
+    Builtin("Not", 1, _bits("Not", lambda x: ~x & ((1 << x.bit_length()) - 1))),
+    Builtin("shiftR", 2, _bits("shiftR", lambda n, k: n >> k)),
+]}
+
 TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
@@ -436,5 +454,5 @@ TABLES: dict[str, dict[str, Builtin]] = {
     "FunctionTheorems": FUNCTIONS, "FiniteSetTheorems": {**FINITE_SETS, **FUNCTIONS},
     "SequenceTheorems": {**SEQUENCES, **INTEGERS}, "SequencesExtTheorems": SEQUENCES_EXT,
     "FiniteSetsExtTheorems": FINITE_SETS_EXT, "BagsTheorems": BAGS,
-    "UndirectedGraphs": UNDIRECTED_GRAPHS,
+    "UndirectedGraphs": UNDIRECTED_GRAPHS, "Bitwise": BITWISE,
 }
