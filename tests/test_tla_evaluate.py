@@ -303,3 +303,19 @@ def test_bitwise(tmp_path: Path) -> None:
         "e == <<12 & 10, 12 | 10, 12 ^^ 10, Not(10), Not(0), shiftR(12, 2)>>\n====\n")
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([8, 14, 6, 5, 0, 3])
+
+
+def test_community_functions_and_an_infix_operator_as_an_argument(tmp_path: Path) -> None:
+    """FoldFunctionOnSet(+, ...) as EWD998 writes it; MapThenFoldSet's order (the first
+    element outermost); AntiFunction; A!B!Op through two instances."""
+    (tmp_path / "Leaf.tla").write_text("---- MODULE Leaf ----\nK == 7\n====\n")
+    (tmp_path / "Mid.tla").write_text("---- MODULE Mid ----\nL == INSTANCE Leaf\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals, Sequences, Functions, FiniteSetsExt\n"
+        "M == INSTANCE Mid\n"
+        "e == <<FoldFunctionOnSet(+, 0, <<3, 4, 5>>, {1, 3}), SumFunction(<<1, 2>>),\n"
+        "       FoldSet(LAMBDA x, acc : Append(acc, x), <<>>, {1, 2, 3}),\n"
+        "       AntiFunction(<<\"a\", \"b\">>)[\"b\"], M!L!K>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
+        8, 3, tup([3, 2, 1]), 2, 7])

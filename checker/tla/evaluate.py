@@ -377,9 +377,6 @@ class Evaluator:
     def operator_arg(self, a: Expr, arity: int, sc: Scope, env: Env) -> Any:
         """An operator given as an argument: a closure over the caller's scope."""
         if isinstance(a, Lambda):
-            if len(a.params) != arity:
-                raise fail(a.pos, f"this LAMBDA takes {len(a.params)} argument(s), the "
-                                  f"operator's parameter {arity}")
             return Closure(OpDef(a.pos, "LAMBDA", tuple(Param(p, 0) for p in a.params),
                                  a.body, False), sc, dict(env))
         if not isinstance(a, OpApp) or a.args:
@@ -490,6 +487,12 @@ class Evaluator:
             raise fail(e.pos, f"{e.instance} takes {len(ref.d.params)} argument(s)")
         args = tuple(self.ev(a, sc, env, cx) for a in e.instance_args)
         inner = ref.instance(args)
+        for name, inst_args in e.chain:  # A!B!Op: B is an instance A defines
+            ref = inner.defs.get(name)
+            if not isinstance(ref, InstanceRef) or len(inst_args) != len(ref.d.params):
+                raise fail(e.pos, f"{name} is not a named INSTANCE of {inner.module.name} "
+                                  f"with {len(inst_args)} argument(s)")
+            inner = ref.instance(tuple(self.ev(a, sc, env, cx) for a in inst_args))
         if e.name not in inner.defs:
             raise fail(e.pos, f"{e.instance}!{e.name}: module {ref.d.module} defines no "
                               f"{e.name}")
@@ -727,7 +730,7 @@ class Evaluator:
     def ev_letfn(self, e: LetFn, sc: Scope, env: Env, cx: Ctx) -> Value:
         defn = Defn(e.d, sc)
         rec = RecFcn(defn, self.ev_domain(e.d.bounds, sc, env, cx), env)
-        if not getattr(rec.domain, "finite", True):
+        if isinstance(rec.domain, LazySet):  # SUBSET S, Nat, ...: applied on demand, as TLC
             return rec
         return Fcn({k: self.apply_rec(rec, k, e.d.pos, cx)
                     for k in self.finite(rec.domain, e.d.pos)})

@@ -359,6 +359,13 @@ class _Walker:
         return Unevaluable(pos, "an unbounded quantifier (\\E x : or \\A x :), which TLC "
                                 "cannot evaluate either")
 
+    def e_infix_op_symbol(self, n: Node, pos: Pos) -> Expr:
+        """An infix operator given as an argument (``FoldFunctionOnSet(+, 0, f, S)``): the
+        operator of two arguments it names."""
+        sym = self.kids(n)[0] if self.kids(n) else n
+        a, b = OpApp(pos, "$a"), OpApp(pos, "$b")
+        return Lambda(pos, ("$a", "$b"), OpApp(pos, self.infix_name(sym), (a, b)))
+
     def e_lambda(self, n: Node, pos: Pos) -> Expr:
         kids = self.kids(n)
         return Lambda(pos, tuple(self.text(k) for k in kids[:-1] if k.type == "identifier"),
@@ -401,22 +408,22 @@ class _Walker:
     def e_prefixed_op(self, n: Node, pos: Pos) -> Expr:
         prefix = n.child_by_field_name("prefix")
         comps = [c for c in self.kids(prefix) if c.type == "subexpr_component"]
-        if len(comps) != 1:
-            raise self.error(n, "unsupported construct: a chain of instance prefixes (A!B!Op)")
-        comp = self.kids(comps[0])[0]
-        inst_args: tuple[Expr, ...] = ()
-        if comp.type == "identifier_ref":
-            inst = self.text(comp)
-        elif comp.type == "bound_op":
-            inst = self.text(comp.child_by_field_name("name"))
-            inst_args = self.exprs(comp.children_by_field_name("parameter"))
-        else:
-            raise self.unsupported(comp)
+        path: list[tuple[str, tuple[Expr, ...]]] = []
+        for c in comps:  # A!B!Op: the instance A, then its instance B, ...
+            comp = self.kids(c)[0]
+            if comp.type == "identifier_ref":
+                path.append((self.text(comp), ()))
+            elif comp.type == "bound_op":
+                path.append((self.text(comp.child_by_field_name("name")),
+                             self.exprs(comp.children_by_field_name("parameter"))))
+            else:
+                raise self.unsupported(comp)
         op = n.child_by_field_name("op")
         inner = self.expr(op)
-        if not isinstance(inner, OpApp):
+        if not isinstance(inner, OpApp) or not path:
             raise self.unsupported(op)
-        return Instanced(pos, inst, inst_args, inner.name, inner.args)
+        (inst, inst_args), *chain = path
+        return Instanced(pos, inst, inst_args, inner.name, inner.args, tuple(chain))
 
     def e_bound_infix_op(self, n: Node, pos: Pos) -> Expr:
         sym = n.child_by_field_name("symbol").type

@@ -253,9 +253,38 @@ TLC = {b.name: b for b in [
 
 
 def _fold_set(pos: Pos, op: Callable[[Value, Value], Value], base: Value, s: Value) -> Value:
+    """MapThenFoldSet's order: op(x1, op(x2, ... op(xn, base))), x1 the first CHOOSE picks."""
     acc = base
-    for x in sorted_values(_set(s, pos, "FoldSet")):
+    for x in reversed(sorted_values(_set(s, pos, "FoldSet"))):
         acc = op(x, acc)
+    return acc
+
+
+def _inverse(pos: Pos, f: Value, s: Value, t: Value) -> Value:
+    """``[t \\in T |-> CHOOSE s \\in S : t \\in Range(f) => f[s] = t]`` (CHOOSE: the first in
+    the value order)."""
+    if not isinstance(f, Fcn):
+        raise fail(pos, f"Inverse applied to {kind(f)}, not a function")
+    dom = sorted_values(_set(s, pos, "Inverse"))
+    rng = frozenset(f.map.values())
+    out: dict[Value, Value] = {}
+    for y in sorted_values(_set(t, pos, "Inverse")):
+        pick = next((x for x in dom if y not in rng or (x in f.map and f.map[x] == y)), None)
+        if pick is None:
+            raise fail(pos, f"Inverse: CHOOSE found no value for {show(y)}")
+        out[y] = pick
+    return Fcn(out)
+
+
+def _fold_function_on_set(pos: Pos, op: Callable[[Value, Value], Value], base: Value,
+                          f: Value, indices: Value) -> Value:
+    if not isinstance(f, Fcn):
+        raise fail(pos, f"FoldFunctionOnSet applied to {kind(f)}, not a function")
+    acc = base
+    for i in reversed(sorted_values(_set(indices, pos, "FoldFunctionOnSet"))):
+        if i not in f.map:
+            raise fail(pos, f"FoldFunctionOnSet: {show(i)} is not in the function's domain")
+        acc = op(f.map[i], acc)
     return acc
 
 
@@ -368,6 +397,17 @@ def _injective(pos: Pos, f: Value) -> Value:
 FUNCTIONS = {b.name: b for b in [
     Builtin("Range", 1, _range_of), Builtin("Restrict", 2, _restrict),
     Builtin("IsInjective", 1, _injective),
+    Builtin("Inverse", 3, _inverse),
+    Builtin("AntiFunction", 1, lambda pos, f: _inverse(
+        pos, f, frozenset(f.map) if isinstance(f, Fcn) else f, _range_of(pos, f))),
+    Builtin("FoldFunctionOnSet", 4, _fold_function_on_set, op_args=(0,)),
+    Builtin("FoldFunction", 3, lambda pos, op, base, f: _fold_function_on_set(
+        pos, op, base, f, frozenset(f.map) if isinstance(f, Fcn) else f), op_args=(0,)),
+    Builtin("SumFunctionOnSet", 2, lambda pos, f, s: _fold_function_on_set(
+        pos, lambda x, acc: _int(x, pos, "SumFunctionOnSet") + acc, 0, f, s)),
+    Builtin("SumFunction", 1, lambda pos, f: _fold_function_on_set(
+        pos, lambda x, acc: _int(x, pos, "SumFunction") + acc, 0, f,
+        frozenset(f.map) if isinstance(f, Fcn) else f)),
 ]}
 
 def _graph(pos: Pos, g: Value, op: str) -> tuple[frozenset[Value], frozenset[Value]]:

@@ -80,6 +80,8 @@ class Instanced(Expr):
     instance_args: tuple[Expr, ...]
     name: str
     args: tuple[Expr, ...]
+    # ``A!B!Op``: the instances after the first (each with its arguments), in order
+    chain: tuple[tuple[str, tuple[Expr, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
