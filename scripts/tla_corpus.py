@@ -98,7 +98,7 @@ class Run:
         return self.verdict == "violated"
 
 
-def run(m: Model, max_seconds: float, python: str) -> Run:
+def run(m: Model, max_seconds: float, python: str, grace: float = GRACE) -> Run:
     """One model through ``hwcheck check``; never leaves a process behind."""
     with tempfile.TemporaryDirectory(prefix="tla-corpus-") as out:
         cmd = [python, "-m", "hwcheck.checker", "check", "--spec", str(m.tla), "--config",
@@ -109,12 +109,12 @@ def run(m: Model, max_seconds: float, python: str) -> Run:
                                 start_new_session=True)
         RUNNING.add(proc)
         try:
-            stdout, stderr = proc.communicate(timeout=max_seconds + GRACE)
+            stdout, stderr = proc.communicate(timeout=max_seconds + grace)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             return Run(m, "-", time.monotonic() - start,
-                       reason=f"no result within {max_seconds + GRACE:g} s (killed)")
+                       reason=f"no result within {max_seconds + grace:g} s (killed)")
         except BaseException:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
@@ -179,9 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, required=True,
                     help="a copy of tlaplus/Examples (its specifications/*/manifest.json)")
     ap.add_argument("--max-seconds", type=float, default=120.0,
-                    help="each model's --max-seconds (it is killed 60 s past it)")
+                    help="each model's --max-seconds (it is killed --grace seconds past it)")
     ap.add_argument("--only", default=None, metavar="REGEX",
                     help="only the models whose name matches")
+    ap.add_argument("--grace", type=float, default=GRACE,
+                    help="seconds past --max-seconds before a run is killed (the compiled "
+                         "path's kernel compilations and domain widening are not limited by "
+                         "--max-seconds) [default: 60]")
     ap.add_argument("--jobs", type=int, default=1,
                     help="models run at once (each one process) [default: 1]")
     ap.add_argument("--out", type=Path, default=None, help="write the table here (atomically)")
@@ -203,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     lock = threading.Lock()
 
     def one(m: Model) -> Run:
-        r = run(m, args.max_seconds, sys.executable)
+        r = run(m, args.max_seconds, sys.executable, args.grace)
         print(f"{m.name}: {'matches' if r.matches else r.reason} ({r.engine}, "
               f"{r.seconds:.1f} s)", file=sys.stderr, flush=True)
         if args.results is not None:
