@@ -207,6 +207,7 @@ def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
     ("LET k == 10\n     f[n \\in 0..3] == IF n = 0 THEN k ELSE n + f[n - 1] IN f[3]", 16),
     ("LET fact[n \\in Nat] == IF n = 0 THEN 1 ELSE n * fact[n - 1] IN fact[5]", 120),
     ("LET g[n \\in Nat, v \\in B] == IF n = 0 THEN v ELSE g[n - 1, v] + 1 IN g[3, 2]", 5),
+    ("[a |-> 3] \\in [a : Nat] \\cup [b : BOOLEAN]", True),
 ])
 def test_lambda_and_functions_defined_in_let(tmp_path: Path, expr: str, want: object) -> None:
     assert value(tmp_path, expr) == want

@@ -180,3 +180,12 @@ def test_a_module_after_the_first_in_its_file_is_found(tmp_path: Path) -> None:
         "====\n---- MODULE Common ----\nK == 7\n====\n")
     root = load(tmp_path / "Two.tla", parse_cfg("", "Two.cfg"))
     assert "K" in root.scope.defs
+
+
+def test_a_module_extended_along_two_paths_is_read_once(tmp_path: Path) -> None:
+    for name, ext in [("D", ""), ("B", "EXTENDS D\n"), ("C", "EXTENDS D\n")]:
+        (tmp_path / f"{name}.tla").write_text(f"---- MODULE {name} ----\n{ext}K{name} == 1\n"
+                                              "====\n")
+    (tmp_path / "A.tla").write_text("---- MODULE A ----\nEXTENDS B, C\n====\n")
+    root = load(tmp_path / "A.tla", parse_cfg("", "A.cfg"))
+    assert {"KB", "KC", "KD"} <= set(root.scope.defs)

@@ -151,6 +151,8 @@ class Loader:
         """``m``'s EXTENDS closure and definitions into ``scope``."""
         if m.name in seen:
             raise fail(m.pos, f"module {m.name} extends itself (a cycle of EXTENDS)")
+        if m.name in scope.merged:
+            return  # extended along two paths (A extends B and C, both extend D): once
         seen = seen | {m.name}
         scope.merged.add(m.name)
         for name, pos in m.extends:

@@ -198,6 +198,10 @@ class RecordSet(LazySet):
     def __init__(self, fields: tuple[tuple[str, Value], ...]) -> None:
         self.fields = fields
 
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for _, s in self.fields)
+
     def contains(self, v: Value) -> bool:
         return (isinstance(v, Fcn) and set(v.map) == {f for f, _ in self.fields}
                 and all(member(v.map[f], s) for f, s in self.fields))
