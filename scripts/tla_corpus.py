@@ -164,7 +164,8 @@ def table(runs: list[Run]) -> str:
         got = f"{r.tlc['distinct']:,}" if r.tlc else ""
         gen = f"{m.total:,} / {r.tlc['generated']:,}" if r.tlc and m.total is not None else ""
         dep = f"{m.depth} / {r.tlc['depth']}" if r.tlc and m.depth is not None else ""
-        verdict = "matches" if r.matches else r.reason
+        # the command line's note on the cfg parameter adds nothing to a module's error
+        verdict = "matches" if r.matches else r.reason.split(" (config='")[0]
         if r.matches and r.verdict == "unknown":
             verdict += " (PROPERTY not decided)"
         if r.matches and r.tlc and m.total is not None and r.tlc["generated"] != m.total:
