@@ -176,3 +176,147 @@ def test_operators_that_read_no_state_are_evaluated_once_per_argument(tmp_path: 
     sq = ev.scope.defs["Sq"]
     assert sq.free is True and sq.memo == {(3,): 9, (2,): 4, (4,): 16}  # type: ignore[union-attr]
     assert ev.definition("Init").free is not True
+
+
+def test_what_the_examples_collection_writes(tmp_path: Path) -> None:
+    """User-defined infix operators, labels, a set difference of an infinite set, an unbounded
+    CHOOSE that the cfg replaces (TLC cannot evaluate one either), theorems and proofs skipped,
+    the proof system's library extended."""
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals, TLAPS\nCONSTANT NoVal, N\n"
+        "a \\prec b == a < b\n"
+        "Pos == Nat \\ {0}\n"
+        "Free == CHOOSE v : v \\notin {1, 2}\n"
+        "e == lbl:: /\\ 1 \\prec 2\n            /\\ N \\in Pos /\\ 0 \\notin Pos\n"
+        "THEOREM T == 1 \\prec 2\n  BY DEF \\prec\n"
+        "====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3 "
+                                                      "Free = Free\nALIAS e", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) is True
+    assert ev.value(OpApp(ev.definition("T").d.pos, "T"), {}) is True  # a theorem's name
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANTS NoVal = NoVal N = 3", "E.cfg")))
+    with pytest.raises(TlaError, match="E.tla:6:9: unsupported construct: an unbounded CHOOSE, "
+                                       "which TLC cannot evaluate either"):
+        ev.value(OpApp(ev.definition("Free").d.pos, "Free"), {})
+
+
+@pytest.mark.parametrize("expr, want", [
+    ("LET Twice(Op(_, _), x) == Op(x, x) IN Twice(LAMBDA a, b : a * b + Cardinality(B), 3)",
+     11),
+    ("SelectSeq(<<1, 2, 3>>, LAMBDA z : z > Cardinality(B))", tup([3])),
+    ("LET k == 10\n     f[n \\in 0..3] == IF n = 0 THEN k ELSE n + f[n - 1] IN f[3]", 16),
+    ("LET fact[n \\in Nat] == IF n = 0 THEN 1 ELSE n * fact[n - 1] IN fact[5]", 120),
+    ("LET g[n \\in Nat, v \\in B] == IF n = 0 THEN v ELSE g[n - 1, v] + 1 IN g[3, 2]", 5),
+    ("[a |-> 3] \\in [a : Nat] \\cup [b : BOOLEAN]", True),
+])
+def test_lambda_and_functions_defined_in_let(tmp_path: Path, expr: str, want: object) -> None:
+    assert value(tmp_path, expr) == want
+
+
+def test_a_primed_variable_given_to_an_operator_is_assigned_in_its_body(tmp_path: Path) -> None:
+    """Specifying Systems' memory interface: ``Send(p, d, memInt, memInt')`` with ``Send``'s
+    body ``newMemInt = <<p, d>>`` assigns memInt', as TLC reads it."""
+    ev = evaluator(tmp_path, "VARIABLE mi\nSend(p, d, old, new) == new = <<p, d>>\n"
+                             "Init == mi = 0\nNext == \\E d \\in B : Send(1, d, mi, mi')")
+    nxt = ev.definition("Next").d.body
+    assert [s["mi"] for _, s in ev.successors(nxt, {"mi": 0})] == [tup([1, 1]), tup([1, 2])]
+
+
+def test_a_parameter_naming_a_variable_is_assigned_primed(tmp_path: Path) -> None:
+    """``Lose(q) == q' = ...`` applied to a variable assigns that variable (AlternatingBit)."""
+    ev = evaluator(tmp_path, "VARIABLE q\nLose(s) == s' = Tail(s)\nNext == Lose(q)")
+    nxt = ev.definition("Next").d.body
+    assert [s["q"] for _, s in ev.successors(nxt, {"q": tup([1, 2])})] == [tup([2])]
+
+
+def test_an_instantiated_modules_operator_constant_is_the_instantiating_operator(
+        tmp_path: Path) -> None:
+    (tmp_path / "Inner.tla").write_text("---- MODULE Inner ----\nCONSTANT XInit(_)\n"
+                                        "VARIABLE x\nInit == XInit(x)\n====\n")
+    ev = evaluator(tmp_path, "VARIABLE x\nXInit(v) == v \\in {3, 4}\nI == INSTANCE Inner\n"
+                             "Start == I!Init")
+    states = list(ev.initial(ev.definition("Start").d.body))
+    assert [s["x"] for s in states] == [3, 4]
+
+
+def test_undirected_graphs_as_the_community_modules_override_them(tmp_path: Path) -> None:
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS UndirectedGraphs\n"
+        "G == [node |-> {1, 2, 3, 4}, edge |-> {{1, 2}, {2, 3}, {4}}]\n"
+        "e == <<IsUndirectedGraph(G), IsLoopFreeUndirectedGraph(G), ConnectedComponents(G),\n"
+        "       IsStronglyConnected(G), AreConnectedIn(1, 3, G), AreConnectedIn(1, 4, G),\n"
+        "       IsStronglyConnected([node |-> {1, 2}, edge |-> {{1, 2}}])>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
+        True, False, frozenset({frozenset({1, 2, 3}), frozenset({4})}), False, True, False,
+        True])
+
+
+def test_a_module_scoped_substitution_and_a_conjunct_reference(tmp_path: Path) -> None:
+    """The cfg's ``Ballot <- [Voting] MCBallot`` (in module Voting, Ballot is the root's
+    MCBallot) and ``Inv!2`` (the second conjunct of Inv), as Paxos's models use them."""
+    (tmp_path / "Voting.tla").write_text("---- MODULE Voting ----\nCONSTANT Ballot\n"
+                                         "Big == Ballot\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals\nCONSTANT Ballot\nV == INSTANCE Voting\n"
+        "MCBallot == 0..1\nInv == /\\ 1 = 1\n       /\\ V!Big\n"
+        "e == Inv!2\n====\n")
+    cfg = "CONSTANTS Ballot = {7}\n  Ballot <-[Voting] MCBallot\n"
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset({0, 1})
+    # Name = [M] Other (NanoBlockchain's cfg): in M, Name is the root's constant Other
+    (tmp_path / "Voting.tla").write_text("---- MODULE Voting ----\nNone == CHOOSE v : FALSE\n"
+                                         "Big == None\n====\n")
+    (tmp_path / "E.tla").write_text("---- MODULE E ----\nCONSTANT NoVal\nV == INSTANCE Voting\n"
+                                    "e == V!Big\n====\n")
+    cfg = "CONSTANTS NoVal = NoVal\n  None = [Voting]NoVal\n"
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg(cfg, "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == ModelValue("NoVal")
+
+
+def test_a_cfg_override_of_a_standard_operator_stands_in_instances(tmp_path: Path) -> None:
+    """``Seq <- BoundedSeq`` (Majority's model): the instantiated module's Seq is the bounded
+    one too, as TLC overrides the one definition."""
+    (tmp_path / "Inner.tla").write_text("---- MODULE Inner ----\nEXTENDS Sequences\n"
+                                        "Seqs == Seq({1})\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals\nINSTANCE Inner\n"
+        "Bounded(S) == UNION {[1 .. n -> S] : n \\in 0 .. 2}\ne == Seqs\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("CONSTANT Seq <- Bounded", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == frozenset(
+        {Fcn({}), tup([1]), tup([1, 1])})
+
+
+def test_action_composition(tmp_path: Path) -> None:
+    """``A \\cdot B``: A to an intermediate state, B from it (TLC's composition; the
+    property TLC's model asks for says it is on)."""
+    ev = evaluator(tmp_path, "VARIABLE x, y\nInc == x' = x + 1 /\\ y' = y\n"
+                             "Mul == x' = x * 10 /\\ y' = x\nNext == Inc \\cdot Mul\n"
+                             "On == TLCGet(\"-Dtlc2.tool.impl.Tool.cdot\") = \"true\"")
+    nxt = ev.definition("Next").d.body
+    assert [s for _, s in ev.successors(nxt, {"x": 1, "y": 0})] == [{"x": 20, "y": 2}]
+    assert ev.value(OpApp(ev.definition("On").d.pos, "On"), {}) is True
+
+
+def test_bitwise(tmp_path: Path) -> None:
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Bitwise\n"
+        "e == <<12 & 10, 12 | 10, 12 ^^ 10, Not(10), Not(0), shiftR(12, 2)>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([8, 14, 6, 5, 0, 3])
+
+
+def test_community_functions_and_an_infix_operator_as_an_argument(tmp_path: Path) -> None:
+    """FoldFunctionOnSet(+, ...) as EWD998 writes it; MapThenFoldSet's order (the first
+    element outermost); AntiFunction; A!B!Op through two instances."""
+    (tmp_path / "Leaf.tla").write_text("---- MODULE Leaf ----\nK == 7\n====\n")
+    (tmp_path / "Mid.tla").write_text("---- MODULE Mid ----\nL == INSTANCE Leaf\n====\n")
+    (tmp_path / "E.tla").write_text(
+        "---- MODULE E ----\nEXTENDS Naturals, Sequences, Functions, FiniteSetsExt\n"
+        "M == INSTANCE Mid\n"
+        "e == <<FoldFunctionOnSet(+, 0, <<3, 4, 5>>, {1, 3}), SumFunction(<<1, 2>>),\n"
+        "       FoldSet(LAMBDA x, acc : Append(acc, x), <<>>, {1, 2, 3}),\n"
+        "       AntiFunction(<<\"a\", \"b\">>)[\"b\"], M!L!K>>\n====\n")
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
+        8, 3, tup([3, 2, 1]), 2, 7])

@@ -59,7 +59,7 @@ def test_the_repositorys_cfgs_parse() -> None:
 @pytest.mark.parametrize("text, message", [
     ("CONSTANT N", "X.cfg:1:10: constant N: expected = or <- after it"),
     ("CONSTANT N = 1 N = 2", "X.cfg:1:16: constant N given twice"),
-    ("ALIAS A", "X.cfg:1:1: unsupported cfg keyword ALIAS"),
+    ("POSTCONDITION A", "X.cfg:1:1: unsupported cfg keyword POSTCONDITION"),
     ("INIT I NEXT N SPECIFICATION S", "X.cfg:1:29: SPECIFICATION and INIT/NEXT both given"),
     ("INIT I", "X.cfg:1:6: INIT and NEXT go together"),
     ("INIT I INIT J NEXT N", "X.cfg:1:13: INIT given twice (first at X.cfg:1:6)"),
@@ -67,7 +67,7 @@ def test_the_repositorys_cfgs_parse() -> None:
     ("CHECK_DEADLOCK maybe", "X.cfg:1:1: CHECK_DEADLOCK takes TRUE or FALSE"),
     ("Init", "X.cfg:1:1: expected a cfg keyword (CONSTANTS, INIT, ...), found 'Init'"),
     ("CONSTANT N = 1 ; ", "X.cfg:1:16: unexpected ';' in the cfg"),
-    ("CONSTANT Op <- [M] Impl", "X.cfg:1:16: unsupported: a module-scoped substitution"),
+    ("CONSTANT Op <- [M Impl", "X.cfg:1:16: constant Op: expected <- [Module] Operator"),
 ])
 def test_cfg_errors(text: str, message: str) -> None:
     with pytest.raises(TlaError) as e:
@@ -172,3 +172,20 @@ def test_a_false_assumption_is_an_error(tmp_path: Path) -> None:
                          "Init == x = 0\nNext == x' = x")
     with pytest.raises(TlaError, match="Main.tla:4:8: this ASSUME is false"):
         model(tmp_path / "Main.tla", parse_cfg("CONSTANT N = 1\nINIT Init NEXT Next", "M.cfg"))
+
+
+def test_a_module_after_the_first_in_its_file_is_found(tmp_path: Path) -> None:
+    (tmp_path / "Two.tla").write_text(
+        "---- MODULE Two ----\nEXTENDS Common\nVARIABLE x\nInit == x = K\nNext == x' = x\n"
+        "====\n---- MODULE Common ----\nK == 7\n====\n")
+    root = load(tmp_path / "Two.tla", parse_cfg("", "Two.cfg"))
+    assert "K" in root.scope.defs
+
+
+def test_a_module_extended_along_two_paths_is_read_once(tmp_path: Path) -> None:
+    for name, ext in [("D", ""), ("B", "EXTENDS D\n"), ("C", "EXTENDS D\n")]:
+        (tmp_path / f"{name}.tla").write_text(f"---- MODULE {name} ----\n{ext}K{name} == 1\n"
+                                              "====\n")
+    (tmp_path / "A.tla").write_text("---- MODULE A ----\nEXTENDS B, C\n====\n")
+    root = load(tmp_path / "A.tla", parse_cfg("", "A.cfg"))
+    assert {"KB", "KC", "KD"} <= set(root.scope.defs)

@@ -216,6 +216,17 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
 
 
 @dataclass(frozen=True)
+class NotBuilt(InputError):
+    """The protocol and parameters a command's options name, whose spec could not be built
+    (``error``): one line, exit 2, unless the command has another way to check it (a TLA+
+    module outside the compiled fragment: the interpreter)."""
+
+    def __init__(self, proto: Protocol, params: dict[str, Any], run_name: str | None,
+                 error: SpecError) -> None:
+        super().__init__(str(error))
+        self.proto, self.params, self.run_name, self.error = proto, params, run_name, error
+
+
 class Chosen:
     """The protocol, parameters and built spec a command's options name."""
 
@@ -246,7 +257,7 @@ def choose_spec(kwargs: dict[str, Any], scenario: str | None = None) -> Chosen:
     try:
         return Chosen(proto, params, protocols.build(proto, params), run_name)
     except SpecError as e:
-        raise InputError(str(e)) from None
+        raise NotBuilt(proto, params, run_name, e) from None
 
 
 def params_line(proto: Protocol | None, params: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from hwcheck.checker.cli.common import (
     VERDICT_EXIT,
     Chosen,
     InputError,
+    NotBuilt,
     Output,
     check_properties,
     choose_spec,
@@ -151,7 +152,13 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
     point; it then reports what it found (verdict violated or unknown, never holds)."""
     o = Output(as_json, quiet)
-    chosen = choose_spec(kwargs, scenario)
+    try:
+        chosen = choose_spec(kwargs, scenario)
+    except NotBuilt as e:  # a TLA+ module outside the compiled fragment: the interpreter
+        check_interpreted(o, e, tuple(invariants), keep_going, max_states, max_seconds,
+                          max_memory, out, run_name, dict(symmetry=symmetry,
+                          recoverable=recoverable, checkpoint=checkpoint, resume=resume,
+                          spark=engine != "local"))
     # the engines are imported once the input is known to be good (a usage error stays fast)
     from hwcheck.checker.engines.options import LocalSettings
     from hwcheck.checker.plan import CheckPlan, CheckRequest, PlanError
@@ -173,6 +180,41 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     except PlanError as e:
         raise InputError(str(e)) from None
     run_check(o, chosen, plan, out, run_name or chosen.run_name)
+
+
+def check_interpreted(o: Output, e: NotBuilt, invariants: tuple[str, ...], keep_going: bool,
+                      max_states: int | None, max_seconds: float | None,
+                      max_memory: str | None, out: Path, run_name: str | None,
+                      given: dict[str, Any]) -> NoReturn:
+    """A TLA+ module the compiled path refuses, checked on the interpreter (decision 0019);
+    anything else that could not be built: its one line, exit 2."""
+    from hwcheck.checker.tla import interpreted
+
+    source = e.proto.source
+    why = interpreted.refusal(e.error, source) if source.endswith(".tla") else None
+    if why is None:
+        raise InputError(str(e)) from None
+    click.echo(interpreted.note(*why), err=True)
+    flags = {"symmetry": "--symmetry", "recoverable": "--recoverable",
+             "checkpoint": "--checkpoint", "resume": "--resume", "spark": "--engine spark"}
+    on = [flags[k] for k, v in given.items() if v]
+    if on:
+        raise InputError(f"{on[0]} is for the compiled path; the interpreter checks "
+                         "this module without it")
+    from hwcheck.checker.traces.output import OutputError
+
+    sigterm_stops_like_ctrl_c()
+    req = interpreted.Request(
+        Path(source), Path(e.params["config"]), source, dict(e.params),
+        run_name or e.run_name or e.proto.name_of(e.params), invariants, keep_going,
+        max_states, max_seconds, parse_size(max_memory) if max_memory is not None else None,
+        out)
+    try:
+        done = interpreted.check(req, o.say)
+    except (SpecError, OutputError) as err:
+        raise InputError(str(err)) from None
+    o.result(done.result)
+    sys.exit(VERDICT_EXIT[done.verdict])
 
 
 def run_check(o: Output, chosen: Chosen, plan: CheckPlan, out: Path,
@@ -358,6 +400,31 @@ def replay(trace_file: Path, spec_source: str | None, param_pairs: tuple[str, ..
     from hwcheck.checker.traces.trace import TraceError
 
     o = Output(as_json)
+    if spec_source is not None and spec_source.endswith(".tla") and not with_z3:
+        from hwcheck.checker.tla import interpreted
+        from hwcheck.checker.traces.itf import read
+
+        try:
+            data = read(Path(trace_file))
+        except TraceError as e:
+            raise InputError(str(e)) from None
+        if interpreted.is_interpreted(data):  # a trace of a module the interpreter checked
+            config = next((p.split("=", 1)[1] for p in param_pairs if p.startswith("config=")),
+                          None)
+            try:
+                name, steps = interpreted.replay(data, Path(spec_source).expanduser().resolve(),
+                                                 Path(config) if config else None,
+                                                 str(trace_file))
+            except SpecError as e:
+                o.say(f"replay: does not replay: {e}")
+                o.result({"command": "replay", "trace": str(trace_file),
+                          "verdict": "rejected", "reason": str(e)})
+                sys.exit(EXIT_FAILED)
+            o.say(f"replay: confirmed: {name} violated in {steps} steps (interpreter engine)")
+            o.result({"command": "replay", "trace": str(trace_file), "verdict": "confirmed",
+                      "protocol": spec_source, "property": name, "kind": "invariant",
+                      "length": steps, "cti": False})
+            sys.exit(EXIT_HOLDS)
     req = ReplayRequest(Path(trace_file), spec_source, tuple(param_pairs), prop)
     try:
         spec, trace, result, check = load_and_replay(req)

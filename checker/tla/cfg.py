@@ -22,6 +22,8 @@ class Config:
     file: str
     constants: dict[str, tuple[Value, Pos]] = field(default_factory=dict)
     overrides: dict[str, tuple[str, Pos]] = field(default_factory=dict)
+    # ``Name <- [M] Other``: in module M, Name is the root module's Other
+    scoped: dict[tuple[str, str], tuple[str, Pos]] = field(default_factory=dict)
     init: tuple[str, Pos] | None = None
     next: tuple[str, Pos] | None = None
     specification: tuple[str, Pos] | None = None
@@ -42,7 +44,8 @@ KEYWORDS = {
     "ACTION_CONSTRAINTS": "action_constraints", "VIEW": "view", "SYMMETRY": "symmetry",
     "CHECK_DEADLOCK": "check_deadlock",
 }
-UNSUPPORTED = ("ALIAS", "POSTCONDITION", "TYPE", "TYPE_CONSTRAINT")
+UNSUPPORTED = ("POSTCONDITION", "TYPE", "TYPE_CONSTRAINT")
+IGNORED = ("ALIAS",)  # how TLC prints a trace's states: nothing a check reads
 SINGLE = ("init", "next", "specification", "view", "symmetry")
 
 _TOKEN = re.compile(r'''
@@ -111,7 +114,8 @@ def parse_cfg_file(path: str | Path) -> Config:
 
 def parse_cfg(text: str, file: str = "<cfg>") -> Config:
     toks = _tokens(text, file)
-    values: dict[str, object] = {"constants": {}, "overrides": {}, "invariants": [],
+    values: dict[str, object] = {"constants": {}, "overrides": {}, "scoped": {},
+                                 "invariants": [],
                                  "properties": [], "constraints": [],
                                  "action_constraints": []}
     i = 0
@@ -121,6 +125,12 @@ def parse_cfg(text: str, file: str = "<cfg>") -> Config:
         kind, text_, pos = toks[i]
         if kind == "name" and text_ in UNSUPPORTED:
             raise fail(pos, f"unsupported cfg keyword {text_}")
+        if kind == "name" and text_ in IGNORED:
+            i += 1
+            if i < len(toks) and toks[i][0] == "name" and toks[i][1] not in KEYWORDS:
+                i += 1  # its operator
+            section = None
+            continue
         if kind == "name" and text_ in KEYWORDS:
             section = KEYWORDS[text_]
             i += 1
@@ -164,11 +174,19 @@ def _constant(toks: list[tuple[str, str, Pos]], i: int, values: dict[str, object
         raise fail(pos, f"constant {name}: expected = or <- after it")
     constants: dict[str, tuple[Value, Pos]] = values["constants"]  # type: ignore[assignment]
     overrides: dict[str, tuple[str, Pos]] = values["overrides"]  # type: ignore[assignment]
-    if name in constants or name in overrides:
+    scoped_given = i + 2 < len(toks) and toks[i + 2][0] == "lbrack"
+    if (name in constants or name in overrides) and not scoped_given:
         raise fail(pos, f"constant {name} given twice")
+    if scoped_given:  # Name <- [M] Other, Name = [M] Other: in module M, Name is Other
+        if [k for k, _, _ in toks[i + 3:i + 6]] != ["name", "rbrack", "name"]:
+            raise fail(toks[i + 2][2], f"constant {name}: expected <- [Module] Operator")
+        scoped: dict[tuple[str, str], tuple[str, Pos]] = values["scoped"]  # type: ignore[assignment]
+        module = toks[i + 3][1]
+        if (module, name) in scoped:
+            raise fail(pos, f"constant {name} given twice for module {module}")
+        scoped[(module, name)] = (toks[i + 5][1], pos)
+        return i + 6
     if toks[i + 1][0] == "gets":
-        if i + 2 < len(toks) and toks[i + 2][0] == "lbrack":
-            raise fail(toks[i + 2][2], "unsupported: a module-scoped substitution (<- [M] Op)")
         if i + 2 >= len(toks) or toks[i + 2][0] != "name":
             raise fail(pos, f"constant {name}: expected an operator name after <-")
         overrides[name] = (toks[i + 2][1], pos)
@@ -187,7 +205,7 @@ def _value(toks: list[tuple[str, str, Pos]], i: int, at: Pos) -> tuple[Value, in
     if kind == "string":
         return text[1:-1].replace('\\"', '"').replace("\\\\", "\\"), i + 1
     if kind == "name":
-        if text in KEYWORDS or text in UNSUPPORTED:
+        if text in KEYWORDS or text in UNSUPPORTED or text in IGNORED:
             raise fail(pos, f"expected a value, found the keyword {text}")
         if text in ("TRUE", "FALSE"):
             return text == "TRUE", i + 1

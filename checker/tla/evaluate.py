@@ -30,6 +30,7 @@ from .syntax import (
     Bound,
     Case,
     Choose,
+    Conjunct,
     Dot,
     Enabled,
     Except,
@@ -41,11 +42,14 @@ from .syntax import (
     FnSet,
     If,
     Instanced,
+    Lambda,
     Let,
+    LetFn,
     Num,
     OpApp,
     OpDef,
     Or,
+    Param,
     Pos,
     Prime,
     Quant,
@@ -60,6 +64,7 @@ from .syntax import (
     TlaError,
     Tuple,
     Unchanged,
+    Unevaluable,
     fail,
 )
 from .values import (
@@ -68,8 +73,11 @@ from .values import (
     STRING,
     Fcn,
     FcnSet,
+    Infinite,
     LazySet,
+    ProductSet,
     SubsetSet,
+    UnionSet,
     Value,
     as_frozen,
     is_set,
@@ -147,12 +155,13 @@ class Label:
 class RecFcn:
     """``f[x \\in S] == e`` over an infinite S: applied on demand, never enumerated."""
 
-    __slots__ = ("defn", "domain", "cache")
+    __slots__ = ("defn", "domain", "cache", "env")
 
-    def __init__(self, defn: Defn, domain: Value) -> None:
+    def __init__(self, defn: Defn, domain: Value, env: Env | None = None) -> None:
         self.defn = defn
         self.domain = domain
         self.cache: dict[Any, Value] = {}
+        self.env = env or {}  # a LET's: the names its body reads besides its own
 
 
 CORE_NAMES = frozenset({
@@ -184,7 +193,8 @@ class Evaluator:
             At: self.ev_at, RecordLit: self.ev_recordlit, RecordSet: self.ev_recordset,
             FnSet: self.ev_fnset, Dot: self.ev_dot, Tuple: self.ev_tuple, If: self.ev_if,
             Case: self.ev_case, Let: self.ev_let, Unchanged: self.ev_unchanged,
-            Enabled: self.ev_enabled,
+            Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable, LetFn: self.ev_letfn,
+            Conjunct: self.ev_conjunct,
         }
 
     # -- entry points --------------------------------------------------------------------
@@ -298,8 +308,9 @@ class Evaluator:
         if name in sc.subst:
             sub, osc, oenv = sc.subst[name]
             if e.args:
-                raise fail(e.pos, f"unsupported: the operator constant {name} of an "
-                                  "instantiated module, applied to arguments")
+                op = self.substituted_op(name, sc, e.pos)
+                return self.ev(op.d.body, op.scope, self.bind_params(
+                    op.d, e.args, e.pos, sc, env), cx)  # type: ignore[arg-type]
             return self.ev(sub, osc, oenv, cx)
         if name in sc.state_vars:
             st = cx.state
@@ -309,6 +320,17 @@ class Evaluator:
         if name in sc.values:
             return sc.values[name]
         raise fail(e.pos, f"unknown operator {name}")
+
+    def substituted_op(self, name: str, sc: Scope, pos: Pos) -> Defn:
+        """The operator an instantiated module's operator constant ``name`` stands for (the
+        instantiating module's operator of that name, or the one WITH gives)."""
+        sub, osc, oenv = sc.subst[name]
+        entry = osc.defs.get(sub.name) if isinstance(sub, OpApp) and not sub.args \
+            and sub.name not in oenv else None
+        if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
+            raise fail(pos, f"unsupported: the operator constant {name} of an instantiated "
+                            "module, given as other than an operator's name")
+        return entry
 
     def call_defn(self, defn: Defn, args: tuple[Expr, ...], pos: Pos, sc: Scope, env: Env,
                   cx: Ctx) -> Value:
@@ -354,9 +376,11 @@ class Evaluator:
 
     def operator_arg(self, a: Expr, arity: int, sc: Scope, env: Env) -> Any:
         """An operator given as an argument: a closure over the caller's scope."""
+        if isinstance(a, Lambda):
+            return Closure(OpDef(a.pos, "LAMBDA", tuple(Param(p, 0) for p in a.params),
+                                 a.body, False), sc, dict(env))
         if not isinstance(a, OpApp) or a.args:
-            raise fail(a.pos, "expected an operator name as this argument (LAMBDA is "
-                              "unsupported)")
+            raise fail(a.pos, "expected an operator name or a LAMBDA as this argument")
         if a.name in env:
             return env[a.name]
         entry = sc.defs.get(a.name)
@@ -424,6 +448,8 @@ class Evaluator:
             sets += [s] * len(b.names)
         if len(sets) == 1:
             return sets[0]
+        if not all(getattr(s, "finite", True) for s in sets):
+            return ProductSet(tuple(sets))  # f[n \in Nat, v \in S]: applied on demand
         return frozenset(tup(c) for c in itertools.product(*[self.finite(s, bounds[0].set.pos)
                                                              for s in sets]))
 
@@ -436,7 +462,7 @@ class Evaluator:
         d = rec.defn.d
         assert isinstance(d, FnDef)
         names = [n for b in d.bounds for n in b.names]
-        env: Env = {d.name: rec}
+        env: Env = {**rec.env, d.name: rec}
         if len(names) == 1:
             env[names[0]] = k
         else:
@@ -461,6 +487,12 @@ class Evaluator:
             raise fail(e.pos, f"{e.instance} takes {len(ref.d.params)} argument(s)")
         args = tuple(self.ev(a, sc, env, cx) for a in e.instance_args)
         inner = ref.instance(args)
+        for name, inst_args in e.chain:  # A!B!Op: B is an instance A defines
+            ref = inner.defs.get(name)
+            if not isinstance(ref, InstanceRef) or len(inst_args) != len(ref.d.params):
+                raise fail(e.pos, f"{name} is not a named INSTANCE of {inner.module.name} "
+                                  f"with {len(inst_args)} argument(s)")
+            inner = ref.instance(tuple(self.ev(a, sc, env, cx) for a in inst_args))
         if e.name not in inner.defs:
             raise fail(e.pos, f"{e.instance}!{e.name}: module {ref.d.module} defines no "
                               f"{e.name}")
@@ -491,6 +523,9 @@ class Evaluator:
             self.need_set(vals[0], pos)
             return SubsetSet(vals[0])
         if name == "UNION":
+            outer = self.finite(vals[0], pos)
+            if not all(getattr(s, "finite", True) for s in outer):
+                return UnionSet(frozenset(outer))  # membership only (TypeOK's [D -> Int])
             out: set[Value] = set()
             for s in self.finite(vals[0], pos):
                 out |= set(self.finite(s, pos))
@@ -519,12 +554,20 @@ class Evaluator:
             return all(self.member(x, a, pos) for x in self.finite(b, pos)) and not _equal(
                 a, b, pos)
         if name == "\\cup":
+            if not (getattr(a, "finite", True) and getattr(b, "finite", True)):
+                self.need_set(a, pos)
+                self.need_set(b, pos)
+                return UnionSet(frozenset((a, b)))  # Int \cup {NULL}: membership only
             return frozenset(self.finite(a, pos)) | frozenset(self.finite(b, pos))
         if name == "\\cap":
             if not getattr(a, "finite", True):
                 a, b = b, a
             return frozenset(x for x in self.finite(a, pos) if self.member(x, b, pos))
         if name == "\\":
+            if not getattr(a, "finite", True):  # Nat \ {0}: membership only, as TLC
+                self.need_set(b, pos)
+                return Infinite(f"{show(a)} \\ {show(b)}",
+                                lambda x: a.contains(x) and not member(x, b))
             return frozenset(x for x in self.finite(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
 
@@ -680,10 +723,17 @@ class Evaluator:
         for d in e.defs:
             if isinstance(d, OpDef):
                 new[d.name] = Thunk(d.body, sc, new) if not d.params else Closure(d, sc, new)
-            else:
-                raise fail(d.pos, "unsupported: a function definition f[x \\in S] == e "
-                                  "inside LET")
+            elif isinstance(d, FnDef):  # f[x \in S] == e: the function, when first read
+                new[d.name] = Thunk(LetFn(d.pos, d), sc, new)
         return new
+
+    def ev_letfn(self, e: LetFn, sc: Scope, env: Env, cx: Ctx) -> Value:
+        defn = Defn(e.d, sc)
+        rec = RecFcn(defn, self.ev_domain(e.d.bounds, sc, env, cx), env)
+        if isinstance(rec.domain, LazySet):  # SUBSET S, Nat, ...: applied on demand, as TLC
+            return rec
+        return Fcn({k: self.apply_rec(rec, k, e.d.pos, cx)
+                    for k in self.finite(rec.domain, e.d.pos)})
 
     def ev_let(self, e: Let, sc: Scope, env: Env, cx: Ctx) -> Value:
         return self.ev(e.body, sc, self.let_env(e, sc, env), cx)
@@ -692,9 +742,23 @@ class Evaluator:
         return _equal(self.ev(Prime(e.pos, e.expr), sc, env, cx), self.ev(e.expr, sc, env, cx),
                       e.pos)
 
+    def ev_conjunct(self, e: Conjunct, sc: Scope, env: Env, cx: Ctx) -> Value:
+        entry = sc.defs.get(e.name)
+        if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)) or entry.d.params:
+            raise fail(e.pos, f"{e.name}!{e.index}: {e.name} is not a definition without "
+                              "parameters")
+        body = entry.d.body
+        items = body.items if isinstance(body, (And, Or)) else (body,)
+        if not 1 <= e.index <= len(items):
+            raise fail(e.pos, f"{e.name}!{e.index}: {e.name} has {len(items)} part(s)")
+        return self.ev(items[e.index - 1], entry.scope, {}, cx)
+
+    def ev_unevaluable(self, e: Unevaluable, sc: Scope, env: Env, cx: Ctx) -> Value:
+        raise fail(e.pos, f"unsupported construct: {e.what}")
+
     def ev_enabled(self, e: Enabled, sc: Scope, env: Env, cx: Ctx) -> Value:
-        if cx.nxt is not None:
-            raise fail(e.pos, "ENABLED inside an action")
+        # in an action too: whether some next state satisfies A from this state, whatever
+        # the action around it assigns (its primes are ENABLED's own, as TLC reads it)
         for _ in self.act(e.expr, sc, env, {}, cx.state, False, False, None):
             return True
         return False
@@ -873,13 +937,24 @@ class Evaluator:
             yield from self._conj_env(items, i + 1, sc, a2, state, init, lab)
 
     def _target(self, e: Expr, sc: Scope, env: Env, init: bool) -> str | None:
-        """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one."""
+        """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one
+        (through an operator's parameters: ``Send(p, m, x, x')`` with ``Send``'s body
+        ``new = <<p, m>>`` assigns ``x'``, as TLC reads it)."""
+        while type(e) is OpApp and not e.args and type(env.get(e.name)) is Thunk:  # type: ignore[attr-defined]
+            th = env[e.name]  # type: ignore[attr-defined]
+            e, sc, env = th.e, th.sc, th.env
         if not init:
             if type(e) is not Prime:
                 return None
             e = e.expr
-        while type(e) is OpApp and not e.args and e.name not in env:
+        while type(e) is OpApp and not e.args:
             name = e.name
+            if name in env:  # Lose(q) == q' = ...: the variable the argument names
+                th = env[name]
+                if type(th) is not Thunk:
+                    return None
+                e, sc, env = th.e, th.sc, th.env
+                continue
             if name in sc.defs:
                 return None
             if name in sc.subst:
@@ -892,6 +967,16 @@ class Evaluator:
                    fixed: bool, init: bool,
                    label: Label | None) -> Iterator[tuple[State, Label | None]]:
         name = e.name
+        if name == "\\cdot" and not init and state is not None:
+            # A \cdot B: A to some state s, then B from s (TLC's action composition); the
+            # variables A leaves unassigned keep their values in s
+            for mid, lab in self.act(e.args[0], sc, env, {}, state, fixed, False, label):
+                s = {**state, **mid}
+                for nxt, lab2 in self.act(e.args[1], sc, env, {}, s, True, False, lab):
+                    merged = {**mid, **nxt}
+                    if all(k not in asg or _equal(asg[k], v, e.pos) for k, v in merged.items()):
+                        yield {**asg, **merged}, lab2
+            return
         if name == "=" or name == "\\in":
             var = self._target(e.args[0], sc, env, init)
             if var is not None and var not in asg:
@@ -915,6 +1000,8 @@ class Evaluator:
                 return
         elif name not in CORE_NAMES:
             entry = sc.defs.get(name)
+            if entry is None and e.args and name in sc.subst:  # an operator constant
+                entry = self.substituted_op(name, sc, e.pos)
             if type(entry) is Defn and isinstance(entry.d, OpDef):
                 yield from self._act_defn(entry, e.args, e.pos, sc, env, asg, state, fixed,
                                           init, label)
@@ -934,8 +1021,11 @@ class Evaluator:
         new = self.bind_params(d, args, pos, sc, env)
         if not fixed:
             cx = self._cx(asg, state, init)
-            label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
-                                        for v in new.values()))
+            try:
+                label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
+                                            for v in new.values()))
+            except TlaError:  # an argument the step itself assigns (Send(p, x, x'))
+                label = Label(d.name)
         yield from self.act(d.body, entry.scope, new, asg, state, fixed, init, label)
 
     def _unchanged(self, e: Expr, sc: Scope, env: Env, asg: State, state: State | None,

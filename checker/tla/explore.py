@@ -14,6 +14,7 @@ and its verdict is unknown, never holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from .evaluate import Evaluator, Label
 from .modules import Defn, Root, load
 from .syntax import (
     And,
+    Bool,
     Expr,
     Fairness,
     OpApp,
@@ -36,6 +38,7 @@ from .syntax import (
 from .values import Fcn, ModelValue, Value, key, show
 
 State = dict[str, Value]
+FIRST = "stopped at the first violation"  # the stop reason of ``stop_at_first``
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Result:
     deadlock: list[Step] | None = None
     unchecked: tuple[str, ...] = ()  # temporal properties this search does not decide
     complete: bool = True  # False when a limit stopped it
+    stop_reason: str = ""  # why it stopped before the end ('' when it did not)
+    init_generated: int = 0  # the ways Init is satisfied (part of ``generated``)
+    init_states: int = 0  # the distinct initial states
     # variable: the values seen (a boolean b as the pair (True, b), so that TRUE and 1 stay
     # apart in one Python set; `values` gives them back as TLA+ values)
     domains: dict[str, set[Any]] = field(default_factory=dict)
@@ -88,6 +94,7 @@ class Model:
     view: Defn | None
     symmetry: list[dict[Value, Value]]
     check_deadlock: bool
+    behaviour: bool = True  # False: the cfg names no SPECIFICATION or INIT/NEXT (no state)
 
 
 def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
@@ -109,14 +116,16 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
             raise fail(pos, f"{what} {name}: the module defines no {name} without parameters")
         return entry
 
+    behaviour = True
     if conf.specification is not None:
         spec = named(conf.specification, "SPECIFICATION")
         init, nxt = _split_spec(spec, ev)
     elif conf.init is not None and conf.next is not None:
         i, n = named(conf.init, "INIT"), named(conf.next, "NEXT")
         init, nxt = OpApp(i.d.pos, i.name), OpApp(n.d.pos, n.name)
-    else:
-        raise fail(Pos(conf.file, 1, 1), "the cfg names neither SPECIFICATION nor INIT and NEXT")
+    else:  # no behaviour: TLC checks the ASSUMEs and finds no state (Init is FALSE)
+        init = nxt = Bool(Pos(conf.file, 1, 1), False)
+        behaviour = False
     symmetry: list[dict[Value, Value]] = []
     if conf.symmetry is not None:
         perms = ev.value(named(conf.symmetry, "SYMMETRY").d.body, {})
@@ -130,7 +139,8 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         [named(p, "PROPERTY").name for p in conf.properties],
         [named(c, "CONSTRAINT") for c in conf.constraints],
         [named(c, "ACTION_CONSTRAINT") for c in conf.action_constraints],
-        named(conf.view, "VIEW") if conf.view else None, symmetry, conf.check_deadlock)
+        named(conf.view, "VIEW") if conf.view else None, symmetry, conf.check_deadlock,
+        behaviour)
 
 
 def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:
@@ -145,8 +155,8 @@ def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:
         elif isinstance(e, Temporal) and e.op == "[]" and isinstance(e.args[0], StepAction) \
                 and e.args[0].box:
             nxt.append(e.args[0].action)
-        elif isinstance(e, Fairness) or (isinstance(e, Quant) and e.kind == "A" and _fair(e)):
-            pass  # fairness: the liveness checks' business
+        elif isinstance(e, (Fairness, Temporal, Quant)) and _fair(e):
+            pass  # fairness and other liveness conditions: the liveness checks' business
         elif isinstance(e, OpApp) and not e.args and depth < 8:
             entry = spec.scope.defs.get(e.name)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and not entry.d.params \
@@ -168,10 +178,14 @@ def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:
 
 
 def _fair(e: Expr) -> bool:
+    """A liveness condition of the specification (fairness, ``<>[][A]_v``, ...): it does not
+    change the reachable states, which is all this search reads."""
     while isinstance(e, Quant):
         e = e.body
     if isinstance(e, And):
         return all(_fair(x) for x in e.items)
+    if isinstance(e, Temporal):
+        return e.op != "[]" or not (isinstance(e.args[0], StepAction) and e.args[0].box)
     return isinstance(e, Fairness)
 
 
@@ -201,13 +215,31 @@ def _permute(v: Value, p: dict[Value, Value]) -> Value:
 
 
 def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool = False,
-            max_states: int | None = None) -> Result:
+            max_states: int | None = None, limit: Callable[[int], str] | None = None,
+            interrupted: Callable[[BaseException], str] | None = None) -> Result:
     """Breadth-first search of every reachable state (``check_deadlock`` None: the cfg's).
-    ``stop_at_first``: stop at the first violation, as TLC without -continue."""
+    ``stop_at_first``: stop at the first violation, as TLC without -continue. ``limit``,
+    asked with the distinct states found before each state is expanded, says why to stop
+    ('' to go on); ``interrupted``: Ctrl-C, SIGTERM (a KeyboardInterrupt) and MemoryError
+    stop the search with what it found, the reason this gives (without it they propagate).
+    A stopped search is incomplete, with its ``stop_reason``."""
+    res = Result(unchecked=tuple(m.properties), domains={v: set() for v in m.root.variables})
+    if interrupted is None:
+        _search(m, res, check_deadlock, stop_at_first, max_states, limit)
+        return res
+    try:
+        _search(m, res, check_deadlock, stop_at_first, max_states, limit)
+    except (KeyboardInterrupt, MemoryError) as e:
+        res.complete = False
+        res.stop_reason = interrupted(e)
+    return res
+
+
+def _search(m: Model, res: Result, check_deadlock: bool | None, stop_at_first: bool,
+            max_states: int | None, limit: Callable[[int], str] | None) -> None:
     ev = m.ev
     variables = m.root.variables
     deadlock_check = m.check_deadlock if check_deadlock is None else check_deadlock
-    res = Result(unchecked=tuple(m.properties), domains={v: set() for v in variables})
     parents: dict[Any, tuple[Any, Label | None]] = {}
     states: dict[Any, State] = {}
 
@@ -240,6 +272,8 @@ def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool
             if inv.name not in res.violations and not ev.predicate(inv, s):
                 res.violations[inv.name] = trace(fp)
                 if stop_at_first:
+                    res.complete = False
+                    res.stop_reason = FIRST
                     return False
         return True
 
@@ -258,16 +292,25 @@ def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool
     level: list[State] = []
     for s in ev.initial(m.init):
         res.generated += 1
+        res.init_generated += 1
         if in_model(s) and not add(s, None, None, level):
             res.depth = 1
-            return res
+            res.init_states = len(level)
+            return
+    res.init_states = len(level)
     while level:
         res.depth += 1
         if max_states is not None and res.distinct >= max_states:
             res.complete = False
-            return res
+            res.stop_reason = f"reached {max_states:,} states"
+            return
         nxt_level: list[State] = []
         for s in level:
+            why = limit(res.distinct) if limit is not None else ""
+            if why:
+                res.complete = False
+                res.stop_reason = why
+                return
             fp = fingerprint(s)
             any_successor = False
             for label, t in ev.successors(m.next, s):
@@ -276,13 +319,14 @@ def explore(m: Model, *, check_deadlock: bool | None = None, stop_at_first: bool
                 if not all(ev.predicate(c, s, t) for c in m.action_constraints):
                     continue
                 if in_model(t) and not add(t, fp, label, nxt_level):
-                    return res
+                    return
             if deadlock_check and not any_successor and res.deadlock is None:
                 res.deadlock = trace(fp)
                 if stop_at_first:
-                    return res
+                    res.complete = False
+                    res.stop_reason = FIRST
+                    return
         level = nxt_level
-    return res
 
 
 def describe(trace: list[Step], variables: tuple[str, ...]) -> str:

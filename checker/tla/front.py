@@ -240,6 +240,9 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
     if not tla.is_file():
         raise fail(None, f"{tla}: no such module")
     m = model(tla, parse_cfg_file(cfg_path))
+    if not m.behaviour:  # checked on the interpreter (its ASSUMEs; no state)
+        raise fail(m.root.scope.module.pos, "not compiled yet: a cfg without SPECIFICATION "
+                                            "or INIT and NEXT")
     kept = _cache_file(tla, cfg_path, cache)
     cached = _load_cached(kept)
     if cached is not None and set(cached) == set(m.root.variables):

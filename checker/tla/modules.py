@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .cfg import Config
-from .parse import parse_file
+from .parse import parse_file, parse_file_all
 from .stdlib import TABLES, Builtin
 from .syntax import (
     Expr,
@@ -29,11 +29,11 @@ from .syntax import (
     Pos,
     fail,
 )
-from .values import Value
+from .values import ModelValue, Value
 
 # Standard modules TLC knows whose operators hwcheck does not give.
 UNSUPPORTED_MODULES = ("Reals", "RealTime", "TLCExt", "Randomization", "IOUtils", "Json",
-                       "CSV", "Graphs", "Bitwise", "Relation", "Combinatorics", "DyadicRationals",
+                       "CSV", "Graphs", "Relation", "Combinatorics", "DyadicRationals",
                        "Apalache", "Variants", "Folds", "BagsExt", "Strings")
 
 
@@ -84,6 +84,7 @@ class Scope:
         self.state_vars: frozenset[str] = frozenset()
         # an instance's: name -> (expression, scope and environment it is evaluated in)
         self.subst: dict[str, tuple[Expr, Scope, dict[str, Value]]] = {}
+        self.merged: set[str] = set()  # the modules whose definitions are here (EXTENDS)
 
     def knows(self, name: str) -> bool:
         return (name in self.defs or name in self.subst or name in self.values
@@ -96,13 +97,47 @@ class Loader:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.parsed: dict[str, Module] = {}
+        # the cfg's ``Name <- [M] Other``: by module, Name -> (Other, its position)
+        self.scoped: dict[str, dict[str, tuple[str, Pos]]] = {}
+        self.root: Scope | None = None  # once the root module is populated
+        self.instances: list[Scope] = []  # the instances' scopes made before that
+        self.scopes: list[Scope] = []  # every instance's scope
+        # the cfg's ``Seq <- BoundedSeq`` of a standard operator: it stands everywhere (the
+        # one definition SANY shares), instances included
+        self.standard: dict[str, Entry] = {}
+
+    def scope_overrides(self, scope: Scope) -> None:
+        """The cfg's module-scoped substitutions for ``scope`` (an instance of a module)."""
+        given = self.scoped.get(scope.module.name)
+        if not given:
+            return
+        if self.root is None:
+            self.instances.append(scope)
+            return
+        for name, (target, pos) in given.items():
+            self.override(scope, name, target, pos, scope.module.name)
+
+    def override(self, scope: Scope, name: str, target: str, pos: Pos, module: str) -> None:
+        """``name`` in ``scope`` is the root module's ``target`` (an operator or a constant)."""
+        assert self.root is not None
+        entry = self.root.defs.get(target)
+        if entry is not None:
+            scope.defs[name] = entry
+        elif target in self.root.values:
+            scope.defs.pop(name, None)
+            if scope is self.root:
+                scope.values[name] = self.root.values[target]
+            else:  # the root's constant, read where the instance reads the name
+                scope.defs[name] = Defn(OpDef(pos, name, (), OpApp(pos, target)), self.root)
+        else:
+            raise fail(pos, f"{name} <- [{module}] {target}: the module defines no {target}")
 
     def module(self, name: str, pos: Pos) -> Module:
         if name in self.parsed:
             return self.parsed[name]
-        if name in UNSUPPORTED_MODULES:
-            raise fail(pos, f"unsupported module {name}: hwcheck has no native table for it")
         path = self.folder / f"{name}.tla"
+        if name in UNSUPPORTED_MODULES and not path.exists():  # the folder's own comes first
+            raise fail(pos, f"unsupported module {name}: hwcheck has no native table for it")
         if not path.exists():
             raise fail(pos, f"module {name} not found: no {path} and no standard module "
                             f"of that name")
@@ -116,7 +151,10 @@ class Loader:
         """``m``'s EXTENDS closure and definitions into ``scope``."""
         if m.name in seen:
             raise fail(m.pos, f"module {m.name} extends itself (a cycle of EXTENDS)")
+        if m.name in scope.merged:
+            return  # extended along two paths (A extends B and C, both extend D): once
         seen = seen | {m.name}
+        scope.merged.add(m.name)
         for name, pos in m.extends:
             if name in TABLES:
                 for op, b in TABLES[name].items():
@@ -131,6 +169,9 @@ class Loader:
         for d in m.definitions:
             if isinstance(d, (OpDef, FnDef)):
                 self._define(scope, d.name, Defn(d, scope), d.pos)
+            elif d.name is None and d.module in TABLES and not d.substitutions:
+                for op, b in TABLES[d.module].items():  # INSTANCE Naturals: its operators
+                    scope.defs.setdefault(op, b)
             elif d.name is None:
                 inner = self.instantiate(d, scope, {})
                 for name, entry in inner.defs.items():
@@ -171,6 +212,11 @@ class Loader:
                 raise fail(d.pos, f"INSTANCE {d.module}: no substitution for its "
                                   f"{'constant' if name in inner.constants else 'variable'} "
                                   f"{name}, and nothing named {name} here")
+        self.scope_overrides(inner)
+        self.scopes.append(inner)
+        for name, entry in self.standard.items():
+            if isinstance(inner.defs.get(name), Builtin):
+                inner.defs[name] = entry
         return inner
 
 
@@ -189,8 +235,12 @@ def load(tla: str | Path, cfg: Config) -> Root:
     ``cfg`` (every declared constant must be given; an override names an operator)."""
     path = Path(tla)
     loader = Loader(path.parent)
-    m = parse_file(path)
+    m, *more = parse_file_all(path)
     loader.parsed[m.name] = m
+    for extra in more:  # modules after the first in the file: the first may use them
+        loader.parsed.setdefault(extra.name, extra)
+    for (module, name), given in cfg.scoped.items():
+        loader.scoped.setdefault(module, {})[name] = given
     scope = Scope(m, root=True)
     loader.populate(scope, m)
     scope.state_vars = frozenset(scope.variables)
@@ -203,7 +253,7 @@ def load(tla: str | Path, cfg: Config) -> Root:
             # TLC lets the cfg override a definition with a value
             scope.defs.pop(name)
             scope.values[name] = value
-        else:
+        elif value != ModelValue(name):  # `r1 = r1` only names a model value (TLC takes it)
             raise fail(pos, f"the cfg sets {name}, which the module neither declares nor defines")
     for name, (target, pos) in cfg.overrides.items():
         entry = scope.defs.get(target)
@@ -212,7 +262,18 @@ def load(tla: str | Path, cfg: Config) -> Root:
         if name not in scope.constants and name not in scope.defs:
             raise fail(pos, f"the cfg overrides {name}, which the module neither declares "
                             f"nor defines")
+        if isinstance(scope.defs.get(name), Builtin):  # a standard operator: everywhere
+            loader.standard[name] = entry
+            for inner in loader.scopes:
+                if isinstance(inner.defs.get(name), Builtin):
+                    inner.defs[name] = entry
         scope.defs[name] = entry
+    loader.root = scope  # the cfg's module-scoped substitutions, now that its values are
+    for inner in loader.instances:
+        loader.scope_overrides(inner)
+    for (module, name), (target, pos) in cfg.scoped.items():
+        if module in scope.merged:  # a module the root extends: its definitions are the root's
+            loader.override(scope, name, target, pos, module)
     missing = [c for c in scope.constants if c not in scope.values and c not in scope.defs]
     if missing:
         raise fail(Pos(cfg.file, 1, 1), f"the cfg gives no value for the constant "

@@ -19,6 +19,7 @@ from .syntax import (
     Bound,
     Case,
     Choose,
+    Conjunct,
     Definition,
     Dot,
     Enabled,
@@ -32,6 +33,7 @@ from .syntax import (
     If,
     Instanced,
     InstanceDef,
+    Lambda,
     Let,
     Module,
     Num,
@@ -53,6 +55,7 @@ from .syntax import (
     TlaError,
     Tuple,
     Unchanged,
+    Unevaluable,
     fail,
 )
 
@@ -115,10 +118,25 @@ def parse_file(path: str | Path) -> Module:
 
 
 def parse_source(source: bytes | str, file: str = "<tla>") -> Module:
+    return parse_all(source, file)[0]
+
+
+def parse_all(source: bytes | str, file: str = "<tla>") -> list[Module]:
+    """Every module in the text, the first the file's own."""
     if isinstance(source, str):
         source = source.encode()
     tree = _parser().parse(source)
-    return _Walker(file, source).module(tree.root_node)
+    return _Walker(file, source).modules(tree.root_node)
+
+
+def parse_file_all(path: str | Path) -> list[Module]:
+    """Every module of the file at ``path``."""
+    p = Path(path)
+    try:
+        source = p.read_bytes()
+    except OSError as e:
+        raise TlaError(f"{p}: cannot read: {e.strerror or e}") from None
+    return parse_all(source, str(p))
 
 
 class _Walker:
@@ -177,11 +195,18 @@ class _Walker:
     # -- the module ----------------------------------------------------------------------
 
     def module(self, root: Node) -> Module:
+        return self.modules(root)[0]
+
+    def modules(self, root: Node) -> list[Module]:
+        """Every module of the file, in order (TLC reads the ones after the first as modules
+        the first may extend or instantiate)."""
         self.check_errors(root)
         mods = [c for c in self.kids(root) if c.type == "module"]
         if not mods:
             raise self.error(root, "no module (a line ---- MODULE Name ----) in this file")
-        m = mods[0]
+        return [self.one_module(m) for m in mods]
+
+    def one_module(self, m: Node) -> Module:
         name = self.text(m.child_by_field_name("name"))
         extends: list[tuple[str, Pos]] = []
         constants: list[Param] = []
@@ -193,6 +218,11 @@ class _Walker:
             if t in ("header_line", "double_line", "identifier", "block_comment", "comment",
                      "single_line", "recursive_declaration"):
                 continue
+            if t == "theorem" and c.child_by_field_name("name") is not None:
+                definitions.append(self.theorem(c))  # THEOREM T == e: T names e
+                continue
+            if t in ("theorem", "proof", "use_or_hide"):
+                continue  # statements for the prover: nothing a model checker reads (as TLC)
             if t == "extends":
                 extends += [(self.text(i), self.pos(i)) for i in self.kids(c)
                             if i.type == "identifier_ref"]
@@ -210,10 +240,25 @@ class _Walker:
             elif t == "assumption":
                 exprs = [e for e in self.kids(c) if e.type != "identifier"]
                 assumptions.append(self.expr(exprs[-1]))
+                named = [e for e in self.kids(c) if e.type == "identifier"]
+                if named:  # ASSUME A == e: A names e too
+                    definitions.append(OpDef(self.pos(c), self.text(named[0]), (),
+                                             assumptions[-1]))
             else:
                 raise self.unsupported(c)
         return Module(self.pos(m), name, tuple(extends), tuple(constants), tuple(variables),
                       tuple(definitions), tuple(assumptions))
+
+    def theorem(self, c: Node) -> OpDef:
+        """A named theorem as the definition of its statement (an ASSUME ... PROVE, or
+        anything else outside the fragment, an error only where it is evaluated)."""
+        statement = c.child_by_field_name("statement")
+        try:
+            body = self.expr(statement)
+        except TlaError:
+            body = Unevaluable(self.pos(statement), "a theorem's statement outside the "
+                                                    "fragment")
+        return OpDef(self.pos(c), self.text(c.child_by_field_name("name")), (), body)
 
     def unsupported(self, n: Node) -> TlaError:
         what = UNSUPPORTED.get(n.type, n.type.replace("_", " "))
@@ -241,10 +286,15 @@ class _Walker:
             return self.definition(self.kids(c)[0], local=True)
         if t == "operator_definition":
             name_node = c.child_by_field_name("name")
-            if name_node.type != "identifier":
-                raise self.error(c, "unsupported construct: a user-defined infix, "
-                                            "prefix or postfix operator")
-            return OpDef(self.pos(c), self.text(name_node), self.params(c),
+            if name_node.type == "infix_op_symbol":  # a \prec b == ...: applied by symbol
+                name = self.infix_name(self.kids(name_node)[0] if self.kids(name_node)
+                                       else name_node)
+            elif name_node.type != "identifier":
+                raise self.error(c, "unsupported construct: a user-defined prefix or postfix "
+                                    "operator")
+            else:
+                name = self.text(name_node)
+            return OpDef(self.pos(c), name, self.params(c),
                          self.expr(c.child_by_field_name("definition")), local)
         if t == "function_definition":
             bounds = tuple(self.bound(b) for b in self.kids(c)
@@ -305,6 +355,25 @@ class _Walker:
     def e_parentheses(self, n: Node, pos: Pos) -> Expr:
         return self.expr(self.kids(n)[0])
 
+    def e_unbounded_quantification(self, n: Node, pos: Pos) -> Expr:
+        return Unevaluable(pos, "an unbounded quantifier (\\E x : or \\A x :), which TLC "
+                                "cannot evaluate either")
+
+    def e_infix_op_symbol(self, n: Node, pos: Pos) -> Expr:
+        """An infix operator given as an argument (``FoldFunctionOnSet(+, 0, f, S)``): the
+        operator of two arguments it names."""
+        sym = self.kids(n)[0] if self.kids(n) else n
+        a, b = OpApp(pos, "$a"), OpApp(pos, "$b")
+        return Lambda(pos, ("$a", "$b"), OpApp(pos, self.infix_name(sym), (a, b)))
+
+    def e_lambda(self, n: Node, pos: Pos) -> Expr:
+        kids = self.kids(n)
+        return Lambda(pos, tuple(self.text(k) for k in kids[:-1] if k.type == "identifier"),
+                      self.expr(kids[-1]))
+
+    def e_label(self, n: Node, pos: Pos) -> Expr:
+        return self.expr(n.child_by_field_name("expression"))  # lbl:: e is e
+
     def e_nat_number(self, n: Node, pos: Pos) -> Expr:
         return Num(pos, int(self.text(n)))
 
@@ -325,25 +394,36 @@ class _Walker:
             raise self.unsupported(name)
         return OpApp(pos, self.text(name), self.exprs(n.children_by_field_name("parameter")))
 
+    def e_subexpression(self, n: Node, pos: Pos) -> Expr:
+        prefix = [c for c in self.kids(n) if c.type == "subexpr_prefix"]
+        nav = [c for c in self.kids(n) if c.type == "subexpr_tree_nav"]
+        comps = [c for c in self.kids(prefix[0]) if c.type == "subexpr_component"] \
+            if prefix else []
+        kids = self.kids(nav[0]) if nav else []
+        if len(comps) == 1 and len(kids) == 1 and kids[0].type == "child_id" \
+                and self.kids(comps[0])[0].type == "identifier_ref":
+            return Conjunct(pos, self.text(self.kids(comps[0])[0]), int(self.text(kids[0])))
+        raise self.unsupported(n)
+
     def e_prefixed_op(self, n: Node, pos: Pos) -> Expr:
         prefix = n.child_by_field_name("prefix")
         comps = [c for c in self.kids(prefix) if c.type == "subexpr_component"]
-        if len(comps) != 1:
-            raise self.error(n, "unsupported construct: a chain of instance prefixes (A!B!Op)")
-        comp = self.kids(comps[0])[0]
-        inst_args: tuple[Expr, ...] = ()
-        if comp.type == "identifier_ref":
-            inst = self.text(comp)
-        elif comp.type == "bound_op":
-            inst = self.text(comp.child_by_field_name("name"))
-            inst_args = self.exprs(comp.children_by_field_name("parameter"))
-        else:
-            raise self.unsupported(comp)
+        path: list[tuple[str, tuple[Expr, ...]]] = []
+        for c in comps:  # A!B!Op: the instance A, then its instance B, ...
+            comp = self.kids(c)[0]
+            if comp.type == "identifier_ref":
+                path.append((self.text(comp), ()))
+            elif comp.type == "bound_op":
+                path.append((self.text(comp.child_by_field_name("name")),
+                             self.exprs(comp.children_by_field_name("parameter"))))
+            else:
+                raise self.unsupported(comp)
         op = n.child_by_field_name("op")
         inner = self.expr(op)
-        if not isinstance(inner, OpApp):
+        if not isinstance(inner, OpApp) or not path:
             raise self.unsupported(op)
-        return Instanced(pos, inst, inst_args, inner.name, inner.args)
+        (inst, inst_args), *chain = path
+        return Instanced(pos, inst, inst_args, inner.name, inner.args, tuple(chain))
 
     def e_bound_infix_op(self, n: Node, pos: Pos) -> Expr:
         sym = n.child_by_field_name("symbol").type
@@ -356,10 +436,16 @@ class _Walker:
             return OpApp(pos, "\\X", self.flat(n, "times", None))
         if sym == "leads_to":
             return Temporal(pos, "~>", (self.expr(lhs), self.expr(rhs)))
-        if sym not in INFIX:
-            raise self.error(n.child_by_field_name("symbol"), "unsupported construct: "
-                             f"the infix operator {self.text(n.child_by_field_name('symbol'))}")
-        return OpApp(pos, INFIX[sym], (self.expr(lhs), self.expr(rhs)))
+        if sym in ("cdot", "compose_actions"):  # A \cdot B: action composition
+            return OpApp(pos, "\\cdot", (self.expr(lhs), self.expr(rhs)))
+        # the standard operators by their canonical names, any other symbol as a user
+        # definition of that name (a \prec b == ...), resolved in scope
+        return OpApp(pos, self.infix_name(n.child_by_field_name("symbol")),
+                     (self.expr(lhs), self.expr(rhs)))
+
+    def infix_name(self, sym: Node) -> str:
+        """An infix symbol's operator name: the canonical one, or the symbol as written."""
+        return INFIX.get(sym.type) or self.text(sym)
 
     def flat(self, n: Node, sym: str, cls: type | None) -> tuple[Expr, ...]:
         """The operands of a chain of one associative infix operator (``a /\\ b /\\ c``)."""
@@ -421,8 +507,9 @@ class _Walker:
         return Quant(pos, kind, bounds, self.expr(n.child_by_field_name("expression")))
 
     def e_choose(self, n: Node, pos: Pos) -> Expr:
-        if n.child_by_field_name("set") is None:
-            raise self.error(n, "unsupported construct: an unbounded CHOOSE")
+        if n.child_by_field_name("set") is None:  # NoVal == CHOOSE v : v \notin Val
+            return Unevaluable(pos, "an unbounded CHOOSE, which TLC cannot evaluate either "
+                                    "(give the definition a value in the cfg)")
         return Choose(pos, self.bound(n), self.expr(n.child_by_field_name("expression")))
 
     def e_finite_set_literal(self, n: Node, pos: Pos) -> Expr:

@@ -232,7 +232,18 @@ def _sort_seq(pos: Pos, s: Value, less: Callable[[Value, Value], Value]) -> Valu
     return tup(sorted(items, key=functools.cmp_to_key(cmp)))
 
 
+# TLCGet of a Java property: what hwcheck does as TLC does with that property set
+_PROPERTIES = {"-Dtlc2.tool.impl.Tool.cdot": "true"}  # A \cdot B is always composed
+
+
+def _tlc_get(pos: Pos, what: Value) -> Value:
+    if isinstance(what, str) and what in _PROPERTIES:
+        return _PROPERTIES[what]
+    raise fail(pos, f"TLCGet({show(what)}): hwcheck gives no TLC statistics or registers")
+
+
 TLC = {b.name: b for b in [
+    Builtin("TLCGet", 1, _tlc_get),
     Builtin(":>", 2, _map_to), Builtin("@@", 2, _compose),
     Builtin("Permutations", 1, _permutations),
     Builtin("Print", 2, lambda pos, out, v: v), Builtin("PrintT", 1, lambda pos, out: True),
@@ -242,9 +253,38 @@ TLC = {b.name: b for b in [
 
 
 def _fold_set(pos: Pos, op: Callable[[Value, Value], Value], base: Value, s: Value) -> Value:
+    """MapThenFoldSet's order: op(x1, op(x2, ... op(xn, base))), x1 the first CHOOSE picks."""
     acc = base
-    for x in sorted_values(_set(s, pos, "FoldSet")):
+    for x in reversed(sorted_values(_set(s, pos, "FoldSet"))):
         acc = op(x, acc)
+    return acc
+
+
+def _inverse(pos: Pos, f: Value, s: Value, t: Value) -> Value:
+    """``[t \\in T |-> CHOOSE s \\in S : t \\in Range(f) => f[s] = t]`` (CHOOSE: the first in
+    the value order)."""
+    if not isinstance(f, Fcn):
+        raise fail(pos, f"Inverse applied to {kind(f)}, not a function")
+    dom = sorted_values(_set(s, pos, "Inverse"))
+    rng = frozenset(f.map.values())
+    out: dict[Value, Value] = {}
+    for y in sorted_values(_set(t, pos, "Inverse")):
+        pick = next((x for x in dom if y not in rng or (x in f.map and f.map[x] == y)), None)
+        if pick is None:
+            raise fail(pos, f"Inverse: CHOOSE found no value for {show(y)}")
+        out[y] = pick
+    return Fcn(out)
+
+
+def _fold_function_on_set(pos: Pos, op: Callable[[Value, Value], Value], base: Value,
+                          f: Value, indices: Value) -> Value:
+    if not isinstance(f, Fcn):
+        raise fail(pos, f"FoldFunctionOnSet applied to {kind(f)}, not a function")
+    acc = base
+    for i in reversed(sorted_values(_set(indices, pos, "FoldFunctionOnSet"))):
+        if i not in f.map:
+            raise fail(pos, f"FoldFunctionOnSet: {show(i)} is not in the function's domain")
+        acc = op(f.map[i], acc)
     return acc
 
 
@@ -357,10 +397,102 @@ def _injective(pos: Pos, f: Value) -> Value:
 FUNCTIONS = {b.name: b for b in [
     Builtin("Range", 1, _range_of), Builtin("Restrict", 2, _restrict),
     Builtin("IsInjective", 1, _injective),
+    Builtin("Inverse", 3, _inverse),
+    Builtin("AntiFunction", 1, lambda pos, f: _inverse(
+        pos, f, frozenset(f.map) if isinstance(f, Fcn) else f, _range_of(pos, f))),
+    Builtin("FoldFunctionOnSet", 4, _fold_function_on_set, op_args=(0,)),
+    Builtin("FoldFunction", 3, lambda pos, op, base, f: _fold_function_on_set(
+        pos, op, base, f, frozenset(f.map) if isinstance(f, Fcn) else f), op_args=(0,)),
+    Builtin("SumFunctionOnSet", 2, lambda pos, f, s: _fold_function_on_set(
+        pos, lambda x, acc: _int(x, pos, "SumFunctionOnSet") + acc, 0, f, s)),
+    Builtin("SumFunction", 1, lambda pos, f: _fold_function_on_set(
+        pos, lambda x, acc: _int(x, pos, "SumFunction") + acc, 0, f,
+        frozenset(f.map) if isinstance(f, Fcn) else f)),
+]}
+
+def _graph(pos: Pos, g: Value, op: str) -> tuple[frozenset[Value], frozenset[Value]]:
+    """A graph's nodes and edges (a record ``[node |-> N, edge |-> E]``)."""
+    if not (isinstance(g, Fcn) and "node" in g.map and "edge" in g.map):
+        raise fail(pos, f"{op} applied to {kind(g)} ({show(g)}), not a graph "
+                        "[node |-> ..., edge |-> ...]")
+    return _set(g.map["node"], pos, op), _set(g.map["edge"], pos, op)
+
+
+def _undirected(pos: Pos, g: Value, loop_free: bool) -> bool:
+    op = "IsLoopFreeUndirectedGraph" if loop_free else "IsUndirectedGraph"
+    if not (isinstance(g, Fcn) and set(g.map) == {"node", "edge"}):
+        return False
+    nodes, edges = _graph(pos, g, op)
+    return all(isinstance(e, frozenset) and 1 <= len(e) <= 2 and e <= nodes
+               and (len(e) == 2 or not loop_free) for e in edges)
+
+
+def _components(pos: Pos, g: Value) -> Value:
+    """The connected components (the override's union-find: an edge that is not a set of one
+    or two nodes of the graph joins nothing)."""
+    nodes, edges = _graph(pos, g, "ConnectedComponents")
+    parent = {n: n for n in nodes}
+
+    def find(n: Value) -> Value:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for e in edges:
+        if isinstance(e, frozenset) and 1 <= len(e) <= 2 and e <= nodes:
+            a, *rest = list(e)
+            parent[find(a)] = find(rest[0] if rest else a)
+    comps: dict[Value, set[Value]] = {}
+    for n in nodes:
+        comps.setdefault(find(n), set()).add(n)
+    return frozenset(frozenset(c) for c in comps.values())
+
+
+def _connected_in(pos: Pos, m: Value, n: Value, g: Value) -> bool:
+    nodes, _ = _graph(pos, g, "AreConnectedIn")
+    if m not in nodes or n not in nodes:
+        return False
+    return any(m in c and n in c for c in _components(pos, g))
+
+
+UNDIRECTED_GRAPHS = {b.name: b for b in [
+    Builtin("IsUndirectedGraph", 1, lambda pos, g: _undirected(pos, g, False)),
+    Builtin("IsLoopFreeUndirectedGraph", 1, lambda pos, g: _undirected(pos, g, True)),
+    Builtin("ConnectedComponents", 1, _components),
+    Builtin("IsStronglyConnected", 1, lambda pos, g: _components(pos, g) == frozenset(
+        {_graph(pos, g, "IsStronglyConnected")[0]})),
+    Builtin("AreConnectedIn", 3, _connected_in),
+]}
+
+def _bits(op: str, f: Callable[..., int]) -> Callable[..., Value]:
+    """A Bitwise operator: defined on non-negative integers, as the module's definitions."""
+    def run(pos: Pos, *xs: Value) -> Value:
+        vals = [_int(x, pos, op) for x in xs]
+        if any(v < 0 for v in vals):
+            raise fail(pos, f"{op} of a negative integer (Bitwise is for Nat)")
+        return f(*vals)
+    return run
+
+
+BITWISE = {b.name: b for b in [
+    Builtin("&", 2, _bits("&", lambda x, y: x & y)),
+    Builtin("|", 2, _bits("|", lambda x, y: x | y)),
+    Builtin("^^", 2, _bits("^^", lambda x, y: x ^ y)),
+    Builtin("Not", 1, _bits("Not", lambda x: ~x & ((1 << x.bit_length()) - 1))),
+    Builtin("shiftR", 2, _bits("shiftR", lambda n, k: n >> k)),
 ]}
 
 TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
-    "FiniteSetsExt": FINITE_SETS_EXT, "SequencesExt": SEQUENCES_EXT, "Functions": FUNCTIONS,
+    # FiniteSetsExt extends Integers, FiniteSets and Functions (the community module's EXTENDS)
+    "FiniteSetsExt": {**INTEGERS, **FUNCTIONS, **FINITE_SETS_EXT},
+    "SequencesExt": SEQUENCES_EXT, "Functions": FUNCTIONS,
+    # the proof system's libraries (TLAPS): their theorems and proof backends are for the
+    # prover, which hwcheck skips as TLC does; a module extending one gets what they extend
+    "TLAPS": {}, "NaturalsInduction": INTEGERS, "WellFoundedInduction": INTEGERS,
+    "FunctionTheorems": FUNCTIONS, "FiniteSetTheorems": {**FINITE_SETS, **FUNCTIONS},
+    "SequenceTheorems": {**SEQUENCES, **INTEGERS}, "SequencesExtTheorems": SEQUENCES_EXT,
+    "FiniteSetsExtTheorems": FINITE_SETS_EXT, "BagsTheorems": BAGS,
+    "UndirectedGraphs": UNDIRECTED_GRAPHS, "Bitwise": BITWISE,
 }

@@ -80,6 +80,8 @@ class Instanced(Expr):
     instance_args: tuple[Expr, ...]
     name: str
     args: tuple[Expr, ...]
+    # ``A!B!Op``: the instances after the first (each with its arguments), in order
+    chain: tuple[tuple[str, tuple[Expr, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +217,38 @@ class Unchanged(Expr):
 @dataclass(frozen=True, slots=True)
 class Enabled(Expr):
     expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Conjunct(Expr):
+    """``Inv!2``: the second conjunct (or disjunct) of the definition ``Inv``'s body."""
+
+    name: str
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class LetFn(Expr):
+    """The value of a function definition inside LET, in the LET's environment (the
+    evaluator makes one for each ``f[x \\in S] == e`` it binds there)."""
+
+    d: FnDef
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(Expr):
+    """``LAMBDA x, y : e``, an operator given as an argument."""
+
+    params: tuple[str, ...]
+    body: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Unevaluable(Expr):
+    """An expression TLC cannot evaluate either (an unbounded CHOOSE): an error where it is
+    evaluated, nothing where the cfg gives its definition a value instead."""
+
+    what: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,6 +174,10 @@ class FcnSet(LazySet):
         self.domain = domain
         self.rng = rng
 
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.domain, "finite", True) and getattr(self.rng, "finite", True))
+
     def contains(self, v: Value) -> bool:
         if not isinstance(v, Fcn) or frozenset(v.map) != as_frozen(self.domain):
             return False
@@ -194,6 +198,10 @@ class RecordSet(LazySet):
     def __init__(self, fields: tuple[tuple[str, Value], ...]) -> None:
         self.fields = fields
 
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for _, s in self.fields)
+
     def contains(self, v: Value) -> bool:
         return (isinstance(v, Fcn) and set(v.map) == {f for f, _ in self.fields}
                 and all(member(v.map[f], s) for f, s in self.fields))
@@ -205,6 +213,49 @@ class RecordSet(LazySet):
 
     def describe(self) -> str:
         return "[" + ", ".join(f"{f} : {show(s)}" for f, s in self.fields) + "]"
+
+
+class ProductSet(LazySet):
+    """``S \\X T`` where a factor cannot be enumerated (``f[n \\in Nat, v \\in S]``'s
+    domain): membership only."""
+
+    def __init__(self, factors: tuple[Value, ...]) -> None:
+        self.factors = factors
+
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for s in self.factors)
+
+    def contains(self, v: Value) -> bool:
+        return (isinstance(v, Fcn) and v.is_seq() and len(v.map) == len(self.factors)
+                and all(member(x, s) for x, s in zip(v.seq(), self.factors)))
+
+    def elements(self) -> frozenset[Value]:
+        return frozenset(tup(c) for c in itertools.product(
+            *[sorted(as_frozen(s), key=key) for s in self.factors]))
+
+    def describe(self) -> str:
+        return " \\X ".join(show(s) for s in self.factors)
+
+
+class UnionSet(LazySet):
+    """``UNION S`` where a member of S cannot be enumerated: membership only, as TLC."""
+
+    def __init__(self, sets: frozenset[Value]) -> None:
+        self.sets = sets
+
+    @property
+    def finite(self) -> bool:  # type: ignore[override]
+        return all(getattr(s, "finite", True) for s in self.sets)
+
+    def contains(self, v: Value) -> bool:
+        return any(member(v, s) for s in self.sets)
+
+    def elements(self) -> frozenset[Value]:
+        return frozenset(x for s in self.sets for x in as_frozen(s))
+
+    def describe(self) -> str:
+        return "UNION " + show(self.sets)
 
 
 def member(v: Value, s: Value) -> bool:
