@@ -215,7 +215,6 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
                          "others with --property NAME")
 
 
-@dataclass(frozen=True)
 class NotBuilt(InputError):
     """The protocol and parameters a command's options name, whose spec could not be built
     (``error``): one line, exit 2, unless the command has another way to check it (a TLA+
@@ -227,6 +226,7 @@ class NotBuilt(InputError):
         self.proto, self.params, self.run_name, self.error = proto, params, run_name, error
 
 
+@dataclass(frozen=True)
 class Chosen:
     """The protocol, parameters and built spec a command's options name."""
 

@@ -940,8 +940,8 @@ class Evaluator:
         """The state variable that ``e`` (``x'``, or ``x`` in Init) names, if it names one
         (through an operator's parameters: ``Send(p, m, x, x')`` with ``Send``'s body
         ``new = <<p, m>>`` assigns ``x'``, as TLC reads it)."""
-        while type(e) is OpApp and not e.args and type(env.get(e.name)) is Thunk:  # type: ignore[attr-defined]
-            th = env[e.name]  # type: ignore[attr-defined]
+        while type(e) is OpApp and not e.args and type(env.get(e.name)) is Thunk:
+            th = env[e.name]
             e, sc, env = th.e, th.sc, th.env
         if not init:
             if type(e) is not Prime:
