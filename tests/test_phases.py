@@ -77,6 +77,6 @@ def test_every_phase_of_two_workers_is_timed_and_the_parts_fit_the_whole(monkeyp
 def test_one_worker_times_the_level_around_its_fused_expansion(monkeypatch):
     monkeypatch.setenv(VARIABLE, "1")
     ph = run(1).stats["phases"]
-    assert {"level", "expand", "expand: spill into buckets", "level end",
-            "level end: checks"} == set(ph)
+    assert {"initial states: checks", "level", "expand", "expand: spill into buckets",
+            "level end", "level end: checks"} == set(ph)
     assert all(set(per) == {"main"} for per in ph.values())
