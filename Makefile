@@ -1,14 +1,15 @@
 # hwcheck: `make test` (fast tier), `make test-slow`, `make test-all` (both), `make lint` (ruff,
 # mypy), `make check` (the scenario suite: its counterexamples and their report,
 # counterexamples/index.html), `make bench` (local engine), `make bench-ports` (the TLA+ ports
-# against TLC), `make bench-spark` (Spark engine).
+# against TLC), `make bench-tla` (TLA+ modules through `check --spec` against their hand ports and
+# TLC), `make bench-spark` (Spark engine).
 PY ?= python3
 # Test files spread over the machine's cores, a file's tests on one worker (its module fixtures
 # built once); JOBS=0 runs them in this process.
 JOBS ?= auto
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: install test test-slow test-all lint check bench bench-ports bench-spark clean
+.PHONY: install test test-slow test-all lint check bench bench-ports bench-tla bench-spark clean
 
 install:
 	$(PY) -m pip install -e '.[test]'
@@ -34,6 +35,9 @@ bench:
 
 bench-ports:  # TLC=tla2tools.jar[:CommunityModules.jar] TLA=folder of the TLA+ modules: TLC in the same run; ONLY=names
 	$(PY) bench/bench_ports.py $(if $(TLC),--tlc $(TLC) --tla $(TLA),) $(if $(ONLY),--only $(ONLY),)
+
+bench-tla:  # TLC=tla2tools.jar: TLC in the same run; ONLY=rows; RUNS=timed hwcheck runs (3)
+	$(PY) bench/bench_tla.py $(if $(TLC),--tlc $(TLC),) $(if $(ONLY),--only $(ONLY),) $(if $(RUNS),--runs $(RUNS),)
 
 bench-spark:
 	$(PY) bench/bench_spark.py
