@@ -102,6 +102,8 @@ def main() -> None:
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--kernel-only", action="store_true",
+                    help="time expand_dedup alone (no ladder to compile)")
     a = ap.parse_args()
     proto = load(a.spec)
     spec = build(proto, parse_params(proto, a.param))
@@ -110,25 +112,28 @@ def main() -> None:
     print(f"{spec.name}: row {kernel.stride} cells, {kernel.stride * np.dtype(kernel.dtype).itemsize}"
           f" bytes ({kernel.mod.WORDS} words), {kernel.ninst} action instances; "
           f"a level of {front.shape[0]:,} rows", file=sys.stderr)
-    mod = load_generated(ladder_source(kernel), "profile", "p", "hwcheck_profile")
-    out = np.empty((4096, kernel.stride), kernel.dtype)
-    err = np.zeros(1, np.int64)
-    gen = 0
-    for rung in LADDER:  # compile
-        gen, _ = getattr(mod, f"run_{rung}")(front[:1], out, err)
-    gen, _ = mod.run_guards(front, out, err)
-    times = {}
-    for rung in LADDER:
-        f = getattr(mod, f"run_{rung}")
-        times[rung] = statistics.median(cpu(lambda: f(front, out, err)) for _ in range(a.runs))
+    times: dict[str, float] = {}
+    if not a.kernel_only:
+        mod = load_generated(ladder_source(kernel), "profile", "p", "hwcheck_profile")
+        out = np.empty((4096, kernel.stride), kernel.dtype)
+        err = np.zeros(1, np.int64)
+        for rung in LADDER:  # compile
+            getattr(mod, f"run_{rung}")(front[:1], out, err)
+        for rung in LADDER:
+            f = getattr(mod, f"run_{rung}")
+            times[rung] = statistics.median(cpu(lambda: f(front, out, err))
+                                            for _ in range(a.runs))
+
+    def probe() -> tuple[np.ndarray, ...]:
+        nt = max(len(kernel.props.transition), 1)
+        _, dom_row, dom_inst = kernel.error_arrays()
+        return (np.zeros(nt, np.bool_), np.full(nt, -1, np.int64), np.full(nt, -1, np.int64),
+                dom_row, dom_inst)
 
     def dedup() -> None:
-        nt = max(len(kernel.props.transition), 1)
-        e, dom_row, dom_inst = kernel.error_arrays()
-        expand(kernel, front, VisitedTable(), np.zeros(nt, np.bool_), np.full(nt, -1, np.int64),
-               np.full(nt, -1, np.int64), dom_row, dom_inst)
+        expand(kernel, front, VisitedTable(), *probe())
 
-    dedup()
+    gen = expand(kernel, front, VisitedTable(), *probe()).generated
     times["expand_dedup"] = statistics.median(cpu(dedup) for _ in range(a.runs))
     print(f"{gen:,} transitions from {front.shape[0]:,} rows "
           f"({gen / front.shape[0]:.2f} a row); CPU ns per transition, median of {a.runs}:")

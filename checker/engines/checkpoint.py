@@ -51,7 +51,11 @@ if TYPE_CHECKING:
     from hwcheck.checker.engines.spill import StoredLevel
     from hwcheck.checker.semantics.kernel import Kernel
 
-FORMAT = 3  # 3: digests of every file (2: none; 1: the tables as they were)
+FORMAT = 4  # 4: fingerprints as sums of word terms (3: digests of every file; 2: none; 1: the
+# tables as they were)
+# why a checkpoint of an earlier format cannot be resumed, beyond its number
+BEFORE = {3: "its fingerprints are of the fingerprint function before decision 0020, "
+             "not this run's"}
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: one line."""
 
@@ -219,8 +223,10 @@ def load(folder: Path, ident: dict[str, Any],
                       ("params", "parameters"), ("symmetry", "symmetry setting (--symmetry)"),
                       ("kernel", "kernel")):
         if meta.get(key, False if key == "symmetry" else None) != ident[key]:
+            why = BEFORE.get(meta.get(key), "") if key == "format" else ""
             raise CheckpointError(f"--resume {folder}: the checkpoint is of another {what} "
-                                  f"({meta.get(key)!r}, this run: {ident[key]!r})")
+                                  f"({meta.get(key)!r}, this run: {ident[key]!r})"
+                                  + (f": {why}" if why else ""))
     def checked(rel: str, digest: str) -> Path:
         """``folder/rel``, once its digest is the one meta.json records."""
         try:

@@ -24,6 +24,8 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import numpy as np
+
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.semantics.signatures import (
     CheckArgs,
@@ -45,6 +47,10 @@ from numba import njit
 from hwcheck.checker.semantics.fingerprint import (TAIL, fingerprint, fingerprint_words,
                                                    owners_room, table_insert_batch,
                                                    table_insert_exact, table_split_batch)
+from hwcheck.checker.semantics.fingerprint import fingerprint_of_sum as _fp_of_sum
+from hwcheck.checker.semantics.fingerprint import fingerprint_sum as _fp_sum
+from hwcheck.checker.semantics.fingerprint import word_term as _fp_term
+from hwcheck.checker.semantics.fingerprint import fingerprint_sum_masked as _fp_sum_masked
 
 STRIDE = {stride}
 NINST = {ninst}
@@ -111,6 +117,36 @@ def _put_words(src, rows, i):
     # row i of rows = src, both as 64-bit words
     for q in range(WORDS):
         rows[i, q] = src[q]
+
+
+@njit(cache=True, inline="always")
+def _fp_delta(h, tw, rows, i, lo, hi):
+    # the fingerprint sum h of row i of rows, made tw's where they differ in words lo..hi-1
+    for q in range(lo, hi):
+        x = tw[q]
+        y = rows[i, q]
+        if x != y:
+            h += _fp_term(q, x) - _fp_term(q, y)
+    return h
+
+
+@njit(cache=True, inline="always")
+def _fp_delta_masked(h, tw, rows, i, lo, hi, mask):
+    # the same through a VIEW's mask of words
+    for q in range(lo, hi):
+        x = tw[q] & mask[q]
+        y = rows[i, q] & mask[q]
+        if x != y:
+            h += _fp_term(q, x) - _fp_term(q, y)
+    return h
+
+
+@njit(cache=True, inline="always")
+def _restore(tw, rows, i, lo, hi):
+    # words lo..hi-1 of tw back to row i's
+    for q in range(lo, hi):
+        tw[q] = rows[i, q]
+
 '''
 
 
@@ -368,8 +404,23 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     instance) and keeps nothing (and adds one to the counter ``refused``, if named). ``err`` is
     looked at only after the functions that have a run-time check. ``seen``: lines run on each
     successor that the transition predicates accepted, before the passes change it (the state
-    graph's)."""
+    graph's).
+
+    Without passes a successor costs what its action writes: ``tw`` holds the row (copied once
+    a row) and the fingerprint sum of the row (``h0``) is taken once a row; an effect writes
+    into ``tw``, the successor's fingerprint is the row's sum with the terms of the words it
+    changed replaced (among the words of the variables the action modifies: ``Action.modifies``
+    bounds its writes, ``Spec.validate`` holds it to that), and those words are put back after
+    the tail. With passes (which rewrite the whole successor) the row is copied, and the
+    successor fingerprinted whole, for every successor."""
+    layout = Layout.of(spec)
+    incremental = not passes
+    mask = layout.view_mask
     lines: list[str] = []
+    if incremental:
+        lines += ["        _get_words(fw, i, tw)",
+                  "        h0 = _fp_sum(fw[i])" if mask is None
+                  else "        h0 = _fp_sum_masked(fw[i], VMASK)"]
     for ai, a, base in instances(spec):
         sizes = [p.size for p in a.params]
         pad = "        "
@@ -387,14 +438,18 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
         ok = " and err[0] == 0" if g_fails else ""
         lines += [f"{pad}if g_{ai}({', '.join(['s', *args, 'err'])}){ok}:  # {a.name}",
                   f"{pad}    gen += 1",
-                  f"{pad}    cov[{inst}] += 1",
-                  f"{pad}    _get_words(fw, i, tw)",
-                  f"{pad}    e_{ai}({', '.join(['t', *args, 'err'])})"]
+                  f"{pad}    cov[{inst}] += 1"]
+        if not incremental:
+            lines.append(f"{pad}    _get_words(fw, i, tw)")
+        lines.append(f"{pad}    e_{ai}({', '.join(['t', *args, 'err'])})")
         inner = pad + "    "
         if e_fails:
             lines.append(f"{inner}if err[0] == 0:")
             inner += "    "
-        lines += _tail(spec, props, fails, passes, keep, seen, inner, inst)
+        words = written_words(layout, a) if incremental else None
+        lines += _tail(spec, props, fails, passes, keep, seen, inner, inst, words)
+        if words is not None:
+            lines += [f"{pad}    _restore(tw, fw, i, {lo}, {hi})" for lo, hi in words]
         if g_fails or e_fails or _tp_fails(props, fails):
             lines += [f"{pad}if err[0] != 0:",
                       f"{pad}    _dom(err, dom_row, dom_inst, i, {inst})"]
@@ -403,15 +458,33 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     return lines
 
 
+def written_words(layout: Layout, a: Action) -> list[tuple[int, int]]:
+    """The 64-bit words of a row that action ``a`` may write (those of the variables it
+    modifies), as ranges ``(lo, hi)``, adjacent ones joined, in order."""
+    size = np.dtype(layout.dtype).itemsize
+    spans = sorted((layout.offsets[v.name] * size // 8,
+                    -(-(layout.offsets[v.name] + v.size) * size // 8))
+                   for v in layout.spec.variables if v.name in a.modifies and v.size)
+    out: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
 def _tp_fails(props: Properties, fails: dict[str, bool]) -> bool:
     return any(fails[f"tp_{j}"] for j in range(len(props.transition)))
 
 
 def _tail(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[Pass, ...],
           keep: Callable[[str], list[str]], seen: tuple[str, ...], inner: str,
-          inst: str) -> list[str]:
+          inst: str, words: list[tuple[int, int]] | None = None) -> list[str]:
     """One successor ``t`` of instance ``inst`` (an expression): the transition predicates'
-    first hits, ``seen``, the passes, the fingerprint and ``keep``."""
+    first hits, ``seen``, the passes, the fingerprint and ``keep``. ``words``: the ranges of
+    words where ``t`` may differ from row ``i``, whose fingerprint sum is ``h0`` (the
+    fingerprint is then that sum updated); None: fingerprint ``t`` whole."""
     lines: list[str] = []
     for j, (pname, _, kind) in enumerate(props.transition):
         lines += [f"{inner}if tp_active[{j}] and tp_row[{j}] < 0:  # {pname}",
@@ -424,7 +497,13 @@ def _tail(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[P
         inner += "    "
     lines += [f"{inner}{line}" for line in seen]
     lines += [f"{inner}{line}" for p in passes for line in p.apply]
-    if spec.view is not None:  # the fingerprint reads the VIEW's cells only
+    if words is not None:  # the row's sum, the words the action wrote replaced
+        lines.append(f"{inner}h = h0")
+        for lo, hi in words:
+            lines.append(f"{inner}h = _fp_delta(h, tw, fw, i, {lo}, {hi})" if spec.view is None
+                         else f"{inner}h = _fp_delta_masked(h, tw, fw, i, {lo}, {hi}, VMASK)")
+        lines.append(f"{inner}fp = _fp_of_sum(h)")
+    elif spec.view is not None:  # the fingerprint reads the VIEW's cells only
         lines += [f"{inner}for u in range(WORDS):", f"{inner}    vw[u] = tw[u] & VMASK[u]",
                   f"{inner}fp = fingerprint_words(vw)"]
     else:
