@@ -189,3 +189,29 @@ def test_every_successor_fingerprint_is_its_rows(name):
             assert step is not None and np.array_equal(step, row)
             seen += 1
     assert seen >= 8  # (the view's counter has 9 states)
+
+
+def test_a_guard_filter_never_rules_out_an_enabled_instance():
+    # the expansion skips the instances whose guard's first conjunct is false (tested as soon
+    # as the parameters it reads are set); on every state of the first levels, wherever a
+    # filter is false the guard is false too, and it rules out some instances
+    import itertools
+
+    from hwcheck.checker.semantics.templates import first_conjunct
+
+    kernel = pair("hw")[1]
+    spec, mod = kernel.spec, kernel.mod
+    err = np.zeros(1, np.int64)
+    ruled_out = 0
+    for front, _ in expanded_levels(kernel, 5):
+        for s in front:
+            for ai, a in enumerate(spec.actions):
+                first = first_conjunct(a)
+                if first is None or kernel.fails[f"g_first_{ai}"]:
+                    continue
+                depth = first[1]
+                for ps in itertools.product(*(range(p.size) for p in a.params)):
+                    if not getattr(mod, f"g_first_{ai}")(s, *ps[:depth], err):
+                        ruled_out += 1
+                        assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
+    assert ruled_out > 0
