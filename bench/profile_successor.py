@@ -109,9 +109,10 @@ def main() -> None:
     spec = build(proto, parse_params(proto, a.param))
     kernel = Kernel(spec)
     front = level_of(kernel, a.rows)
-    print(f"{spec.name}: row {kernel.stride} cells, {kernel.stride * np.dtype(kernel.dtype).itemsize}"
-          f" bytes ({kernel.mod.WORDS} words), {kernel.ninst} action instances; "
-          f"a level of {front.shape[0]:,} rows", file=sys.stderr)
+    width = kernel.stride * np.dtype(kernel.dtype).itemsize
+    print(f"{spec.name}: row {kernel.stride} cells, {width} bytes ({kernel.mod.WORDS} words), "
+          f"{kernel.ninst} action instances; a level of {front.shape[0]:,} rows",
+          file=sys.stderr)
     times: dict[str, float] = {}
     if not a.kernel_only:
         mod = load_generated(ladder_source(kernel), "profile", "p", "hwcheck_profile")
@@ -121,7 +122,7 @@ def main() -> None:
             getattr(mod, f"run_{rung}")(front[:1], out, err)
         for rung in LADDER:
             f = getattr(mod, f"run_{rung}")
-            times[rung] = statistics.median(cpu(lambda: f(front, out, err))
+            times[rung] = statistics.median(cpu(lambda f=f: f(front, out, err))
                                             for _ in range(a.runs))
 
     def probe() -> tuple[np.ndarray, ...]:

@@ -424,7 +424,7 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     for ai, a, base in instances(spec):
         sizes = [p.size for p in a.params]
         pad = "        "
-        args = []
+        args: list[str] = []
         first = first_conjunct(a)
         filter_at = first[1] if first is not None and fails.get(f"g_first_{ai}") is False \
             else None  # the loop depth where the guard's first conjunct is tested
