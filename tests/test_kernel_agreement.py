@@ -165,11 +165,55 @@ def expanded_levels(kernel, levels: int):
         front = succ.rows.copy()
 
 
-@pytest.mark.parametrize("name", ["hw", "view"])
+def wide_rows(view: bool):
+    """A small protocol with rows of 26 words (wider than ``templates.NARROW``): counters at
+    both ends of a wide array and one in the middle, actions writing one, two or a slot of the
+    array each; under a VIEW, one counter left out."""
+    from hwcheck.spec.lang import Block, Spec
+
+    spec = Spec("WideRows", {"view": view})
+    lo = spec.scalar("lo", 0, 3)
+    pad = spec.array("pad", (96,), 0, 2)
+    mid = spec.scalar("mid", 0, 3)
+    slots = spec.array("slots", (96,), 0, 1)
+    hi = spec.scalar("hi", 0, 2)
+    spec.initial(lambda b: None)
+
+    @spec.action("Lo", modifies=[lo])
+    def inc_lo(b: Block) -> None:
+        b.require(lo < 3)
+        b.set(lo, lo + 1)
+
+    @spec.action("Both", modifies=[lo, hi])
+    def both(b: Block) -> None:
+        b.require(hi < 2, lo > 0)
+        b.set(hi, hi + 1)
+        b.set(lo, lo - 1)
+
+    @spec.action("Mid", modifies=[mid, pad])
+    def inc_mid(b: Block) -> None:
+        b.require(mid < 3)
+        b.set(mid, mid + 1)
+        b.set(pad[mid * 31], 2)
+
+    @spec.action("Slot", over=[96], modifies=[slots])
+    def slot(b: Block, k) -> None:
+        b.require(k < 2 + mid, slots[k] == 0)
+        b.set(slots[k], 1)
+
+    if view:
+        spec.view = frozenset(v.name for v in spec.variables if v.name != "hi")
+    return spec
+
+
+@pytest.mark.parametrize("name", ["hw", "view", "wide", "wide-view"])
 def test_every_successor_fingerprint_is_its_rows(name):
-    # the expansion updates a successor's fingerprint from the words its action modifies and
-    # puts those words back for the next instance: each successor it lets through is its
-    # parent's step, and its fingerprint the trace tools' of that row (under a VIEW too)
+    # the expansion updates a wide row's successor's fingerprint from the words its action
+    # modifies and puts those words back for the next instance (a narrow row's is hashed
+    # whole): each successor it lets through is its parent's step, and its fingerprint the
+    # trace tools' of that row (under a VIEW too)
+    from hwcheck.checker.semantics.templates import NARROW
+
     if name == "view":
         from pathlib import Path
 
@@ -178,6 +222,10 @@ def test_every_successor_fingerprint_is_its_rows(name):
         spec = protocols.build(protocols.load(
             str(Path(__file__).parent / "specs" / "view_counter.py")), {})
         kernel = Kernel(spec)
+    elif name.startswith("wide"):
+        kernel = Kernel(wide_rows(view=name == "wide-view"))
+        assert kernel.mod.WORDS > NARROW and "h = _fp_delta" in kernel.source
+        assert ("h = _fp_delta_masked(" in kernel.source) == (name == "wide-view")
     else:
         kernel = pair(name)[1]
     seen = 0

@@ -392,6 +392,11 @@ def _append(w: str) -> Callable[[str], list[str]]:
     return keep
 
 
+# rows of at most this many 64-bit words are copied and hashed whole for every successor: the
+# Kafka model's 4 to 8 words explored 20-30% slower updated word by word (docs/performance.md)
+NARROW = 16
+
+
 def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tuple[Pass, ...],
                keep: Callable[[str], list[str]], seen: tuple[str, ...] = (),
                refused: str | None = None) -> list[str]:
@@ -406,7 +411,8 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     successor that the transition predicates accepted, before the passes change it (the state
     graph's).
 
-    Without passes a successor costs what its action writes: ``tw`` holds the row (copied once
+    Without passes, on rows wider than ``NARROW`` words, a successor costs what its action
+    writes: ``tw`` holds the row (copied once
     a row) and the fingerprint sum of the row (``h0``) is taken once a row; an effect writes
     into ``tw``, the successor's fingerprint is the row's sum with the terms of the words it
     changed replaced (among the words of the variables the action modifies: ``Action.modifies``
@@ -414,7 +420,7 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     the tail. With passes (which rewrite the whole successor) the row is copied, and the
     successor fingerprinted whole, for every successor."""
     layout = Layout.of(spec)
-    incremental = not passes
+    incremental = not passes and layout.stride * np.dtype(layout.dtype).itemsize // 8 > NARROW
     mask = layout.view_mask
     lines: list[str] = []
     if incremental:
