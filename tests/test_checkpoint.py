@@ -125,6 +125,25 @@ def test_a_checkpoint_of_other_parameters_or_format_is_refused(tmp_path):
     assert res.returncode == 2 and "for the local engine" in res.stderr
 
 
+def test_a_checkpoint_of_the_fingerprint_before_word_sums_is_refused_saying_why(tmp_path):
+    # a format-3 checkpoint holds fingerprints of the earlier function: refused in one line
+    # before any of its files is read, never resumed into wrong counts
+    import numpy as np
+
+    from hwcheck.checker.engines import checkpoint
+
+    ident = {"format": checkpoint.FORMAT, "protocol": "p", "params": {}, "symmetry": False,
+             "kernel": "k"}
+    (tmp_path / "state-1").mkdir()
+    (tmp_path / "CURRENT").write_text("state-1\n")
+    (tmp_path / "state-1" / "meta.json").write_text(json.dumps({**ident, "format": 3}))
+    with pytest.raises(checkpoint.CheckpointError) as e:
+        checkpoint.load(tmp_path, ident, np.uint8)
+    assert "\n" not in str(e.value)
+    assert "another format version (3, this run: 4)" in str(e.value)
+    assert "fingerprint function before" in str(e.value)
+
+
 # -- the checkpoint of a graceful stop -----------------------------------------------------------
 
 STOPS = {  # how the run is stopped, and the depth its checkpoint is at

@@ -195,10 +195,13 @@ def test_the_last_replica_standing_loses_a_record_it_alone_held(last_replica):
     record only it holds, a power loss takes it, and the leader, still the last ISR member, is
     elected again."""
     trace = (last_replica / "CommittedNotLost.txt").read_text()
-    order = ["Produce(0)", "ShrinkIsr(0, 1)", "PowerLoss(0)", "FenceBroker(0)", "Restart(0)",
-             "UnfenceBroker(0)", "Elect(0)"]
+    order = ["Produce(0)", "ShrinkIsr(0, 1)", "PowerLoss(0)", "Restart(0)", "UnfenceBroker(0)",
+             "Elect(0)"]
     at = [trace.index(f": {a}\n") for a in order]
     assert at == sorted(at), trace
+    # the controller fences the broker after the shrink and before its restart; before or after
+    # the power loss, the trace is as short (the canonical order picks one)
+    assert at[1] < trace.index(": FenceBroker(0)\n") < at[3], trace
     assert "controller: ISR {r0}" in trace
 
 

@@ -56,7 +56,11 @@ if TYPE_CHECKING:
     from hwcheck.checker.engines.spill import StoredLevel
     from hwcheck.checker.semantics.kernel import Kernel
 
-FORMAT = 3  # 3: digests of every file (2: none; 1: the tables as they were)
+FORMAT = 4  # 4: fingerprints as sums of word terms (3: digests of every file; 2: none; 1: the
+# tables as they were)
+# why a checkpoint of an earlier format cannot be resumed, beyond its number
+BEFORE: dict[object, str] = {
+    3: "its fingerprints are of the fingerprint function before decision 0021, not this run's"}
 
 
 class CheckpointError(ValueError):
@@ -307,9 +311,11 @@ def read(folder: Path, ident: dict[str, Any]) -> Stored:
                               "does not match its digest)")
     for key, what in IDENTITY:
         if meta.get(key, DEFAULTS.get(key)) != ident.get(key, DEFAULTS.get(key)):
+            why = BEFORE.get(meta.get("format"), "") if key == "format" else ""
             raise CheckpointError(f"--resume {folder}: the checkpoint is of another {what} "
                                   f"({meta.get(key, DEFAULTS.get(key))!r}, this run: "
-                                  f"{ident.get(key, DEFAULTS.get(key))!r})")
+                                  f"{ident.get(key, DEFAULTS.get(key))!r})"
+                                  + (f": {why}" if why else ""))
     return Stored(folder, name, meta)
 
 

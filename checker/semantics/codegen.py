@@ -35,6 +35,7 @@ from hwcheck.checker.semantics.templates import (
     expand_dedup_fn,
     expand_exact_fn,
     expand_split_fn,
+    first_conjunct,
     initial_fn,
     step_fn,
     view_source,
@@ -120,6 +121,22 @@ def generate(spec: Spec, layout: Layout | None = None,
         code = counted(f"tp_{j}", gen, gen, expr, {})
         lines.append(f"\n@njit(cache=True)\ndef tp_{j}(s, n, err):  # {name}\n"
                      f"{returning(gen, code)}\n")
+
+    # each action's guard filter: its first conjunct over the parameters it reads, compiled
+    # after every other function so that the domain error codes stay what they were
+    for ai, a in enumerate(spec.actions):
+        first = first_conjunct(a)
+        if first is None:
+            continue
+        expr, depth = first
+        args = [f"p{i}" for i in range(depth)]
+        guards.code_ranges.update({f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)})
+        guards.where = a.name
+        guards.local_ranges = {}
+        guards.tally.clear()
+        code = counted(f"g_first_{ai}", guards, guards, expr, dict(zip(a.params, args)))
+        lines.append(f"\n@njit(cache=True)\ndef g_first_{ai}({', '.join(['s', *args, 'err'])}):"
+                     f"  # {a.name} guard's first conjunct\n{returning(guards, code)}\n")
 
     if spec.view is not None:
         lines.append(view_source(spec, layout))

@@ -3,9 +3,13 @@
 Both are numba functions over plain numpy arrays, so the local engine, the Spark executors and
 the trace tools compute the same 64-bit fingerprint in every process.
 
-Fingerprint: the state row (int8, padded to a multiple of 8 bytes) read as little-endian 64-bit
-words, mixed word by word (murmur3's 64-bit block step) and finished with murmur3's fmix64.
-0 is reserved for "empty slot", so a digest of 0 becomes 1.
+Fingerprint: the state row (its cells padded to a multiple of 8 bytes) read as little-endian
+64-bit words; each word hashed with its position (``word_term``: SplitMix64's finalizer of the
+word plus the position's multiple of the golden ratio), the terms added modulo 2^64
+(``fingerprint_sum``), the sum finished with murmur3's fmix64 (``fingerprint_of_sum``). A sum
+composes: a successor that differs from its parent in a few words has the parent's sum with
+those words' terms replaced, so the kernels fingerprint a successor in the time of the words its
+action writes (decision record 0021). 0 is reserved for "empty slot", so a digest of 0 becomes 1.
 
 Visited table (``table_*``): ordered linear probing over a uint64 array of any capacity, see
 ``table_insert``; 0 marks a free slot. The exact table (``--exact``) keeps plain linear probing
@@ -22,15 +26,12 @@ from numba.extending import intrinsic
 
 C1 = np.uint64(0x87C37B91114253D5)
 C2 = np.uint64(0x4CF5AD432745937F)
-C3 = np.uint64(0x52DCE729)
 F1 = np.uint64(0xFF51AFD7ED558CCD)
 F2 = np.uint64(0xC4CEB9FE1A85EC53)
 SEED = np.uint64(0x9E3779B97F4A7C15)
-U5 = np.uint64(5)
 U31 = np.uint64(31)
 U33 = np.uint64(33)
 U27 = np.uint64(27)
-U37 = np.uint64(37)
 
 
 @njit(cache=True, inline="always")
@@ -45,26 +46,58 @@ def _fmix64(k):
 
 @njit(cache=True)
 def fingerprint(row):
-    """The 64-bit fingerprint of one state row (int8, length a multiple of 8)."""
+    """The 64-bit fingerprint of one state row (length in bytes a multiple of 8)."""
     return fingerprint_words(row.view(np.uint64))
+
+
+M1 = np.uint64(0xBF58476D1CE4E5B9)  # SplitMix64's finalizer (Stafford's Mix13)
+M2 = np.uint64(0x94D049BB133111EB)
+U30 = np.uint64(30)
+
+
+@njit(cache=True, inline="always")
+def word_term(q, x):
+    """Word ``x`` at position ``q`` of a row: its term of the fingerprint's sum."""
+    z = x + (np.uint64(q) + np.uint64(1)) * SEED
+    z = (z ^ (z >> U30)) * M1
+    z = (z ^ (z >> U27)) * M2
+    return z ^ (z >> U31)
+
+
+@njit(cache=True, inline="always")
+def fingerprint_sum(words):
+    """The sum (modulo 2^64) of a row's word terms, its length's first: what
+    ``fingerprint_of_sum`` finishes. A successor's sum is its parent's with the terms of the
+    words that differ replaced."""
+    h = np.uint64(words.size) * C1
+    for q in range(words.size):
+        h += word_term(q, words[q])
+    return h
+
+
+@njit(cache=True, inline="always")
+def fingerprint_sum_masked(words, mask):
+    """``fingerprint_sum`` of the words ``words & mask`` (a VIEW's cells: ``Layout.view_mask``)."""
+    h = np.uint64(words.size) * C1
+    for q in range(words.size):
+        h += word_term(q, words[q] & mask[q])
+    return h
+
+
+@njit(cache=True, inline="always")
+def fingerprint_of_sum(h):
+    """The fingerprint of a row whose ``fingerprint_sum`` is ``h``."""
+    h = _fmix64(h ^ C2)
+    if h == np.uint64(0):
+        h = np.uint64(1)
+    return h
 
 
 @njit(cache=True, inline="always")
 def fingerprint_words(words):
     """``fingerprint`` of a row given as its 64-bit words. The kernels keep their scratch row
     as words and call this: a ``view`` per successor costs several times the hash."""
-    h = SEED ^ np.uint64(words.size)
-    for i in range(words.size):
-        k = words[i] * C1
-        k = (k << U31) | (k >> U33)
-        k *= C2
-        h ^= k
-        h = (h << U27) | (h >> U37)
-        h = h * U5 + C3
-    h = _fmix64(h)
-    if h == np.uint64(0):
-        h = np.uint64(1)
-    return h
+    return fingerprint_of_sum(fingerprint_sum(words))
 
 
 U32 = np.uint64(32)

@@ -171,7 +171,7 @@ KNOB_SCENARIOS: tuple[Scenario, ...] = (
           "Liveness under fairness with HW truncation: once crashes stop, an acknowledged "
           "record lost by truncation never reaches the ISR again and the logs never converge "
           "(each a lasso).", "KIP-101", _LIVE_HW, 10_487,
-          CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9, AckedReplicated=15,
+          CommittedNotLost=8, AckedNotLost=8, LogsMatchBelowHw=9, AckedReplicated=14,
           LogsConverge=14),
     _knob("liveness-kip-279",
           "KIP-279 truncation: every liveness property holds (a partition gets a leader, "
