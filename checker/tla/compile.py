@@ -1478,8 +1478,9 @@ class Compiler:
                 choices[var] = ("param", b.choose(len(values)), values)
         if guards and not init:
             b.require(*guards)
-        if not self.for_enabled:
-            self.block, self.path, self._hoisted = b, [], {}
+        if self.for_enabled:
+            return  # the deadlock check reads the guard alone
+        self.block, self.path, self._hoisted = b, [], {}
         try:
             self._effects(b, writes, choices, guards, init)
         finally:

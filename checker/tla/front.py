@@ -221,8 +221,9 @@ def describe(c: Compiled) -> list[str]:
                 elem = "BOOLEAN"
             else:
                 elem = f"{enc.lo}..{enc.hi}"
-            what = elem if enc.domain is None else \
-                "[{" + ", ".join(show(d) for d in enc.domain) + "} -> " + elem + "]"
+            what = elem
+            for dom in reversed(enc.dims):
+                what = "[{" + ", ".join(show(d) for d in dom) + "} -> " + what + "]"
         out.append(f"{name} \\in {what}")
     return out
 
