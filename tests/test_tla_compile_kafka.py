@@ -12,9 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from engine_contract import MODEL_TABLE
 from test_tla_explore import KAFKA_TLC_MORE, _kafka_cfg
 
-from engine_contract import MODEL_TABLE
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.run import check
 from hwcheck.checker.semantics.interp import Interpreter
