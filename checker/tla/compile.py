@@ -212,7 +212,7 @@ class Compiled:
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
             raw = row[name]
-            if enc.kind == "set":
+            if enc.kind == "set" and enc.domain is None:
                 out[name] = frozenset(enc.members[k] for k in raw)
             elif enc.domain is None:
                 out[name] = self._atom(enc, raw)
@@ -222,6 +222,8 @@ class Compiled:
 
     def _nested(self, enc: Enc, dims: tuple[tuple[Value, ...], ...], raw: Any) -> Value:
         if not dims:
+            if enc.kind == "set":
+                return frozenset(m for m, x in zip(enc.members, raw) if x)
             return self._atom(enc, raw)
         return Fcn({k: self._nested(enc, dims[1:], x) for k, x in zip(dims[0], raw)})
 
@@ -313,9 +315,9 @@ class Compiler:
         if not values:
             raise not_compiled(pos, f"variable {name} takes no value")
         if all(isinstance(v, frozenset) for v in values):
-            members = tuple(sorted_values(frozenset().union(*values)))
-            if not members:
-                raise not_compiled(pos, f"variable {name} is always the empty set")
+            # a set always empty: one bit, for a value it never holds (a value written
+            # outside its members is the kernel's domain error, then widened)
+            members = tuple(sorted_values(frozenset().union(*values))) or (False,)
             self.encodings[name] = Enc(name, "set", 0, 1, None, members)
             self.reads[name] = self.spec.set_of(name, len(members))
             return
@@ -328,6 +330,14 @@ class Compiler:
                     raise ValueError
                 dims.append(tuple(sorted_values(next(iter(doms)))))
                 leaves = [x for v in leaves for x in v.map.values()]  # type: ignore[union-attr]
+            if dims and all(isinstance(v, frozenset) for v in leaves):
+                # a function to sets: an array over its dimensions and the sets' members
+                members = tuple(sorted_values(frozenset().union(*leaves))) or (False,)
+                self.encodings[name] = Enc(name, "set", 0, 1, dims[0], members,
+                                           tuple(dims[1:]))
+                self.reads[name] = self.spec.array(
+                    name, (*(len(d) for d in dims), len(members)), 0, 1)
+                return
             kind, lo, hi = _scalar_kind(leaves)
         except ValueError:
             raise not_compiled(pos, f"variable {name} holds values this case does not store "
@@ -601,7 +611,7 @@ class Compiler:
                 self._calls.pop()
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
-            if enc.kind == "set":
+            if enc.kind == "set" and enc.domain is None:
                 arr = self.reads[name]
                 return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
             if enc.domain is not None:
@@ -853,6 +863,9 @@ class Compiler:
             arr = self.reads[enc.name]
 
             def build(dims: tuple[tuple[Value, ...], ...], idx: tuple[int, ...]) -> Term:
+                if not dims and enc.kind == "set":
+                    return ("bits", enc.members, [arr[idx + (k,)] == 1
+                                                  for k in range(len(enc.members))], _FALSE)
                 if not dims:
                     return self._element(enc, arr[idx])
                 return ("fn", dims[0], tuple(build(dims[1:], (*idx, k))
@@ -879,6 +892,12 @@ class Compiler:
                 if key(d) == key(arg[1]):
                     return x  # type: ignore[no-any-return]
             return _ERR
+        vals = self.values_of(arg)
+        if vals is not None and {key(v) for v in vals} <= {key(d) for d in dom}:
+            # the argument is always in the domain: its last possible element by default
+            at = [(d, x) for d, x in zip(dom, elems) if key(d) in {key(v) for v in vals}]
+            return self.merge([(self.eq_value(arg, d, pos), x) for d, x in at[:-1]],
+                              at[-1][1], pos)
         return self.merge([(self.eq_value(arg, d, pos), x) for d, x in zip(dom, elems)],
                           _ERR, pos)
 
@@ -933,16 +952,18 @@ class Compiler:
                                            for v in self.universe(t)}.values()))
             split = [self.as_bits(t, pos, members) if t[0] != "err" else None for t in terms]
 
-            def chain(pick: Callable[[Any], Any]) -> Any:
-                out = pick(split[-1]) if split[-1] is not None else self.error("bool", pos)
+            # an undefined set's members are the error; it holds no other value
+            def chain(pick: Callable[[Any], Any], undefined: Any) -> Any:
+                out = pick(split[-1]) if split[-1] is not None else undefined
                 for (c, _), sb in zip(reversed(kept), reversed(split[:-1])):
-                    out = _ite(c, pick(sb) if sb is not None else self.error("bool", pos),
-                               out)
+                    out = _ite(c, pick(sb) if sb is not None else undefined, out)
                 return out
+
             def bit(k: int) -> Callable[[Any], Any]:
                 return lambda sb: sb[1][k]
-            return ("bits", members, [chain(bit(k)) for k in range(len(members))],
-                    chain(lambda sb: sb[2]))
+            return ("bits", members, [chain(bit(k), self.error("bool", pos))
+                                      for k in range(len(members))],
+                    chain(lambda sb: sb[2], _FALSE))
         kind = next((k for k in map(self.kind_of, real) if k is not None), None)
         if kind is None:
             raise not_compiled(pos, "a choice between values this case does not store")
@@ -1496,7 +1517,7 @@ class Compiler:
                 if enc.domain is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
-            elif enc.kind == "set":
+            elif enc.kind == "set" and enc.domain is None:
                 staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
                 staged.append((self.reads[var], self._store(enc, self.tr(rhs, psc, penv),
@@ -1533,7 +1554,8 @@ class Compiler:
         arr = self.reads[enc.name]
         dims = enc.dims
         if isinstance(rhs, Except) and isinstance(rhs.fn, OpApp) and rhs.fn.name == enc.name \
-                and not rhs.fn.args and rhs.fn.name not in env and len(rhs.updates) == 1:
+                and not rhs.fn.args and rhs.fn.name not in env and len(rhs.updates) == 1 \
+                and enc.kind != "set":
             path, new = rhs.updates[0]
             idx = []
             for (step, arg), dom in zip(path, dims):
@@ -1562,6 +1584,17 @@ class Compiler:
     def _cells(self, enc: Enc, dims: tuple[tuple[Value, ...], ...], t: Term,
                idx: tuple[int, ...], out: list[tuple[Any, Any]], pos: Pos) -> None:
         arr = self.reads[enc.name]
+        if not dims and enc.kind == "set":  # a function to sets: a bit per member
+            if t[0] == "err":
+                out.append((arr[idx + (0,)], self.error("int", pos)))
+                return
+            bs, outside = self.bits(t, enc.members, pos)
+            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
+                     for b in bs]
+            if not _false(outside):  # a member outside: a read past the last bit
+                cells[0] = L.ite(outside, arr[idx + (len(enc.members),)], cells[0])
+            out += [(arr[idx + (k,)], c) for k, c in enumerate(cells)]
+            return
         if not dims:
             out.append((arr[idx], self._store(enc, t, pos)))
             return
