@@ -150,7 +150,7 @@ def test_sets_are_a_bit_per_member_and_records_are_members() -> None:
 
 def test_a_function_holding_sets_is_an_array_of_bits(tmp_path: Path) -> None:
     (tmp_path / "F.tla").write_text("---- MODULE F ----\nVARIABLE f\n"
-                                    "Init == /\\ f = [i \\in {1, 2} |-> {}]\n"
+                                    "Init == f = [i \\in {1, 2} |-> {}]\n"
                                     "Next == \\E i \\in {1, 2} : f' = [f EXCEPT ![i] = @ \\cup {i}]"
                                     "\n====\n")
     m = model(tmp_path / "F.tla", parse_cfg("INIT Init NEXT Next", "F.cfg"))

@@ -286,6 +286,7 @@ class Compiler:
         # translated is under (an IF's branch, a conjunction's later part), the values of
         # LET definitions and operator arguments computed once as locals, and how deep in
         # quantifiers over a bound variable (no local there: it would read the variable)
+        self._in_init = False  # unfolding Init
         self.block: Block | None = None
         self.path: list[Any] = []
         self._hoisted: dict[int, list[tuple[tuple[Any, ...], Term, Term]]] = {}
@@ -1367,6 +1368,8 @@ class Compiler:
         so that TLC enumerates it rather than evaluating it."""
         if isinstance(e, (And, Or, Prime, Unchanged)) or (isinstance(e, Quant) and e.kind == "E"):
             return True
+        if self._in_init and self._target_of(e, sc, {}, init=True) is not None:
+            return True  # Init's x = e, x \in S: an assignment, wherever it is defined
         if isinstance(e, Quant):
             return self._action_level(e.body, sc, depth)
         if isinstance(e, If):
@@ -1631,7 +1634,11 @@ class Compiler:
         return False
 
     def run(self) -> Compiled:
-        inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        self._in_init = True
+        try:
+            inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        finally:
+            self._in_init = False
         if len(inits) != 1 or inits[0].params:
             raise not_compiled(self.m.init.pos, "a disjunction, \\E, IF or CASE in Init")
         self.spec.initial(lambda b: self.leaf(b, list(inits[0].parts), self.m.init,
