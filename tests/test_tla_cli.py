@@ -67,9 +67,10 @@ def test_the_config_option_picks_the_cfg(tmp_path: Path) -> None:
 
 
 NESTED = """---- MODULE Nested ----
+EXTENDS Naturals, Sequences
 VARIABLE f
-Init == f = [i \\in {1, 2} |-> {}]
-Next == f' = [f EXCEPT ![1] = {1}]
+Init == f = <<>>
+Next == Len(f) < 2 /\\ f' = Append(f, 1)
 ====
 """
 

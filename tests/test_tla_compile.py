@@ -17,6 +17,7 @@ from hwcheck.checker.tla.cfg import parse_cfg
 from hwcheck.checker.tla.compile import Compiled, compile_model
 from hwcheck.checker.tla.explore import Model, explore, model
 from hwcheck.checker.tla.syntax import TlaError
+from hwcheck.checker.tla.values import Fcn
 
 ROOT = Path(__file__).resolve().parent.parent
 TLA = ROOT / "tests" / "specs" / "tla"
@@ -147,15 +148,32 @@ def test_sets_are_a_bit_per_member_and_records_are_members() -> None:
     assert len(enc["msgs"].members) == 5  # three Prepared records, Commit, Abort
 
 
-def test_a_function_holding_sets_is_refused(tmp_path: Path) -> None:
+def test_a_function_holding_sets_is_an_array_of_bits(tmp_path: Path) -> None:
     (tmp_path / "F.tla").write_text("---- MODULE F ----\nVARIABLE f\n"
                                     "Init == f = [i \\in {1, 2} |-> {}]\n"
-                                    "Next == f' = [f EXCEPT ![1] = {1}]\n====\n")
+                                    "Next == \\E i \\in {1, 2} : f' = [f EXCEPT ![i] = @ \\cup {i}]"
+                                    "\n====\n")
     m = model(tmp_path / "F.tla", parse_cfg("INIT Init NEXT Next", "F.cfg"))
     res = explore(m, check_deadlock=False)
+    c = compile_model(m, {v: res.values(v) for v in m.root.variables})
+    assert c.spec.variables[0].shape == (2, 2)  # f[1], f[2]: a bit for 1 and for 2 each
+    it, layout = Interpreter(c.spec), Layout.of(c.spec)
+    seen, level = {r.tobytes(): r for r in it.initials()}, list(it.initials())
+    while level:
+        level = [t for r in level for _, t in it.successors(r) if t.tobytes() not in seen]
+        seen.update((t.tobytes(), t) for t in level)
+    assert {frozen(c.decode(layout.to_dict(r))) for r in seen.values()} == {
+        frozen({"f": Fcn({1: a, 2: b})}) for a in (frozenset(), frozenset({1}))
+        for b in (frozenset(), frozenset({2}))} and res.distinct == 4
+
+
+def test_a_variable_holding_a_number_and_a_set_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "F.tla").write_text("---- MODULE F ----\nVARIABLE f\n"
+                                    "Init == f = 1\nNext == f' = {f}\n====\n")
+    m = model(tmp_path / "F.tla", parse_cfg("INIT Init NEXT Next", "F.cfg"))
     with pytest.raises(TlaError, match=r"F.tla:1:1: not compiled yet: variable f holds values "
                                        r"this case does not store"):
-        compile_model(m, {v: res.values(v) for v in m.root.variables})
+        compile_model(m, {"f": [1, frozenset({1})]})
 
 
 def test_a_set_written_with_a_value_outside_its_members_is_a_domain_error() -> None:

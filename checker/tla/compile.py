@@ -36,6 +36,7 @@ from .syntax import (
     At,
     Bool,
     Case,
+    Choose,
     Except,
     Expr,
     FnApp,
@@ -51,11 +52,14 @@ from .syntax import (
     Prime,
     Quant,
     SetEnum,
+    SetFilter,
+    SetMap,
     Str,
     Tuple,
     Unchanged,
     fail,
 )
+from .syntax import TlaError as _TlaError
 from .values import Fcn, ModelValue, Value, key, show, sorted_values
 
 
@@ -90,6 +94,22 @@ def not_compiled(pos: Pos, what: str) -> Exception:
 
 
 _TRUE, _FALSE = L.Const(True), L.Const(False)
+_ERR: tuple[Any, ...] = ("err",)
+RANGE_MAX = 4_096  # the most values an integer expression's range may hold as a set's members
+UNROLL_MAX = 64  # the deepest a recursive operator is unrolled
+
+
+def _ite(c: Any, a: Any, b: Any) -> Any:
+    """``L.ite``, constants folded (a set's "outside" must stay a constant FALSE)."""
+    if isinstance(c, L.Const):
+        return a if c.value else b
+    if isinstance(a, L.Const) and isinstance(b, L.Const) and a.value is b.value:
+        return a
+    return L.ite(c, a, b)
+
+
+def _false(x: Any) -> bool:
+    return isinstance(x, L.Const) and x.value is False
 
 
 def _or(*xs: Any) -> Any:
@@ -142,10 +162,21 @@ class Enc:
     hi: int
     domain: tuple[Value, ...] | None = None
     members: tuple[Value, ...] = ()  # kind "set": the values it may hold, a bit each
+    # a function of functions: the domains of the further dimensions (``log[r][k]``: the
+    # replicas are ``domain``, the offsets ``inner``), an array over all of them
+    inner: tuple[tuple[Value, ...], ...] = ()
+
+    @property
+    def dims(self) -> tuple[tuple[Value, ...], ...]:
+        return () if self.domain is None else (self.domain, *self.inner)
 
 
 # A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
-# ("param", lang expression indexing ``values``, values); ("array", Enc); ("bits", members,
+# ("param", lang expression indexing ``values``, values); ("fn", domain, elements): a function
+# on a finite domain known when translating (in value order), each element a term (a
+# function variable, `[x \in D |-> e]`, an EXCEPT); ("err",): a value the evaluator fails on
+# (a CHOOSE without a witness, an argument outside a function's domain), the kernel's domain
+# error wherever it is computed; ("bits", members,
 # [a lang boolean per member]): a set within ``members``; ("elems", [terms]): the set of a few
 # values computed from the state; ("lazy", Expr, Scope, env) and ("op", OpDef, Scope, env): an
 # operator's argument and a LET operator, translated where read.
@@ -182,13 +213,20 @@ class Compiled:
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
             raw = row[name]
-            if enc.kind == "set":
+            if enc.kind == "set" and enc.domain is None:
                 out[name] = frozenset(enc.members[k] for k in raw)
             elif enc.domain is None:
                 out[name] = self._atom(enc, raw)
             else:
-                out[name] = Fcn({k: self._atom(enc, x) for k, x in zip(enc.domain, raw)})
+                out[name] = self._nested(enc, enc.dims, raw)
         return out
+
+    def _nested(self, enc: Enc, dims: tuple[tuple[Value, ...], ...], raw: Any) -> Value:
+        if not dims:
+            if enc.kind == "set":
+                return frozenset(m for m, x in zip(enc.members, raw) if x)
+            return self._atom(enc, raw)
+        return Fcn({k: self._nested(enc, dims[1:], x) for k, x in zip(dims[0], raw)})
 
     def _atom(self, enc: Enc, x: int) -> Value:
         if enc.kind == "bool":
@@ -239,14 +277,31 @@ class Compiler:
         self.spec = Spec(m.root.scope.module.name, {})
         self.encodings: dict[str, Enc] = {}
         self.reads: dict[str, Any] = {}
+        self._var_terms: dict[str, Term] = {}
+        self._sizes: dict[Any, int] = {}  # a quantifier's bound variable: its range's size
+        self._local_ranges: dict[str, tuple[int, int]] = {}
+        self._ranges: dict[int, tuple[Any, tuple[int, int] | None]] = {}
+        self._calls: list[tuple[str, list[Term]]] = []  # the recursive operators inlined
+        self._rec: dict[int, bool] = {}
+        # an action's effects being built: its block, the conditions the expression being
+        # translated is under (an IF's branch, a conjunction's later part), the values of
+        # LET definitions and operator arguments computed once as locals, and how deep in
+        # quantifiers over a bound variable (no local there: it would read the variable)
+        self._in_init = False  # unfolding Init
+        self.block: Block | None = None
+        self.path: list[Any] = []
+        self._hoisted: dict[int, list[tuple[tuple[Any, ...], Term, Term]]] = {}
+        self._qdepth = 0
         atoms: set[Value] = set()
         for vals in domains.values():
-            for v in vals:
-                for x in (v.map.values() if isinstance(v, Fcn) else [v]):
-                    if isinstance(x, (str, ModelValue)):
-                        atoms.add(x)
+            stack = list(vals)
+            while stack:  # the strings and model values of functions (of functions) too
+                v = stack.pop()
                 if isinstance(v, Fcn):
+                    stack.extend(v.map.values())
                     atoms.update(k for k in v.map if isinstance(k, (str, ModelValue)))
+                elif isinstance(v, (str, ModelValue)):
+                    atoms.add(v)
         for v in self.sc.values.values():
             for x in (v if isinstance(v, frozenset) else [v]):
                 if isinstance(x, (str, ModelValue)):
@@ -262,33 +317,41 @@ class Compiler:
         if not values:
             raise not_compiled(pos, f"variable {name} takes no value")
         if all(isinstance(v, frozenset) for v in values):
-            members = tuple(sorted_values(frozenset().union(*values)))
-            if not members:
-                raise not_compiled(pos, f"variable {name} is always the empty set")
+            # a set always empty: one bit, for a value it never holds (a value written
+            # outside its members is the kernel's domain error, then widened)
+            members = tuple(sorted_values(frozenset().union(*values))) or (False,)
             self.encodings[name] = Enc(name, "set", 0, 1, None, members)
             self.reads[name] = self.spec.set_of(name, len(members))
             return
         try:
-            if all(isinstance(v, Fcn) for v in values):
-                doms = {frozenset(v.map) for v in values}
-                if len(doms) != 1:
+            dims: list[tuple[Value, ...]] = []
+            leaves = list(values)
+            while leaves and all(isinstance(v, Fcn) for v in leaves):
+                doms = {frozenset(v.map) for v in leaves}
+                if len(doms) != 1 or not next(iter(doms)):
                     raise ValueError
-                domain = tuple(sorted_values(next(iter(doms))))
-                kind, lo, hi = _scalar_kind([x for v in values for x in v.map.values()])
-            else:
-                domain = None
-                kind, lo, hi = _scalar_kind(values)
+                dims.append(tuple(sorted_values(next(iter(doms)))))
+                leaves = [x for v in leaves for x in v.map.values()]
+            if dims and all(isinstance(v, frozenset) for v in leaves):
+                # a function to sets: an array over its dimensions and the sets' members
+                members = tuple(sorted_values(frozenset().union(*leaves))) or (False,)
+                self.encodings[name] = Enc(name, "set", 0, 1, dims[0], members,
+                                           tuple(dims[1:]))
+                self.reads[name] = self.spec.array(
+                    name, (*(len(d) for d in dims), len(members)), 0, 1)
+                return
+            kind, lo, hi = _scalar_kind(leaves)
         except ValueError:
             raise not_compiled(pos, f"variable {name} holds values this case does not store "
                                     f"(e.g. {show(values[-1])})") from None
         if kind == "atom":
             lo, hi = 0, max(len(self.atoms) - 1, 0)
-        enc = Enc(name, kind, lo, hi, domain)
+        enc = Enc(name, kind, lo, hi, dims[0] if dims else None, (), tuple(dims[1:]))
         self.encodings[name] = enc
-        if domain is None:
+        if not dims:
             self.reads[name] = self.spec.scalar(name, lo, hi)
         else:
-            self.reads[name] = self.spec.array(name, (len(domain),), lo, hi)
+            self.reads[name] = self.spec.array(name, tuple(len(d) for d in dims), lo, hi)
 
     # -- values --------------------------------------------------------------------------
 
@@ -305,6 +368,8 @@ class Compiler:
         """``t`` as a lang expression of ``kind``."""
         if t[0] == kind:
             return t[1]
+        if t[0] == "err":
+            return self.error(kind, pos)
         if t[0] == "static":
             return self.static_expr(kind, t[1], pos)
         if t[0] == "param":
@@ -333,35 +398,16 @@ class Compiler:
             return "atom"
         return None
 
-    def index(self, enc: Enc, t: Term, pos: Pos) -> Any:
-        """The array position of the function argument ``t``."""
-        dom = enc.domain
-        assert dom is not None
-        if t[0] == "static":
-            if t[1] not in dom:
-                raise fail(pos, f"{show(t[1])} is not in the domain of {enc.name}")
-            return L.Const(dom.index(t[1]))
-        if t[0] == "param" and isinstance(t[1], _Pending):
-            raise not_compiled(pos, "an expression of an \\E-bound parameter as an "
-                                    "operator's argument in Next")
-        if t[0] == "param" and tuple(t[2]) == dom:
-            return t[1]
-        kind = self.kind_of(t)
-        if kind is None:
-            raise not_compiled(pos, f"indexing {enc.name} with this")
-        e = self.as_kind(t, kind, pos)
-        out: Any = L.Const(len(dom))  # outside: the kernel's index check reports it
-        for i in range(len(dom) - 1, -1, -1):
-            out = L.ite(e == self.static_expr(kind, dom[i], pos), i, out)
-        return out
-
     # -- expressions ---------------------------------------------------------------------
 
     def tr(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term:
         """``e`` (a state-level expression) translated under ``env``."""
         static = {k: v[1] for k, v in env.items() if v[0] == "static"}
         if self._closed(e, sc, env) and self.ev.state_free(e, sc, set(static)):
-            return ("static", self.ev.ev(e, sc, dict(static), Ctx({}, None)))
+            try:
+                return ("static", self.ev.ev(e, sc, dict(static), Ctx({}, None)))
+            except _TlaError:
+                return _ERR  # the evaluator fails on it: so does the kernel, where computed
         if isinstance(e, (Num, Str, Bool)):
             return ("static", e.value)
         if isinstance(e, At) and "@" in env:
@@ -369,32 +415,107 @@ class Compiler:
         if isinstance(e, OpApp):
             return self.tr_opapp(e, sc, env)
         if isinstance(e, And) or isinstance(e, Or):
-            parts = [self.as_kind(self.tr(x, sc, env), "bool", x.pos) for x in e.items]
+            parts: list[Any] = []
+            for x in e.items:  # each part read where the ones before let it be
+                with self._under(_and(*parts) if isinstance(e, And) else
+                                 _and(*[_not(p) for p in parts])):
+                    parts.append(self.as_kind(self.tr(x, sc, env), "bool", x.pos))
             return ("bool", L.conj(*parts) if isinstance(e, And) else L.disj(*parts))
         if isinstance(e, If):
             c = self.as_kind(self.tr(e.cond, sc, env), "bool", e.cond.pos)
-            a, b = self.tr(e.then, sc, env), self.tr(e.other, sc, env)
-            kind = self.kind_of(a) or self.kind_of(b)
-            if kind is None:
-                raise not_compiled(e.pos, "IF over values this case does not store")
-            return (kind, L.ite(c, self.as_kind(a, kind, e.then.pos),
-                                self.as_kind(b, kind, e.other.pos)))
+            if isinstance(c, L.Const):
+                return self.tr(e.then if c.value else e.other, sc, env)
+            with self._under(c):
+                a = self.tr(e.then, sc, env)
+            with self._under(_not(c)):
+                b = self.tr(e.other, sc, env)
+            return self.merge([(c, a)], b, e.pos)
+        if isinstance(e, Case):
+            pairs: list[tuple[Any, Term]] = []
+            before: list[Any] = []
+            for cond, arm in e.arms:
+                with self._under(_and(*[_not(x) for x in before])):
+                    c = self.as_kind(self.tr(cond, sc, env), "bool", cond.pos)
+                if isinstance(c, L.Const) and not c.value:
+                    continue
+                with self._under(_and(*[_not(x) for x in before], c)):
+                    pairs.append((c, self.tr(arm, sc, env)))
+                before.append(c)
+                if isinstance(c, L.Const):
+                    break
+            other: Term = _ERR
+            with self._under(_and(*[_not(x) for x in before])):
+                if e.other is not None:
+                    other = self.tr(e.other, sc, env)
+            return self.merge(pairs, other, e.pos)
         if isinstance(e, Let):
             return self.tr(e.body, sc, self._let(e, sc, env))
         if isinstance(e, FnApp):
-            f = self.tr(e.fn, sc, env)
-            if f[0] != "array" or len(e.args) != 1:
-                raise not_compiled(e.pos, "applying this function")
-            enc: Enc = f[1]
-            return (enc.kind, self.reads[enc.name][self.index(enc, self.tr(e.args[0], sc, env),
-                                                              e.args[0].pos)])
+            if len(e.args) != 1:
+                raise not_compiled(e.pos, "a function of several arguments")
+            return self.apply(self.tr(e.fn, sc, env), self.tr(e.args[0], sc, env), e.pos)
+        if isinstance(e, FnLit):
+            if len(e.bounds) != 1 or len(e.bounds[0].names) != 1 or e.bounds[0].tuple:
+                raise not_compiled(e.pos, "a function of several arguments")
+            dom = self.tr(e.bounds[0].set, sc, env)
+            if dom[0] != "static" or not isinstance(dom[1], frozenset):
+                raise not_compiled(e.pos, "a function whose domain is read from the state")
+            name = e.bounds[0].names[0]
+            values = tuple(sorted_values(dom[1]))
+            return ("fn", values, tuple(self.tr(e.body, sc, {**env, name: ("static", x)})
+                                        for x in values))
+        if isinstance(e, Except):
+            f = self.fn_of(self.tr(e.fn, sc, env), e.pos)
+            for path, new in e.updates:
+                keys: list[Term] = []
+                for step, arg in path:
+                    if step != "app" or len(arg) != 1:  # type: ignore[arg-type]
+                        raise not_compiled(e.pos, "an EXCEPT path other than ![i]...[j]")
+                    keys.append(self.tr(arg[0], sc, env))  # type: ignore[index]
+                f = self._update(f, keys, new, sc, env, e.pos)
+            return f
+        if isinstance(e, Choose):
+            return self.tr_choose(e, sc, env)
+        if isinstance(e, SetFilter):
+            bd = e.bound
+            if len(bd.names) != 1 or bd.tuple:
+                raise not_compiled(e.pos, "several names in a set filter")
+            members, bs, out = self.as_bits(self.tr(bd.set, sc, env), bd.set.pos)
+            _exact(out, bd.set.pos)
+            kept = []
+            for m, bit in zip(members, bs):
+                with self._under(bit):
+                    kept.append(_FALSE if _false(bit) else _and(bit, self.as_kind(self.tr(
+                        e.pred, sc, {**env, bd.names[0]: ("static", m)}), "bool", e.pred.pos)))
+            return ("bits", members, kept, _FALSE)
+        if isinstance(e, SetMap):
+            if len(e.bounds) != 1 or len(e.bounds[0].names) != 1 or e.bounds[0].tuple:
+                raise not_compiled(e.pos, "several names in {e : x \\in S}")
+            bd = e.bounds[0]
+            members, bs, out = self.as_bits(self.tr(bd.set, sc, env), bd.set.pos)
+            _exact(out, bd.set.pos)
+            images = []
+            for m, bit in zip(members, bs):
+                if not _false(bit):
+                    with self._under(bit):
+                        images.append((bit, self.tr(e.expr, sc, {**env, bd.names[0]: (
+                            "static", m)})))
+            universe: dict[Any, Value] = {}
+            for _, t in images:
+                vals = self.values_of(t)
+                if vals is None:
+                    raise not_compiled(e.expr.pos, "a set of values whose range is not known")
+                universe.update((key(v), v) for v in vals)
+            us = tuple(sorted_values(universe.values()))
+            return ("bits", us, [_or(*[_and(bit, self.eq_value(t, u, e.pos))
+                                       for bit, t in images]) for u in us], _FALSE)
         if isinstance(e, Quant):
             return ("bool", self.tr_quant(e, sc, env))
         if isinstance(e, SetEnum):
             return ("elems", [self.tr(x, sc, env) for x in e.items])
-        t = self._by_params(e, sc, env)
-        if t is not None:
-            return t
+        tab = self._by_params(e, sc, env)
+        if tab is not None:
+            return tab
         raise not_compiled(e.pos, f"the expression {type(e).__name__}")
 
     def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
@@ -429,13 +550,16 @@ class Compiler:
               env: dict[str, Term]) -> Any:
         name, set_e = names[0]
         s = self.tr(set_e, sc, env)
+        if s[0] == "elems":
+            s = ("bits", *self.as_bits(s, set_e.pos))
         if s[0] == "bits":  # over a set read from the state: each possible member, if in it
             _exact(s[3], set_e.pos)
             parts = []
             for m, bit in zip(s[1], s[2]):
                 new = {**env, name: ("static", m)}
-                holds = self._nest(e, names[1:], sc, new) if len(names) > 1 else \
-                    self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+                with self._under(bit):
+                    holds = self._nest(e, names[1:], sc, new) if len(names) > 1 else \
+                        self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
                 parts.append(_implies(bit, holds) if e.kind == "A" else _and(bit, holds))
             return _and(*parts) if e.kind == "A" else _or(*parts)
         if s[0] != "static" or not isinstance(s[1], frozenset):
@@ -446,10 +570,15 @@ class Compiler:
         quant: Callable[..., Any] = L.forall if e.kind == "A" else L.exists
 
         def body(i: Any) -> Any:
+            self._sizes[i] = len(values)
             new = {**env, name: ("param", i, values)}
-            if len(names) > 1:
-                return self._nest(e, names[1:], sc, new)
-            return self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+            self._qdepth += 1
+            try:
+                if len(names) > 1:
+                    return self._nest(e, names[1:], sc, new)
+                return self.as_kind(self.tr(e.body, sc, new), "bool", e.body.pos)
+            finally:
+                self._qdepth -= 1
         return quant(len(values), body)
 
     def tr_opapp(self, e: OpApp, sc: Scope, env: dict[str, Term]) -> Term:
@@ -457,7 +586,7 @@ class Compiler:
         if name in env:
             t = env[name]
             if t[0] == "lazy" and not e.args:
-                return self.tr(t[1], t[2], t[3])
+                return self._lazy(t)
             if t[0] == "op" and len(e.args) == len(t[1].params):
                 new = {**t[3], **{p.name: self.bind(a, sc, env)
                                   for p, a in zip(t[1].params, e.args)}}
@@ -472,15 +601,23 @@ class Compiler:
             d = entry.d
             if any(p.arity for p in d.params) or len(d.params) != len(e.args):
                 raise not_compiled(e.pos, f"applying {name}")
-            new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
-            return self.tr(d.body, entry.scope, new)
+            args = [self.bind(a, sc, env) for a in e.args]
+            if not self._recursive(entry):
+                return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
+            if self._recursion(name, args, e.pos):
+                return _ERR
+            self._calls.append((name, args))
+            try:
+                return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
+            finally:
+                self._calls.pop()
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
-            if enc.kind == "set":
+            if enc.kind == "set" and enc.domain is None:
                 arr = self.reads[name]
                 return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
             if enc.domain is not None:
-                return ("array", enc)
+                return self.var_term(enc)
             read = self.reads[name]
             return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
         raise not_compiled(e.pos, f"the operator {name}")
@@ -493,21 +630,30 @@ class Compiler:
         if name in ("\\in", "\\notin") and len(e.args) == 2 and isinstance(e.args[1], FnSet):
             f = self.tr(e.args[0], sc, env)
             dom = self.tr(e.args[1].domain, sc, env)
-            if f[0] == "array" and dom[0] == "static" and isinstance(dom[1], frozenset):
-                enc: Enc = f[1]
-                assert enc.domain is not None
-                if {key(v) for v in dom[1]} != {key(v) for v in enc.domain}:
+            if f[0] == "fn" and dom[0] == "static" and isinstance(dom[1], frozenset):
+                if {key(v) for v in dom[1]} != {key(v) for v in f[1]}:
                     inside: Any = _FALSE
                 else:
                     rng = self.tr(e.args[1].range, sc, env)
-                    arr = self.reads[enc.name]
-                    inside = _and(*[self.member(self._element(enc, arr[k]), rng, pos)
-                                    for k in range(len(enc.domain))])
+                    inside = _and(*[self.member(x, rng, pos) for x in f[2]])
                 return ("bool", inside if name == "\\in" else _not(inside))
+        if name == "=>" and len(e.args) == 2:
+            a = self.as_kind(self.tr(e.args[0], sc, env), "bool", pos)
+            with self._under(a):
+                b = self.as_kind(self.tr(e.args[1], sc, env), "bool", pos)
+            return ("bool", _implies(a, b))
         args = [self.tr(a, sc, env) for a in e.args]
         if name in ("\\cup", "\\cap", "\\", "\\subseteq") and len(args) == 2:
             return self.set_op(name, args[0], args[1], pos)
-        if name == "Cardinality" and len(args) == 1 and args[0][0] in ("bits", "static"):
+        if name == ".." and len(args) == 2:
+            return self.interval(args[0], args[1], pos)
+        if name in ("Max", "Min") and len(args) == 1 and args[0][0] in ("bits", "elems"):
+            members, bs, out = self.as_bits(args[0], pos)
+            _exact(out, pos)
+            pairs = [(b, ("static", m)) for m, b in zip(members, bs) if not _false(b)]
+            return self.merge(pairs[::-1] if name == "Max" else pairs, _ERR, pos)
+        if name == "Cardinality" and len(args) == 1 and args[0][0] in ("bits", "static",
+                                                                        "elems"):
             members = tuple(self.universe(args[0]))
             bs, out = self.bits(args[0], members, pos)
             _exact(out, pos)
@@ -566,6 +712,13 @@ class Compiler:
         """Whether the value ``t`` is the value ``u`` (a lang boolean)."""
         if t[0] == "static":
             return L.Const(key(t[1]) == key(u))
+        if t[0] == "err":
+            return self.error("bool", pos)
+        if t[0] == "fn":
+            if not isinstance(u, Fcn) or [key(d) for d in t[1]] != \
+                    [key(d) for d in sorted_values(u.map)]:
+                return _FALSE
+            return _and(*[self.eq_value(x, u.map[d], pos) for d, x in zip(t[1], t[2])])
         if t[0] == "param":
             if isinstance(t[1], _Pending):
                 raise not_compiled(pos, "comparing an \\E-bound parameter here")
@@ -588,7 +741,7 @@ class Compiler:
             return list(t[1])
         out: list[Value] = []
         for x in t[1]:
-            out += [x[1]] if x[0] == "static" else list(x[2]) if x[0] == "param" else []
+            out += self.values_of(x) or []
         return out
 
     def bits(self, t: Term, members: tuple[Value, ...], pos: Pos) -> tuple[list[Any], Any]:
@@ -605,8 +758,10 @@ class Compiler:
                     L.Const(any(k not in where for k in ks)))
         if t[0] == "elems":
             hits = [[self.eq_value(x, m, pos) for m in members] for x in t[1]]
+            within = [vals is not None and all(key(v) in where for v in vals)
+                      for vals in map(self.values_of, t[1])]
             return ([_or(*[h[i] for h in hits]) for i in range(len(members))],
-                    _or(*[_not(_or(*h)) for h in hits]))
+                    _or(*[_not(_or(*h)) for h, w in zip(hits, within) if not w]))
         raise not_compiled(pos, f"a {t[0]} where a set is expected")
 
     def set_op(self, name: str, a: Term, b: Term, pos: Pos) -> Term:
@@ -642,6 +797,10 @@ class Compiler:
     def equal(self, a: Term, b: Term, pos: Pos) -> Any:
         if self.is_set(a) or self.is_set(b):
             return self.set_op("=", a, b, pos)[1]
+        if a[0] == "fn" and b[0] == "fn":
+            if [key(d) for d in a[1]] != [key(d) for d in b[1]]:
+                return _FALSE
+            return _and(*[self.equal(x, y, pos) for x, y in zip(a[2], b[2])])
         if a[0] == "static":
             return self.eq_value(b, a[1], pos)
         if b[0] == "static":
@@ -687,6 +846,364 @@ class Compiler:
             values.append(self.ev.ev(e, sc, {**static, **dict(zip(names, combo))},
                                      Ctx({}, None)))
         return ("param", index, tuple(values))
+
+
+    # -- functions, undefined values, ranges ---------------------------------------------
+
+    def error(self, kind: str, pos: Pos) -> Any:
+        """A lang expression of ``kind`` that is the kernel's domain error where computed: a
+        read past the last element of the first array (the evaluator fails there too)."""
+        for v in self.spec.variables:
+            if v.shape:
+                read = v[(v.shape[0],) + (0,) * (len(v.shape) - 1)]
+                if kind == "bool":
+                    return read if read.sort == L.BOOL else read == 0
+                return L.ite(read, 1, 0) if read.sort == L.BOOL else read
+        raise not_compiled(pos, "a value the evaluator may fail on (a CHOOSE without a witness, "
+                                "an argument outside a function's domain) in a module without "
+                                "a function or set variable")
+
+    def var_term(self, enc: Enc) -> Term:
+        """A function variable as a function term over its dimensions."""
+        if enc.name not in self._var_terms:
+            arr = self.reads[enc.name]
+
+            def build(dims: tuple[tuple[Value, ...], ...], idx: tuple[int, ...]) -> Term:
+                if not dims and enc.kind == "set":
+                    return ("bits", enc.members, [arr[idx + (k,)] == 1
+                                                  for k in range(len(enc.members))], _FALSE)
+                if not dims:
+                    return self._element(enc, arr[idx])
+                return ("fn", dims[0], tuple(build(dims[1:], (*idx, k))
+                                             for k in range(len(dims[0]))))
+            self._var_terms[enc.name] = build(enc.dims, ())
+        return self._var_terms[enc.name]
+
+    def fn_of(self, t: Term, pos: Pos) -> Term:
+        if t[0] == "fn":
+            return t
+        if t[0] == "static" and isinstance(t[1], Fcn):
+            dom = tuple(sorted_values(t[1].map))
+            return ("fn", dom, tuple(("static", t[1].map[d]) for d in dom))
+        raise not_compiled(pos, "applying this function")
+
+    def apply(self, f: Term, arg: Term, pos: Pos) -> Term:
+        """``f[arg]``: the element at a known argument, else the one whose argument
+        ``arg`` equals (an argument outside the domain: the evaluator's error)."""
+        if f[0] == "err":
+            return _ERR
+        _, dom, elems = self.fn_of(f, pos)
+        if arg[0] == "static":
+            for d, x in zip(dom, elems):
+                if key(d) == key(arg[1]):
+                    return x  # type: ignore[no-any-return]
+            return _ERR
+        vals = self.values_of(arg)
+        if vals is not None and {key(v) for v in vals} <= {key(d) for d in dom}:
+            # the argument is always in the domain: its last possible element by default
+            at = [(d, x) for d, x in zip(dom, elems) if key(d) in {key(v) for v in vals}]
+            return self.merge([(self.eq_value(arg, d, pos), x) for d, x in at[:-1]],
+                              at[-1][1], pos)
+        return self.merge([(self.eq_value(arg, d, pos), x) for d, x in zip(dom, elems)],
+                          _ERR, pos)
+
+    def _update(self, f: Term, keys: list[Term], new: Expr, sc: Scope,
+                env: dict[str, Term], pos: Pos) -> Term:
+        """``[f EXCEPT ![k1]...[kn] = new]`` (``@`` the old element); a key outside the
+        domain leaves the function as it is, as the evaluator's."""
+        _, dom, elems = self.fn_of(f, pos)
+        out = []
+        for d, old in zip(dom, elems):
+            hit = self.eq_value(keys[0], d, pos)
+            if _false(hit):
+                out.append(old)
+                continue
+            if len(keys) == 1:
+                value = self.tr(new, sc, {**env, "@": old})
+            else:
+                value = self._update(old, keys[1:], new, sc, env, pos)
+            out.append(value if isinstance(hit, L.Const) else self.merge([(hit, value)], old,
+                                                                          pos))
+        return ("fn", dom, tuple(out))
+
+    def merge(self, pairs: list[tuple[Any, Term]], default: Term, pos: Pos) -> Term:
+        """The first term whose condition holds, else ``default``: an IF, a CASE, a function
+        applied to an argument read from the state; functions element by element, sets bit
+        by bit."""
+        kept: list[tuple[Any, Term]] = []
+        for c, t in pairs:
+            if _false(c):
+                continue
+            if isinstance(c, L.Const):
+                default = t
+                break
+            kept.append((c, t))
+        if not kept:
+            return default
+        terms = [t for _, t in kept] + [default]
+        real = [t for t in terms if t[0] != "err"]
+        if not real:
+            return _ERR
+        if any(t[0] == "fn" or (t[0] == "static" and isinstance(t[1], Fcn)) for t in real):
+            fns = [self.fn_of(t, pos) if t[0] != "err" else t for t in terms]
+            dom = next(f[1] for f in fns if f[0] == "fn")
+            if any(f[0] == "fn" and [key(x) for x in f[1]] != [key(x) for x in dom]
+                   for f in fns):
+                raise not_compiled(pos, "functions on several domains as one value")
+            return ("fn", dom, tuple(self.merge(
+                [(c, f[2][k] if f[0] == "fn" else _ERR) for (c, _), f in zip(kept, fns)],
+                fns[-1][2][k] if fns[-1][0] == "fn" else _ERR, pos) for k in range(len(dom))))
+        if any(self.is_set(t) for t in real):
+            members = tuple(sorted_values({key(v): v for t in real
+                                           for v in self.universe(t)}.values()))
+            split = [self.as_bits(t, pos, members) if t[0] != "err" else None for t in terms]
+
+            # an undefined set's members are the error; it holds no other value
+            def chain(pick: Callable[[Any], Any], undefined: Any) -> Any:
+                out = pick(split[-1]) if split[-1] is not None else undefined
+                for (c, _), sb in zip(reversed(kept), reversed(split[:-1])):
+                    out = _ite(c, pick(sb) if sb is not None else undefined, out)
+                return out
+
+            def bit(k: int) -> Callable[[Any], Any]:
+                return lambda sb: sb[1][k]
+            return ("bits", members, [chain(bit(k), self.error("bool", pos))
+                                      for k in range(len(members))],
+                    chain(lambda sb: sb[2], _FALSE))
+        kind = next((k for k in map(self.kind_of, real) if k is not None), None)
+        if kind is None:
+            raise not_compiled(pos, "a choice between values this case does not store")
+        out = self.as_kind(default, kind, pos)
+        for c, t in reversed(kept):
+            out = L.ite(c, self.as_kind(t, kind, pos), out)
+        return (kind, out)
+
+    def as_bits(self, t: Term, pos: Pos, members: tuple[Value, ...] | None = None
+                ) -> tuple[tuple[Value, ...], list[Any], Any]:
+        """The set ``t`` as its possible members, a boolean each, and whether it holds
+        another value."""
+        if t[0] == "static" and not isinstance(t[1], frozenset):
+            raise not_compiled(pos, f"{show(t[1])} where a set is expected")
+        if members is None:
+            if t[0] == "bits":
+                return tuple(t[1]), list(t[2]), t[3]
+            members = tuple(sorted_values({key(v): v for v in self.universe(t)}.values()))
+        bs, out = self.bits(t, members, pos)
+        return members, bs, out
+
+    def values_of(self, t: Term) -> list[Value] | None:
+        """Every value the scalar term ``t`` may take, or None where that is not known."""
+        if t[0] == "static":
+            return [t[1]]
+        if t[0] == "param":
+            return list(t[2])
+        if t[0] == "bool":
+            return [False, True]
+        if t[0] == "atom":
+            return list(self.atoms)
+        if t[0] == "int":
+            r = self.range_of(t[1])
+            if r is None or r[1] - r[0] >= RANGE_MAX:
+                return None
+            return list(range(r[0], r[1] + 1))
+        return None
+
+    def range_of(self, e: Any) -> tuple[int, int] | None:
+        """An interval holding every value of the lang integer expression ``e``."""
+        hit = self._ranges.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        r = self._range(e)
+        self._ranges[id(e)] = (e, r)
+        return r
+
+    def _range(self, e: Any) -> tuple[int, int] | None:
+        if isinstance(e, L.Const):
+            return (int(e.value), int(e.value))
+        if isinstance(e, L.Read):
+            return (e.var.lo, e.var.hi) if e.sort == L.INT else (0, 1)
+        if isinstance(e, L.ActionParam):
+            return (0, e.size - 1)
+        if isinstance(e, L.Bound):
+            n = self._sizes.get(e)
+            return (0, n - 1) if n else None
+        if isinstance(e, L.Local):
+            return self._local_ranges.get(e.name)
+        if isinstance(e, L.Ite):
+            a, b = self.range_of(e.then), self.range_of(e.other)
+            return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+        if isinstance(e, L.Quant) and e.kind == "count":
+            return (0, e.n)
+        if isinstance(e, L.Arith):
+            a, b = self.range_of(e.a), self.range_of(e.b)
+            if a is None or b is None:
+                return None
+            if e.op == "+":
+                return (a[0] + b[0], a[1] + b[1])
+            if e.op == "-":
+                return (a[0] - b[1], a[1] - b[0])
+            if e.op == "min":
+                return (min(a[0], b[0]), min(a[1], b[1]))
+            if e.op == "max":
+                return (max(a[0], b[0]), max(a[1], b[1]))
+            if e.op == "*":
+                ends = [x * y for x in a for y in b]
+                return (min(ends), max(ends))
+            if e.op == "//":
+                return (a[0] // b[0], a[1] // b[0])
+            if e.op == "%":
+                return (0, b[0] - 1)
+        return None
+
+    def interval(self, a: Term, b: Term, pos: Pos) -> Term:
+        """``a..b`` with an end read from the state: a bit per value it may hold."""
+        if a[0] == "err" or b[0] == "err":
+            return _ERR
+        lo_vals, hi_vals = self.values_of(a), self.values_of(b)
+        if lo_vals is None or hi_vals is None or not all(type(v) is int
+                                                         for v in lo_vals + hi_vals):
+            raise not_compiled(pos, ".. between values whose range is not known")
+        x, y = self.as_kind(a, "int", pos), self.as_kind(b, "int", pos)
+        members = tuple(range(min(lo_vals), max(hi_vals) + 1))
+        return ("bits", members, [_and(x <= m if not isinstance(x, L.Const) else
+                                       L.Const(x.value <= m),
+                                       m <= y if not isinstance(y, L.Const) else
+                                       L.Const(m <= y.value)) for m in members], _FALSE)
+
+    def tr_choose(self, e: Choose, sc: Scope, env: dict[str, Term]) -> Term:
+        """``CHOOSE x \\in S : p``: the first member of S, in the evaluator's value order,
+        where p holds (none: the evaluator's error)."""
+        b = e.bound
+        if len(b.names) != 1 or b.tuple:
+            raise not_compiled(e.pos, "several names in CHOOSE")
+        members, bs, out = self.as_bits(self.tr(b.set, sc, env), b.set.pos)
+        _exact(out, b.set.pos)
+        pairs = []
+        for m, bit in zip(members, bs):
+            if _false(bit):
+                continue
+            with self._under(bit):
+                holds = self.as_kind(self.tr(e.body, sc, {**env, b.names[0]: ("static", m)}),
+                                     "bool", e.body.pos)
+            pairs.append((_and(bit, holds), ("static", m)))
+        return self.merge(pairs, _ERR, e.pos)
+
+    def _recursion(self, name: str, args: list[Term], pos: Pos) -> bool:
+        """Whether this application of ``name``, inside applications of itself, is deeper
+        than any terminating evaluation goes: the arguments that change along the chain
+        take finitely many values, and a chain longer than their combinations repeats a
+        call, which the evaluator never finishes."""
+        chain = [a for n, a in self._calls if n == name]
+        if not chain:
+            return False
+        calls, self._calls = self._calls, []  # the arguments translated as where they stand
+        try:
+            return self._deeper(name, chain, args, pos)
+        finally:
+            self._calls = calls
+
+    # -- values computed once ------------------------------------------------------------
+
+    def _lazy(self, t: Term) -> Term:
+        """A LET definition's or an operator argument's value where it is read: in an
+        action's effects, computed once into locals (under the conditions it is first read
+        under, so that it is computed only where the evaluator computes it)."""
+        if self.block is None or self._qdepth:
+            return self.tr(t[1], t[2], t[3])
+        path = tuple(self.path)
+        for p, keep, h in self._hoisted.get(id(t), ()):
+            if keep is t and len(p) <= len(path) and all(x is y for x, y in zip(p, path)):
+                return h
+        h = self._hoist(self.tr(t[1], t[2], t[3]), _and(*path))
+        self._hoisted.setdefault(id(t), []).append((path, t, h))
+        return h
+
+    def _hoist(self, u: Term, cond: Any) -> Term:
+        b = self.block
+        assert b is not None
+        if u[0] in ("int", "atom", "param", "bool"):
+            e = u[1]
+            if isinstance(e, (L.Const, L.Read, L.ActionParam, L.Local, _Pending)):
+                return u
+            if u[0] == "bool":
+                return (u[0], b.let("t", _ite(cond, e, _FALSE)))
+            r = self.range_of(e)
+            loc = b.let("t", _ite(cond, e, r[0] if r is not None else 0))
+            if r is not None:
+                self._local_ranges[loc.name] = r
+            return (u[0], loc, *u[2:])
+        if u[0] == "fn":
+            return ("fn", u[1], tuple(self._hoist(x, cond) for x in u[2]))
+        if u[0] == "bits":
+            return ("bits", u[1], [self._hoist(("bool", x), cond)[1] for x in u[2]],
+                    self._hoist(("bool", u[3]), cond)[1])
+        if u[0] == "elems":
+            return ("elems", [self._hoist(x, cond) for x in u[1]])
+        return u
+
+    def _under(self, cond: Any) -> Any:
+        """A context in which the expression translated is under ``cond`` too."""
+        gen = self
+
+        class _Ctx:
+            def __enter__(self) -> None:
+                gen.path.append(cond)
+
+            def __exit__(self, *exc: Any) -> None:
+                gen.path.pop()
+
+        return _Ctx()
+
+    def _recursive(self, entry: Defn) -> bool:
+        """Whether the operator ``entry`` applies itself, directly or through others."""
+        if id(entry) not in self._rec:
+            seen: set[int] = set()
+            stack: list[tuple[Any, Scope]] = [(entry.d.body, entry.scope)]
+            found = False
+            while stack and not found:
+                x, xsc = stack.pop()
+                if isinstance(x, OpApp):
+                    d = xsc.defs.get(x.name)
+                    if d is entry:
+                        found = True
+                    elif isinstance(d, Defn) and isinstance(d.d, OpDef) and id(d) not in seen:
+                        seen.add(id(d))
+                        stack.append((d.d.body, d.scope))
+                if isinstance(x, (Expr, OpDef)) or hasattr(x, "__dataclass_fields__"):
+                    stack.extend((getattr(x, f), xsc) for f in x.__dataclass_fields__)
+                elif isinstance(x, tuple):
+                    stack.extend((y, xsc) for y in x)
+            self._rec[id(entry)] = found
+        return self._rec[id(entry)]
+
+    def _deeper(self, name: str, chain: list[list[Term]], args: list[Term], pos: Pos) -> bool:
+        first = chain[0]
+        size = 1
+        for i, t in enumerate(args):
+            if all(c[i] is first[i] for c in chain) and t is first[i]:
+                continue  # passed along unchanged
+            seen: dict[Any, Value] = {}
+            for u in [c[i] for c in chain] + [t]:
+                if u[0] == "lazy":
+                    u = self.tr(u[1], u[2], u[3])
+                vals = self.values_of(u)
+                if vals is None:
+                    if len(chain) >= UNROLL_MAX:
+                        raise not_compiled(pos, f"the recursion of {name} over arguments whose "
+                                                "range is not known")
+                    size = 0
+                    break
+                seen.update((key(v), v) for v in vals)
+            if size == 0:
+                break
+            size *= len(seen)
+        if size == 0:
+            return False
+        if len(chain) > size:
+            return True
+        if len(chain) >= UNROLL_MAX:
+            raise not_compiled(pos, f"{name} unrolled deeper than {UNROLL_MAX}")
+        return False
 
     # -- actions -------------------------------------------------------------------------
 
@@ -856,6 +1373,8 @@ class Compiler:
         so that TLC enumerates it rather than evaluating it."""
         if isinstance(e, (And, Or, Prime, Unchanged)) or (isinstance(e, Quant) and e.kind == "E"):
             return True
+        if self._in_init and self._target_of(e, sc, {}, init=True) is not None:
+            return True  # Init's x = e, x \in S: an assignment, wherever it is defined
         if isinstance(e, Quant):
             return self._action_level(e.body, sc, depth)
         if isinstance(e, If):
@@ -987,6 +1506,16 @@ class Compiler:
                 choices[var] = ("param", b.choose(len(values)), values)
         if guards and not init:
             b.require(*guards)
+        if self.for_enabled:
+            return  # the deadlock check reads the guard alone
+        self.block, self.path, self._hoisted = b, [], {}
+        try:
+            self._effects(b, writes, choices, guards, init)
+        finally:
+            self.block = None
+
+    def _effects(self, b: Block, writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]],
+                 choices: dict[str, Any], guards: list[Any], init: bool) -> None:
         # every right-hand side reads the state before the step: computed first, then written
         staged: list[tuple[Any, Any]] = []
         for var, rhs, psc, penv, member in writes:
@@ -995,7 +1524,7 @@ class Compiler:
                 if enc.domain is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
-            elif enc.kind == "set":
+            elif enc.kind == "set" and enc.domain is None:
                 staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
                 staged.append((self.reads[var], self._store(enc, self.tr(rhs, psc, penv),
@@ -1025,36 +1554,65 @@ class Compiler:
 
     def _function_write(self, enc: Enc, rhs: Expr, sc: Scope,
                         env: dict[str, Term]) -> list[tuple[Any, Any]]:
+        """The function variable ``enc``'s new value, cell by cell: ``[f EXCEPT ![i]..[j] =
+        e]`` of the variable itself at arguments known to be in its domain writes that cell;
+        any other function value (an EXCEPT at an argument read from the state, a LET's
+        function, ``[x \\in D |-> e]``) writes each cell with its element."""
         arr = self.reads[enc.name]
-        assert enc.domain is not None
+        dims = enc.dims
         if isinstance(rhs, Except) and isinstance(rhs.fn, OpApp) and rhs.fn.name == enc.name \
-                and not rhs.fn.args:
-            out = []
-            for path, new in rhs.updates:
-                if len(path) != 1 or path[0][0] != "app" or len(path[0][1]) != 1:  # type: ignore[arg-type]
-                    raise not_compiled(rhs.pos, "an EXCEPT path other than ![i]")
-                arg = path[0][1][0]  # type: ignore[index]
-                i = self.index(enc, self.tr(arg, sc, env), arg.pos)
-                old = (enc.kind, arr[i]) if enc.kind != "bool" else ("bool", arr[i] == 1)
-                out.append((arr[i], self._store(enc, self.tr(new, sc, {**env, "@": old}),
-                                                new.pos)))
-            return out
-        if isinstance(rhs, FnLit) and len(rhs.bounds) == 1 and len(rhs.bounds[0].names) == 1:
-            dom = self.tr(rhs.bounds[0].set, sc, env)
-            if dom[0] != "static" or frozenset(dom[1]) != frozenset(enc.domain):
-                raise not_compiled(rhs.pos, f"a function on another domain than {enc.name}'s")
-            name = rhs.bounds[0].names[0]
-            return [(arr[k], self._store(enc, self.tr(rhs.body, sc, {
-                **env, name: ("static", x)}), rhs.body.pos)) for k, x in enumerate(enc.domain)]
+                and not rhs.fn.args and rhs.fn.name not in env and len(rhs.updates) == 1 \
+                and enc.kind != "set":
+            path, new = rhs.updates[0]
+            idx = []
+            for (step, arg), dom in zip(path, dims):
+                if step != "app" or len(arg) != 1:  # type: ignore[arg-type]
+                    break
+                k = self.tr(arg[0], sc, env)  # type: ignore[index]
+                if k[0] == "static" and any(key(d) == key(k[1]) for d in dom):
+                    idx.append(L.Const(next(i for i, d in enumerate(dom)
+                                            if key(d) == key(k[1]))))
+                elif k[0] == "param" and not isinstance(k[1], _Pending) and \
+                        [key(v) for v in k[2]] == [key(d) for d in dom]:
+                    idx.append(k[1])
+                else:
+                    break
+            if len(idx) == len(path) == len(dims):
+                old = self._element(enc, arr[tuple(idx)])
+                return [(arr[tuple(idx)], self._store(enc, self.tr(new, sc, {**env, "@": old}),
+                                                      new.pos))]
         t = self.tr(rhs, sc, env)
-        if t[0] == "static" and isinstance(t[1], Fcn) and tuple(sorted_values(t[1].map)) == \
-                enc.domain:
-            return [(arr[k], self._store(enc, ("static", t[1].map[x]), rhs.pos))
-                    for k, x in enumerate(enc.domain)]
-        if t[0] == "array" and t[1].domain == enc.domain:
-            src = self.reads[t[1].name]
-            return [(arr[k], src[k]) for k in range(len(enc.domain))]
-        raise not_compiled(rhs.pos, f"this new value of the function {enc.name}")
+        if t[0] == "err":
+            return [(arr[(0,) * len(dims)], self.error("int", rhs.pos))]
+        out: list[tuple[Any, Any]] = []
+        self._cells(enc, dims, self.fn_of(t, rhs.pos), (), out, rhs.pos)
+        return out
+
+    def _cells(self, enc: Enc, dims: tuple[tuple[Value, ...], ...], t: Term,
+               idx: tuple[int, ...], out: list[tuple[Any, Any]], pos: Pos) -> None:
+        arr = self.reads[enc.name]
+        if not dims and enc.kind == "set":  # a function to sets: a bit per member
+            if t[0] == "err":
+                out.append((arr[idx + (0,)], self.error("int", pos)))
+                return
+            bs, outside = self.bits(t, enc.members, pos)
+            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
+                     for b in bs]
+            if not _false(outside):  # a member outside: a read past the last bit
+                cells[0] = L.ite(outside, arr[idx + (len(enc.members),)], cells[0])
+            out += [(arr[idx + (k,)], c) for k, c in enumerate(cells)]
+            return
+        if not dims:
+            out.append((arr[idx], self._store(enc, t, pos)))
+            return
+        if t[0] == "err":
+            out.append((arr[(0,) * len(enc.dims)], self.error("int", pos)))
+            return
+        f = self.fn_of(t, pos)
+        if [key(d) for d in f[1]] != [key(d) for d in dims[0]]:
+            raise not_compiled(pos, f"a function on another domain than {enc.name}'s")
+        for k, x in enumerate(f[2]):
+            self._cells(enc, dims[1:], x, (*idx, k), out, pos)
 
     def _unchanged_vars(self, e: Expr, sc: Scope, env: dict[str, Term]) -> list[str]:
         if isinstance(e, Tuple):
@@ -1080,7 +1638,11 @@ class Compiler:
         return False
 
     def run(self) -> Compiled:
-        inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        self._in_init = True
+        try:
+            inits = list(self._ways(self.m.init, self.sc, {}, _Way("Init", True, (), ())))
+        finally:
+            self._in_init = False
         if len(inits) != 1 or inits[0].params:
             raise not_compiled(self.m.init.pos, "a disjunction, \\E, IF or CASE in Init")
         self.spec.initial(lambda b: self.leaf(b, list(inits[0].parts), self.m.init,

@@ -214,6 +214,8 @@ def describe(c: Compiled) -> list[str]:
     for name, enc in c.encodings.items():
         if enc.kind == "set":
             what = "a subset of {" + ", ".join(show(m) for m in enc.members) + "}"
+            for dom in reversed(enc.dims):
+                what = "[{" + ", ".join(show(d) for d in dom) + "} -> " + what + "]"
         else:
             if enc.kind == "atom":
                 elem = "{" + ", ".join(show(a) for a in c.atoms) + "}"
@@ -221,8 +223,9 @@ def describe(c: Compiled) -> list[str]:
                 elem = "BOOLEAN"
             else:
                 elem = f"{enc.lo}..{enc.hi}"
-            what = elem if enc.domain is None else \
-                "[{" + ", ".join(show(d) for d in enc.domain) + "} -> " + elem + "]"
+            what = elem
+            for dom in reversed(enc.dims):
+                what = "[{" + ", ".join(show(d) for d in dom) + "} -> " + what + "]"
         out.append(f"{name} \\in {what}")
     return out
 
