@@ -119,11 +119,11 @@ def test_domains_found_early_are_widened_until_a_run_leaves_none(tmp_path: Path)
 
 # functions to sets: outside the compiled fragment, so checked on the interpreter
 GROWING = """---- MODULE Growing ----
-EXTENDS Naturals
+EXTENDS Naturals, Sequences
 VARIABLE f, n
-Init == f = [i \\in {1, 2} |-> {}] /\\ n = 0
+Init == f = [i \\in {1, 2} |-> <<>>] /\\ n = 0
 Add(i) == /\\ n < 3
-          /\\ f' = [f EXCEPT ![i] = @ \\cup {n}]
+          /\\ f' = [f EXCEPT ![i] = Append(@, n)]
           /\\ n' = n + 1
 Next == \\E i \\in {1, 2} : Add(i)
 Small == n < 3
@@ -156,7 +156,7 @@ def test_a_module_the_compiled_path_refuses_is_checked_on_the_interpreter(
     assert [(v["property"], v["length"]) for v in out["violations"]] == \
         [("Small", 3), ("Deadlock", 3)]
     text = (tmp_path / "g" / "Small.txt").read_text()
-    assert "Step 1: Add(1)" in text and "f  <<{0}, {}>>*" in text
+    assert "Step 1: Add(1)" in text and "f  <<<<0>>, <<>>>>*" in text
     for name in ("Small", "Deadlock"):
         rep = hwcheck("replay", str(tmp_path / "g" / f"{name}.itf.json"), "--spec", str(tla))
         assert rep.returncode == 0, rep.stdout + rep.stderr
