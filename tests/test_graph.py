@@ -14,7 +14,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from engine_contract import FAST_ROWS, MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
+from engine_contract import FAST_ROW, MODEL_TABLE, PROTOCOL_TABLE, protocol_spec
 from helpers import kafka, tiered
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,7 +61,7 @@ def _graph(spec, **kw):
 # -- the graph -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("row", tiered([r for r in MODEL_TABLE if r[0] == 2], FAST_ROWS,
+@pytest.mark.parametrize("row", tiered([r for r in MODEL_TABLE if r[0] == 2], FAST_ROW,
                                        key=lambda r: r[:5]),
                          ids=lambda r: f"R{r[0]}M{r[1]}E{r[2]}-{r[3]}-{r[4]}")
 def test_the_graph_has_model_md_counts(row):
@@ -352,6 +352,7 @@ def test_check_recoverable_on_the_command_line_when_it_holds(tmp_path):
                            "networkx")
 
 
+@pytest.mark.slow  # the fast tier's recoverable run on the command line: test_graph_checkpoint.py
 def test_check_recoverable_on_the_command_line(tmp_path):
     res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",
               "--out", str(tmp_path), "-q", "--json")

@@ -51,8 +51,9 @@ SPECS = {
                                                      {"rms": 3, "tm_commits_early": True}), 100),
 }
 FAST_SPEC = "kafka-R2M2E3-hw"
-# in the slow tier: more compiled expansions of the Kafka kernel (three owners, the exact table)
-SLOW_SOURCES = ("workers-3-disk", "partitioned-3", "exact")
+# in the slow tier: more compiled expansions of the Kafka kernel (three owners, the exact table),
+# the state graph's workers, and symmetry (its own kernel: test_symmetry.py has the fast ones)
+SLOW_SOURCES = ("workers-3-disk", "partitioned-3", "exact", "graph-workers-3")
 
 
 def _cases() -> list:
@@ -60,7 +61,7 @@ def _cases() -> list:
     for spec, source, stop, sym in itertools.product(SPECS, SOURCES, STOPS, (False, True)):
         if spec != FAST_SPEC and (source.startswith("graph") or sym):
             continue  # two-phase has no healthy predicate (the graph search) and no symmetry
-        fast = spec == FAST_SPEC and (not sym or source == "local") and source not in SLOW_SOURCES
+        fast = spec == FAST_SPEC and not sym and source not in SLOW_SOURCES
         marks = () if fast else (pytest.mark.slow,)
         cases.append(pytest.param(spec, source, stop, sym, marks=marks,
                                   id=f"{spec}-{source}-{stop}{'-symmetry' if sym else ''}"))

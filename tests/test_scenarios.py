@@ -97,10 +97,11 @@ def test_an_unknown_scenario_is_named_with_the_known_ones():
 # -- runs against the table and the committed traces ---------------------------------------------
 
 
-# one scenario here, with one worker and two; the whole suite (the slow tier, below) runs every
-# scenario against the committed traces
-@pytest.mark.parametrize("sc", [s for s in VIOLATING if s.name == "hw-truncation"],
-                         ids=lambda s: s.name)
+# one scenario with one worker and two (the slow tier: two Kafka runs with their traces written
+# and compared); the whole suite (the slow tier, below) runs every scenario against the
+# committed traces
+@pytest.mark.parametrize("sc", [pytest.param(s, marks=pytest.mark.slow) for s in VIOLATING
+                                if s.name == "hw-truncation"], ids=lambda s: s.name)
 def test_violating_scenario_matches_and_its_traces_are_the_committed_ones(sc, tmp_path):
     first = runner.run_scenario(PROTOCOL, sc, out=tmp_path / "a")
     assert first.rows and not first.mismatches, [runner.mismatch_line(r) for r in first.mismatches]

@@ -190,6 +190,7 @@ def _rows(kernel: Kernel, g) -> np.ndarray:
     return rows
 
 
+@pytest.mark.slow  # a symmetric state graph of its own
 def test_check_recoverable_under_symmetry_writes_a_trace_that_replays(tmp_path):
     run = CliRunner().invoke(main, ["check", "-R", "2", "-M", "2", "-E", "3", "--truncation",
                                     "hw", "--recoverable", "--symmetry", "--continue", "--out",
