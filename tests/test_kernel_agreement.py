@@ -206,7 +206,8 @@ def wide_rows(view: bool):
     return spec
 
 
-@pytest.mark.parametrize("name", ["hw", "view", "wide", "wide-view"])
+@pytest.mark.parametrize("name", ["hw", pytest.param("view", marks=pytest.mark.slow), "wide",
+                                  pytest.param("wide-view", marks=pytest.mark.slow)])
 def test_every_successor_fingerprint_is_its_rows(name):
     # the expansion updates a wide row's successor's fingerprint from the words its action
     # modifies and puts those words back for the next instance (a narrow row's is hashed

@@ -39,7 +39,7 @@ def spark_session():
     yield sc
 
 
-@pytest.mark.slow  # the fast tier runs Spark in test_spark_and_local_write_identical_traces
+@pytest.mark.slow  # Spark runs in the slow tier only: a JVM and its session start per file
 class TestSparkEngine(KafkaContract):
     engine = "spark"
     engine_opts = SPARK
@@ -62,7 +62,8 @@ def _itf_files(folder):
     Params(2, 2, 3, "hw", "hw"),
     pytest.param(Params(2, 2, 3, "kip-279", "epoch-start", acks="1"), marks=pytest.mark.slow)],
                          ids=lambda p: p.slug())
-@pytest.mark.parametrize("spark_opts", [SPARK, pytest.param(FOUR, marks=pytest.mark.slow)],
+@pytest.mark.parametrize("spark_opts", [pytest.param(SPARK, marks=pytest.mark.slow),
+                                        pytest.param(FOUR, marks=pytest.mark.slow)],
                          ids=["2-partitions", "4-partitions"])
 def test_spark_and_local_write_identical_traces(tmp_path, params, spark_opts):
     """Same counterexamples, byte for byte, apart from the engine's name in #meta."""
