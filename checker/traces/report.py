@@ -16,8 +16,12 @@ from __future__ import annotations
 import json
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hwcheck.checker.traces.output import write_atomic
+
+if TYPE_CHECKING:
+    from hwcheck.checker.suite import ScenarioResult
 
 INDEX = "index.html"
 STATE = ".hwcheck-suite.json"
@@ -52,8 +56,8 @@ details.coverage { font-size: 13px; margin-top: 8px; }
 """
 
 
-def merge(out: Path, protocol: str, order: list[str], entries: list[dict],
-          name: str = "") -> dict:
+def merge(out: Path, protocol: str, order: list[str], entries: list[dict[str, Any]],
+          name: str = "") -> dict[str, Any]:
     """Fold this run's ``entries`` into ``<out>/.hwcheck-suite.json`` (a file of another
     protocol, or one that cannot be read, is started afresh); returns the merged record."""
     path = Path(out) / STATE
@@ -73,7 +77,7 @@ def merge(out: Path, protocol: str, order: list[str], entries: list[dict],
     return merged
 
 
-def entry(result, params_line: str) -> dict:
+def entry(result: ScenarioResult, params_line: str) -> dict[str, Any]:
     """One scenario's result (a ``suite.ScenarioResult``) as the report records it."""
     sc, rep = result.scenario, result.report
     ex = rep.exploration if rep is not None else None
@@ -96,7 +100,7 @@ def entry(result, params_line: str) -> dict:
     }
 
 
-def write(out: Path, protocol: str, order: list[str], entries: list[dict],
+def write(out: Path, protocol: str, order: list[str], entries: list[dict[str, Any]],
           name: str = "") -> Path:
     """Merge this run's entries and write ``<out>/index.html``; returns its path.
     ``protocol``: where the protocol comes from (a file of another one is started afresh);
@@ -105,7 +109,7 @@ def write(out: Path, protocol: str, order: list[str], entries: list[dict],
     return write_atomic(Path(out) / INDEX, page(merged))
 
 
-def page(merged: dict) -> str:
+def page(merged: dict[str, Any]) -> str:
     order, scenarios = merged["order"], merged["scenarios"]
     ran = [scenarios[n] for n in order if n in scenarios]
     bad = [r for e in ran for r in e["rows"] if not r["ok"]]
@@ -133,7 +137,7 @@ def page(merged: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _section(name: str, e: dict | None) -> str:
+def _section(name: str, e: dict[str, Any] | None) -> str:
     if e is None:
         return (f'<section class="scenario notrun" id="sc-{escape(name)}" '
                 f'data-scenario="{escape(name)}"><h2>{escape(name)}'
@@ -179,7 +183,7 @@ def _section(name: str, e: dict | None) -> str:
     return "\n".join(parts)
 
 
-def _coverage(cov: dict) -> str:
+def _coverage(cov: dict[str, Any]) -> str:
     """The scenario's action coverage: per action, the states that enable it and the new states
     it was the first to reach; an action never enabled is marked (what it should exercise is
     vacuous)."""
