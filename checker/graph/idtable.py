@@ -25,16 +25,17 @@ def new_table(slots: int) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def home_shift(mask):
+def home_shift(mask: int) -> np.uint64:
     """How far a fingerprint is shifted right to give its home slot among ``mask + 1``."""
     bits = 0
     while (np.int64(1) << bits) <= mask:
         bits += 1
-    return np.uint64(64 - bits)
+    return np.uint64(64 - bits)  # type: ignore[no-any-return]  # numpy types np.uint64(int) as Any
 
 
 @njit(cache=True, nogil=True)
-def table_find(tab, mask, shift, fp):
+def table_find(tab: np.ndarray, mask: int, shift: np.uint64,
+               fp: np.uint64) -> tuple[int, int]:
     """The id of ``fp``, or -1 (then the returned slot is free); ``shift``: ``home_shift(mask)``."""
     i = np.int64(fp >> shift) if shift < np.uint64(64) else np.int64(0)
     while True:
@@ -47,7 +48,7 @@ def table_find(tab, mask, shift, fp):
 
 
 @njit(cache=True, nogil=True)
-def table_put(tab, mask, fp, ident):
+def table_put(tab: np.ndarray, mask: int, fp: np.uint64, ident: int) -> None:
     found, slot = table_find(tab, mask, home_shift(mask), fp)
     if found < 0:
         tab[2 * slot] = fp
@@ -55,7 +56,7 @@ def table_put(tab, mask, fp, ident):
 
 
 @njit(cache=True, nogil=True)
-def table_rehash(tab, new_tab):
+def table_rehash(tab: np.ndarray, new_tab: np.ndarray) -> None:
     mask = new_tab.size // 2 - 1
     shift = home_shift(mask)
     for i in range(tab.size // 2):
@@ -67,7 +68,7 @@ def table_rehash(tab, new_tab):
 
 
 @njit(cache=True, nogil=True)
-def table_double(tab, slots):
+def table_double(tab: np.ndarray, slots: int) -> None:
     """Double a table of ``slots`` slots in place: ``tab`` holds 2 * ``slots`` slots, the upper
     half free. Entries move down to up: one whose new home lies at or above its old slot goes to
     the first free slot from there (every slot from its old one up is already in the new
@@ -106,7 +107,7 @@ def table_double(tab, slots):
 
 
 @njit(cache=True, nogil=True)
-def table_number(tab, mask, fps, first):
+def table_number(tab: np.ndarray, mask: int, fps: np.ndarray, first: int) -> None:
     """Give ``fps`` (all in the table, in fingerprint order) the ids first, first + 1, ..."""
     shift = home_shift(mask)
     for q in range(fps.size):
@@ -115,7 +116,7 @@ def table_number(tab, mask, fps, first):
 
 
 @njit(cache=True, nogil=True)
-def table_fill(tab, mask, fps, first):
+def table_fill(tab: np.ndarray, mask: int, fps: np.ndarray, first: int) -> None:
     """Put ``fps`` (none in the table yet) into it with the ids first, first + 1, ...: a
     resumed graph's states back under their ids."""
     shift = home_shift(mask)
@@ -127,7 +128,7 @@ def table_fill(tab, mask, fps, first):
 
 
 @njit(cache=True, nogil=True)
-def renumber(edst, lo, hi, n, rank):
+def renumber(edst: np.ndarray, lo: int, hi: int, n: int, rank: np.ndarray) -> None:
     """Transitions lo..hi-1: a destination id n + j (the j-th new state, as found) becomes
     n + rank[j] (its place in the level's fingerprint order); older ids stay."""
     for e in range(lo, hi):
@@ -137,8 +138,10 @@ def renumber(edst, lo, hi, n, rank):
 
 
 @njit(cache=True, nogil=True)
-def resolve(tab, mask, cw, cfp, cpar, cact, q, nstates, nnew, nw, new_fps, new_par, new_act,
-            base, edst, eb):
+def resolve(tab: np.ndarray, mask: int, cw: np.ndarray, cfp: np.ndarray, cpar: np.ndarray,
+            cact: np.ndarray, q: int, nstates: int, nnew: int, nw: np.ndarray,
+            new_fps: np.ndarray, new_par: np.ndarray, new_act: np.ndarray, base: int,
+            edst: np.ndarray, eb: int) -> int:
     """The ids of a block's candidate successors 0..q-1 (rows ``cw`` as words, fingerprints
     ``cfp``, parent rows ``cpar``, instances ``cact``), in order: a fingerprint not in the
     table gets the id nstates + nnew and its row, fingerprint, parent (base + row) and instance
