@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -48,7 +48,7 @@ from hwcheck.checker.search.signals import (
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
-from hwcheck.spec.lang import Spec, SpecError
+from hwcheck.spec.lang import Expr, Liveness, Spec, SpecError
 from hwcheck.spec.protocol import Recovery, protocol_of, recovery_of
 from hwcheck.spec.verdicts import Verdict
 
@@ -81,7 +81,7 @@ class Recoverability:
     witness: int | None = None  # the id of the nearest stuck state
     witness_reach: int = 0  # how many states are reachable from it (none healthy)
     trace: Trace | None = None  # the Trace to the witness (built by ``stuck_trace``)
-    files: list = dataclasses.field(default_factory=list)
+    files: list[Path] = dataclasses.field(default_factory=list)
     note: str = ""
     late: bool = False  # unknown because the run stopped after the graph was explored
 
@@ -93,7 +93,7 @@ class Recoverability:
                    int(np.count_nonzero(graph.flag("healthy"))), 0, 0, None, None, "-",
                    graph.seconds, 0.0, why, late=True)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "states": self.states, "transitions": self.transitions,
                 "healthy": self.healthy, "stuck": self.stuck, "stuck_at_bound": self.at_bound,
                 "shortest": self.shortest, "shortest_at_bound": self.shortest_at_bound,
@@ -127,8 +127,8 @@ def recovery(spec: Spec) -> Recovery:
     return rec
 
 
-def predicates(rec: Recovery) -> list:
-    out = [("healthy", rec.healthy)]
+def predicates(rec: Recovery) -> list[tuple[str, Expr]]:
+    out: list[tuple[str, Expr]] = [("healthy", rec.healthy)]
     if rec.at_bound is not None:
         out.append(("at_bound", rec.at_bound))
     return out
@@ -207,9 +207,11 @@ def _stuck_counts(stuck: np.ndarray, flags: np.ndarray,
 
 
 def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAULT_MAX_STATES,
-                   method: str = "auto", recoverable: bool = True, liveness: Sequence = (),
-                   workers: int = 1, local: LocalSettings | None = None,
-                   ) -> tuple[Exploration, Recoverability | None, StateGraph, list]:
+                   method: str = "auto", recoverable: bool = True,
+                   liveness: Sequence[Liveness] = (), workers: int = 1,
+                   local: LocalSettings | None = None,
+                   ) -> tuple[Exploration, Recoverability | None, StateGraph,
+                              list[live.LiveOutcome]]:
     """A check, its recoverability and its liveness properties in one exploration: the search
     runs on the state graph with the check's stop rule (its report is the check's, as any
     engine's), then goes on to the whole graph (the user's time and memory limits still hold)
@@ -254,7 +256,7 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     assert ex is not None and graph is not None
     ex.stats = full.stats
     res: Recoverability | None = None
-    outcomes: list = []
+    outcomes: list[live.LiveOutcome] = []
     phase = "before the graph was analysed"
     t = time.perf_counter()
     # the user's time and memory limits hold to the end: asked while the graph is analysed
@@ -310,7 +312,8 @@ def _path(folder: object) -> Path | None:
 
 
 def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEFAULT_MAX_STATES,
-          method: str = "auto", report=None) -> tuple[Recoverability, StateGraph]:
+          method: str = "auto", report: Callable[[str], None] | None = None,
+          ) -> tuple[Recoverability, StateGraph]:
     """Explore ``spec``'s state graph and decide recoverability."""
     rec = recovery(spec)
     kernel = kernel or Kernel(spec)
@@ -321,7 +324,7 @@ def check(spec: Spec, kernel: Kernel | None = None, max_states: int | None = DEF
     return res, graph
 
 
-def stuck_trace(spec: Spec, graph: StateGraph, res: Recoverability):
+def stuck_trace(spec: Spec, graph: StateGraph, res: Recoverability) -> Trace:
     """The search's shortest path to the nearest stuck state, replayed through the interpreter
     (which checks every step against the graph's fingerprints) and confirmed stuck by the
     interpreter's own evaluation of the healthy predicate on the last state."""
@@ -356,7 +359,7 @@ def _reach(res: Recoverability) -> str:
     return f"{n:,} state{'s are' if n != 1 else ' is'} reachable, none of them healthy"
 
 
-def shown(res: Recoverability):
+def shown(res: Recoverability) -> Trace:
     """The stuck trace as the text and the page show it: a counterexample to ``Recoverable``."""
     assert res.trace is not None
     return dataclasses.replace(res.trace, property=NAME)
@@ -371,7 +374,7 @@ def stuck_text(res: Recoverability) -> str:
 
 
 def write_stuck_trace(spec: Spec, res: Recoverability, folder: Path,
-                      identity: dict | None = None) -> list[Path]:
+                      identity: dict[str, Any] | None = None) -> list[Path]:
     """``<folder>/Recoverable.itf.json``, ``.txt`` and ``.html``. The ITF file is a behaviour
     (no property: `hwcheck replay` confirms every step, and ``#meta.recoverability`` states the
     claim); the text and the page name the claim ``Recoverable`` like any counterexample."""
