@@ -24,9 +24,12 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from hwcheck.spec.lang import Spec, SpecError, located, one_line, raised_at
 from hwcheck.spec.protocol import Protocol, function_protocol
@@ -38,7 +41,7 @@ _cache: dict[str, Protocol] = {}
 _digests: dict[str, str] = {}  # a spec file's absolute path -> sha256 of what was imported
 
 
-def registered() -> dict:
+def registered() -> dict[str, EntryPoint]:
     """The protocols installed under the entry-point group: name -> entry point."""
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
@@ -59,7 +62,7 @@ def _is_file(target: str) -> bool:
     return target.endswith(".py") or "/" in target or "\\" in target
 
 
-def _import_file(path: Path):
+def _import_file(path: Path) -> ModuleType:
     key = "hwcheck_user_spec_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
     if key in sys.modules:
         return sys.modules[key]
@@ -154,7 +157,8 @@ def _tla_protocol(path: Path, source: str) -> Protocol:
         raise SpecError(f"--spec {source}: no such file {path}")
     from hwcheck.checker.tla.front import default_cfg, protocol
 
-    return protocol(path, str(default_cfg(path)))
+    proto: Protocol = protocol(path, str(default_cfg(path)))
+    return proto
 
 
 def registered_name(source: object) -> str | None:
@@ -195,11 +199,11 @@ def source_digest(source: str | None) -> str | None:
         return None
 
 
-def _chosen_name(mod) -> str:
+def _chosen_name(mod: ModuleType) -> str:
     return "PROTOCOL" if hasattr(mod, "PROTOCOL") else "build"
 
 
-def _pick(mod, name: str | None, source: str):
+def _pick(mod: ModuleType, name: str | None, source: str) -> Any:
     if name is not None:
         if not hasattr(mod, name):
             raise SpecError(f"--spec {source}: the module has no {name!r}")
@@ -219,7 +223,7 @@ def _detail(e: BaseException) -> str:
     return f": {one_line(e)}" if text else ""
 
 
-def build(proto: Protocol, params: dict | None = None) -> Spec:
+def build(proto: Protocol, params: dict[str, Any] | None = None) -> Spec:
     """``proto``'s spec for ``params``; a SpecError in one line naming the protocol, and the
     line of the spec's code at fault when there is one, if building fails (anything the
     builder raises, ``sys.exit()`` and KeyboardInterrupt included: none may pass for a
@@ -242,7 +246,7 @@ def build(proto: Protocol, params: dict | None = None) -> Spec:
                         + _typed_only(proto, params)) from None
 
 
-def _typed_only(proto: Protocol, params: dict | None) -> str:
+def _typed_only(proto: Protocol, params: dict[str, Any] | None) -> str:
     """When the builder failed for parameters given without a declared domain (a plain
     ``build(n: int = 3)`` declares only a type): a note saying so, naming them."""
     loose = [p for p in proto.params if p.domain in (int, str) and params
@@ -255,10 +259,10 @@ def _typed_only(proto: Protocol, params: dict | None) -> str:
             "declare one with a Protocol's Param(name, default, range(lo, hi + 1)))")
 
 
-def parse_params(proto: Protocol, pairs) -> dict:
+def parse_params(proto: Protocol, pairs: Iterable[str]) -> dict[str, Any]:
     """``--param KEY=VALUE`` pairs as a dict of typed values (integers and booleans parsed by
     the parameter's domain, otherwise strings)."""
-    out = {}
+    out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
@@ -274,7 +278,7 @@ class SpecRef:
     """The picklable identity of a spec: the protocol's source and the parameters."""
 
     source: str
-    params: tuple  # sorted (name, value) pairs
+    params: tuple[tuple[str, Any], ...]  # sorted (name, value) pairs
 
     @classmethod
     def of(cls, spec: Spec) -> SpecRef | None:
