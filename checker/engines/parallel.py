@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -96,8 +98,10 @@ def space_bits(spec: Spec) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _insert_owned(fps, rows, par, act, start, n, table, filled, out_rows, out_par, out_act,
-                  out_fps, w):
+def _insert_owned(fps: np.ndarray, rows: np.ndarray, par: np.ndarray, act: np.ndarray,
+                  start: int, n: int, table: np.ndarray, filled: int, out_rows: np.ndarray,
+                  out_par: np.ndarray, out_act: np.ndarray, out_fps: np.ndarray,
+                  w: int) -> tuple[int, int, int]:
     """Insert the successors start..n-1 (all of this owner's) into its ``table``; append the
     new ones to ``out_*`` from position ``w``. The caller made room under the fill limit and
     in ``out_*``; the table's end is watched here: it stops before an insert that could reach
@@ -124,7 +128,8 @@ def _insert_owned(fps, rows, par, act, start, n, table, filled, out_rows, out_pa
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _load_entry(j, fps, rows, par, act):
+def _load_entry(j: int, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
+                act: np.ndarray) -> None:
     """Start loading entry j: its row (first and last word: a row may span two cache lines),
     fingerprint, parent and action."""
     prefetch(rows[j], 0)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
@@ -135,7 +140,9 @@ def _load_entry(j, fps, rows, par, act):
 
 
 @njit(cache=True, nogil=True)
-def _gather(order, fps, rows, par, act, out_fps, out_rows, out_par, out_act, off):
+def _gather(order: np.ndarray, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
+            act: np.ndarray, out_fps: np.ndarray, out_rows: np.ndarray, out_par: np.ndarray,
+            out_act: np.ndarray, off: int) -> None:
     """Entries ``order`` written to ``out_*`` from position ``off``. They are read at random:
     those of the entry ``PREFETCH`` ahead are loaded while one is written."""
     stride = rows.shape[1]
@@ -188,7 +195,8 @@ class PartitionedTable:
 class _Buffers:
     """Rows with their parent position, action and fingerprint; grown by doubling."""
 
-    def __init__(self, cap: int, stride: int, dtype, act_dtype):
+    def __init__(self, cap: int, stride: int, dtype: np.dtype[Any],
+                 act_dtype: np.dtype[Any]) -> None:
         self.rows = np.empty((cap, stride), dtype)
         self.par = np.empty(cap, np.int32)
         self.act = np.empty(cap, act_dtype)
@@ -230,7 +238,8 @@ class _OwnerBuffers:
     position, action and fingerprint. One capacity for all owners (the fingerprint spreads a
     slice's successors evenly over them), doubled when one is short."""
 
-    def __init__(self, owners_: int, cap: int, stride: int, dtype, act_dtype):
+    def __init__(self, owners_: int, cap: int, stride: int, dtype: np.dtype[Any],
+                 act_dtype: np.dtype[Any]) -> None:
         self.rows = np.empty((owners_, cap, stride), dtype)
         self.par = np.empty((owners_, cap), np.int32)
         self.act = np.empty((owners_, cap), act_dtype)
@@ -261,9 +270,10 @@ class _Round:
                      for _ in range(slices)]  # [slice]
         self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
         self.tables: list[np.ndarray] = []  # the owners' tables the generation reads
-        self.hits: list = []  # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
+        # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
+        self.hits: list[tuple[np.ndarray, ...]] = []
         self.covs: list[np.ndarray] = []  # per slice: the states enabling each instance
-        self.futures: list = []
+        self.futures: list[Future[int]] = []
         self.lo = self.hi = 0
 
 
@@ -300,11 +310,13 @@ class Workers:
     def close(self) -> None:
         self.pool.shutdown(wait=True)
 
-    def _all(self, fn, args) -> list:
+    def _all(self, fn: Callable[..., Any], args: Iterable[tuple[Any, ...]]) -> list[Any]:
         return _results([self.pool.submit(fn, *a) for a in args])
 
-    def expand(self, front: np.ndarray, table: PartitionedTable, tp_active, tp_row, tp_inst,
-               dom_row, dom_inst, on_chunk=None, chunk: int | None = None,
+    def expand(self, front: np.ndarray, table: PartitionedTable, tp_active: np.ndarray,
+               tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
+               dom_inst: np.ndarray, on_chunk: Callable[[int, int], bool] | None = None,
+               chunk: int | None = None,
                cov: np.ndarray | None = None) -> Expanded:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
@@ -326,6 +338,7 @@ class Workers:
             at = r.counts[s]
             at[:] = 0
             gen, i = 0, a
+            g: int  # successors this call generated
             while True:
                 i, g = mod.expand_split(*SplitArgs(
                     front=front, lo=i, hi=b, tables=tables, o_rows=bufs.rows.view(np.uint64),
@@ -412,7 +425,8 @@ class Workers:
             with ph.span("expand: sort/gather"):
                 return self._sorted(shares, generated, lo, interrupted)
 
-    def check_states(self, rows: np.ndarray, active, hits, err, dom_row) -> None:
+    def check_states(self, rows: np.ndarray, active: np.ndarray, hits: np.ndarray,
+                     err: np.ndarray, dom_row: np.ndarray) -> None:
         """The kernel's ``check_states`` over ``rows``, a slice a worker: each predicate's
         first hit and each domain error's first row, as one call over all of them gives."""
         mod, n = self.kernel.mod, rows.shape[0]
@@ -430,7 +444,8 @@ class Workers:
                         out[c] = cuts[s] + parts[s][j][c]
                         break
 
-    def _sorted(self, shares, generated, lo, interrupted) -> Expanded:
+    def _sorted(self, shares: list[_Buffers], generated: int, lo: int,
+                interrupted: BaseException | None) -> Expanded:
         k = self.kernel
         total = sum(s.n for s in shares)
         out = _Buffers(total, k.stride, k.dtype, k.act_dtype)
@@ -446,17 +461,18 @@ class Workers:
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
 
 
-def _results(futures: list) -> list:
+def _results(futures: list[Future[Any]]) -> list[Any]:
     """Wait for every future; then raise the first exception of one, if any, or return their
     results."""
     wait(futures)
     for f in futures:
-        if f.exception() is not None:
-            raise f.exception()
+        if (e := f.exception()) is not None:
+            raise e
     return [f.result() for f in futures]
 
 
-def _first_hits(row: np.ndarray, inst: np.ndarray, per_worker: list) -> None:
+def _first_hits(row: np.ndarray, inst: np.ndarray,
+                per_worker: list[tuple[np.ndarray, ...]]) -> None:
     """Merge the workers' first hits (row, instance) into ``row``/``inst``: where none was
     known, the first worker in slice order that has one."""
     for j in np.flatnonzero(row < 0):
