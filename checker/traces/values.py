@@ -14,6 +14,7 @@ trace from another tool may list them in any order).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hwcheck.spec.lang import Spec, Var
@@ -30,6 +31,10 @@ from hwcheck.spec.types import (
     TypedVar,
     _scalar_type,
 )
+
+LeafPath = tuple[str, ...]  # a leaf's path in its type (``Leaf.path``)
+Get = Callable[[LeafPath, tuple[int, ...]], Any]  # a leaf's cell at an index: get(path, inner)
+Put = Callable[[LeafPath, tuple[int, ...], Any], None]  # put(path, inner, cell)
 
 
 class ValueError_(ValueError):
@@ -101,10 +106,11 @@ def present(spec: Spec, state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _over(tv: TypedVar, cells: dict, outer: tuple[int, ...]) -> Any:
+def _over(tv: TypedVar, cells: dict[LeafPath, tuple[list[Any], tuple[int, ...]]],
+          outer: tuple[int, ...]) -> Any:
     depth = len(outer)
     if depth == len(tv.over):
-        def get(path, inner):
+        def get(path: LeafPath, inner: tuple[int, ...]) -> Any:
             flat, shape = cells[path]
             return flat[_pos(shape, outer + tuple(inner))]
 
@@ -112,7 +118,7 @@ def _over(tv: TypedVar, cells: dict, outer: tuple[int, ...]) -> Any:
     return {"#map": [[i, _over(tv, cells, outer + (i,))] for i in range(tv.over[depth])]}
 
 
-def _value(t: Type, get) -> Any:
+def _value(t: Type, get: Get) -> Any:
     if isinstance(t, Bool):
         return bool(get((), ()))
     if isinstance(t, Enum):
@@ -129,14 +135,18 @@ def _value(t: Type, get) -> Any:
             return {"tag": "None", "value": {}}
         return {"tag": "Some", "value": _value(t.of, lambda p, i: get(("value",) + p, i))}
     if isinstance(t, Record):
-        return {n: _value(ft, lambda p, i, n=n: get((n,) + p, i)) for n, ft in t.fields.items()}
+        # mypy cannot infer a lambda with a default argument (each binds its own field)
+        return {n: _value(ft, lambda p, i, n=n: get((n,) + p, i))  # type: ignore[misc]
+                for n, ft in t.fields.items()}
     if isinstance(t, SetOf):
         return {"#set": [i for i in range(t.n) if get((), (i,))]}
     if isinstance(t, Seq):
-        return [_value(t.of, lambda p, i, k=k: get(("items",) + p, (k,) + tuple(i)))
+        return [_value(t.of, lambda p, i, k=k: get(("items",) + p,  # type: ignore[misc]
+                                                   (k,) + tuple(i)))
                 for k in range(get(("len",), ()))]
     if isinstance(t, Slots):
-        items = [_value(t.of, lambda p, i, k=k: get(("items",) + p, (k,) + tuple(i)))
+        items = [_value(t.of, lambda p, i, k=k: get(("items",) + p,  # type: ignore[misc]
+                                                    (k,) + tuple(i)))
                  for k in range(get(("used",), ()))]
         if t.max_count is None:
             return {"#set": items}
@@ -147,7 +157,8 @@ def _value(t: Type, get) -> Any:
 # -- absorb ---------------------------------------------------------------------------------
 
 
-def absorb(spec: Spec, values: dict[str, Any], where: str, decode) -> dict[str, Any]:
+def absorb(spec: Spec, values: dict[str, Any], where: str,
+           decode: Callable[[Var, Any, str], Any]) -> dict[str, Any]:
     """The core variables' readable forms from a state as the user sees it. ``decode(var,
     value, where)`` reads a variable that is not typed (ITF's own reading). Raises
     ValueError_ naming the state, the variable and the part at fault."""
@@ -169,13 +180,13 @@ def absorb(spec: Spec, values: dict[str, Any], where: str, decode) -> dict[str, 
     return out
 
 
-def _readable(var: Var, flat: list) -> Any:
+def _readable(var: Var, flat: list[Any]) -> Any:
     if var.kind == "scalar":
         return flat[0]
     if var.kind == "set":
         return [i for i, x in enumerate(flat) if x]
 
-    def nest(xs: list, shape: tuple[int, ...]) -> Any:
+    def nest(xs: list[Any], shape: tuple[int, ...]) -> Any:
         if len(shape) == 1:
             return list(xs)
         step = len(xs) // shape[0]
@@ -184,11 +195,12 @@ def _readable(var: Var, flat: list) -> Any:
     return nest(flat, var.shape)
 
 
-def _read_over(tv: TypedVar, value: Any, outer: tuple, flats: dict, shapes: dict,
+def _read_over(tv: TypedVar, value: Any, outer: tuple[int, ...], flats: dict[LeafPath, list[Any]],
+               shapes: dict[LeafPath, tuple[int, ...]],
                where: str) -> None:
     depth = len(outer)
     if depth == len(tv.over):
-        def put(path, inner, x):
+        def put(path: LeafPath, inner: tuple[int, ...], x: Any) -> None:
             flats[path][_pos(shapes[path], outer + tuple(inner))] = x
 
         _read(tv.type, value, put, where)
@@ -202,7 +214,7 @@ def _read_over(tv: TypedVar, value: Any, outer: tuple, flats: dict, shapes: dict
         _read_over(tv, v, outer + (int(k),), flats, shapes, f"{where}[{k}]")
 
 
-def _map_entries(value: Any, where: str) -> list:
+def _map_entries(value: Any, where: str) -> list[list[Any]]:
     if not isinstance(value, dict) or set(value) != {"#map"} or not isinstance(value["#map"],
                                                                               list):
         raise ValueError_(f"{where} should be {{\"#map\": [[key, value], ...]}}")
@@ -224,7 +236,7 @@ def _in(x: int, lo: int, hi: int, where: str) -> int:
     return x
 
 
-def _read(t: Type, value: Any, put, where: str) -> None:
+def _read(t: Type, value: Any, put: Put, where: str) -> None:
     """Write ``value`` of type ``t`` into the leaves through ``put(path, inner, cell)``."""
     if isinstance(t, Bool):
         if not isinstance(value, bool):
@@ -249,7 +261,7 @@ def _read(t: Type, value: Any, put, where: str) -> None:
             return
         put(("some",), (), int(tag == "Some"))
 
-        def inner(p, i, x):
+        def inner(p: LeafPath, i: tuple[int, ...], x: Any) -> None:
             put(("value",) + p, i, x)
 
         if tag == "Some":
@@ -261,7 +273,8 @@ def _read(t: Type, value: Any, put, where: str) -> None:
             raise ValueError_(f"{where} should be a record with fields "
                               f"{', '.join(t.fields)}")
         for n, ft in t.fields.items():
-            _read(ft, value[n], lambda p, i, x, n=n: put((n,) + p, i, x), f"{where}.{n}")
+            _read(ft, value[n], lambda p, i, x, n=n: put((n,) + p, i, x),  # type: ignore[misc]
+                  f"{where}.{n}")
     elif isinstance(t, SetOf):
         members = _set_members(value, where)
         ints = [_in(_int(m, where), 0, t.n - 1, where) for m in members]
@@ -274,7 +287,7 @@ def _read(t: Type, value: Any, put, where: str) -> None:
             raise ValueError_(f"{where} should be a list of at most {t.cap} items")
         put(("len",), (), len(value))
         for k in range(t.cap):
-            def slot(p, i, x, k=k):
+            def slot(p: LeafPath, i: tuple[int, ...], x: Any, k: int = k) -> None:
                 put(("items",) + p, (k,) + tuple(i), x)
 
             if k < len(value):
@@ -287,14 +300,14 @@ def _read(t: Type, value: Any, put, where: str) -> None:
         raise TypeError(f"unknown type {type(t).__name__}")
 
 
-def _set_members(value: Any, where: str) -> list:
+def _set_members(value: Any, where: str) -> list[Any]:
     if not isinstance(value, dict) or set(value) != {"#set"} or not isinstance(value["#set"],
                                                                               list):
         raise ValueError_(f"{where} should be {{\"#set\": [...]}}")
     return value["#set"]
 
 
-def _defaults(t: Type, put) -> None:
+def _defaults(t: Type, put: Put) -> None:
     for leaf in t.leaves():
         for flat in range(_cells(leaf.dims)):
             put(leaf.path, _unflat(leaf.dims, flat), leaf.default)
@@ -315,7 +328,7 @@ def _unflat(dims: tuple[int, ...], p: int) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
-def _read_slots(t: Slots, value: Any, put, where: str) -> None:
+def _read_slots(t: Slots, value: Any, put: Put, where: str) -> None:
     if t.max_count is None:
         items = [(m, None) for m in _set_members(value, where)]
     else:
@@ -325,10 +338,12 @@ def _read_slots(t: Slots, value: Any, put, where: str) -> None:
     leaves = t.of.leaves()
     parsed = []
     for j, (m, c) in enumerate(items):
-        cells: dict = {leaf.path: [0] * _cells(leaf.dims) for leaf in leaves}
+        cells: dict[LeafPath, list[Any]] = {leaf.path: [0] * _cells(leaf.dims) for leaf in leaves}
         dims = {leaf.path: leaf.dims for leaf in leaves}
 
-        def keep(p, i, x, cells=cells, dims=dims):
+        def keep(p: LeafPath, i: tuple[int, ...], x: Any,
+                 cells: dict[LeafPath, list[Any]] = cells,
+                 dims: dict[LeafPath, tuple[int, ...]] = dims) -> None:
             cells[p][_pos(dims[p], tuple(i))] = x
 
         _read(t.of, m, keep, f"{where} member {j}")
