@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.partition import owners
@@ -195,8 +196,8 @@ class PartitionedTable:
 class _Buffers:
     """Rows with their parent position, action and fingerprint; grown by doubling."""
 
-    def __init__(self, cap: int, stride: int, dtype: np.dtype[Any],
-                 act_dtype: np.dtype[Any]) -> None:
+    def __init__(self, cap: int, stride: int, dtype: DTypeLike,
+                 act_dtype: DTypeLike) -> None:
         self.rows = np.empty((cap, stride), dtype)
         self.par = np.empty(cap, np.int32)
         self.act = np.empty(cap, act_dtype)
@@ -238,8 +239,8 @@ class _OwnerBuffers:
     position, action and fingerprint. One capacity for all owners (the fingerprint spreads a
     slice's successors evenly over them), doubled when one is short."""
 
-    def __init__(self, owners_: int, cap: int, stride: int, dtype: np.dtype[Any],
-                 act_dtype: np.dtype[Any]) -> None:
+    def __init__(self, owners_: int, cap: int, stride: int, dtype: DTypeLike,
+                 act_dtype: DTypeLike) -> None:
         self.rows = np.empty((owners_, cap, stride), dtype)
         self.par = np.empty((owners_, cap), np.int32)
         self.act = np.empty((owners_, cap), act_dtype)

@@ -15,11 +15,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.checker.semantics.codegen import generate, source_key
@@ -45,7 +48,7 @@ def cache_dir() -> Path:
 _loaded: dict[tuple[str, str], Any] = {}
 
 
-def _load(src: str):
+def _load(src: str) -> Any:
     return load_generated(src, "kernels", "k", "hwcheck_kernel")
 
 
@@ -79,7 +82,7 @@ def load_generated(src: str, sub: str, prefix: str, modname: str) -> Any:
     return mod
 
 
-def _import(path: Path, name: str):
+def _import(path: Path, name: str) -> ModuleType:
     """The generated module at ``path``, under the one name every process gives it."""
     if name in sys.modules:
         return sys.modules[name]
@@ -125,7 +128,7 @@ class Kernel:
         return self.layout.stride
 
     @property
-    def dtype(self):
+    def dtype(self) -> DTypeLike:
         return self.layout.dtype
 
     @property
@@ -138,7 +141,7 @@ class Kernel:
         return len(self.domain_errors.entries)
 
     @property
-    def act_dtype(self):
+    def act_dtype(self) -> DTypeLike:
         """The dtype of an action instance index: one byte while there are fewer than 256."""
         return act_dtype_of(self.ninst)
 
@@ -179,7 +182,8 @@ class Kernel:
     @property
     def initial(self) -> np.ndarray:
         """The first initial state (the only one unless Init chooses)."""
-        return self.initials[0]
+        first: np.ndarray = self.initials[0]
+        return first
 
     @property
     def symmetric(self) -> bool:
@@ -204,12 +208,14 @@ class Kernel:
     @property
     def start(self) -> np.ndarray:
         """The first of ``starts``."""
-        return self.starts[0]
+        first: np.ndarray = self.starts[0]
+        return first
 
     def canonical(self, row: np.ndarray) -> np.ndarray:
         """The representative of ``row``'s orbit (a copy of ``row`` without symmetry)."""
         row = np.ascontiguousarray(row, dtype=self.dtype)
-        return self.mod.canonical(row) if self.symmetric else row.copy()
+        out: np.ndarray = self.mod.canonical(row) if self.symmetric else row.copy()
+        return out
 
     def state_fingerprint(self, row: np.ndarray) -> int:
         """The fingerprint the engines record for the state ``row``: of its representative
@@ -238,7 +244,7 @@ class Kernel:
             raise RuntimeError(f"instance {inst} is disabled in a state the search took it from")
         return t
 
-    def warm(self, *parts: str, say=None) -> None:
+    def warm(self, *parts: str, say: Callable[[str], None] | None = None) -> None:
         """Compile (or load from the disk cache) the kernel functions an engine will call, so
         that the engine's clock does not count compilation. ``parts``: "local" (the fused
         expand-and-dedup), "exact" (the same, keeping every state), "parallel" (the
@@ -279,7 +285,7 @@ class Kernel:
         seconds it took."""
         return cache_dir() / "kernels" / f"k_{self.key}.{part}.compiled"
 
-    def _start_helper(self):
+    def _start_helper(self) -> subprocess.Popen[bytes] | None:
         # HWCHECK_COMPILE_HELPER=0: no helper (the cores are busy anyway, as under a parallel
         # test run: a helper would only compile what this process compiles too)
         if len(_cores()) < 2 or not sys.executable \
@@ -294,7 +300,8 @@ class Kernel:
         except OSError:  # no helper: this process compiles everything
             return None
 
-    def _warm(self, parts, helper=None) -> None:
+    def _warm(self, parts: Iterable[str],
+              helper: subprocess.Popen[bytes] | None = None) -> None:
         from hwcheck.checker.semantics.fingerprint import fingerprint
 
         for part in parts:  # the long ones first: the helper does the rest
@@ -324,14 +331,14 @@ def _expand_of(part: str) -> str | None:
 HELPER_WAIT = 120.0  # seconds the engine's process waits for the compile helper at most
 
 
-def _cores() -> set:
+def _cores() -> set[int]:
     try:
         return os.sched_getaffinity(0)
     except (AttributeError, OSError):
         return set(range(os.cpu_count() or 1))
 
 
-def _samples(mod) -> dict:
+def _samples(mod: ModuleType) -> dict[str, tuple[Any, ...]]:
     """For each entry point of a kernel module, arguments of the types the engines pass (no
     row is read: lo = hi = 0, n = 0); ``expand_split``'s for two owners, of the types every
     number of owners has."""
@@ -395,12 +402,12 @@ def precompile(path: str, key: str) -> None:
         mod.canonical.compile((typeof(row),))
 
 
-def act_dtype_of(ninst: int):
+def act_dtype_of(ninst: int) -> DTypeLike:
     """The dtype of an action instance index: one byte while there are fewer than 256."""
     return np.uint8 if ninst < 256 else np.uint16
 
 
-def _estimate(parts) -> float | None:
+def _estimate(parts: Iterable[str]) -> float | None:
     """Seconds the last compile of these parts took on this machine (another kernel's); None
     if none is known."""
     folder = cache_dir() / "kernels"
