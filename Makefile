@@ -1,6 +1,7 @@
 # hwcheck: `make test` (fast tier), `make test-slow`, `make test-all` (both), `make lint` (ruff,
 # mypy), `make check` (the scenario suite: its counterexamples and their report,
-# counterexamples/index.html), `make bench` (local engine), `make bench-ports` (the TLA+ ports
+# counterexamples/index.html), `make bench` (local engine; its curve over worker counts alone:
+# `make bench-scaling`), `make bench-ports` (the TLA+ ports
 # against TLC), `make bench-tla` (TLA+ modules through `check --spec` against their hand ports and
 # TLC), `make bench-spark` (Spark engine).
 PY ?= python3
@@ -9,7 +10,7 @@ PY ?= python3
 JOBS ?= auto
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: install test test-slow test-all lint check bench bench-ports bench-tla bench-spark clean
+.PHONY: install test test-slow test-all lint check bench bench-scaling bench-ports bench-tla bench-spark clean
 
 install:
 	$(PY) -m pip install -e '.[test]'
@@ -32,6 +33,10 @@ check:
 
 bench:
 	$(PY) bench/bench_local.py
+	$(PY) bench/bench_scaling.py
+
+bench-scaling:  # WORKERS="1 2 4" SIZE=6.2M|68M BASELINE=folder holding another version's hwcheck/
+	$(PY) bench/bench_scaling.py $(if $(WORKERS),--workers $(WORKERS),) $(if $(SIZE),--size $(SIZE),) $(if $(BASELINE),--baseline $(BASELINE),)
 
 bench-ports:  # TLC=tla2tools.jar[:CommunityModules.jar] TLA=folder of the TLA+ modules: TLC in the same run; ONLY=names
 	$(PY) bench/bench_ports.py $(if $(TLC),--tlc $(TLC) --tla $(TLA),) $(if $(ONLY),--only $(ONLY),)

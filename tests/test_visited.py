@@ -127,14 +127,34 @@ def test_levels_and_frontiers_on_disk_explore_exactly_as_in_memory(monkeypatch, 
     assert list((tmp_path / "work").iterdir()) == []  # the run's folder is gone
 
 
+class _Threads:
+    """Three threads as the local engine's workers are a ``spill.Pool``."""
+
+    n = 3
+
+    def __init__(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+        self.ex = ThreadPoolExecutor(self.n)
+        self.calls = 0
+
+    def map(self, fn, args):
+        self.calls += 1
+        return [f.result() for f in [self.ex.submit(fn, *a) for a in args]]
+
+
+@pytest.mark.parametrize("pooled", [False, True])
 @pytest.mark.parametrize("in_order", [False, True])
-def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch, in_order):
+def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch, in_order,
+                                                         pooled):
     """Pieces added in any order, or each in fingerprint order (as several workers hand them
-    over: cut into buckets where they are, without sorting), give the same level."""
+    over: cut into buckets where they are, without sorting), give the same level; so do the
+    buckets written, read back, sorted and checked by a pool's threads, the checks' findings
+    handed over in bucket order."""
     monkeypatch.setattr(spill, "SPILL_BYTES", 1000)
     work = spill.WorkDir(tmp_path)
     rec = spill.record_dtype(8, np.int8, np.uint8)
-    nxt = spill.NextLevel(work, 8, rec)
+    pool = _Threads() if pooled else None
+    nxt = spill.NextLevel(work, 8, rec, pool)
     fps = _fps(3000, seed=9)
     rows = np.arange(fps.size * 8, dtype=np.int64).astype(np.int8).reshape(-1, 8)
     for lo in range(0, fps.size, 700):
@@ -146,7 +166,16 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch,
     store = spill.LevelStore(work, rec)
     store.append({"fp": np.array([7], np.uint64), "par": np.array([-1], np.int32),
                   "act": np.array([0], np.uint8)})  # an earlier level: this one starts after it
-    level, front = nxt.finish(store, lambda r, off: seen.append((off, r.shape[0])))
+    found = []
+    level, front = nxt.finish(store, lambda r, off, f: (seen.append((off, r.shape[0])),
+                                                        found.append(f)),
+                              (lambda r: ("checked", r.copy())) if pooled else None)
+    if pooled:
+        assert pool.calls > 2  # the spill, the read-back waves, the frontier's writes
+        assert all(f[0] == "checked" for f in found)  # each bucket's own rows, checked there
+        assert np.array_equal(np.concatenate([f[1] for f in found]), rows[np.argsort(fps)])
+    else:
+        assert found == [None] * len(found)
     assert level.entry(5) == (int(np.sort(fps)[5]), int(np.argsort(fps)[5]), 3)
     order = np.argsort(fps)
     assert np.array_equal(np.asarray(level.fps), fps[order])
@@ -160,6 +189,8 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch,
     assert not work.path.exists()
     assert np.array_equal(np.asarray(level.fps), fps[order])  # still readable: the store's
     store.close()  # files are open
+    if pool is not None:
+        pool.ex.shutdown()
 
 
 @pytest.mark.slow

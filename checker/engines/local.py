@@ -58,6 +58,16 @@ PARALLEL_CHECK = 1 << 14  # rows: a level this large is checked by every worker
 
 
 @dataclass
+class _Checked:
+    """A bucket's state checks done on a worker: the properties active then, each one's first
+    hit (-1: none) and each domain error's first row."""
+
+    active: np.ndarray
+    hits: np.ndarray
+    dom_row: np.ndarray
+
+
+@dataclass
 class _Boundary:
     """The search at the start of the level being expanded, kept while a checkpoint is
     written (``--checkpoint``): what a level stopped in the middle goes back to. The visited
@@ -167,7 +177,7 @@ class LocalEngine(LevelSource):
         self.levels = [Level(fps, np.full(n, -1, np.int32), np.zeros(n, self.act_dtype))]
         self.front = Frontier.of(self.work, init)
         return LevelResult(new=n, found=self._found(
-            self._state_hits(init, 0, "initial states: checks"), 0))
+            self._state_hits(init, 0, phase="initial states: checks"), 0))
 
     def _select(self, ex: Exploration) -> None:
         """``--property`` given to a resumed run: it checks those of the checkpoint's
@@ -255,7 +265,8 @@ class LocalEngine(LevelSource):
                 len(self.levels), front, ex.distinct, ex.generated, ex.depth, dict(ex.hits),
                 list(ex.checked), props.state_active.copy(), props.trans_active.copy(),
                 ex.seconds)
-        nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec)
+        nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec,
+                        self.pool)
         out = LevelResult()
         with self.phases.span("expand"):
             out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
@@ -270,7 +281,10 @@ class LocalEngine(LevelSource):
                 hits: list[Found] = []
                 with self.phases.span("level end"):
                     level, self.front = nxt.finish(
-                        self.store, lambda rows, off: hits.extend(self._state_hits(rows, off)))
+                        self.store,
+                        lambda rows, off, found: hits.extend(self._state_hits(rows, off, found)),
+                        None if self.pool is None
+                        else self.phases.task("level end: checks", self._check_rows))
                 self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
                 if len(level):
                     self.levels.append(level)
@@ -356,27 +370,46 @@ class LocalEngine(LevelSource):
                 break
         return stopped
 
-    def _state_hits(self, rows: np.ndarray, off: int,
+    def _state_hits(self, rows: np.ndarray, off: int, found: object = None,
                     phase: str = "level end: checks") -> list[Found]:
         """The state properties ``rows`` (at ``off`` in their level) are the first to hit,
         their targets positions in the level (``_found`` makes them paths); each is then no
-        longer checked. A property that reads outside a variable's shape is a domain hit."""
+        longer checked. A property that reads outside a variable's shape is a domain hit.
+        ``found``: what ``_check_rows(rows)`` gave on a worker, used if no property it
+        checked has been hit since (else the rows are checked again, here)."""
         props = self.props
         if not props.state or not props.state_active.any():
             return []
-        hits = np.full(len(props.state), -1, np.int64)
-        err, dom_row, _ = self.kernel.error_arrays()
-        dom_row[:] = -1
-        with self.phases.span(phase):  # the initial states' own: they end no level
-            if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
-                self.pool.check_states(rows, props.state_active, hits, err, dom_row)
-            else:
-                self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
-                                                        active=props.state_active, hits=hits,
-                                                        err=err, dom_row=dom_row))
+        if isinstance(found, _Checked) and np.array_equal(found.active, props.state_active):
+            hits, dom_row = found.hits, found.dom_row
+        else:
+            hits = np.full(len(props.state), -1, np.int64)
+            err, dom_row, _ = self.kernel.error_arrays()
+            dom_row[:] = -1
+            with self.phases.span(phase):  # the initial states' own: they end no level
+                if self.pool is not None and rows.shape[0] >= PARALLEL_CHECK:
+                    self.pool.check_states(rows, props.state_active, hits, err, dom_row)
+                else:
+                    self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0],
+                                                            active=props.state_active,
+                                                            hits=hits, err=err, dom_row=dom_row))
         return (domain_hits(self.kernel, hit(dom_row), 0, lambda c: off + int(dom_row[c]))
                 + property_hits(props.state, props.state_active, hit(hits), 0,
                                 lambda j: off + int(hits[j])))
+
+    def _check_rows(self, rows: np.ndarray) -> _Checked | None:
+        """The kernel's state checks over ``rows`` with the properties active now, on the
+        calling thread (a worker's, at a level's end): ``_state_hits`` takes them."""
+        props = self.props
+        if not props.state or not props.state_active.any():
+            return None
+        active = props.state_active.copy()
+        hits = np.full(len(props.state), -1, np.int64)
+        err, dom_row, _ = self.kernel.error_arrays()
+        dom_row[:] = -1
+        self.kernel.mod.check_states(*CheckArgs(rows=rows, n=rows.shape[0], active=active,
+                                                hits=hits, err=err, dom_row=dom_row))
+        return _Checked(active, hits, dom_row)
 
     def _found(self, hits: list[Found], depth: int) -> list[Found]:
         """The state hits of level ``depth`` (their targets positions) with their paths."""

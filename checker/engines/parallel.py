@@ -3,8 +3,9 @@ kernel without the GIL, each owning a slice of the visited set.
 
 The visited set is split into N partitions by the high bits of the fingerprint, the split of
 ``partition.owners`` (monotone: partition o holds a contiguous range of fingerprints). Each
-chunk of the frontier (at most ``expand.CHUNK`` rows, so Ctrl-C and the limits are looked at as
-often as with one worker) goes through two phases:
+chunk of the frontier (``round_rows``: ``expand.CHUNK`` rows up to two workers, half of that a
+worker beyond, so Ctrl-C and the limits are looked at about as often as with one worker) goes
+through two phases:
 
 1. generate: worker w expands the w-th slice of the chunk with the kernel's ``expand_split``:
    every successor is fingerprinted and looked up in its owner's table (a lookup only, while
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -314,6 +315,11 @@ class Workers:
     def _all(self, fn: Callable[..., Any], args: Iterable[tuple[Any, ...]]) -> list[Any]:
         return _results([self.pool.submit(fn, *a) for a in args])
 
+    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """``fn(*a)`` for each ``a`` of ``args`` on the workers; the results in order (the
+        first exception raised, once all are done)."""
+        return self._all(fn, args)
+
     def expand(self, front: np.ndarray, table: PartitionedTable, tp_active: np.ndarray,
                tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
                dom_inst: np.ndarray, on_chunk: Callable[[int, int], bool] | None = None,
@@ -323,7 +329,7 @@ class Workers:
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
         k, mod, nw, ns, ph = self.kernel, self.kernel.mod, self.n, self.slices, self.phases
-        chunk = chunk or _expand.CHUNK
+        chunk = round_rows(chunk or _expand.CHUNK, nw)
         n = front.shape[0]
         shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
                   for _ in range(nw)]
@@ -460,6 +466,14 @@ class Workers:
 
         self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
+
+
+def round_rows(chunk: int, workers: int) -> int:
+    """Frontier rows a round of ``workers`` takes, ``chunk`` being one worker's chunk: the
+    chunk itself up to two workers, then half a chunk a worker, so that a slice stays long
+    enough (16,384 rows of ``expand.CHUNK``) to outweigh what the main thread does once a round
+    whatever its length (2N tasks, two barriers, N tables' room, the first hits' merge)."""
+    return max(chunk, chunk * workers // 2)
 
 
 def _results(futures: list[Future[Any]]) -> list[Any]:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -34,6 +35,15 @@ BUCKET_BYTES = 16 << 20  # what a bucket is sized for
 MAX_BUCKETS = 256
 
 Columns = dict[str, np.ndarray]  # a column name -> its array, one entry a record
+
+
+class Pool(Protocol):
+    """Threads that run tasks together (the local engine's workers): ``map`` runs ``fn(*a)``
+    for each ``a`` of ``args`` on them and returns the results in order; ``n`` is how many."""
+
+    n: int
+
+    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]: ...
 
 
 class WorkDir:
@@ -108,7 +118,30 @@ class _Buckets:
                 self._write(b, cols)
             parts.clear()
 
+    def extend(self, parts: Sequence[tuple[int, Columns]], pool: Pool | None = None) -> None:
+        """``append`` each (bucket, columns) of ``parts``, buckets all different; with a
+        ``pool`` the files are written by its threads, a bucket each (the accounting stays on
+        this thread)."""
+        parts = [(b, cols) for b, cols in parts if len(next(iter(cols.values())))]
+        if pool is None or len(parts) < 2:
+            for b, cols in parts:
+                self.append(b, cols)
+            return
+        self.nbytes += sum(len(next(iter(c.values()))) for _, c in parts) * self.rec.itemsize
+        if self.files is None and self.nbytes > SPILL_BYTES:
+            self._spill()
+        if self.files is None:
+            for b, cols in parts:
+                self.mem[b].append(cols)
+            return
+        self.work.wrote(sum(pool.map(self._pack, parts)))
+
     def _write(self, b: int, cols: Columns) -> None:
+        self.work.wrote(self._pack(b, cols))
+
+    def _pack(self, b: int, cols: Columns) -> int:
+        """Append ``cols`` to bucket b's file as records; returns the bytes written. Touches
+        nothing but that file, so threads may write different buckets at once."""
         n = len(next(iter(cols.values())))
         recs = np.empty(n, self.rec)
         for name, col in cols.items():
@@ -116,7 +149,7 @@ class _Buckets:
         assert self.files is not None  # spilled
         with open(self.files[b], "ab") as f:
             recs.tofile(f)
-        self.work.wrote(recs.nbytes)
+        return int(recs.nbytes)
 
     def take(self, b: int, keep: bool = False) -> Columns:
         """Bucket b's columns, end to end (each contiguous); the bucket is emptied, or with
@@ -138,6 +171,13 @@ class _Buckets:
             self.work.remove(path)
         return {name: np.ascontiguousarray(recs[name]) for name in names}
 
+    def release(self, b: int) -> None:
+        """Let go of bucket b (taken with ``keep``)."""
+        if self.files is None:
+            self.mem[b] = []
+        else:
+            self.work.remove(self.files[b])
+
     def drop(self) -> None:
         if self.files is not None:
             for path in self.files:
@@ -155,12 +195,15 @@ def bucket_count(states: int, row_bytes: int) -> int:
 
 
 class NextLevel:
-    """The successors of a level as its expansion finds them, in buckets by fingerprint."""
+    """The successors of a level as its expansion finds them, in buckets by fingerprint. With
+    a ``pool``, the buckets' files are written and the level's end done by its threads."""
 
-    def __init__(self, work: WorkDir, buckets: int, rec: np.dtype) -> None:
+    def __init__(self, work: WorkDir, buckets: int, rec: np.dtype,
+                 pool: Pool | None = None) -> None:
         self.rec = rec
         self.buckets = _Buckets(work, buckets, "next", rec)
         self.count = 0
+        self.pool = pool
 
     def add(self, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray,
             acts: np.ndarray) -> None:
@@ -178,33 +221,64 @@ class NextLevel:
                 own = own[order]
                 cols = {name: col[order] for name, col in cols.items()}
             cuts = np.searchsorted(own, np.arange(nb + 1))
-            for b in range(nb):
-                if cuts[b + 1] > cuts[b]:
-                    self.buckets.append(b, {name: col[cuts[b]:cuts[b + 1]]
-                                            for name, col in cols.items()})
+            self.buckets.extend([(b, {name: col[cuts[b]:cuts[b + 1]]
+                                      for name, col in cols.items()})
+                                 for b in range(nb) if cuts[b + 1] > cuts[b]], self.pool)
         self.count += n
 
-    def finish(self, store: LevelStore,
-               check: Callable[[np.ndarray, int], object]) -> tuple[StoredLevel, Frontier]:
+    def finish(self, store: LevelStore, check: Check,
+               check_rows: Callable[[np.ndarray], object] | None = None
+               ) -> tuple[StoredLevel, Frontier]:
         """The level in fingerprint order: its parent records (appended to ``store``) and its
-        states as the next frontier. ``check(rows, offset)`` sees each bucket's rows, sorted,
-        at its offset in the level."""
+        states as the next frontier. ``check(rows, offset, found)`` sees each bucket's rows,
+        sorted, at its offset in the level, in bucket order; with a pool and
+        ``check_rows``, the buckets are read back, sorted and written by the pool's threads,
+        a bucket each, ``found`` being what ``check_rows(rows)`` gave on that thread (else
+        None)."""
         start = store.count
         row = self.rec["row"]
         front = Frontier(store.work, len(self.buckets), row.base, row.shape)
-        for b in range(len(self.buckets)):
-            cols = self.buckets.take(b)
-            fps = cols["fp"]
-            if not np.all(fps[1:] > fps[:-1]):  # (several workers hand it over sorted)
-                order = np.argsort(fps)
-                cols = {name: col[order] for name, col in cols.items()}
-            if cols["fp"].size:
-                check(cols["row"], store.count - start)
-            store.append(cols)
-            front.add(b, cols["row"])
+        nb, pool = len(self.buckets), self.pool
+        if pool is None or check_rows is None or nb == 1:
+            for b in range(nb):
+                cols = _sorted(self.buckets.take(b))
+                if cols["fp"].size:
+                    check(cols["row"], store.count - start, None)
+                store.append(cols)
+                front.add(b, cols["row"])
+        else:
+            def load(b: int) -> tuple[Columns, object]:
+                cols = _sorted(self.buckets.take(b, keep=True))
+                return cols, check_rows(cols["row"]) if cols["fp"].size else None
+
+            # a wave of buckets, one a thread: read back, sorted and checked on the threads;
+            # the checks' findings taken and the parent records appended here, in bucket
+            # order; the rows written as the next frontier's buckets on the threads
+            for lo in range(0, nb, pool.n):
+                wave = range(lo, min(nb, lo + pool.n))
+                loaded = pool.map(load, [(b,) for b in wave])
+                for b, (cols, found) in zip(wave, loaded):
+                    self.buckets.release(b)
+                    if cols["fp"].size:
+                        check(cols["row"], store.count - start, found)
+                    store.append(cols)
+                front.extend([(b, cols["row"]) for b, (cols, _) in zip(wave, loaded)], pool)
         self.buckets.drop()
         store.flush()
         return StoredLevel(store, start, store.count - start), front
+
+
+Check = Callable[[np.ndarray, int, object], object]
+
+
+def _sorted(cols: Columns) -> Columns:
+    """A bucket's columns in fingerprint order (several workers hand each part over sorted,
+    but a bucket gathers the parts of every frontier bucket)."""
+    fps = cols["fp"]
+    if np.all(fps[1:] > fps[:-1]):
+        return cols
+    order = np.argsort(fps)
+    return {name: col[order] for name, col in cols.items()}
 
 
 class Frontier:
@@ -227,6 +301,13 @@ class Frontier:
     def add(self, b: int, rows: np.ndarray) -> None:
         self.buckets.append(b, {"row": rows})
         self.sizes[b] += rows.shape[0]
+
+    def extend(self, parts: Sequence[tuple[int, np.ndarray]], pool: Pool | None = None) -> None:
+        """``add`` each (bucket, rows) of ``parts``, buckets all different, written by the
+        ``pool``'s threads."""
+        self.buckets.extend([(b, {"row": rows}) for b, rows in parts], pool)
+        for b, rows in parts:
+            self.sizes[b] += rows.shape[0]
 
     def __len__(self) -> int:
         return int(self.sizes.sum())
