@@ -44,7 +44,7 @@ from hwcheck.checker import protocols
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import Options
 from hwcheck.checker.semantics.kernel import Kernel
-spec = protocols.build(protocols.load("kafka"), json.loads({params!r}))
+spec = protocols.build(protocols.load("hwcheck.spec.kafka:PROTOCOL"), json.loads({params!r}))
 k = Kernel(spec); k.warm("local" if {workers} == 1 else "parallel")
 ex = LocalEngine(k, Options(stop_at_violation=False, max_states={limit}), workers={workers}).run()
 ru = resource.getrusage(resource.RUSAGE_SELF)
