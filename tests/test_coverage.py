@@ -92,3 +92,25 @@ def build(n: int = 3) -> Spec:
     obj = json.loads(res.stdout.strip().splitlines()[-1])
     assert obj["coverage"] == {"Inc": {"enabled": 3, "new": 3}, "Never": {"enabled": 0, "new": 0}}
     assert "Never never enabled" in res.stderr
+
+
+def test_workers_spilling_their_own_buckets_count_the_same_coverage(monkeypatch):
+    """Levels in files from the first byte, each worker putting its owner's new states into
+    its own buckets (and their actions into the coverage) on its thread: the coverage of one
+    worker in memory."""
+    from hwcheck.checker.engines import spill
+
+    spec = kafka(**R2)
+    one = check(spec, Options(stop_at_violation=False), workers=1).coverage()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    monkeypatch.setattr(spill, "BUCKET_BYTES", 4096)
+    owned = []
+    real = spill.NextLevel.add_own
+
+    def add_own(self, *a):
+        owned.append(a[0])
+        real(self, *a)
+
+    monkeypatch.setattr(spill.NextLevel, "add_own", add_own)
+    assert check(spec, Options(stop_at_violation=False), workers=2).coverage() == one
+    assert set(owned) == {0, 1}  # both workers spilled their own

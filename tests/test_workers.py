@@ -85,11 +85,36 @@ def test_every_level_is_the_same_with_any_number_of_workers(params, chunk, worke
     same_search(one, explore(spec, workers))
 
 
+def test_buffers_that_must_grow_mid_round_leave_the_search_the_same(monkeypatch):
+    """Round buffers that start at the least room a block needs: slices stop short, the main
+    thread doubles every slice's buffers between generations (keeping what they hold) and the
+    short slices go on; the levels, parents, actions and hits are one worker's."""
+    spec = kafka(**HW)
+    one = explore(spec, 1)
+    init = parallel._Round.__init__
+
+    def least(self, kernel, slices, owners_, per):  # room for one block: the least it takes
+        init(self, kernel, slices, owners_, kernel.mod.ROOM)
+
+    monkeypatch.setattr(parallel._Round, "__init__", least)
+    grew = []
+    real = parallel._RoundBuffers.grow
+
+    def grow(self, used):
+        grew.append(self.cap)
+        real(self, used)
+
+    monkeypatch.setattr(parallel._RoundBuffers, "grow", grow)
+    same_search(one, explore(spec, 2))
+    assert grew  # the short-slice path ran
+
+
 @pytest.mark.slow
 def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_grows():
-    """More successors than the free slots at the table's end, all homed near the end: the
-    owner's insert stops before an insert could reach the last slot, the table grows and the
-    insert goes on from there; every fingerprint ends up in the table, in order."""
+    """More successors than the free slots at the table's end, all homed near the end, in two
+    slices' buffers: the owner's insert stops before an insert could reach the last slot, the
+    table grows and the insert goes on from there (in whichever slice it stopped); every
+    fingerprint ends up in the table, in order."""
     from hwcheck.checker.semantics.fingerprint import TAIL
 
     rng = np.random.default_rng(4)
@@ -98,14 +123,22 @@ def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_gro
     fps = (rng.integers(1, 1 << 31, n).astype(np.uint64) << np.uint64(32)) | low
     rows = np.zeros((n, 8), np.int8)
     par, act = np.arange(n, dtype=np.int32), np.zeros(n, np.uint8)
+    # two slices' buffers for one owner (the shape the round's buffers have), the second
+    # slice holding the last 3,000
+    cap, cut = n, n - 3000
+    b_fps, b_rows = np.zeros((2, 1, cap), np.uint64), np.zeros((2, 1, cap, 8), np.int8)
+    b_par, b_act = np.zeros((2, 1, cap), np.int32), np.zeros((2, 1, cap), np.uint8)
+    for sl, (a, b) in enumerate([(0, cut), (cut, n)]):
+        b_fps[sl, 0, :b - a], b_par[sl, 0, :b - a] = fps[a:b], par[a:b]
+    counts = np.array([[cut], [n - cut]], np.int64)
     out = (np.zeros((n, 8), np.int8), np.zeros(n, np.int32), np.zeros(n, np.uint8),
            np.zeros(n, np.uint64))
     t = VisitedTable(1024)
-    k, w, stops = 0, 0, 0
+    sl, k, w, stops = 0, 0, 0, 0
     while True:
-        k, w, t.filled = parallel._insert_owned(fps, rows, par, act, k, n, t.table, t.filled,
-                                                *out, w)
-        if k == n:
+        sl, k, w, t.filled = parallel._insert_owned(b_fps, b_rows, b_par, b_act, counts, 0, sl,
+                                                    k, t.table, t.filled, *out, w)
+        if sl == 2:
             break
         stops += 1
         assert t.table[-1] == 0

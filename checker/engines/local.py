@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from hwcheck.checker.engines import checkpoint
 from hwcheck.checker.engines.expand import CHUNK, Successors, expand
 from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
 from hwcheck.checker.engines.options import LocalSettings, Options, PropertySet
-from hwcheck.checker.engines.parallel import Expanded, PartitionedTable, Workers
+from hwcheck.checker.engines.parallel import Deliver, Expanded, PartitionedTable, Workers
 from hwcheck.checker.engines.phases import Phases
 from hwcheck.checker.engines.spill import (
     Frontier,
@@ -265,8 +266,8 @@ class LocalEngine(LevelSource):
                 len(self.levels), front, ex.distinct, ex.generated, ex.depth, dict(ex.hits),
                 list(ex.checked), props.state_active.copy(), props.trans_active.copy(),
                 ex.seconds)
-        nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize), self.rec,
-                        self.pool)
+        nxt = NextLevel(self.work, bucket_count(2 * len(front), self.rec.itemsize, self.workers),
+                        self.rec, self.pool)
         out = LevelResult()
         with self.phases.span("expand"):
             out.stopped = self._expand(front, nxt, out, ex, progress, rule, depth)
@@ -352,7 +353,9 @@ class LocalEngine(LevelSource):
             if self.pool is not None:
                 new = self.pool.expand(rows, table, self.props.trans_active, tp_row, tp_inst,
                                        dom_row, dom_inst, on_chunk, chunk=chunk,
-                                       cov=self.cov_enabled)
+                                       cov=self.cov_enabled,
+                                       deliver=self._deliver(nxt, off) if nxt.owned(self.workers)
+                                       else None)
             else:
                 new = expand(self.kernel, rows, table, self.props.trans_active, tp_row, tp_inst,
                              dom_row, dom_inst, on_chunk, chunk=chunk, cov=self.cov_enabled)
@@ -369,6 +372,21 @@ class LocalEngine(LevelSource):
             if stopped:
                 break
         return stopped
+
+    def _deliver(self, nxt: NextLevel, off: int) -> Deliver:
+        """What takes each owner's new states of the frontier bucket at ``off`` on its
+        worker's thread: into its own buckets of ``nxt``, its actions into the coverage."""
+        lock, cov, nw = threading.Lock(), self.cov_new, self.workers
+
+        def deliver(o: int, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray,
+                    acts: np.ndarray) -> None:
+            nxt.add_own(o, nw, rows, fps, parents + np.int32(off), acts)
+            if cov is not None and acts.size:
+                counts = np.bincount(acts, minlength=cov.size)
+                with lock:
+                    np.add(cov, counts, out=cov)
+
+        return deliver
 
     def _state_hits(self, rows: np.ndarray, off: int, found: object = None,
                     phase: str = "level end: checks") -> list[Found]:

@@ -101,32 +101,39 @@ def space_bits(spec: Spec) -> float:
 
 @njit(cache=True, nogil=True)
 def _insert_owned(fps: np.ndarray, rows: np.ndarray, par: np.ndarray, act: np.ndarray,
-                  start: int, n: int, table: np.ndarray, filled: int, out_rows: np.ndarray,
-                  out_par: np.ndarray, out_act: np.ndarray, out_fps: np.ndarray,
-                  w: int) -> tuple[int, int, int]:
-    """Insert the successors start..n-1 (all of this owner's) into its ``table``; append the
-    new ones to ``out_*`` from position ``w``. The caller made room under the fill limit and
-    in ``out_*``; the table's end is watched here: it stops before an insert that could reach
-    the last slot. Returns (where it stopped, entries written, table fill)."""
+                  counts: np.ndarray, o: int, s: int, start: int, table: np.ndarray,
+                  filled: int, out_rows: np.ndarray, out_par: np.ndarray, out_act: np.ndarray,
+                  out_fps: np.ndarray, w: int) -> tuple[int, int, int, int]:
+    """Insert owner o's successors of every slice (``fps[s', o, :counts[s', o]]`` and the
+    rest alike, slices in order), from entry ``start`` of slice ``s`` on, into its ``table``;
+    append the new ones to ``out_*`` from position ``w``. One call for all the slices: a
+    worker takes the GIL once an owner, not once a slice. The caller made room under the fill
+    limit and in ``out_*``; the table's end is watched here: it stops before an insert that
+    could reach the last slot. Returns (slice, entry) where it stopped (``(slices, 0)`` when
+    done), the entries written and the table fill."""
     cap = table.size - TAIL
-    stride = rows.shape[1]
-    for k in range(start, min(n, start + PREFETCH)):
-        table_prefetch(table, cap, fps[k])
-    for k in range(start, n):
-        if k + PREFETCH < n:
-            table_prefetch(table, cap, fps[k + PREFETCH])
-        if table[table.size - 2] != np.uint64(0):
-            return k, w, filled
-        fp = fps[k]
-        if table_insert(table, cap, fp):
-            filled += 1
-            for q in range(stride):
-                out_rows[w, q] = rows[k, q]
-            out_par[w] = par[k]
-            out_act[w] = act[k]
-            out_fps[w] = fp
-            w += 1
-    return n, w, filled
+    stride = rows.shape[3]
+    for sl in range(s, fps.shape[0]):
+        n = counts[sl, o]
+        k0 = start if sl == s else 0
+        f = fps[sl, o]
+        for k in range(k0, min(n, k0 + PREFETCH)):
+            table_prefetch(table, cap, f[k])
+        for k in range(k0, n):
+            if k + PREFETCH < n:
+                table_prefetch(table, cap, f[k + PREFETCH])
+            if table[table.size - 2] != np.uint64(0):
+                return sl, k, w, filled
+            fp = f[k]
+            if table_insert(table, cap, fp):
+                filled += 1
+                for q in range(stride):
+                    out_rows[w, q] = rows[sl, o, k, q]
+                out_par[w] = par[sl, o, k]
+                out_act[w] = act[sl, o, k]
+                out_fps[w] = fp
+                w += 1
+    return fps.shape[0], 0, w, filled
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -234,48 +241,54 @@ class Expanded:
     interrupted: BaseException | None = None
 
 
-class _OwnerBuffers:
-    """A slice's successors for every owner, owner o's in row o of each array (the shape
-    ``expand_split`` takes for any number of owners): rows [owners, cap, stride] with parent
-    position, action and fingerprint. One capacity for all owners (the fingerprint spreads a
-    slice's successors evenly over them), doubled when one is short."""
+class _RoundBuffers:
+    """Every slice's successors for every owner: slice s's for owner o in [s, o] of each array
+    (``[s]`` is the shape ``expand_split`` takes for any number of owners): rows [slices,
+    owners, cap, stride] with parent position, action and fingerprint. One capacity for all
+    (the fingerprint spreads a slice's successors evenly over the owners), doubled by the main
+    thread between two generations when a slice is short."""
 
-    def __init__(self, owners_: int, cap: int, stride: int, dtype: DTypeLike,
+    def __init__(self, slices: int, owners_: int, cap: int, stride: int, dtype: DTypeLike,
                  act_dtype: DTypeLike) -> None:
-        self.rows = np.empty((owners_, cap, stride), dtype)
-        self.par = np.empty((owners_, cap), np.int32)
-        self.act = np.empty((owners_, cap), act_dtype)
-        self.fps = np.empty((owners_, cap), np.uint64)
+        self.rows = np.empty((slices, owners_, cap, stride), dtype)
+        self.par = np.empty((slices, owners_, cap), np.int32)
+        self.act = np.empty((slices, owners_, cap), act_dtype)
+        self.fps = np.empty((slices, owners_, cap), np.uint64)
+        self.words = self.rows.view(np.uint64)  # rows as 64-bit words (the kernels' view)
 
     @property
     def cap(self) -> int:
-        return self.fps.shape[1]
+        return self.fps.shape[2]
 
     def grow(self, used: np.ndarray) -> None:
-        """Double the capacity, keeping each owner's first ``used[o]`` entries."""
+        """Double the capacity, keeping each slice's first ``used[s, o]`` entries for owner o."""
         cap = 2 * self.cap
         for name in ("rows", "par", "act", "fps"):
             old = getattr(self, name)
-            new = np.empty((old.shape[0], cap) + old.shape[2:], old.dtype)
-            for o, m in enumerate(used):
-                new[o, :m] = old[o, :m]
+            new = np.empty(old.shape[:2] + (cap,) + old.shape[3:], old.dtype)
+            for (sl, o), m in np.ndenumerate(used):
+                new[sl, o, :m] = old[sl, o, :m]
             setattr(self, name, new)
+        self.words = self.rows.view(np.uint64)
 
 
 class _Round:
-    """The generation of one chunk: per slice, its buffers for the owners, the hits, and how
-    many entries each owner's buffer holds."""
+    """The generation of one chunk: its buffers for every slice and owner, the hits, and how
+    many entries each owner's buffer of each slice holds."""
 
     def __init__(self, kernel: Kernel, slices: int, owners_: int, per: int):
         k = kernel
-        self.bufs = [_OwnerBuffers(owners_, per, k.stride, k.dtype, k.act_dtype)
-                     for _ in range(slices)]  # [slice]
+        self.bufs = _RoundBuffers(slices, owners_, per, k.stride, k.dtype, k.act_dtype)
         self.counts = np.zeros((slices, owners_), np.int64)  # [slice, owner]
         self.tables: list[np.ndarray] = []  # the owners' tables the generation reads
+        self.refs = np.empty((0, 2), np.int64)  # those tables by address
         # per slice: (tp_row, tp_inst, dom_row, dom_inst, err)
         self.hits: list[tuple[np.ndarray, ...]] = []
         self.covs: list[np.ndarray] = []  # per slice: the states enabling each instance
-        self.futures: list[Future[int]] = []
+        self.futures: list[Future[tuple[int, int]]] = []
+        self.cuts: list[int] = []  # slice s is rows cuts[s] .. cuts[s + 1] - 1
+        self.at: list[int] = []  # per slice: the first row not yet generated
+        self.generated = 0
         self.lo = self.hi = 0
 
 
@@ -294,17 +307,18 @@ class Workers:
         # room for 8 successors a row (Kafka makes 4.7, and fewer are new), at most 16 MiB a
         # slice to start with; a buffer that needs more grows
         row_bytes = k.stride * np.dtype(k.dtype).itemsize + 13
-        per = max(2 * k.mod.ROOM, min((_expand.CHUNK // self.slices + 1) * min(k.ninst, 8),
-                                      BUFFER_BYTES // row_bytes) // workers)
+        rows = round_rows(_expand.CHUNK, workers) // self.slices + 1
+        per = max(2 * k.mod.ROOM, min(rows * min(k.ninst, 8), BUFFER_BYTES // row_bytes)
+                  // workers)
         self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
         self._warm()
 
     def _warm(self) -> None:
         """Compile (or load from numba's cache) the helpers for this kernel's dtypes."""
-        b, t = self.rounds[0].bufs[0], VisitedTable(16)
-        words = b.rows[0].view(np.uint64)
-        _insert_owned(b.fps[0], words, b.par[0], b.act[0], 0, 0, t.table, 0, words, b.par[0],
-                      b.act[0], b.fps[0], 0)
+        r, t = self.rounds[0], VisitedTable(16)
+        b = r.bufs
+        _insert_owned(b.fps, b.words, b.par, b.act, np.zeros_like(r.counts), 0, 0, 0, t.table,
+                      0, b.words[0, 0], b.par[0, 0], b.act[0, 0], b.fps[0, 0], 0)
         s = _Buffers(1, self.kernel.stride, self.kernel.dtype, self.kernel.act_dtype)
         _gather(np.argsort(s.fps[:0]), s.fps, s.rows, s.par, s.act, s.fps, s.rows, s.par, s.act,
                 0)
@@ -324,10 +338,13 @@ class Workers:
                tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
                dom_inst: np.ndarray, on_chunk: Callable[[int, int], bool] | None = None,
                chunk: int | None = None,
-               cov: np.ndarray | None = None) -> Expanded:
+               cov: np.ndarray | None = None, deliver: Deliver | None = None) -> Expanded:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
-        the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``)."""
+        the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``).
+        ``deliver(o, rows, fps, parents, acts)``: each owner's new states, sorted, handed
+        over on its worker's thread, at the same time as the others' (then the result holds
+        no rows)."""
         k, mod, nw, ns, ph = self.kernel, self.kernel.mod, self.n, self.slices, self.phases
         chunk = round_rows(chunk or _expand.CHUNK, nw)
         n = front.shape[0]
@@ -338,57 +355,69 @@ class Workers:
                        np.zeros(1, np.int64)) for _ in range(ns)]
             # per slice: the states enabling each instance (summed into ``cov`` at the end)
             r.covs = [np.zeros(max(k.ninst, 1), np.int64) for _ in range(ns)]
-        generated, lo, interrupted = 0, 0, None
+        total, lo, interrupted = 0, 0, None
 
-        def generate(r: _Round, s: int, a: int, b: int, tables: np.ndarray) -> int:
-            bufs, (tr, ti, dr, di, err) = r.bufs[s], r.hits[s]
-            at = r.counts[s]
-            at[:] = 0
-            gen, i = 0, a
-            g: int  # successors this call generated
-            while True:
-                i, g = mod.expand_split(*SplitArgs(
-                    front=front, lo=i, hi=b, tables=tables, o_rows=bufs.rows.view(np.uint64),
-                    o_par=bufs.par, o_act=bufs.act, o_fps=bufs.fps, o_n=at,
-                    tp_active=tp_active, tp_row=tr, tp_inst=ti, err=err, dom_row=dr,
-                    dom_inst=di, cov=r.covs[s]))
-                gen += g
-                if i == b:
-                    return gen
-                while bufs.cap - int(at.max()) < mod.ROOM:  # a block may not fit: double
-                    bufs.grow(at)
+        def generate(r: _Round, s: int) -> tuple[int, int]:
+            """Slice s of round r from its first row not yet generated, until its end or until
+            a block may not fit in its buffers (the main thread then grows them, and this
+            goes on). Returns (the first row not generated, successors generated)."""
+            bufs, (tr, ti, dr, di, err) = r.bufs, r.hits[s]
+            at, i, b = r.counts[s], r.at[s], r.cuts[s + 1]
+            if bufs.cap - int(at.max()) < mod.ROOM:
+                return i, 0
+            i, g = mod.expand_split(*SplitArgs(
+                front=front, lo=i, hi=b, tables=r.refs, o_rows=bufs.words[s],
+                o_par=bufs.par[s], o_act=bufs.act[s], o_fps=bufs.fps[s], o_n=at,
+                tp_active=tp_active, tp_row=tr, tp_inst=ti, err=err, dom_row=dr,
+                dom_inst=di, cov=r.covs[s]))
+            return i, g
 
         def start(r: _Round, a: int) -> _Round:
             """Start generating the chunk from row a into round r."""
             r.lo, r.hi = a, min(n, a + chunk)
             for tr, ti, dr, di, _ in r.hits:  # what is known: predicates already hit are skipped
                 tr[:], ti[:], dr[:], di[:] = tp_row, tp_inst, dom_row, dom_inst
-            cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
+            r.cuts = [r.lo + (r.hi - r.lo) * s // ns for s in range(ns + 1)]
+            r.at = r.cuts[:-1]
+            r.counts[:] = 0
+            r.generated = 0
             # the tables as they are now (an insert that grows one leaves this array alive,
             # and a lookup in it can only miss: ``table_split_batch``), held until it is done
             r.tables = [t.table for t in table.parts]
-            tables = table_refs(r.tables)
-            r.futures = [self.pool.submit(generating, r, s, cuts[s], cuts[s + 1], tables)
-                         for s in range(ns)]
+            r.refs = table_refs(r.tables)
+            r.futures = [self.pool.submit(generating, r, s) for s in range(ns)]
             return r
+
+        def generated(r: _Round) -> int:
+            """Wait for round r's generation; a slice that stopped short of its end for want
+            of room has its buffers grown (all slices', here, while none runs) and goes on."""
+            while True:
+                done = _results(r.futures)
+                for s, (i, g) in enumerate(done):
+                    r.at[s] = i
+                    r.generated += g
+                short = [s for s in range(ns) if r.at[s] < r.cuts[s + 1]]
+                if not short:
+                    return r.generated
+                with ph.span("expand: grow"):
+                    while r.bufs.cap - int(r.counts.max()) < mod.ROOM:  # a block may not fit
+                        r.bufs.grow(r.counts)
+                r.futures = [self.pool.submit(generating, r, s) for s in short]
 
         def reserve(o: int, more: int) -> None:
             table.parts[o].make_room(more, min(more, END_ROOM))
             shares[o].reserve(more)
 
         def insert(r: _Round, o: int) -> None:
-            t, sh = table.parts[o], shares[o]
-            out = sh.rows.view(np.uint64)
-            for b, counts in zip(r.bufs, r.counts):
-                k, m = 0, int(counts[o])
-                while True:
-                    k, sh.n, t.filled = _insert_owned(b.fps[o], b.rows[o].view(np.uint64),
-                                                      b.par[o], b.act[o], k, m, t.table,
-                                                      t.filled, out, sh.par, sh.act, sh.fps,
-                                                      sh.n)
-                    if k == m:
-                        break
-                    t.grow()  # the last run reached the table's end (END_ROOM was not enough)
+            t, sh, b = table.parts[o], shares[o], r.bufs
+            sl, k = 0, 0
+            while True:
+                sl, k, sh.n, t.filled = _insert_owned(
+                    b.fps, b.words, b.par, b.act, r.counts, o, sl, k, t.table, t.filled,
+                    sh.rows.view(np.uint64), sh.par, sh.act, sh.fps, sh.n)
+                if sl == ns:
+                    return
+                t.grow()  # the last run reached the table's end (END_ROOM was not enough)
 
         generating = ph.task("expand: generate", generate)
         inserting_ = ph.task("expand: insert", insert)
@@ -399,7 +428,7 @@ class Workers:
             while cur is not None:
                 with signals_held():  # Ctrl-C waits for the end of the chunk
                     with ph.span("expand: wait for generation"):
-                        gen_now = _results(cur.futures)
+                        gen_now = generated(cur)
                     more = cur.counts.sum(axis=0)
                     grow = [(o, int(more[o])) for o in range(nw)
                             if table.parts[o].filled + more[o] > table.parts[o].max_fill
@@ -414,7 +443,7 @@ class Workers:
                         nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
                     with ph.span("expand: wait for inserts"):
                         _results(inserting)  # nothing allocates there
-                    lo, generated = cur.hi, generated + sum(gen_now)
+                    lo, total = cur.hi, total + gen_now
                     _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
                     _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
                     cur = nxt
@@ -430,7 +459,7 @@ class Workers:
                     for c in r.covs:
                         cov += c
             with ph.span("expand: sort/gather"):
-                return self._sorted(shares, generated, lo, interrupted)
+                return self._sorted(shares, total, lo, interrupted, deliver)
 
     def check_states(self, rows: np.ndarray, active: np.ndarray, hits: np.ndarray,
                      err: np.ndarray, dom_row: np.ndarray) -> None:
@@ -452,8 +481,21 @@ class Workers:
                         break
 
     def _sorted(self, shares: list[_Buffers], generated: int, lo: int,
-                interrupted: BaseException | None) -> Expanded:
+                interrupted: BaseException | None, deliver: Deliver | None = None) -> Expanded:
         k = self.kernel
+        if deliver is not None:
+            def hand_over(o: int) -> None:
+                s = shares[o]
+                out = _Buffers(s.n, k.stride, k.dtype, k.act_dtype)
+                order = np.argsort(s.fps[:s.n])  # numpy's sort runs without the GIL
+                _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par,
+                        out.act, 0)
+                deliver(o, out.rows, out.fps, out.par, out.act)
+
+            self._all(self.phases.task("expand: sort/gather", hand_over),
+                      [(o,) for o in range(self.n)])
+            none = _Buffers(0, k.stride, k.dtype, k.act_dtype)
+            return Expanded(none.rows, none.fps, none.par, none.act, generated, lo, interrupted)
         total = sum(s.n for s in shares)
         out = _Buffers(total, k.stride, k.dtype, k.act_dtype)
         offs = np.cumsum([0] + [s.n for s in shares])
@@ -466,6 +508,11 @@ class Workers:
 
         self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
+
+
+# an owner's new states, sorted, handed over on its worker's thread: (owner, rows, fps,
+# parents, actions)
+Deliver = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 
 
 def round_rows(chunk: int, workers: int) -> int:

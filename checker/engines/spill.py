@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -95,6 +96,7 @@ class _Buckets:
         self.mem: list[list[Columns]] = [[] for _ in range(count)]
         self.files: list[Path] | None = None
         self.nbytes = 0
+        self.lock = threading.Lock()  # the accounting, when threads append (``append_own``)
 
     def __len__(self) -> int:
         return len(self.mem)
@@ -117,6 +119,25 @@ class _Buckets:
             for cols in parts:
                 self._write(b, cols)
             parts.clear()
+
+    def append_own(self, parts: Sequence[tuple[int, Columns]]) -> int:
+        """``append`` each (bucket, columns) of ``parts``, called by several threads at once,
+        each with buckets no other thread appends to: the accounting and the move to files
+        under the lock, each thread's files written outside it. Returns the entries."""
+        parts = [(b, cols) for b, cols in parts if len(next(iter(cols.values())))]
+        n = sum(len(next(iter(c.values()))) for _, c in parts)
+        with self.lock:
+            self.nbytes += n * self.rec.itemsize
+            if self.files is None and self.nbytes > SPILL_BYTES:
+                self._spill()
+            if self.files is None:
+                for b, cols in parts:
+                    self.mem[b].append(cols)
+                return n
+        wrote = sum(self._pack(b, cols) for b, cols in parts)
+        with self.lock:
+            self.work.wrote(wrote)
+        return n
 
     def extend(self, parts: Sequence[tuple[int, Columns]], pool: Pool | None = None) -> None:
         """``append`` each (bucket, columns) of ``parts``, buckets all different; with a
@@ -185,13 +206,15 @@ class _Buckets:
         self.mem = [[] for _ in self.mem]
 
 
-def bucket_count(states: int, row_bytes: int) -> int:
+def bucket_count(states: int, row_bytes: int, workers: int = 1) -> int:
     """Buckets for a level of about ``states`` states: one while it would stay in memory, else
-    about ``BUCKET_BYTES`` a bucket."""
+    about ``BUCKET_BYTES`` a bucket, a power of two, and a multiple of ``workers`` (at least
+    one bucket a worker: each worker spills its owner's share into its own buckets)."""
     if states * row_bytes <= SPILL_BYTES:
         return 1
     want = states * row_bytes // BUCKET_BYTES + 1
-    return min(MAX_BUCKETS, 1 << max(0, int(want - 1).bit_length()))
+    nb = min(MAX_BUCKETS, 1 << max(0, int(want - 1).bit_length()))
+    return nb if nb % workers == 0 else max(nb // workers, 1) * workers
 
 
 class NextLevel:
@@ -225,6 +248,30 @@ class NextLevel:
                                       for name, col in cols.items()})
                                  for b in range(nb) if cuts[b + 1] > cuts[b]], self.pool)
         self.count += n
+
+    def owned(self, workers: int) -> bool:
+        """Whether ``add_own`` takes this level's successors from ``workers`` owners: each
+        owner's fingerprint range is whole buckets (``partition.owners`` at a multiple of the
+        owners' count: bucket b is owner ``b // (buckets / workers)``'s), and the level is in
+        files or may go there (a level in one bucket takes them on this thread, as cheaply)."""
+        nb = len(self.buckets)
+        return nb > 1 and nb % workers == 0
+
+    def add_own(self, o: int, workers: int, rows: np.ndarray, fps: np.ndarray,
+                parents: np.ndarray, acts: np.ndarray) -> None:
+        """``add`` owner o's new states (in fingerprint order), on its worker's thread, at
+        the same time as the other owners' (``owned``)."""
+        nb = len(self.buckets)
+        per = nb // workers
+        own = owners(fps, nb)
+        cuts = np.searchsorted(own, np.arange(o * per, (o + 1) * per + 1))
+        n = self.buckets.append_own([(o * per + j, {"fp": fps[cuts[j]:cuts[j + 1]],
+                                                    "par": parents[cuts[j]:cuts[j + 1]],
+                                                    "act": acts[cuts[j]:cuts[j + 1]],
+                                                    "row": rows[cuts[j]:cuts[j + 1]]})
+                                     for j in range(per) if cuts[j + 1] > cuts[j]])
+        with self.buckets.lock:
+            self.count += n
 
     def finish(self, store: LevelStore, check: Check,
                check_rows: Callable[[np.ndarray], object] | None = None
