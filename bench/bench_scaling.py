@@ -15,7 +15,8 @@ predicts for each count, against what was measured.
 ``--baseline DIR``: also run the code in DIR (a folder holding ``hwcheck/checker`` and
 ``hwcheck/spec``, e.g. an older checkout's, put first on ``PYTHONPATH``) at
 ``--baseline-workers``, alternating with this checkout's runs, for a before/after on the same
-machine. ``--json FILE``: every run's figures as JSON. The counts double as a check: the run
+machine. ``--workdir DIR``: where the runs' levels go (``check --workdir``; e.g. a
+memory-backed folder, to see what the disk costs). ``--json FILE``: every run's figures as JSON. The counts double as a check: the run
 fails unless every run gives the published counts.
 """
 
@@ -42,11 +43,14 @@ import json, resource, time
 t0 = time.perf_counter()
 from hwcheck.checker import protocols
 from hwcheck.checker.engines.local import LocalEngine
-from hwcheck.checker.engines.options import Options
+from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.semantics.kernel import Kernel
+from pathlib import Path
 spec = protocols.build(protocols.load("hwcheck.spec.kafka:PROTOCOL"), json.loads({params!r}))
 k = Kernel(spec); k.warm("local" if {workers} == 1 else "parallel")
-ex = LocalEngine(k, Options(stop_at_violation=False, max_states={limit}), workers={workers}).run()
+local = LocalSettings(workdir={workdir!r} and Path({workdir!r}))
+ex = LocalEngine(k, Options(stop_at_violation=False, max_states={limit}), workers={workers},
+                 local=local).run()
 ru = resource.getrusage(resource.RUSAGE_SELF)
 ph = ex.stats.get("phases", {{}})
 def cpu(name, where):
@@ -60,11 +64,15 @@ print(json.dumps(dict(distinct=ex.distinct, generated=ex.generated, depth=ex.dep
 """
 
 
+WORKDIR: str | None = None  # --workdir
+
+
 def run(params: dict, workers: int, path: str | None, limit: int | None = None) -> dict:
     env = dict(os.environ, HWCHECK_PHASES="1", PYTHONUNBUFFERED="1")
     if path is not None:
         env["PYTHONPATH"] = os.pathsep.join([path] + [p for p in [env.get("PYTHONPATH")] if p])
-    code = ONE_RUN.format(params=json.dumps(params), workers=workers, limit=limit)
+    code = ONE_RUN.format(params=json.dumps(params), workers=workers, limit=limit,
+                          workdir=WORKDIR)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=False)
     if out.returncode != 0:
@@ -116,7 +124,10 @@ def main() -> None:
     ap.add_argument("--baseline", help="a folder holding another version's hwcheck/ package")
     ap.add_argument("--baseline-workers", type=int, nargs="+", default=None)
     ap.add_argument("--json", help="write every run's figures here")
+    ap.add_argument("--workdir", help="the runs' work folder's parent (--workdir of check)")
     a = ap.parse_args()
+    global WORKDIR
+    WORKDIR = a.workdir
     params, want = SIZES[a.size]
     counts = a.workers or default_counts()
     versions: list[tuple[str, str | None, list[int]]] = [("this checkout", None, counts)]
