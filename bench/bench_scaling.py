@@ -16,8 +16,8 @@ predicts for each count, against what was measured.
 ``hwcheck/spec``, e.g. an older checkout's, put first on ``PYTHONPATH``) at
 ``--baseline-workers``, alternating with this checkout's runs, for a before/after on the same
 machine. ``--workdir DIR``: where the runs' levels go (``check --workdir``; e.g. a
-memory-backed folder, to see what the disk costs). ``--json FILE``: every run's figures as JSON. The counts double as a check: the run
-fails unless every run gives the published counts.
+memory-backed folder, to see what the disk costs). ``--json FILE``: every run's figures as
+JSON. The counts double as a check: the run fails unless every run gives the published counts.
 """
 
 from __future__ import annotations

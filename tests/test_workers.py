@@ -121,8 +121,7 @@ def test_inserts_that_reach_the_end_of_a_table_stop_there_and_go_on_after_it_gro
     n = TAIL + 5000
     low = rng.choice(1 << 22, n, replace=False).astype(np.uint64) + np.uint64((1 << 32) - (1 << 22))
     fps = (rng.integers(1, 1 << 31, n).astype(np.uint64) << np.uint64(32)) | low
-    rows = np.zeros((n, 8), np.int8)
-    par, act = np.arange(n, dtype=np.int32), np.zeros(n, np.uint8)
+    par = np.arange(n, dtype=np.int32)
     # two slices' buffers for one owner (the shape the round's buffers have), the second
     # slice holding the last 3,000
     cap, cut = n, n - 3000
