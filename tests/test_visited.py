@@ -141,6 +141,10 @@ class _Threads:
         self.calls += 1
         return [f.result() for f in [self.ex.submit(fn, *a) for a in args]]
 
+    def submit(self, fn, *args):
+        self.calls += 1
+        return self.ex.submit(fn, *args)
+
 
 @pytest.mark.parametrize("pooled", [False, True])
 @pytest.mark.parametrize("in_order", [False, True])

@@ -329,6 +329,10 @@ class Workers:
     def _all(self, fn: Callable[..., Any], args: Iterable[tuple[Any, ...]]) -> list[Any]:
         return _results([self.pool.submit(fn, *a) for a in args])
 
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """``fn(*args)`` on a worker; its future."""
+        return self.pool.submit(fn, *args)
+
     def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]:
         """``fn(*a)`` for each ``a`` of ``args`` on the workers; the results in order (the
         first exception raised, once all are done)."""

@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,11 +41,14 @@ Columns = dict[str, np.ndarray]  # a column name -> its array, one entry a recor
 
 class Pool(Protocol):
     """Threads that run tasks together (the local engine's workers): ``map`` runs ``fn(*a)``
-    for each ``a`` of ``args`` on them and returns the results in order; ``n`` is how many."""
+    for each ``a`` of ``args`` on them and returns the results in order, ``submit`` runs one
+    and returns its future; ``n`` is how many threads."""
 
     n: int
 
     def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]: ...
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]: ...
 
 
 class WorkDir:
@@ -298,18 +302,29 @@ class NextLevel:
                 cols = _sorted(self.buckets.take(b, keep=True))
                 return cols, check_rows(cols["row"]) if cols["fp"].size else None
 
-            # a wave of buckets, one a thread: read back, sorted and checked on the threads;
-            # the checks' findings taken and the parent records appended here, in bucket
-            # order; the rows written as the next frontier's buckets on the threads
-            for lo in range(0, nb, pool.n):
-                wave = range(lo, min(nb, lo + pool.n))
-                loaded = pool.map(load, [(b,) for b in wave])
-                for b, (cols, found) in zip(wave, loaded):
+            # a bucket a thread, as many ahead as there are threads: read back, sorted and
+            # checked there; the checks' findings taken and the parent records appended here,
+            # in bucket order, while the threads load the next; the rows written as the next
+            # frontier's buckets by the threads, as many at a time
+            ahead: dict[int, Future[tuple[Columns, object]]] = {}
+            rows: list[tuple[int, np.ndarray]] = []
+            try:
+                for b in range(min(nb, pool.n)):
+                    ahead[b] = pool.submit(load, b)
+                for b in range(nb):
+                    cols, found = ahead.pop(b).result()
+                    if b + pool.n < nb:
+                        ahead[b + pool.n] = pool.submit(load, b + pool.n)
                     self.buckets.release(b)
                     if cols["fp"].size:
                         check(cols["row"], store.count - start, found)
                     store.append(cols)
-                front.extend([(b, cols["row"]) for b, (cols, _) in zip(wave, loaded)], pool)
+                    rows.append((b, cols["row"]))
+                    if len(rows) == pool.n or b == nb - 1:
+                        front.extend(rows, pool)
+                        rows = []
+            finally:  # (an error: the loads under way end before the buckets go)
+                wait(ahead.values())
         self.buckets.drop()
         store.flush()
         return StoredLevel(store, start, store.count - start), front
