@@ -337,7 +337,7 @@ class LocalEngine(LevelSource):
         tp_row, tp_inst, table = self.tp_row, self.tp_inst, self.table
         _, dom_row, dom_inst = self.kernel.error_arrays()
         chunk = faults.chunk(CHUNK)
-        for off, rows in front.take(keep=self.ckpt is not None):
+        for off, rows in front.take(keep=self.ckpt is not None, pool=self.pool):
             if not rows.shape[0]:
                 continue
 

@@ -378,15 +378,31 @@ class Frontier:
     def nbytes(self) -> int:
         return self.buckets.nbytes
 
-    def take(self, keep: bool = False) -> Iterator[tuple[int, np.ndarray]]:
+    def take(self, keep: bool = False,
+             pool: Pool | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(offset in the level, rows) of each bucket in turn; each bucket is let go of as the
         next is read, or with ``keep`` (a run that writes a checkpoint if it stops in the
-        level) only by ``drop``, so that ``rows`` still reads them."""
-        off = 0
-        for b in range(len(self.buckets)):
-            rows = self.buckets.take(b, keep)["row"]
-            yield off, rows
-            off += rows.shape[0]
+        level) only by ``drop``, so that ``rows`` still reads them. With a ``pool``, the next
+        bucket is read by one of its threads while this one is used."""
+        off, nb = 0, len(self.buckets)
+        if pool is None or nb == 1:
+            for b in range(nb):
+                rows = self.buckets.take(b, keep)["row"]
+                yield off, rows
+                off += rows.shape[0]
+            return
+        nxt = pool.submit(self.buckets.take, 0, True)
+        try:
+            for b in range(nb):
+                rows = nxt.result()["row"]
+                if b + 1 < nb:
+                    nxt = pool.submit(self.buckets.take, b + 1, True)
+                if not keep:
+                    self.buckets.release(b)
+                yield off, rows
+                off += rows.shape[0]
+        finally:  # (a run stopped in the level: the read under way ends first)
+            wait([nxt])
 
     def rows(self) -> np.ndarray:
         """Every row, end to end, without taking them (for a checkpoint)."""
