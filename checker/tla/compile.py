@@ -1467,6 +1467,8 @@ class Compiler:
         after: dict[str, list[Any]] = {}
         for neg, e, psc, penv in parts:
             var = self._target_of(e, psc, penv, init) if neg is None else None
+            if init and any(w[0] == var for w in writes):
+                var = None  # in Init, x = e or x \in S once x is assigned tests it
             if var is not None:
                 if any(w[0] == var for w in writes):
                     raise not_compiled(e.pos, f"{var} assigned twice in one action")
