@@ -193,19 +193,23 @@ EXAMPLES = TLA / "examples"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module, tlc", [
+@pytest.mark.parametrize("module, tlc, engine", [
     # TLC's distinct states, states generated and depth, from the collection's manifest.json
-    ("CigaretteSmokers/CigaretteSmokers", (6, 15, 2)),
-    ("DiningPhilosophers/DiningPhilosophers", (67, 336, 29)),
-    ("AlternatingBit/MCAlternatingBit", (240, 1392, 10)),
-    ("TCommit/TCommit", (34, 94, 7)),
+    ("CigaretteSmokers/CigaretteSmokers", (6, 15, 2), "interpreter"),
+    ("DiningPhilosophers/DiningPhilosophers", (67, 336, 29), "interpreter"),
+    ("AlternatingBit/MCAlternatingBit", (240, 1392, 10), "interpreter"),
+    # compiled: its Init reads sBit as the conjunct before chose it
+    ("AlternatingBit/ABCorrectness", (20, 36, 3), "local"),
+    ("TCommit/TCommit", (34, 94, 7), "local"),
 ])
 def test_the_examples_collections_models_give_tlcs_counts(tmp_path: Path, module: str,
-                                                          tlc: tuple[int, int, int]) -> None:
+                                                          tlc: tuple[int, int, int],
+                                                          engine: str) -> None:
     res = hwcheck("check", "--spec", str(EXAMPLES / f"{module}.tla"), "--json", "--out",
                   str(tmp_path))
     out = json.loads(res.stdout)
     assert (out["tlc"]["distinct"], out["tlc"]["generated"], out["tlc"]["depth"]) == tlc
+    assert out["engine"] == engine
     assert out["complete"] and out["verdict"] != "violated", res.stderr
     # a PROPERTY is not decided on the interpreter: unknown, never holds
     assert res.returncode == (3 if out.get("unchecked") else 0), res.stderr

@@ -36,6 +36,7 @@ CASES = {
     "TwoPhase": "CONSTANT RM = {r1, r2, r3}\nSPECIFICATION TPSpec\n"
                 "INVARIANTS TPTypeOK TCConsistent",
     "Bins": "CONSTANT Items = {1, 2, 3}\nINIT Init NEXT Next\nINVARIANTS Conserved Logged",
+    "InitReads": "CONSTANT N = 2\nINIT Init NEXT Next\nINVARIANT Consistent",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
@@ -99,7 +100,8 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins"])
+@pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins",
+                                  "InitReads"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)

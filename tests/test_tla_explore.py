@@ -10,6 +10,7 @@ figures come from the tables that already pin the ports (TLC's own, or equal to 
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -228,6 +229,42 @@ KRAFT_TLC = {"KRaft-R2-M1-E2-kraft": (5042, 21850, 22),
 def test_kafka_kraft_is_tlcs(name: str) -> None:
     res = explore(model(KAFKA / "KafkaKRaft.tla", KAFKA / f"{name}.cfg"), check_deadlock=False)
     assert counts(res) == KRAFT_TLC[name] and res.verdict == "holds"
+
+
+# tests/specs/tla/README.md, "KRaft: Vanlightly/kafka-tlaplus's v3.5 and ELR specs": the
+# original modules with the cfg beside them, at the limits given (clean, unclean, fence,
+# AlterPartition shutdowns) and TLC's deadlock check off, as TLC's -deadlock; TLC's figures
+VANLIGHTLY = {"v3.5": ("kraft_v35", "kafka_replication_v3_5_simple", "KafkaReplicationV35Simple"),
+              "ELR": ("kraft_elr", "kafka_replication_v_elr_simple", "KafkaReplicationVElrSimple")}
+LIMITS = ("CleanShutdownLimit", "UncleanShutdownLimit", "FenceBrokerLimit",
+          "AlterPartitionLimit")
+
+
+def vanlightly(spec: str, limits: tuple[int, int, int, int] | None = None):
+    folder, module, cfg = VANLIGHTLY[spec]
+    text = (TLA / folder / f"{cfg}.cfg").read_text()
+    for name, value in zip(LIMITS, limits or ()):
+        text, n = re.subn(rf"\b{name} = \d+", f"{name} = {value}", text)
+        assert n == 1, name
+    return model(TLA / folder / f"{module}.tla", parse_cfg(text, f"{cfg}.cfg"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", sorted(VANLIGHTLY))
+def test_vanlightlys_kraft_originals_at_the_limits_0_are_tlcs(spec: str) -> None:
+    res = explore(vanlightly(spec, (0, 0, 0, 0)), check_deadlock=False)  # about 3 s each
+    assert counts(res) == (642, 1482, 24) and res.verdict == "holds"
+
+
+@pytest.mark.slow
+def test_vanlightlys_kraft_v35_cfg_deadlocks_where_tlc_does() -> None:
+    # the cfg as it is (an unclean shutdown; TLC's deadlock check on): TLC stops at a
+    # deadlock after 12 steps, with 13,712 distinct states and 34,658 generated (about 45 s)
+    res = explore(vanlightly("v3.5"), stop_at_first=True)
+    assert (res.distinct, res.generated) == (13712, 34658)
+    assert res.deadlock is not None and len(res.deadlock) - 1 == 12
+    assert [s.label.name for s in res.deadlock[-3:] if s.label is not None] == [
+        "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate", "UnfenceBroker"]
 
 
 # -- TLC's conventions on small modules written here ---------------------------------------

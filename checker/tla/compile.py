@@ -1462,13 +1462,19 @@ class Compiler:
         guards: list[Any] = []
         writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]] = []
         unchanged: set[str] = set()
+        # Init's conditions that come before each assignment (in Init, the conditions are
+        # tested on the state built, after it)
+        after: dict[str, list[Any]] = {}
         for neg, e, psc, penv in parts:
             var = self._target_of(e, psc, penv, init) if neg is None else None
+            if init and any(w[0] == var for w in writes):
+                var = None  # in Init, x = e or x \in S once x is assigned tests it
             if var is not None:
                 if any(w[0] == var for w in writes):
                     raise not_compiled(e.pos, f"{var} assigned twice in one action")
                 assert isinstance(e, OpApp)
                 writes.append((var, e.args[1], psc, penv, e.name == "\\in"))
+                after[var] = list(guards)
             elif isinstance(e, Unchanged) and not init and neg is None:
                 unchanged.update(self._unchanged_vars(e.expr, psc, penv))
             else:
@@ -1496,6 +1502,9 @@ class Compiler:
                                                partial(self._chosen, values, s, rhs.pos)))
                     else:
                         guards.append(self.member(choices[var], s, rhs.pos))
+                        names = [w[0] for w in writes]
+                        for later in names[names.index(var):]:  # it and what comes after
+                            after[later].append(guards[-1])
                     continue
                 if s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(rhs.pos, f"{var} \\in a set that is not constant")
@@ -1510,16 +1519,26 @@ class Compiler:
             return  # the deadlock check reads the guard alone
         self.block, self.path, self._hoisted = b, [], {}
         try:
-            self._effects(b, writes, choices, guards, init)
+            self._effects(b, writes, choices, guards, after, init)
         finally:
             self.block = None
 
     def _effects(self, b: Block, writes: list[tuple[str, Expr, Scope, dict[str, Term], bool]],
-                 choices: dict[str, Any], guards: list[Any], init: bool) -> None:
-        # every right-hand side reads the state before the step: computed first, then written
+                 choices: dict[str, Any], guards: list[Any],
+                 after: dict[str, list[Any]], init: bool) -> None:
+        """The assignments' values computed and written. In Next every right-hand side reads
+        the state before the step: all are computed first, then written. In Init (``after``:
+        the conditions before each assignment) a variable is read as the conjuncts before
+        assigned it (``sBit \\in {0, 1} /\\ sAck = sBit``, as TLC and the evaluator read
+        it): each value is written before the next one is computed, and only where the
+        conditions before it hold (elsewhere the variable keeps its start value, in its
+        domain, and Init's conditions reject the state), so that a choice a condition rules
+        out computes nothing the evaluator does not."""
         staged: list[tuple[Any, Any]] = []
         for var, rhs, psc, penv, member in writes:
             enc = self.encodings[var]
+            alive = _and(*after[var]) if init else _TRUE
+            self.path.append(alive)
             if member:
                 if enc.domain is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
@@ -1531,11 +1550,21 @@ class Compiler:
                                                             rhs.pos)))
             else:
                 staged += self._function_write(enc, rhs, psc, penv)
-        locals_ = [(t, b.let(f"v{i}", v)) for i, (t, v) in enumerate(staged)]
-        for target, value in locals_:
-            b.set(target, value)
+            self.path.pop()
+            if init:
+                self._write(b, [(t, _ite(alive, v, t)) for t, v in staged])
+                staged = []
+        self._write(b, staged)
         if guards and init:
             b.require(*guards)  # Init's conditions on the state it built
+
+    @staticmethod
+    def _write(b: Block, staged: list[tuple[Any, Any]]) -> None:
+        """Each of ``staged``'s values computed into a local, then each written: a value
+        that reads a cell written here reads it as it was."""
+        locals_ = [(t, b.let("v", v)) for t, v in staged]
+        for target, value in locals_:
+            b.set(target, value)
 
     def _set_write(self, enc: Enc, t: Term, pos: Pos) -> list[tuple[Any, Any]]:
         """The set variable ``enc``'s new value ``t``, a bit per member; a value outside its
