@@ -51,9 +51,12 @@ from hwcheck.checker.z3.solver import Result
 from hwcheck.spec.lang import Expr, Read, Spec, walk
 from hwcheck.spec.verdicts import Verdict
 
-# (clause width, bound variables[, of them existential]) of each tier, in order: the last,
-# for each member or offset some other one (the record in flight that some log holds)
-TIERS: tuple[tuple[int, ...], ...] = ((2, 1), (3, 1), (2, 2), (3, 2), (3, 2, 1))
+# (clause width, bound variables[, of them existential[, literals of an existential
+# conjunction]]) of each tier, in order: then, for each member or offset some other one (the
+# record in flight that some log holds); last, up to three guards and some member or offset
+# whose cells say up to two things at once (a log that holds the record in flight after the
+# same record as the follower's)
+TIERS: tuple[tuple[int, ...], ...] = ((2, 1), (3, 1), (2, 2), (3, 2), (3, 2, 1), (4, 2, 1, 2))
 
 
 @dataclass
@@ -75,6 +78,7 @@ class TierReport:
     seconds: float
     outcome: str  # proved | cti | unknown
     exists: int = 0  # of the bound variables, existential
+    conj: int = 0  # the most literals of an existential conjunction (0: none)
 
 
 @dataclass
@@ -390,17 +394,17 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     terms = Terms(spec)
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
+        k = more[1] if len(more) > 1 else 0
         t1 = time.perf_counter()
         found = [c for sizes in K.bound_sets(vocab, nb, ex)
-                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width, exists=ex)
-                 if c not in seen]
+                 for c in _tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
         seen.update(found)
-        found.sort(key=lambda c: (len(c.literals), len(c.sizes)))
+        found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the first tier gives all its candidates; a later one those that exclude a
         # counterexample to induction met so far, and after each new one, those excluding it
         fresh = found if not pool and not ctis else \
             [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
-        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex)
+        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
         tier_ctis = 0
         tier_sigs: set[tuple[str, str]] = set()
@@ -418,7 +422,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             found = [c for c in found if c not in taken]
             tier.tried = len(pool)
             say(f"tier {width} literal(s), {nb} bound variable(s)"
-                f"{f' ({ex} existential)' if ex else ''}: {tier.generated:,} "
+                f"{f' ({ex} existential)' if ex else ''}"
+                f"{f', an existential conjunction of up to {k}' if k else ''}: "
+                f"{tier.generated:,} "
                 f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
@@ -458,7 +464,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             # those over the variables the failing action reads first (the counterexample's
             # cone), then the narrower
             cone = _action_reads(spec, h.cti.action)
-            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals), len(c.sizes)))
+            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals) + len(c.conj),
+                                      len(c.sizes)))
             if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
                 break  # the same kind of counterexample again: this tier's templates miss it
             tier_sigs.add(sig)
@@ -473,6 +480,20 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     return rep
 
 
+def _tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
+                     ex: int, k: int) -> list[K.Candidate]:
+    """The candidates of one bound set of a tier that hold in the explored states: clauses of
+    up to ``width`` literals, or, with ``k``, up to ``width - 1`` guards and an existential
+    conjunction of up to ``k`` literals over the last bound variable."""
+    if not k:
+        return list(K.survivors(ev, sizes, vocab.literals(sizes), width, exists=ex))
+    if ex != 1:
+        raise ValueError("an existential conjunction is over one existential variable")
+    guards = K.guard_literals(vocab, sizes[:-1], vocab.literals(sizes[:-1]))
+    return list(K.conj_survivors(ev, sizes, guards, K.conj_literals(sizes, vocab.literals(sizes)),
+                                 width, k, minimal=False))
+
+
 def _action_reads(spec: Spec, action: str) -> set[str]:
     """The variables an action's guard and effect read."""
     from hwcheck.spec.lang import stmt_exprs, walk_stmts
@@ -484,7 +505,7 @@ def _action_reads(spec: Spec, action: str) -> set[str]:
 
 def _share(c: K.Candidate, cone: set[str]) -> float:
     """The share of a candidate's cell terms over the variables of ``cone``."""
-    names = [t.var for lit in c.literals for t in lit.terms() if t.var is not None]
+    names = [t.var for lit in c.literals + c.conj for t in lit.terms() if t.var is not None]
     return sum(n in cone for n in names) / max(1, len(names))
 
 
