@@ -515,7 +515,8 @@ def conj_survivors(ev: Evaluator, sizes: tuple[int, ...], guards: Sequence[Liter
     for si, gs in enumerate(sets):
         for g in gs:
             uncovered[si] &= ~gbits[g]
-    keep: np.ndarray = np.any(uncovered, axis=1)  # guards that hold alone: a universal clause, not this one
+    # guards that hold alone are a universal clause, not this one
+    keep: np.ndarray = np.any(uncovered, axis=1)
     sets = [gs for gs, x in zip(sets, keep) if x]
     uncovered = uncovered[keep]
     # the distinct points: a point is what the guards and atoms say at it

@@ -397,7 +397,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         k = more[1] if len(more) > 1 else 0
         t1 = time.perf_counter()
         found = [c for sizes in K.bound_sets(vocab, nb, ex)
-                 for c in _tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
+                 for c in tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
         seen.update(found)
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the first tier gives all its candidates; a later one those that exclude a
@@ -480,7 +480,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     return rep
 
 
-def _tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
+def tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
                      ex: int, k: int) -> list[K.Candidate]:
     """The candidates of one bound set of a tier that hold in the explored states: clauses of
     up to ``width`` literals, or, with ``k``, up to ``width - 1`` guards and an existential
