@@ -457,7 +457,8 @@ def guard_literals(vocab: Vocabulary, sizes: tuple[int, ...],
 
 def conj_survivors(ev: Evaluator, sizes: tuple[int, ...], guards: Sequence[Literal],
                    conj_lits: Sequence[Literal], width: int, k: int,
-                   limit: int = 200_000, minimal: bool = True) -> Iterator[Candidate]:
+                   limit: int = 200_000, minimal: bool = True,
+                   max_rows: int = 20_000) -> Iterator[Candidate]:
     """The clauses ``forall u: g | ... | exists e: c & ...`` that hold in every row: at most
     ``width - 1`` of ``guards`` (literals over the universal variables, ``sizes[:-1]``) and a
     conjunction of one to ``k`` of ``conj_lits`` (literals over ``sizes``, each reading the
@@ -470,7 +471,12 @@ def conj_survivors(ev: Evaluator, sizes: tuple[int, ...], guards: Sequence[Liter
     conjunctions that the witness ``e = u`` makes true whatever the state (``exists j:
     log[j, 0] == log[i, 0]``) or that hold at no point; guards that hold alone; with
     ``minimal``, clauses whose guards contain a smaller set that holds with the same
-    conjunction (they say less, but may be the inductive one: ``prove --infer`` keeps them)."""
+    conjunction (they say less, but may be the inductive one: ``prove --infer`` keeps them).
+    Beyond ``max_rows`` rows it reads a uniform sample of them (its matrices grow with the
+    points): a candidate false in a row left out is dropped by Houdini, never trusted."""
+    if ev.n > max_rows:
+        pick = np.random.default_rng(0).choice(ev.n, max_rows, replace=False)
+        ev = Evaluator(ev.spec, ev.layout, ev.rows[np.sort(pick)])
     usizes = sizes[:-1]
     ubind = list(itertools.product(*(range(abs(n)) for n in usizes)))
     ne = abs(sizes[-1])
