@@ -681,8 +681,13 @@ def handles_source(spec: Spec) -> list[str]:
 def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[bool]:
     """For each candidate, whether it is false on one of ``rows`` (counterexamples to
     induction: a candidate false there excludes them)."""
+    return [n > 0 for n in excluded(ev, cands, rows)]
+
+
+def excluded(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[int]:
+    """For each candidate, how many of ``rows`` it is false on."""
     if not rows or not cands:
-        return [False] * len(cands)
+        return [0] * len(cands)
     xev = Evaluator(ev.spec, ev.layout, np.stack([np.asarray(r) for r in rows]))
     memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
 
@@ -706,5 +711,5 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
                 for lit in c.literals:
                     any_true |= value(lit, u + e)
             holds &= any_true
-        out.append(not bool(holds.all()))
+        out.append(int(np.count_nonzero(~holds)))
     return out

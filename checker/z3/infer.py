@@ -136,6 +136,8 @@ class Houdini:
     rounds: int = 0
     queries: int = 0
     reason: str = ""
+    # a dropped candidate -> the state its counterexample to induction starts from
+    dropped: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class Terms:
@@ -265,6 +267,9 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 broken = {n for n, g in wc.goals.items() if n in alive and false(g)}
                 assert broken, "a model that breaks nothing"
                 alive -= broken
+                row = np.asarray(T.decode(spec, layout, wc.pre, m))[:layout.width]
+                for n in broken:
+                    out.dropped[n] = row
                 changed_any = True
         if note:
             note(f"Houdini pass {out.rounds}: {len(alive)} candidate(s) left, "
@@ -359,6 +364,8 @@ def _obligation(spec: Spec, layout: Layout, wc: _Case, broken: list[str],
     return ob
 
 
+DROPPED_ROWS = 16  # the most counterexamples of dropped candidates taken from one Houdini run
+
 # -- the driver -----------------------------------------------------------------------------------
 
 
@@ -402,8 +409,11 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the first tier gives all its candidates; a later one those that exclude a
         # counterexample to induction met so far, and after each new one, those excluding it
-        fresh = found if not pool and not ctis else \
-            [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
+        if not pool and not ctis:
+            fresh = found
+        else:  # those that exclude the most counterexamples first
+            hits = K.excluded(ev, found, ctis)
+            fresh = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
         tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
         tier_ctis = 0
@@ -455,17 +465,29 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             tier.outcome = "cti"
             rep.cti = h.cti
             row = np.asarray(h.cti.pre)[:layout.width]
-            ctis.append(row)
+            # the candidates Houdini dropped that would have excluded it: the states their own
+            # counterexamples to induction start from are counterexamples too (what excludes
+            # them is the lemma each lacked)
+            lost = [(c, n) for c, n in pool if n in h.dropped]
+            lost_rows = [h.dropped[n] for (_, n), x in
+                         zip(lost, K.false_on(ev, [c for c, _ in lost], [row])) if x]
+            extra = list({r.tobytes(): r for r in lost_rows}.values())[:DROPPED_ROWS]
+            ctis += [row] + extra
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
-            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
+            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
+                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}")
             sig = (h.cti.case, h.cti.goal)
-            fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
-            # those over the variables the failing action reads first (the counterexample's
-            # cone), then the narrower
+            on_row = K.excluded(ev, found, [row])
+            on_extra = K.excluded(ev, found, extra)
+            score = {c: (x + y, x) for c, x, y in zip(found, on_row, on_extra) if x + y}
+            fresh = [c for c in found if c in score]
+            # those that exclude the most of them first (it before the others), then those
+            # over the variables the failing action reads (the counterexample's cone), then the
+            # narrower
             cone = _action_reads(spec, h.cti.action)
-            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals) + len(c.conj),
-                                      len(c.sizes)))
+            fresh.sort(key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
+                                      len(c.literals) + len(c.conj), len(c.sizes)))
             if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
                 break  # the same kind of counterexample again: this tier's templates miss it
             tier_sigs.add(sig)
