@@ -14,8 +14,10 @@
 4. Tiers grow the templates (wider clauses, more bound variables), guided by the
    counterexamples to induction: the first tier gives all its candidates (up to
    ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
-   are added, those over the variables the failing action reads first, and those of the pool
-   that exclude none leave to make room. A tier is left when its templates meet the same kind
+   or on the counterexamples of the candidates Houdini dropped that would have excluded it
+   (the lemma each lacked) are added, those that exclude the most first, then those over the
+   variables the failing action reads, and those of the pool that exclude none leave to make
+   room. A tier is left when its templates meet the same kind
    of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
