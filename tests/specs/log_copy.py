@@ -14,7 +14,8 @@ record, by some log, ``forall(2, lambda i: ~pending[i] | exists(2, lambda j: (fi
 first[i]) & (second[j] == resp[i])))``, a clause with an existential conjunction. Its
 universal reading (every log holding the record in flight has the same first record) needs a
 fourth literal (``resp[i] == 0``: an empty response is in flight while other logs hold one
-record), beyond the universal templates' three.
+record), beyond the universal templates' three. With two ids (handed out in order) clauses
+over their order prove it too; with three they do not.
 """
 
 from hwcheck.spec.lang import Block, Spec, forall, ite
