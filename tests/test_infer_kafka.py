@@ -7,9 +7,10 @@ count ``leo(f)`` by the cells of a two-record log), its literals looked up in th
 clause filtered over the reachable states; given those clauses and PendingRecordHeld alone,
 Houdini proves CommittedNotLost. PendingRecordHeld ("some log holds the record in flight, after
 the same records as the follower's") is an existential over a conjunction; at M=2 two lemmas say
-it, and they prove CommittedNotLost in its place: ``HeldFirst``, an existential clause of four
-literals (the templates' existential tier has three), and ``HeldSecond``, a clause with an
-existential conjunction of two literals (no template)."""
+it, and they prove CommittedNotLost in its place: ``HeldFirst`` (some log holds the record in
+flight first) and ``HeldSecond`` (some log holds the follower's record and the one in flight
+after it), three guards and an existential conjunction of one and of two literals, candidates
+of the existential conjunction tier."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from helpers import kafka
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.z3 import candidates as K
 from hwcheck.checker.z3.checks import conjuncts, index_scalars, symmetry_of
-from hwcheck.checker.z3.infer import houdini, reachable
+from hwcheck.checker.z3.infer import houdini, reachable, tier_candidates
 
 T, L, C = K.Term, K.Literal, K.Candidate
 RS, OS = -2, 2  # the replicas (renamed by the symmetry) and the offsets, at R=2 and M=2
@@ -104,20 +105,14 @@ def test_the_templates_say_every_needed_lemma_but_the_existential():
 
 
 # PendingRecordHeld at M=2, for a follower whose log holds no record: some log holds the
-# record in flight first (a clause of four literals, the second replica existential)
-HELD_FIRST = C((RS, RS), (L("not", cell("pending", BI)), L("==", cell("respRec", BI), 0),
-                          L("!=", cell("log", BI, c(0)), 0),
-                          L("==", cell("log", BJ, c(0)), cell("respRec", BI))), 1)
-
-
-def _held_second(spec):
-    """PendingRecordHeld at M=2 for a follower holding one record: some log holds that record
-    and the one in flight after it (an existential conjunction: no template says it)."""
-    from hwcheck.spec.lang import exists, forall
-
-    log, resp_rec, pending = spec.var("log"), spec.var("respRec"), spec.var("pending")
-    return forall(2, lambda f: ~pending[f] | (resp_rec[f] == 0) | (log[f, 0] == 0) | exists(
-        2, lambda s: (log[s, 0] == log[f, 0]) & (log[s, 1] == resp_rec[f]), "s"), "f")
+# record in flight first; for one holding a record: some log holds it and the record in flight
+# after it. Each is three guards over the follower and an existential conjunction.
+_GUARD = (L("not", cell("pending", BI)), L("==", cell("respRec", BI), 0))
+HELD_FIRST = C((RS, RS), _GUARD + (L("!=", cell("log", BI, c(0)), 0),), 1,
+               (L("==", cell("log", BJ, c(0)), cell("respRec", BI)),))
+HELD_SECOND = C((RS, RS), _GUARD + (L("==", cell("log", BI, c(0)), 0),), 1,
+                (L("==", cell("log", BI, c(0)), cell("log", BJ, c(0))),
+                 L("==", cell("log", BJ, c(1)), cell("respRec", BI))))
 
 
 @pytest.mark.slow
@@ -125,7 +120,8 @@ def test_the_needed_lemmas_as_clauses_hold_and_prove_committed_not_lost_with_the
     """Each clause holds in every reachable state (the filter keeps it, or a smaller clause
     that says more); with them and the shipped PendingRecordHeld alone Houdini keeps them all
     and proves CommittedNotLost; without PendingRecordHeld it meets a counterexample to
-    induction."""
+    induction; with PendingRecordHeld's two cases at this size, as the existential conjunction
+    tier generates them, in its place, it proves it."""
     spec = _spec()
     sym = symmetry_of(spec)
     rows, complete, path = reachable(spec, "CommittedNotLost", 100_000)
@@ -142,11 +138,16 @@ def test_the_needed_lemmas_as_clauses_hold_and_prove_committed_not_lost_with_the
     assert h.status == "holds" and "PendingRecordHeld" in h.kept, h.kept
     h = houdini(spec, target, pool, 60.0, sym)
     assert h.status == "violated" and h.cti is not None
-    # PendingRecordHeld's two cases at this size prove it in its place; the first is a
-    # candidate of four literals that holds in every reachable state
-    for u in range(2):
-        assert np.logical_or.reduce([ev.literal(lit, (u, e)) for lit in HELD_FIRST.literals
-                                     for e in range(2)]).all()
-    split = [("HeldFirst", K.to_expr(spec, HELD_FIRST)), ("HeldSecond", _held_second(spec))]
+    # PendingRecordHeld's two cases at this size, candidates of the existential conjunction
+    # tier (they hold in every reachable state), prove it in its place
+    vocab = K.Vocabulary(spec, index_scalars(spec), sym)
+    tier = {(frozenset(x.literals), x.conj)
+            for x in tier_candidates(ev, vocab, (RS, RS), 4, 1, 2)}
+    for held in (HELD_FIRST, HELD_SECOND):
+        assert (frozenset(held.literals), held.conj) in tier, K.to_source(spec, held)
+    assert K.to_source(spec, HELD_SECOND).endswith(
+        "exists(2, lambda j: (log[i, 0] == log[j, 0]) & (log[j, 1] == respRec[i]), 'j'), 'i')")
+    split = [("HeldFirst", K.to_expr(spec, HELD_FIRST)),
+             ("HeldSecond", K.to_expr(spec, HELD_SECOND))]
     h = houdini(spec, target, pool + split, 60.0, sym)
     assert h.status == "holds" and {"HeldFirst", "HeldSecond"} <= set(h.kept), h.kept

@@ -320,7 +320,7 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
     rep = infer(spec, inv, given, timeout=timeout, symmetry=sym, max_states=max_states,
                 note=lambda s: o.progress(f"{inv}: {s}"))
     tiers = [{"literals": t.width, "bound_variables": t.bounds, "existential": t.exists,
-              "candidates": t.generated,
+              "conjunction": t.conj, "candidates": t.generated,
               "tried": t.tried, "kept": t.kept, "houdini_queries": t.queries,
               "seconds": round(t.seconds, 3), "outcome": t.outcome} for t in rep.tiers]
     res: dict[str, Any] = {"property": inv, "lemmas": [n for n, _ in given],

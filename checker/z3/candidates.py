@@ -36,6 +36,7 @@ from hwcheck.spec.lang import (
     Read,
     Spec,
     _bound,
+    conj,
     disj,
     lift,
 )
@@ -86,6 +87,9 @@ class Candidate:
     sizes: tuple[int, ...]
     literals: tuple[Literal, ...]
     exists: int = 0
+    # with an existential conjunction: ``forall u: literals | exists e: conj[0] & conj[1] ...``
+    # (``literals`` over the universal variables only, each of ``conj`` over the existential)
+    conj: tuple[Literal, ...] = ()
 
     def quantifiers(self) -> list[str]:
         n = len(self.sizes)
@@ -243,20 +247,21 @@ def existential_literals(sizes: tuple[int, ...], lits: Sequence[Literal],
     so that every clause with them says nothing: a comparison of bound variables only
     (``exists j: j == i``), or one that the existential variable taken equal to a universal one
     of its sort makes a term's comparison with itself (``exists j: log[j, 0] == log[i, 0]``)."""
+    return [lit for lit in lits if not _witnessed(sizes, lit, exists)]
+
+
+def _witnessed(sizes: tuple[int, ...], lit: Literal, exists: int) -> list[int] | None:
+    """The universal variables whose value, taken by the existential one, makes ``lit`` true
+    whatever the state (a comparison of a term with itself; every one for a comparison of
+    bound variables only); None when there is none."""
     first = len(sizes) - exists
-
-    def trivial(lit: Literal) -> bool:
-        if all(t.var is None for t in lit.terms()):
-            return any(t.bound >= first for t in lit.terms())
-        if not isinstance(lit.b, Term) or lit.op not in ("==", "<=", ">="):
-            return False
-        for e in range(first, len(sizes)):
-            for u in range(first):
-                if sizes[u] == sizes[e] and _rebind(lit.a, e, u) == _rebind(lit.b, e, u):
-                    return True
-        return False
-
-    return [lit for lit in lits if not trivial(lit)]
+    if all(t.var is None for t in lit.terms()):
+        return list(range(first)) if any(t.bound >= first for t in lit.terms()) else None
+    if not isinstance(lit.b, Term) or lit.op not in ("==", "<=", ">="):
+        return None
+    out = [u for e in range(first, len(sizes)) for u in range(first)
+           if sizes[u] == sizes[e] and _rebind(lit.a, e, u) == _rebind(lit.b, e, u)]
+    return out or None
 
 
 def _rebind(t: Term, old: int, new: int) -> Term:
@@ -420,6 +425,129 @@ def survivors(ev: Evaluator, sizes: tuple[int, ...], lits: list[Literal], width:
                     yield got
 
 
+# -- existential conjunctions ---------------------------------------------------------------------
+
+
+def conj_literals(sizes: tuple[int, ...], lits: Sequence[Literal]) -> list[Literal]:
+    """The literals an existential conjunction is made of, over ``sizes`` whose last variable is
+    the existential one: each reads it, says that two cells or a cell and a constant are equal
+    or that a boolean cell holds or not (a witness is named by what it holds), and reads through
+    no scalar (the clause's guard on a scalar that may name no member does not reach inside the
+    conjunction)."""
+    e = len(sizes) - 1
+    return [lit for lit in lits if lit.op in ("==", "is", "not")
+            and all(t.var is not None and not t.scalars() for t in lit.terms())
+            and any(e in t.bounds() for t in lit.terms())]
+
+
+def guard_literals(vocab: Vocabulary, sizes: tuple[int, ...],
+                   lits: Sequence[Literal]) -> list[Literal]:
+    """The literals that guard an existential conjunction: a boolean cell holds or not, or a
+    cell is or is not the first value of its domain (0: none, no record, nothing in flight).
+    Reads through a scalar are left out, as in the conjunction."""
+    out = []
+    for lit in lits:
+        if lit.a.var is None or lit.a.scalars() or isinstance(lit.b, Term):
+            continue
+        if lit.op in ("is", "not") or (lit.op in ("==", "!=")
+                                       and lit.b == vocab.domain(lit.a, sizes)[0]):
+            out.append(lit)
+    return out
+
+
+def conj_survivors(ev: Evaluator, sizes: tuple[int, ...], guards: Sequence[Literal],
+                   conj_lits: Sequence[Literal], width: int, k: int,
+                   limit: int = 200_000, minimal: bool = True,
+                   max_rows: int = 20_000) -> Iterator[Candidate]:
+    """The clauses ``forall u: g | ... | exists e: c & ...`` that hold in every row: at most
+    ``width - 1`` of ``guards`` (literals over the universal variables, ``sizes[:-1]``) and a
+    conjunction of one to ``k`` of ``conj_lits`` (literals over ``sizes``, each reading the
+    existential variable, ``sizes[-1]``).
+
+    The conjunction at one universal binding (an *atom*: the OR over the existential values of
+    the AND of its literals' values) is one more literal of a universal clause. Every guard set
+    is decided against every atom at once: one matrix product over the distinct points (a row
+    at a universal binding) counts, for each pair, the points that neither covers. Left out:
+    conjunctions that the witness ``e = u`` makes true whatever the state (``exists j:
+    log[j, 0] == log[i, 0]``) or that hold at no point; guards that hold alone; with
+    ``minimal``, clauses whose guards contain a smaller set that holds with the same
+    conjunction (they say less, but may be the inductive one: ``prove --infer`` keeps them).
+    Beyond ``max_rows`` rows it reads a uniform sample of them (its matrices grow with the
+    points): a candidate false in a row left out is dropped by Houdini, never trusted."""
+    if ev.n > max_rows:
+        pick = np.random.default_rng(0).choice(ev.n, max_rows, replace=False)
+        ev = Evaluator(ev.spec, ev.layout, ev.rows[np.sort(pick)])
+    usizes = sizes[:-1]
+    ubind = list(itertools.product(*(range(abs(n)) for n in usizes)))
+    ne = abs(sizes[-1])
+    if not ubind or not ne or not conj_lits:
+        return
+    npts = ev.n * len(ubind)
+    # a literal's value at every point: [universal binding, row] flattened
+    gbits = np.array([np.concatenate([ev.literal(g, u) for u in ubind]) for g in guards],
+                     bool).reshape(len(guards), npts)
+    cbits = np.array([[np.concatenate([ev.literal(c, u + (e,)) for u in ubind])
+                       for e in range(ne)] for c in conj_lits], bool)  # [conj, e, point]
+    wit = [set(_witnessed(sizes, c, 1) or ()) for c in conj_lits]
+    atoms: list[tuple[int, ...]] = []
+    abits: list[np.ndarray] = []
+    for size in range(1, k + 1):
+        for combo in itertools.combinations(range(len(conj_lits)), size):
+            if set.intersection(*(wit[i] for i in combo)):
+                continue  # exists j: ... true at j = i whatever the state
+            if len({conj_lits[i].a for i in combo if conj_lits[i].op in ("is", "not")}) < \
+                    sum(conj_lits[i].op in ("is", "not") for i in combo):
+                continue  # a boolean cell both held and not: never true
+            got = np.logical_and.reduce(cbits[list(combo)], axis=0).any(axis=0)
+            if got.any():
+                atoms.append(combo)
+                abits.append(got)
+    if not atoms:
+        return
+    amat = np.array(abits)  # [atom, point]
+    gvalid: np.ndarray = np.all(gbits, axis=1)
+    live = [i for i in range(len(guards)) if not gvalid[i]]
+    count = 0
+
+    def used(gs: tuple[int, ...], atom: tuple[int, ...]) -> bool:
+        lits = [guards[i] for i in gs] + [conj_lits[i] for i in atom]
+        return uses_all(sizes, lits)
+
+    # the guard sets, smallest first, each with the points it leaves uncovered
+    sets: list[tuple[int, ...]] = [()]
+    for size in range(1, width):
+        sets += list(itertools.combinations(live, size))
+    uncovered = np.ones((len(sets), npts), bool)
+    for si, gs in enumerate(sets):
+        for g in gs:
+            uncovered[si] &= ~gbits[g]
+    # guards that hold alone are a universal clause, not this one
+    keep: np.ndarray = np.any(uncovered, axis=1)
+    sets = [gs for gs, x in zip(sets, keep) if x]
+    uncovered = uncovered[keep]
+    # the distinct points: a point is what the guards and atoms say at it
+    pts = np.concatenate([uncovered, ~amat])
+    _, first = np.unique(np.packbits(pts, axis=0).T, axis=0, return_index=True)
+    u = uncovered[:, first].astype(np.float32)
+    na = (~amat[:, first]).astype(np.float32)
+    holding: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for lo in range(0, len(sets), 1024):
+        miss = u[lo:lo + 1024] @ na.T  # [guard set, atom]: points neither covers
+        for si, ai in zip(*np.nonzero(miss == 0)):
+            gs, atom = sets[lo + int(si)], atoms[int(ai)]
+            if minimal and any(sub in holding.get(atom, ()) for r in range(len(gs))
+                               for sub in itertools.combinations(gs, r)):
+                continue
+            holding.setdefault(atom, set()).add(gs)
+            if not used(gs, atom):
+                continue
+            count += 1
+            if count > limit:
+                return
+            yield Candidate(sizes, tuple(guards[i] for i in gs), 1,
+                            tuple(conj_lits[i] for i in atom))
+
+
 def _tautology(ev: Evaluator, sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
     """Whether the clause holds for every value of its terms' declared domains (checked by
     enumerating them when its literals share at most two terms)."""
@@ -475,20 +603,23 @@ def to_expr(spec: Spec, c: Candidate) -> Expr:
                 idx.append(spec.var(str(x))[()])
         return Read(v, tuple(idx))
 
-    parts: list[Expr] = []
-    guards = [spec.var(s)[()] < 0 for s in guarded(spec, c)]
-    for lit in c.literals:
+    def literal(lit: Literal) -> Expr:
         a = term(lit.a)
         if lit.op == "is":
-            parts.append(a)
-        elif lit.op == "not":
-            parts.append(Not(a))
-        else:
-            b = term(lit.b) if isinstance(lit.b, Term) else lift(lit.b)
-            parts.append({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b,
-                          ">=": a >= b}[lit.op])
+            return a
+        if lit.op == "not":
+            return Not(a)
+        b = term(lit.b) if isinstance(lit.b, Term) else lift(lit.b)
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">=": a >= b}[lit.op]
+
+    guards = [spec.var(s)[()] < 0 for s in guarded(spec, c)]
+    parts = [literal(lit) for lit in c.literals]
+    quants = list(zip(bounds, c.sizes, c.quantifiers()))
+    if c.conj:  # forall u: guards | exists e: conj
+        b, n, q = quants.pop()
+        parts.append(Quant(q, b, abs(n), conj(*(literal(lit) for lit in c.conj))))
     body = disj(*guards, *parts)
-    for b, n, q in reversed(list(zip(bounds, c.sizes, c.quantifiers()))):
+    for b, n, q in reversed(quants):
         body = Quant(q, b, abs(n), body)
     return body
 
@@ -518,19 +649,24 @@ def to_source(spec: Spec, c: Candidate) -> str:
         idx = [names[int(x)] if k == "b" else str(x) for k, x in t.index]  # type: ignore
         return f"{t.var}[{', '.join(idx)}]"
 
-    parts: list[str] = []
-    guards = [f"({s} < 0)" for s in guarded(spec, c)]
-    for lit in c.literals:
+    def literal(lit: Literal) -> str:
         a = term(lit.a)
         if lit.op == "is":
-            parts.append(a)
-        elif lit.op == "not":
-            parts.append(f"~{a}")
-        else:
-            b = term(lit.b) if isinstance(lit.b, Term) else str(lit.b)
-            parts.append(f"({a} {lit.op} {b})")
+            return a
+        if lit.op == "not":
+            return f"~{a}"
+        b = term(lit.b) if isinstance(lit.b, Term) else str(lit.b)
+        return f"({a} {lit.op} {b})"
+
+    guards = [f"({s} < 0)" for s in guarded(spec, c)]
+    parts = [literal(lit) for lit in c.literals]
+    quants = list(zip(names, c.sizes, c.quantifiers()))
+    if c.conj:  # forall u: guards | exists e: conj
+        name, n, q = quants.pop()
+        inner = " & ".join(literal(lit) for lit in c.conj)
+        parts.append(f"{q}({abs(n)}, lambda {name}: {inner}, {name!r})")
     body = " | ".join(guards + parts)
-    for name, n, q in reversed(list(zip(names, c.sizes, c.quantifiers()))):
+    for name, n, q in reversed(quants):
         body = f"{q}({abs(n)}, lambda {name}: {body}, {name!r})"
     return body
 
@@ -545,10 +681,21 @@ def handles_source(spec: Spec) -> list[str]:
 def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[bool]:
     """For each candidate, whether it is false on one of ``rows`` (counterexamples to
     induction: a candidate false there excludes them)."""
+    return [n > 0 for n in excluded(ev, cands, rows)]
+
+
+def excluded(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[int]:
+    """For each candidate, how many of ``rows`` it is false on."""
     if not rows or not cands:
-        return [False] * len(cands)
+        return [0] * len(cands)
     xev = Evaluator(ev.spec, ev.layout, np.stack([np.asarray(r) for r in rows]))
     memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
+
+    def value(lit: Literal, b: tuple[int, ...]) -> np.ndarray:
+        if (lit, b) not in memo:
+            memo[lit, b] = xev.literal(lit, b)
+        return memo[lit, b]
+
     out = []
     for c in cands:
         nu = len(c.sizes) - c.exists
@@ -556,12 +703,13 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
         for u in itertools.product(*(range(abs(n)) for n in c.sizes[:nu])):
             any_true = np.zeros(xev.n, bool)
             for e in itertools.product(*(range(abs(n)) for n in c.sizes[nu:])):
-                b = u + e
+                if c.conj:  # the guards over u alone, the conjunction at u, e
+                    any_true |= np.logical_and.reduce([value(lit, u + e) for lit in c.conj])
+                    for lit in c.literals:
+                        any_true |= value(lit, u)
+                    continue
                 for lit in c.literals:
-                    key = (lit, b)
-                    if key not in memo:
-                        memo[key] = xev.literal(lit, b)
-                    any_true |= memo[key]
+                    any_true |= value(lit, u + e)
             holds &= any_true
-        out.append(not bool(holds.all()))
+        out.append(int(np.count_nonzero(~holds)))
     return out

@@ -14,8 +14,10 @@
 4. Tiers grow the templates (wider clauses, more bound variables), guided by the
    counterexamples to induction: the first tier gives all its candidates (up to
    ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
-   are added, those over the variables the failing action reads first, and those of the pool
-   that exclude none leave to make room. A tier is left when its templates meet the same kind
+   or on the counterexamples of the candidates Houdini dropped that would have excluded it
+   (the lemma each lacked) are added, those that exclude the most first, then those over the
+   variables the failing action reads, and those of the pool that exclude none leave to make
+   room. A tier is left when its templates meet the same kind
    of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
@@ -51,9 +53,12 @@ from hwcheck.checker.z3.solver import Result
 from hwcheck.spec.lang import Expr, Read, Spec, walk
 from hwcheck.spec.verdicts import Verdict
 
-# (clause width, bound variables[, of them existential]) of each tier, in order: the last,
-# for each member or offset some other one (the record in flight that some log holds)
-TIERS: tuple[tuple[int, ...], ...] = ((2, 1), (3, 1), (2, 2), (3, 2), (3, 2, 1))
+# (clause width, bound variables[, of them existential[, literals of an existential
+# conjunction]]) of each tier, in order: then, for each member or offset some other one (the
+# record in flight that some log holds); last, up to three guards and some member or offset
+# whose cells say up to two things at once (a log that holds the record in flight after the
+# same record as the follower's)
+TIERS: tuple[tuple[int, ...], ...] = ((2, 1), (3, 1), (2, 2), (3, 2), (3, 2, 1), (4, 2, 1, 2))
 
 
 @dataclass
@@ -75,6 +80,7 @@ class TierReport:
     seconds: float
     outcome: str  # proved | cti | unknown
     exists: int = 0  # of the bound variables, existential
+    conj: int = 0  # the most literals of an existential conjunction (0: none)
 
 
 @dataclass
@@ -132,6 +138,8 @@ class Houdini:
     rounds: int = 0
     queries: int = 0
     reason: str = ""
+    # a dropped candidate -> the state its counterexample to induction starts from
+    dropped: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class Terms:
@@ -261,6 +269,9 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 broken = {n for n, g in wc.goals.items() if n in alive and false(g)}
                 assert broken, "a model that breaks nothing"
                 alive -= broken
+                row = np.asarray(T.decode(spec, layout, wc.pre, m))[:layout.width]
+                for n in broken:
+                    out.dropped[n] = row
                 changed_any = True
         if note:
             note(f"Houdini pass {out.rounds}: {len(alive)} candidate(s) left, "
@@ -355,6 +366,8 @@ def _obligation(spec: Spec, layout: Layout, wc: _Case, broken: list[str],
     return ob
 
 
+DROPPED_ROWS = 16  # the most counterexamples of dropped candidates taken from one Houdini run
+
 # -- the driver -----------------------------------------------------------------------------------
 
 
@@ -390,17 +403,20 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     terms = Terms(spec)
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
+        k = more[1] if len(more) > 1 else 0
         t1 = time.perf_counter()
         found = [c for sizes in K.bound_sets(vocab, nb, ex)
-                 for c in K.survivors(ev, sizes, vocab.literals(sizes), width, exists=ex)
-                 if c not in seen]
+                 for c in tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
         seen.update(found)
-        found.sort(key=lambda c: (len(c.literals), len(c.sizes)))
+        found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the first tier gives all its candidates; a later one those that exclude a
         # counterexample to induction met so far, and after each new one, those excluding it
-        fresh = found if not pool and not ctis else \
-            [c for c, x in zip(found, K.false_on(ev, found, ctis)) if x]
-        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex)
+        if not pool and not ctis:
+            fresh = found
+        else:  # those that exclude the most counterexamples first
+            hits = K.excluded(ev, found, ctis)
+            fresh = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
+        tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
         tier_ctis = 0
         tier_sigs: set[tuple[str, str]] = set()
@@ -418,7 +434,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             found = [c for c in found if c not in taken]
             tier.tried = len(pool)
             say(f"tier {width} literal(s), {nb} bound variable(s)"
-                f"{f' ({ex} existential)' if ex else ''}: {tier.generated:,} "
+                f"{f' ({ex} existential)' if ex else ''}"
+                f"{f', an existential conjunction of up to {k}' if k else ''}: "
+                f"{tier.generated:,} "
                 f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
@@ -449,16 +467,29 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             tier.outcome = "cti"
             rep.cti = h.cti
             row = np.asarray(h.cti.pre)[:layout.width]
-            ctis.append(row)
+            # the candidates Houdini dropped that would have excluded it: the states their own
+            # counterexamples to induction start from are counterexamples too (what excludes
+            # them is the lemma each lacked)
+            lost = [(c, n) for c, n in pool if n in h.dropped]
+            lost_rows = [h.dropped[n] for (_, n), x in
+                         zip(lost, K.false_on(ev, [c for c, _ in lost], [row])) if x]
+            extra = list({r.tobytes(): r for r in lost_rows}.values())[:DROPPED_ROWS]
+            ctis += [row] + extra
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
-            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}")
+            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
+                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}")
             sig = (h.cti.case, h.cti.goal)
-            fresh = [c for c, x in zip(found, K.false_on(ev, found, [row])) if x]
-            # those over the variables the failing action reads first (the counterexample's
-            # cone), then the narrower
+            on_row = K.excluded(ev, found, [row])
+            on_extra = K.excluded(ev, found, extra)
+            score = {c: (x + y, x) for c, x, y in zip(found, on_row, on_extra) if x + y}
+            fresh = [c for c in found if c in score]
+            # those that exclude the most of them first (it before the others), then those
+            # over the variables the failing action reads (the counterexample's cone), then the
+            # narrower
             cone = _action_reads(spec, h.cti.action)
-            fresh.sort(key=lambda c: (-_share(c, cone), len(c.literals), len(c.sizes)))
+            fresh.sort(key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
+                                      len(c.literals) + len(c.conj), len(c.sizes)))
             if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
                 break  # the same kind of counterexample again: this tier's templates miss it
             tier_sigs.add(sig)
@@ -473,6 +504,20 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     return rep
 
 
+def tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
+                     ex: int, k: int) -> list[K.Candidate]:
+    """The candidates of one bound set of a tier that hold in the explored states: clauses of
+    up to ``width`` literals, or, with ``k``, up to ``width - 1`` guards and an existential
+    conjunction of up to ``k`` literals over the last bound variable."""
+    if not k:
+        return list(K.survivors(ev, sizes, vocab.literals(sizes), width, exists=ex))
+    if ex != 1:
+        raise ValueError("an existential conjunction is over one existential variable")
+    guards = K.guard_literals(vocab, sizes[:-1], vocab.literals(sizes[:-1]))
+    return list(K.conj_survivors(ev, sizes, guards, K.conj_literals(sizes, vocab.literals(sizes)),
+                                 width, k, minimal=False))
+
+
 def _action_reads(spec: Spec, action: str) -> set[str]:
     """The variables an action's guard and effect read."""
     from hwcheck.spec.lang import stmt_exprs, walk_stmts
@@ -484,7 +529,7 @@ def _action_reads(spec: Spec, action: str) -> set[str]:
 
 def _share(c: K.Candidate, cone: set[str]) -> float:
     """The share of a candidate's cell terms over the variables of ``cone``."""
-    names = [t.var for lit in c.literals for t in lit.terms() if t.var is not None]
+    names = [t.var for lit in c.literals + c.conj for t in lit.terms() if t.var is not None]
     return sum(n in cone for n in names) / max(1, len(names))
 
 
