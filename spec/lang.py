@@ -744,7 +744,9 @@ class Block:
         self._stack[-1].append(s)
         self._last_if = s if isinstance(s, If) else None
 
-    def set(self, target: Read, value: Value) -> None:
+    def set(self, target: Expr, value: Value) -> None:
+        """``target := value``; ``target`` is a state variable's element (a ``Read``, so a typed
+        value's part may be given as it is), anything else is refused."""
         if not isinstance(target, Read) or target.primed:
             raise SpecError(f"{self.owner}: can only assign to a state variable element")
         v = lift(value)
