@@ -744,7 +744,10 @@ class Block:
         self._stack[-1].append(s)
         self._last_if = s if isinstance(s, If) else None
 
-    def set(self, target: Read, value: Value) -> None:
+    def set(self, target: Expr, value: Value) -> None:
+        """``target := value``. ``target`` must be a state variable's element (a ``Read``); it is
+        typed as any expression so that a typed value's part (``seq.len``, ``s.count(k)``:
+        ``spec/types.py``) is given as it is, and anything else is refused here."""
         if not isinstance(target, Read) or target.primed:
             raise SpecError(f"{self.owner}: can only assign to a state variable element")
         v = lift(value)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hwcheck.spec.lang import (
     BOOL,
@@ -53,8 +53,17 @@ from hwcheck.spec.lang import (
     show,
 )
 
+if TYPE_CHECKING:
+    from hwcheck.spec.lang import Block, Spec, Value
+
+# An index into a leaf's inner dimensions: each an int (a static slot) or an expression
+Index: TypeAlias = "tuple[Value, ...]"
 # how a handle reads a leaf: (its path, its index) -> the read
-Getter = Callable[[tuple[str, ...], tuple], Expr]
+Getter: TypeAlias = "Callable[[tuple[str, ...], Index], Expr]"
+# A typed value in an expression (a handle): an expression for a scalar, else a ``Composite``.
+# Which one depends on the type, a value known when the spec is built, so a handle's readers
+# (``RecVal``'s fields, a sequence's items) give ``Any``.
+Handle: TypeAlias = Any
 
 # --------------------------------------------------------------------------------------------
 # Types
@@ -80,7 +89,7 @@ class Type:
     def leaves(self) -> list[Leaf]:
         raise NotImplementedError
 
-    def handle(self, get: Getter) -> Any:
+    def handle(self, get: Getter) -> Handle:
         """The value whose leaf ``path`` at inner index ``idx`` is ``get(path, idx)``."""
         raise NotImplementedError
 
@@ -95,7 +104,7 @@ class Int(Type):
             raise SpecError(f"Int({self.lo}, {self.hi}) is empty")
         return [Leaf((), (), self.lo, self.hi, INT, max(self.lo, min(self.hi, 0)))]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> Expr:
         return get((), ())
 
 
@@ -104,7 +113,7 @@ class Bool(Type):
     def leaves(self) -> list[Leaf]:
         return [Leaf((), (), 0, 1, BOOL, 0)]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> Expr:
         return get((), ())
 
 
@@ -132,12 +141,13 @@ class Enum(Type):
     def value(self, name: str) -> EnumValue:
         if name not in self.names:
             raise SpecError(f"{name!r} is not one of {', '.join(self.names)}")
-        return getattr(self, name)
+        v: EnumValue = getattr(self, name)
+        return v
 
     def leaves(self) -> list[Leaf]:
         return [Leaf((), (), 0, len(self.names) - 1, INT, 0)]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> Expr:
         return get((), ())
 
 
@@ -165,7 +175,7 @@ class Opt(Type):
             Leaf(("value",) + x.path, x.dims, x.lo, x.hi, x.sort, x.default)
             for x in self.of.leaves()]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> Expr | OptVal:
         if _scalar_type(self.of):
             return get((), ())
         return OptVal(self, get(("some",), ()),
@@ -194,7 +204,7 @@ class Record(Type):
 
         return RecVal(self, {name: t.handle(field_of(name)) for name, t in self.fields.items()})
 
-    def __call__(self, **values) -> RecVal:
+    def __call__(self, **values: Handle) -> RecVal:
         missing = [n for n in self.fields if n not in values]
         extra = [n for n in values if n not in self.fields]
         if missing or extra:
@@ -211,7 +221,7 @@ class SetOf(Type):
     def leaves(self) -> list[Leaf]:
         return [Leaf((), (self.n,), 0, 1, BOOL, 0)]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> SetVal:
         return SetVal(self.n, lambda i: get((), (i,)))
 
 
@@ -229,7 +239,7 @@ class Seq(Type):
             Leaf(("items",) + x.path, (self.cap,) + x.dims, x.lo, x.hi, x.sort, x.default)
             for x in self.of.leaves()]
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> SeqVal:
         return SeqVal(self, get(("len",), ()),
                       lambda k: self.of.handle(lambda p, i: get(("items",) + p, (k,) + i)))
 
@@ -250,16 +260,17 @@ class Composite:
         """Every stored part, in leaf order (what equality and assignment walk)."""
         raise NotImplementedError
 
-    def __eq__(self, other):  # type: ignore[override]
+    def __eq__(self, other: Handle) -> Expr:  # type: ignore[override]
         mine, theirs = list(self.parts()), list(_parts(other))
         if len(mine) != len(theirs):
             raise SpecError("comparing values of different types")
         return conj(*(a == b for a, b in zip(mine, theirs))) if mine else lift(True)
 
-    def __ne__(self, other):  # type: ignore[override]
-        return ~(self == other)
+    def __ne__(self, other: Handle) -> Expr:  # type: ignore[override]
+        equal: Expr = self == other
+        return ~equal
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         raise SpecError("a value has no Python truth value; compare it or use its methods")
 
     __hash__ = object.__hash__
@@ -270,7 +281,7 @@ class RecVal(Composite):
         self._type = rtype
         self._fields = fields
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Handle:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
@@ -279,7 +290,7 @@ class RecVal(Composite):
             raise SpecError(f"the record has no field {name!r} (fields: "
                             f"{', '.join(self._fields)})") from None
 
-    def replace(self, **values) -> RecVal:
+    def replace(self, **values: Handle) -> RecVal:
         """The same record with some fields changed (TLA+ ``[r EXCEPT !.f = v]``)."""
         fields = dict(self._fields)
         for n, v in values.items():
@@ -315,7 +326,7 @@ class SetVal(Composite):
         self.n = n
         self._member = member
 
-    def has(self, i) -> Expr:
+    def has(self, i: Value) -> Expr:
         """Whether ``i`` (an int or an expression) is a member."""
         if isinstance(i, int) and not isinstance(i, bool):
             if not 0 <= i < self.n:
@@ -326,10 +337,10 @@ class SetVal(Composite):
     def _static(self, k: int) -> Expr:
         return lift(self._member(k))
 
-    def add(self, j) -> SetVal:
+    def add(self, j: Value) -> SetVal:
         return SetVal(self.n, lambda i: _at(self, i) | _eq(i, j))
 
-    def remove(self, j) -> SetVal:
+    def remove(self, j: Value) -> SetVal:
         return SetVal(self.n, lambda i: _at(self, i) & ~_eq(i, j))
 
     def __or__(self, other: SetVal) -> SetVal:
@@ -363,7 +374,7 @@ class SetVal(Composite):
             yield self._static(k)
 
 
-def set_of(n: int, *members) -> SetVal:
+def set_of(n: int, *members: Value) -> SetVal:
     """The subset of ``0..n-1`` holding ``members`` (ints or expressions)."""
     return SetVal(n, lambda i: disj(lift(False), *(_eq(i, m) for m in members)))
 
@@ -380,11 +391,11 @@ class SeqVal(Composite):
     def cap(self) -> int:
         return self._type.cap
 
-    def __getitem__(self, k):
+    def __getitem__(self, k: Value) -> Handle:
         """The item at position ``k`` (from 0; an int or an expression)."""
         return self._item(lift(k) if not isinstance(k, int) else k)
 
-    def last(self):
+    def last(self) -> Handle:
         return self[self.len - 1]
 
     def parts(self) -> Iterator[Expr]:
@@ -393,24 +404,24 @@ class SeqVal(Composite):
             yield from _parts(self._item(k))
 
 
-def _eq(i, j) -> Expr:
+def _eq(i: Value, j: Value) -> Expr:
     if isinstance(i, int) and isinstance(j, int):
         return lift(i == j)
     return lift(i) == lift(j)
 
 
-def _at(s: SetVal, i) -> Expr:
+def _at(s: SetVal, i: Value) -> Expr:
     return s.has(i) if not isinstance(i, int) else s._static(i)
 
 
-def _parts(v) -> Iterator[Expr]:
+def _parts(v: Handle) -> Iterator[Expr]:
     if isinstance(v, Composite):
         yield from v.parts()
     else:
         yield lift(v)
 
 
-def _coerce(t: Type, v) -> Any:
+def _coerce(t: Type, v: Handle) -> Handle:
     """A value given for a field of type ``t``, checked for its shape."""
     if isinstance(t, SetOf):
         if not isinstance(v, SetVal) or v.n != t.n:
@@ -423,7 +434,7 @@ def _coerce(t: Type, v) -> Any:
     return v if isinstance(v, Composite) else lift(v)
 
 
-def some(t: Opt, value) -> OptVal:
+def some(t: Opt, value: Handle) -> OptVal:
     """The optional record ``t`` holding ``value``."""
     return OptVal(t, lift(True), _coerce(t.of, value))
 
@@ -441,15 +452,15 @@ def _cells(dims: tuple[int, ...]) -> int:
     return n
 
 
-def _rebuild(t: Type, values: Iterator[int]) -> Any:
+def _rebuild(t: Type, values: Iterator[int]) -> Handle:
     """A constant value of type ``t`` from its parts in leaf order."""
     leaves = t.leaves()
-    flat: dict[tuple[str, ...], list] = {x.path: [] for x in leaves}
+    flat: dict[tuple[str, ...], list[Expr]] = {x.path: [] for x in leaves}
     for x in leaves:
         for _ in range(_cells(x.dims)):
             flat[x.path].append(lift(bool(next(values)) if x.sort == BOOL else next(values)))
 
-    def get(path, idx):
+    def get(path: tuple[str, ...], idx: Index) -> Expr:
         x = next(leaf for leaf in leaves if leaf.path == path)
         pos = 0
         for i, d in zip(idx, x.dims):
@@ -476,20 +487,20 @@ class TypedVar:
     type: Type
     leaves: tuple[tuple[Leaf, Var], ...]
 
-    def at(self, idx: tuple) -> Any:
+    def at(self, idx: Index) -> Handle:
         """The handle of the value at outer index ``idx``."""
         by_path = {leaf.path: var for leaf, var in self.leaves}
         return self.type.handle(lambda path, inner: Read(
             by_path[path], tuple(lift(i) for i in tuple(idx) + tuple(inner))))
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Value | Index) -> Handle:
         idx = index if isinstance(index, tuple) else (index,)
         if len(idx) != len(self.over):
             raise SpecError(f"{self.name} takes {len(self.over)} indices, got {len(idx)}")
         return self.at(idx)
 
 
-def stored_vars(v) -> list[str]:
+def stored_vars(v: Handle) -> list[str]:
     """The names of the core variables a handle over a variable reads."""
     return sorted({c.var.name for c in targets(v)})
 
@@ -498,7 +509,7 @@ def leaf_name(name: str, path: tuple[str, ...]) -> str:
     return ".".join((name,) + path)
 
 
-def declare(spec, name: str, t: Type, over: tuple[int, ...] = (), doc: str = "") -> Any:
+def declare(spec: Spec, name: str, t: Type, over: tuple[int, ...] = (), doc: str = "") -> Handle:
     """Declare ``name`` of type ``t`` over dimensions ``over`` in ``spec``; return its handle
     (a ``TypedVar`` to index when ``over`` is not empty)."""
     if not isinstance(t, Type):
@@ -522,7 +533,7 @@ def declare(spec, name: str, t: Type, over: tuple[int, ...] = (), doc: str = "")
 # --------------------------------------------------------------------------------------------
 
 
-def targets(v) -> list[Read]:
+def targets(v: Handle) -> list[Read]:
     """The stored cells of a handle over a variable, in leaf order."""
     out = []
     for p in _parts(v):
@@ -532,7 +543,7 @@ def targets(v) -> list[Read]:
     return out
 
 
-def put(b, target, value) -> None:
+def put(b: Block, target: Handle, value: Handle) -> None:
     """``target := value`` for a whole typed value; every part of ``value`` is read before any
     part of ``target`` is written (TLA+: primed values are functions of the old state)."""
     cells = targets(target)
@@ -543,12 +554,12 @@ def put(b, target, value) -> None:
         b.set(c, p)
 
 
-def _saved(b, value) -> list[Expr]:
+def _saved(b: Block, value: Handle) -> list[Expr]:
     """The parts of ``value``, each not a constant read into a local of the action."""
     return [p if isinstance(p, Const) else b.let("v", p) for p in _parts(value)]
 
 
-def append(b, seq: SeqVal, value) -> None:
+def append(b: Block, seq: SeqVal, value: Handle) -> None:
     """Append ``value`` to ``seq``. Past its capacity the length leaves its domain: a domain
     error of ``<name>.len``, reported as a finding."""
     saved = _saved(b, value)  # the value is read before the length changes
@@ -563,7 +574,7 @@ def append(b, seq: SeqVal, value) -> None:
             b.set(c, p)
 
 
-def truncate(b, seq: SeqVal, k) -> None:
+def truncate(b: Block, seq: SeqVal, k: Value) -> None:
     """Keep the first ``k`` items of ``seq`` (``k`` at most its length); the slots past them
     go back to their defaults, so that equal sequences stay equal rows."""
     kk = b.let("k", lift(k))
@@ -600,7 +611,7 @@ class Slots(Type):
             out.append(Leaf(("count",), (self.cap,), 0, self.max_count, INT, 0))
         return out
 
-    def handle(self, get):
+    def handle(self, get: Getter) -> SlotsVal:
         count = None if self.max_count is None else (lambda k: get(("count",), (k,)))
         return SlotsVal(self, get(("used",), ()),
                         lambda k: self.of.handle(lambda p, i: get(("items",) + p, (k,) + i)),
@@ -628,27 +639,27 @@ class SlotsVal(Composite):
     def cap(self) -> int:
         return self._type.cap
 
-    def item(self, k):
+    def item(self, k: Value) -> Handle:
         """The value in slot ``k`` (meaningful for ``k < used``)."""
         return self._item(lift(k) if not isinstance(k, int) else k)
 
-    def count(self, k) -> Expr:
+    def count(self, k: Value) -> Expr:
         """A bag's count of the value in slot ``k``."""
         if self._count is None:
             raise SpecError("a set has no counts (a bag has)")
         return self._count(lift(k) if not isinstance(k, int) else k)
 
-    def present(self, k) -> Expr:
+    def present(self, k: Value) -> Expr:
         """Whether slot ``k`` holds a value (of a bag: also one not yet delivered)."""
         live = lift(k) < self.used
         return live if self._count is None else live & (self.count(k) > 0)
 
-    def has(self, value) -> Expr:
+    def has(self, value: Handle) -> Expr:
         """Whether ``value`` is a member (of a bag: with a count above 0)."""
         return disj(lift(False), *(self.present(k) & (self.item(k) == value)
                                    for k in range(self.cap)))
 
-    def known(self, value) -> Expr:
+    def known(self, value: Handle) -> Expr:
         """Whether ``value`` is in the slots at all (a bag's value delivered to count 0 is)."""
         return disj(lift(False), *((k < self.used) & (self.item(k) == value)
                                    for k in range(self.cap)))
@@ -702,7 +713,7 @@ def _key(parts: Sequence[Expr], bounds: list[tuple[int, int]]) -> Expr | None:
     return out
 
 
-def insert(b, s: SlotsVal, value, count: int = 1) -> None:
+def insert(b: Block, s: SlotsVal, value: Handle, count: int = 1) -> None:
     """Add ``value`` to the set or bag ``s``: a set keeps a member it has; a bag adds ``count``
     to the value's count (past ``max_count``: a domain error of ``<name>.count``). A new value
     takes its place in the sorted slots (the later ones move up); past the capacity, a domain
@@ -713,9 +724,9 @@ def insert(b, s: SlotsVal, value, count: int = 1) -> None:
     olds = [targets(s.item(k)) for k in range(cap)]
     # where it is, if it is there; else how many members sort below it
     at = b.let("at", lift(-1))
-    for k in range(cap):
-        with b.when((k < used) & conj(*(c == p for c, p in zip(olds[k], parts)))):
-            b.assign(at, k)
+    for j in range(cap):
+        with b.when((j < used) & conj(*(c == p for c, p in zip(olds[j], parts)))):
+            b.assign(at, j)
     if s._count is not None:
         with b.when(at >= 0):
             k = b.let("k", max_(at, 0))  # clamped: the index needs no check
@@ -729,7 +740,13 @@ def insert(b, s: SlotsVal, value, count: int = 1) -> None:
             below = count_of(cap, lambda k: (k < used) & _less(olds[k], parts))
         else:
             vkey = b.let("key", key)
-            below = count_of(cap, lambda k: (k < used) & (_key(olds[k], bounds) < vkey))
+
+            def slot_key(k: int) -> Expr:
+                old = _key(olds[k], bounds)
+                assert old is not None  # the value's bounds, whose key fits
+                return old
+
+            below = count_of(cap, lambda k: (k < used) & (slot_key(k) < vkey))
         b.set(s.used, used + 1)  # past the capacity: the finding (so below < cap from here)
         pos = b.let("pos", min_(below, cap - 1))
         # the members from pos up move one slot up, from the top down (each slot reads the
@@ -756,7 +773,7 @@ def count_of(n: int, cond: Callable[[int], Expr]) -> Expr:
     return out
 
 
-def remove(b, s: SlotsVal, k) -> None:
+def remove(b: Block, s: SlotsVal, k: Value) -> None:
     """Remove the value in slot ``k`` (``k < used``: a receive's parameter) from the set or bag
     ``s``: the slots above move down and the last one goes back to its defaults."""
     kk = b.let("k", lift(k))
@@ -777,7 +794,7 @@ def remove(b, s: SlotsVal, k) -> None:
     b.set(s.used, used - 1)
 
 
-def deliver(b, s: SlotsVal, k) -> None:
+def deliver(b: Block, s: SlotsVal, k: Value) -> None:
     """One delivery of the bag's value in slot ``k``: its count goes down by one (the value
     stays, at count 0 once delivered as often as it was sent)."""
     if s._count is None:

@@ -18,24 +18,39 @@ over a power-of-two array, with the position of each slot's state beside it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
 import numpy as np
+import numpy.typing as npt
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-C1 = np.uint64(0x87C37B91114253D5)
-C2 = np.uint64(0x4CF5AD432745937F)
-F1 = np.uint64(0xFF51AFD7ED558CCD)
-F2 = np.uint64(0xC4CEB9FE1A85EC53)
-SEED = np.uint64(0x9E3779B97F4A7C15)
-U31 = np.uint64(31)
-U33 = np.uint64(33)
-U27 = np.uint64(27)
+# The arrays the functions take (numba compiles them for the dtypes they are called with; the
+# annotations say what the callers give, numba reads none of them)
+U64: TypeAlias = np.uint64
+Words: TypeAlias = npt.NDArray[np.uint64]  # a row as 64-bit words, a table, fingerprints
+Ints: TypeAlias = npt.NDArray[np.int64]  # parents, positions, counts, table_refs
+Cells: TypeAlias = npt.NDArray[Any]  # state rows: the layout's cell dtype
+# numba's compiler objects in an intrinsic (typing context, types, LLVM builder): untyped
+Numba: TypeAlias = Any
+# an index or a count: a Python int, or a numpy one inside the compiled functions
+Int: TypeAlias = int | np.int64
+
+C1: U64 = np.uint64(0x87C37B91114253D5)
+C2: U64 = np.uint64(0x4CF5AD432745937F)
+F1: U64 = np.uint64(0xFF51AFD7ED558CCD)
+F2: U64 = np.uint64(0xC4CEB9FE1A85EC53)
+SEED: U64 = np.uint64(0x9E3779B97F4A7C15)
+U31: U64 = np.uint64(31)
+U33: U64 = np.uint64(33)
+U27: U64 = np.uint64(27)
 
 
 @njit(cache=True, inline="always")
-def _fmix64(k):
+def _fmix64(k: U64) -> U64:
     k ^= k >> U33
     k *= F1
     k ^= k >> U33
@@ -45,47 +60,48 @@ def _fmix64(k):
 
 
 @njit(cache=True)
-def fingerprint(row):
+def fingerprint(row: Cells) -> U64:
     """The 64-bit fingerprint of one state row (length in bytes a multiple of 8)."""
     return fingerprint_words(row.view(np.uint64))
 
 
-M1 = np.uint64(0xBF58476D1CE4E5B9)  # SplitMix64's finalizer (Stafford's Mix13)
-M2 = np.uint64(0x94D049BB133111EB)
-U30 = np.uint64(30)
+M1: U64 = np.uint64(0xBF58476D1CE4E5B9)  # SplitMix64's finalizer (Stafford's Mix13)
+M2: U64 = np.uint64(0x94D049BB133111EB)
+U30: U64 = np.uint64(30)
 
 
 @njit(cache=True, inline="always")
-def word_term(q, x):
+def word_term(q: int, x: U64) -> U64:
     """Word ``x`` at position ``q`` of a row: its term of the fingerprint's sum."""
-    z = x + (np.uint64(q) + np.uint64(1)) * SEED
+    z: U64 = x + (np.uint64(q) + np.uint64(1)) * SEED
     z = (z ^ (z >> U30)) * M1
     z = (z ^ (z >> U27)) * M2
-    return z ^ (z >> U31)
+    term: U64 = z ^ (z >> U31)
+    return term
 
 
 @njit(cache=True, inline="always")
-def fingerprint_sum(words):
+def fingerprint_sum(words: Words) -> U64:
     """The sum (modulo 2^64) of a row's word terms, its length's first: what
     ``fingerprint_of_sum`` finishes. A successor's sum is its parent's with the terms of the
     words that differ replaced."""
-    h = np.uint64(words.size) * C1
+    h: U64 = np.uint64(words.size) * C1
     for q in range(words.size):
         h += word_term(q, words[q])
     return h
 
 
 @njit(cache=True, inline="always")
-def fingerprint_sum_masked(words, mask):
+def fingerprint_sum_masked(words: Words, mask: Words) -> U64:
     """``fingerprint_sum`` of the words ``words & mask`` (a VIEW's cells: ``Layout.view_mask``)."""
-    h = np.uint64(words.size) * C1
+    h: U64 = np.uint64(words.size) * C1
     for q in range(words.size):
         h += word_term(q, words[q] & mask[q])
     return h
 
 
 @njit(cache=True, inline="always")
-def fingerprint_of_sum(h):
+def fingerprint_of_sum(h: U64) -> U64:
     """The fingerprint of a row whose ``fingerprint_sum`` is ``h``."""
     h = _fmix64(h ^ C2)
     if h == np.uint64(0):
@@ -94,13 +110,13 @@ def fingerprint_of_sum(h):
 
 
 @njit(cache=True, inline="always")
-def fingerprint_words(words):
+def fingerprint_words(words: Words) -> U64:
     """``fingerprint`` of a row given as its 64-bit words. The kernels keep their scratch row
     as words and call this: a ``view`` per successor costs several times the hash."""
     return fingerprint_of_sum(fingerprint_sum(words))
 
 
-U32 = np.uint64(32)
+U32: U64 = np.uint64(32)
 # Slots after the last home slot: a run of occupied slots may go on into them (the table never
 # wraps around), so a table of capacity ``cap`` is an array of ``cap + TAIL`` slots.
 TAIL = 1 << 17  # more than any spec's action instances (at most 2^16)
@@ -108,23 +124,25 @@ GROW_BLOCK = 1 << 12  # slots a block in ``table_grow``
 
 
 @njit(cache=True, inline="always")
-def _key(fp):
+def _key(fp: U64) -> U64:
     # what a slot holds: the fingerprint with its halves swapped, so that the order of keys
     # follows their home slots (taken from the low half; the high half picks the partition)
-    return (fp << U32) | (fp >> U32)
+    key: U64 = (fp << U32) | (fp >> U32)
+    return key
 
 
 @njit(cache=True, inline="always")
-def _home(key, cap):
-    return np.int64(((key >> U32) * np.uint64(cap)) >> U32)
+def _home(key: U64, cap: int) -> np.int64:
+    home: np.int64 = np.int64(((key >> U32) * np.uint64(cap)) >> U32)
+    return home
 
 
 @intrinsic
-def _prefetch(typingctx, arr, index):
+def _prefetch(typingctx: Numba, arr: Numba, index: Numba) -> tuple[Numba, Callable[..., Numba]]:
     """LLVM's prefetch (for a write, kept in every cache level) of ``arr[index]``."""
     sig = types.void(arr, index)
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Numba, builder: Numba, signature: Numba, args: Sequence[Numba]) -> Numba:
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
@@ -140,14 +158,14 @@ def _prefetch(typingctx, arr, index):
 
 
 @njit(cache=True, inline="always")
-def table_prefetch(table, cap, fp):
+def table_prefetch(table: Words, cap: int, fp: U64) -> None:
     """Start loading ``fp``'s home slot into the cache (an insert soon after finds it there)."""
     _prefetch(table, _home(_key(fp), cap))  # type: ignore[call-arg]  # a numba intrinsic:
     # its typing context argument is numba's to give
 
 
 @njit(cache=True)
-def table_insert(table, cap, fp):
+def table_insert(table: Words, cap: int, fp: U64) -> bool:
     """Insert ``fp`` into a table of capacity ``cap``; True if it was not there yet.
 
     Ordered linear probing: the keys are in increasing order through the whole table, each at
@@ -176,19 +194,21 @@ PREFETCH = 16  # inserts ahead whose home slot is being loaded
 
 
 @njit(cache=True, inline="always")
-def table_contains(table, cap, fp):
+def table_contains(table: Words, cap: int, fp: U64) -> bool:
     """Whether ``fp`` is in the table (a lookup only: it stops at the first key not below)."""
     key = _key(fp)
     i = _home(key, cap)
     while True:
         v = table[i]
         if v >= key or v == np.uint64(0):
-            return v == key
+            found: bool = v == key
+            return found
         i += 1
 
 
 @njit(cache=True)
-def table_insert_batch(table, cap, rows, par, act, fps, w, q):
+def table_insert_batch(table: Words, cap: int, rows: Cells, par: Ints, act: Ints, fps: Words,
+                       w: int, q: int) -> int:
     """Insert the candidates ``w..q-1`` (rows with parent, action, fingerprint) in order; the
     new ones are moved down to ``w``, ``w+1``, ... Returns the end of the new ones. The home
     slots of the next ``PREFETCH`` candidates are loaded while one is inserted, so a level's
@@ -212,24 +232,25 @@ def table_insert_batch(table, cap, rows, par, act, fps, w, q):
 
 
 @njit(cache=True, inline="always")
-def owner_of(fp, parts):
+def owner_of(fp: U64, parts: int) -> np.int64:
     """The partition (0..parts-1) that owns ``fp``, by its high 32 bits: ``partition.owners``
     for one fingerprint."""
-    return np.int64(((fp >> U32) * np.uint64(parts)) >> U32)
+    owner: np.int64 = np.int64(((fp >> U32) * np.uint64(parts)) >> U32)
+    return owner
 
 
 @intrinsic
-def _uint64_at(typingctx, address):
+def _uint64_at(typingctx: Numba, address: Numba) -> tuple[Numba, Callable[..., Numba]]:
     """The pointer to a uint64 at the integer ``address``."""
     sig = types.CPointer(types.uint64)(address)
 
-    def codegen(context, builder, signature, args):
+    def codegen(context: Numba, builder: Numba, signature: Numba, args: Sequence[Numba]) -> Numba:
         return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
 
     return sig, codegen
 
 
-def table_refs(tables) -> np.ndarray:
+def table_refs(tables: Sequence[Words]) -> Ints:
     """The owners' tables (uint64 arrays) as the several-worker split takes them, one shape
     for any number of owners: int64 [owners, 2], each table's (address, slots). The caller
     keeps the arrays alive while a kernel reads them."""
@@ -237,13 +258,13 @@ def table_refs(tables) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def table_of(tables, o):
+def table_of(tables: Ints, o: Int) -> Words:
     """Owner o's table of ``table_refs``, as an array (a view: it owns nothing)."""
     return carray(_uint64_at(tables[o, 0]), (tables[o, 1],))  # type: ignore[call-arg]
 
 
 @njit(cache=True, inline="always")
-def owners_room(o_fps, o_n, room):
+def owners_room(o_fps: Words, o_n: Ints, room: int) -> bool:
     """True if every owner's buffer (a row of ``o_fps``) has ``room`` free entries after its
     first ``o_n[o]``."""
     for o in range(o_n.size):
@@ -253,7 +274,8 @@ def owners_room(o_fps, o_n, room):
 
 
 @njit(cache=True, inline="always")
-def table_split_batch(tables, rows, par, act, fps, q, o_rows, o_par, o_act, o_fps, o_n):
+def table_split_batch(tables: Ints, rows: Words, par: Ints, act: Ints, fps: Words, q: int,
+                      o_rows: Words, o_par: Ints, o_act: Ints, o_fps: Words, o_n: Ints) -> None:
     """Route the candidates ``0..q-1`` (rows as 64-bit words, with parent, action and
     fingerprint) to their owners: each that its owner's table (``table_of(tables, o)``) does
     not hold is appended to owner o's buffers (``o_rows[o]``, ``o_par[o]``, ...) at
@@ -288,7 +310,7 @@ def table_split_batch(tables, rows, par, act, fps, q, o_rows, o_par, o_act, o_fp
 
 
 @njit(cache=True, nogil=True)
-def table_grow(table, old_cap, new_cap):
+def table_grow(table: Words, old_cap: int, new_cap: int) -> bool:
     """Re-lay a table of capacity ``old_cap`` as one of capacity ``new_cap`` (larger) in place:
     ``table`` is the larger array, the old layout in its first ``old_cap + TAIL`` slots and
     zeros after. Every key moves up (its new home is not below its old one): a forward pass
@@ -326,7 +348,7 @@ def table_grow(table, old_cap, new_cap):
 
 
 @njit(cache=True, nogil=True)
-def table_fill(table, cap, fps):
+def table_fill(table: Words, cap: int, fps: Words) -> bool:
     """Lay the distinct fingerprints ``fps`` (any order, no zero) into the empty ``table`` of
     capacity ``cap``. Returns False if they do not fit."""
     keys = np.empty(fps.size, np.uint64)
@@ -343,7 +365,7 @@ def table_fill(table, cap, fps):
 
 
 @njit(cache=True, nogil=True)
-def table_room(table, more):
+def table_room(table: Words, more: int) -> bool:
     """True if ``more`` inserts cannot reach the table's last slot: the runs end before the
     last ``more + 1`` slots (a run is contiguous, so these are all free)."""
     for i in range(max(0, table.size - 1 - more), table.size):
@@ -353,7 +375,7 @@ def table_room(table, more):
 
 
 @njit(cache=True, nogil=True)
-def table_fingerprints(table, n):
+def table_fingerprints(table: Words, n: int) -> Words:
     """The ``n`` fingerprints a table holds, in table order."""
     out = np.empty(n, np.uint64)
     w = 0
@@ -366,7 +388,8 @@ def table_fingerprints(table, n):
 
 
 @njit(cache=True)
-def table_insert_exact(table, slots, mask, fp, row, store, n):
+def table_insert_exact(table: Words, slots: Ints, mask: int, fp: U64, row: Cells, store: Cells,
+                       n: int) -> bool:
     """Insert the state ``row`` (fingerprint ``fp``) into an exact table: a slot holds a
     fingerprint and the position of its state in ``store``; a fingerprint already there counts
     as this state only if the stored state is this row, cell for cell. True if it is new (it
@@ -391,7 +414,7 @@ def table_insert_exact(table, slots, mask, fp, row, store, n):
 
 
 @njit(cache=True)
-def table_rehash_exact(old, old_slots, new, new_slots):
+def table_rehash_exact(old: Words, old_slots: Ints, new: Words, new_slots: Ints) -> None:
     """Move every entry of an exact table into the empty, larger ``new``/``new_slots``."""
     mask = new.size - 1
     for i in range(old.size):

@@ -12,6 +12,7 @@ eligible leader replicas) are documented in docs/kafka-model.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hwcheck.spec.kafka import (
     health,  # recoverability: healthy and at-bound states
@@ -32,6 +33,7 @@ from hwcheck.spec.kafka.params import (
     TRUNCATIONS,
     Params,
 )
+from hwcheck.spec.lang import Spec
 from hwcheck.spec.protocol import Checking, Param, Protocol, Views
 
 _D = Params()
@@ -101,11 +103,11 @@ PARAMS = (
 )
 
 
-def _build(**params):
+def _build(**params: Any) -> Spec:
     return model.build(Params(**params))
 
 
-def _check(params: dict) -> None:
+def _check(params: dict[str, Any]) -> None:
     Params(**params)  # raises a SpecError naming the parameter (min-isr > replicas, ...)
 
 
@@ -115,7 +117,7 @@ class KafkaProtocol(Protocol):
     parameter set, so the base model's configurations (their run folders, trace files and kernels)
     are exactly what they were before the knobs existed."""
 
-    def resolve(self, given: dict | None = None) -> dict:
+    def resolve(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
         out = super().resolve(given)
         return {k: v for k, v in out.items() if not (k in KNOBS_OFF and v == KNOBS_OFF[k])}
 

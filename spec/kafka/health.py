@@ -20,7 +20,7 @@ kernel, the interpreter and Z3 read them alike.
 from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE, PAYLOAD, declared, leo
-from hwcheck.spec.lang import Expr, Spec, forall, ite, max_
+from hwcheck.spec.lang import Expr, Spec, Value, forall, ite, max_
 
 
 def healthy(spec: Spec) -> Expr:
@@ -33,9 +33,9 @@ def healthy(spec: Spec) -> Expr:
     cells = [log] + [c for c in (declared(spec, n) for n, _ in PAYLOAD) if c is not None]
     start = declared(spec, "logStart")
 
-    def same_records(r) -> Expr:
-        def at(k) -> Expr:
-            eq = cells[0][r, k] == cells[0][leader, k]
+    def same_records(r: Value) -> Expr:
+        def at(k: Value) -> Expr:
+            eq: Expr = cells[0][r, k] == cells[0][leader, k]
             for c in cells[1:]:
                 eq = eq & (c[r, k] == c[leader, k])
             if start is None:
@@ -44,8 +44,8 @@ def healthy(spec: Spec) -> Expr:
 
         return forall(M, at, "k")
 
-    def replica_ok(r) -> Expr:
-        ok = alive[r] & isr[r] & same_records(r) & (hw[r] == leo(spec, r))
+    def replica_ok(r: Value) -> Expr:
+        ok: Expr = alive[r] & isr[r] & same_records(r) & (hw[r] == leo(spec, r))
         if start is not None:
             ok = ok & (leo(spec, r) == leo(spec, leader))
         return ok

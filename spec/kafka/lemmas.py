@@ -16,9 +16,11 @@ Nothing here runs on import; ``lemmas(spec)`` builds the expressions for one bui
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hwcheck.spec.kafka import derived
 from hwcheck.spec.kafka.derived import NONE, PAYLOAD, out_of_range, restart_at
-from hwcheck.spec.lang import Expr, Spec, conj, exists, forall, implies, ite
+from hwcheck.spec.lang import Bound, Expr, Spec, Value, conj, exists, forall, implies, ite
 from hwcheck.spec.protocol import Symmetry
 
 
@@ -37,21 +39,21 @@ def lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     leader, epoch = v("leader")[()], v("epoch")[()]
     has_leader = leader != NONE
 
-    def leo(r):
+    def leo(r: Value) -> Expr:
         return derived.leo(spec, r)
 
-    def each_r(body, hint="r"):
+    def each_r(body: Callable[[Bound], Value], hint: str = "r") -> Expr:
         return forall(R, body, hint)
 
-    def each_k(body, hint="k"):
+    def each_k(body: Callable[[Bound], Value], hint: str = "k") -> Expr:
         return forall(M, body, hint)
 
-    def in_flight_record(f):
+    def in_flight_record(f: Value) -> Expr:
         return pending[f] & (resp_rec[f] != 0) & (resp_rec[f] != OOR)
 
     out: list[tuple[str, Expr]] = []
 
-    def lemma(name: str, expr) -> None:
+    def lemma(name: str, expr: Expr) -> None:
         out.append((name, expr))
 
     # -- well-definedness (every setting): appends stay inside the log ---------------------------
@@ -143,7 +145,7 @@ def _kraft_lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     v = spec.var
     log, pending, resp_rec, b_leader = v("log"), v("pending"), v("respRec"), v("bLeader")
 
-    def leo(r):
+    def leo(r: Value) -> Expr:
         return derived.leo(spec, r)
 
     return [
@@ -155,7 +157,8 @@ def _kraft_lemmas(spec: Spec) -> list[tuple[str, Expr]]:
     ]
 
 
-def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[str, Expr]]:
+def _knob_lemmas(spec: Spec, names: set[str], leo: Callable[[Value], Expr],
+                 in_flight_record: Callable[[Value], Expr]) -> list[tuple[str, Expr]]:
     """The lemmas of the knobs of docs/kafka-model.md: stated only when the knob's variables
     exist, so a base-model configuration has exactly the lemmas above."""
     R, M, E = spec.params["replicas"], spec.params["max_offset"], spec.params["max_epoch"]
@@ -165,13 +168,13 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
     committed = v("committed")
     out: list[tuple[str, Expr]] = []
 
-    def lemma(name: str, expr) -> None:
+    def lemma(name: str, expr: Expr) -> None:
         out.append((name, expr))
 
-    def each_r(body, hint="r"):
+    def each_r(body: Callable[[Bound], Value], hint: str = "r") -> Expr:
         return forall(R, body, hint)
 
-    def each_k(body, hint="k"):
+    def each_k(body: Callable[[Bound], Value], hint: str = "k") -> Expr:
         return forall(M, body, hint)
 
     payload = [(v(c), v(r)) for c, r in PAYLOAD if c in names]
@@ -219,7 +222,7 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
         p_wait, epoch, leader = v("pWait")[()], v("epoch")[()], v("leader")[()]
         T = outcome.shape[0]
 
-        def decided(t_plus_1, kind):
+        def decided(t_plus_1: Value, kind: Value) -> Expr:
             """Transaction t_plus_1 (1-based, an expression) was decided as marker ``kind``."""
             return forall(T, lambda t: implies(t_plus_1 == t + 1, outcome[t] == kind), "t")
 
@@ -242,7 +245,9 @@ def _knob_lemmas(spec: Spec, names: set, leo, in_flight_record) -> list[tuple[st
             (log[r, k] != 0) & (txn[r, k] == txn_id), ctl[r, k] == 0))
             & implies(in_flight_record(r) & (resp_txn[r] == txn_id), resp_ctl[r] == 0))))
         # A transaction is complete once its marker was answered: that marker is committed.
-        kind_of = lambda t: ite(outcome[t] == 1, 1, 2)  # noqa: E731
+        def kind_of(t: Value) -> Expr:
+            return ite(outcome[t] == 1, 1, 2)
+
         lemma("CompleteMarkerCommitted", forall(T, lambda t: implies(
             (t + 1 < txn_id) | ((t + 1 == txn_id) & (txn_state == 0)),
             exists(M, lambda j: (committed[j] != 0) & each_r(lambda r: implies(
@@ -329,7 +334,7 @@ def replica_symmetry(spec: Spec) -> Symmetry | None:
                     "logStart", "respLs", "seq", "respSeq", "txn", "ctl", "respTxn", "respCtl",
                     "flushed", "fenced", "bLeader", "bEpoch", "lIsr", "elr", "unclean",
                     "lastKnownElr")
-    dims = {n: (0,) for n in replica_vars if n in names}
+    dims: dict[str, tuple[int, ...]] = {n: (0,) for n in replica_vars if n in names}
     if "bLeader" in names:  # KRaft: each leader's records and ISR view are over the replicas
         dims["rleo"] = dims["lIsr"] = (0, 1)
     return Symmetry(

@@ -11,6 +11,7 @@ model's parameter sets, run folders and traces are exactly what they were.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from hwcheck.spec.lang import SpecError
 
@@ -42,7 +43,7 @@ KNOBS_OFF = {
 }
 
 
-def parse_isr_shrink(text) -> int | None:
+def parse_isr_shrink(text: str) -> int | None:
     """``any`` -> None; ``lag:N`` -> N (replica.lag.max.messages). Raises SpecError otherwise."""
     if text == "any":
         return None
@@ -180,17 +181,17 @@ class Params:
         """With --isr-shrink lag:N, N; None when a follower may leave the ISR at any time."""
         return parse_isr_shrink(self.isr_shrink)
 
-    def knobs_on(self) -> dict:
+    def knobs_on(self) -> dict[str, Any]:
         """The knobs of docs/kafka-model.md that are not at their off value."""
         return {k: getattr(self, k) for k, off in KNOBS_OFF.items() if getattr(self, k) != off}
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The configuration: the base model's eight parameters, then every knob that is on."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in KNOBS_OFF}
         out.update(self.knobs_on())
         return out
 
-    def replace(self, **changes) -> Params:
+    def replace(self, **changes: Any) -> Params:
         return replace(self, **changes)
 
     def slug(self) -> str:
@@ -216,7 +217,7 @@ class Params:
         return s
 
     @classmethod
-    def from_dict(cls, d: dict) -> Params:
+    def from_dict(cls, d: dict[str, Any]) -> Params:
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:

@@ -15,6 +15,8 @@ difference.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hwcheck.spec.kafka.model import (
     BASE_ACTION_PROPERTIES,
     BASE_INVARIANTS,
@@ -27,10 +29,10 @@ from hwcheck.spec.protocol import HOLDS, Scenario
 
 # The fixed protocol: KIP-279 truncation and ISR expansion that also waits for the follower to
 # reach the start of the leader's epoch (the KAFKA-7128 fix).
-FIXED = dict(truncation="kip-279", isr_expansion="epoch-start")
+FIXED: dict[str, Any] = dict(truncation="kip-279", isr_expansion="epoch-start")
 
 
-def scenario(name: str, story: str, bug: str, params: Params, expect: dict,
+def scenario(name: str, story: str, bug: str, params: Params, expect: dict[str, str | int],
              states: int | None = None, reached: tuple[str, ...] | None = None) -> Scenario:
     """A scenario; by default it expects every reachability check of its model reached."""
     if reached is None:
@@ -38,7 +40,7 @@ def scenario(name: str, story: str, bug: str, params: Params, expect: dict,
     return Scenario(name, story, bug, params.as_dict(), expect, reached, states)
 
 
-def _verdicts(names, violated: dict) -> dict[str, str | int]:
+def _verdicts(names: tuple[str, ...], violated: dict[str, int]) -> dict[str, str | int]:
     unknown = set(violated) - set(names)
     if unknown:
         raise SpecError(f"scenario expectation for unknown property: {', '.join(sorted(unknown))}")
@@ -59,7 +61,8 @@ def knob_verdicts(params: Params, **violated: int) -> dict[str, str | int]:
 # -- the knobs of docs/kafka-model.md ------------------------------------------------------------
 
 
-def _knob(name: str, story: str, bug: str, params: Params, states: int, **violated: int):
+def _knob(name: str, story: str, bug: str, params: Params, states: int,
+          **violated: int) -> Scenario:
     return scenario(name, story, bug, params, knob_verdicts(params, **violated), states=states)
 
 

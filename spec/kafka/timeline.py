@@ -34,9 +34,34 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from html import escape
+from typing import Any, Protocol
 
-from hwcheck.spec.kafka.derived import leo_of, out_of_range
+from hwcheck.spec.kafka.derived import State, leo_of, out_of_range
+
+
+class Trace(Protocol):
+    """What the drawings read of a trace: the checker's ``Trace`` (spec/ does not import the
+    checker; the protocol's views get it as it is)."""
+
+    states: list[State]
+    actions: list[str] | None  # each step's label
+    params: dict[str, Any]
+    meta: dict[str, Any]
+    kind: str  # invariant | action | reachable | liveness
+
+    @property
+    def is_cti(self) -> bool: ...
+
+    @property
+    def start_label(self) -> str: ...
+
+    property: str | None  # the property it is about
+
+
+# an epoch's colour on the page
+Colour = Callable[[int], str]
 
 LEFT, RIGHT, TOP, LANE, STEP = 44, 24, 34, 36, 70
 LABEL_SPACE = 92  # below the lanes: each step's action, rotated
@@ -93,13 +118,13 @@ def _parse(label: str) -> tuple[str, list[int]]:
     return m["name"], args
 
 
-def css(trace) -> str:
+def css(trace: Trace) -> str:
     """The timeline's style sheet for ``trace``'s page."""
     first = trace.states[0] if trace.states else {}
     return CSS + (KNOB_CSS if "bLeader" in first or "flushed" in first else "")
 
 
-def timeline(trace, colour) -> str:
+def timeline(trace: Trace, colour: Colour) -> str:
     """The trace's timeline as an HTML fragment; ``colour(epoch)`` is the page's colour of an
     epoch (the same as its records')."""
     states, actions = trace.states, list(trace.actions or [])
@@ -174,7 +199,8 @@ def timeline(trace, colour) -> str:
     return "\n".join(out)
 
 
-def _arrow(x1, y1, x2, y2, cls: str, text: str, tx: float, ty: float) -> list[str]:
+def _arrow(x1: float, y1: float, x2: float, y2: float, cls: str, text: str, tx: float,
+           ty: float) -> list[str]:
     """A line from (x1, y1) to (x2, y2) with its head drawn as a triangle (no SVG marker: the
     page references nothing, not even within itself)."""
     dx, dy = x2 - x1, y2 - y1
@@ -191,8 +217,9 @@ def _arrow(x1, y1, x2, y2, cls: str, text: str, tx: float, ty: float) -> list[st
     return out
 
 
-def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
-          oor: int) -> list[str]:
+def _draw(name: str, args: list[int], before: State, after: State, L: int, mid: float,
+          x: Callable[[float], float], y: Callable[[int], float], R: int, colour: Colour,
+          sent_by: dict[int, int], oor: int) -> list[str]:
     a = args[0] if args else None
     half = 22
     if "bLeader" in before:
@@ -271,7 +298,9 @@ def _draw(name, args, before, after, L, mid, x, y, R, colour, sent_by,
             f'<text class="lbl" x="{mid}" y="{d - 8}">{escape(name)}</text>']
 
 
-def _draw_kraft(name, args, before, after, mid, x, y, R, colour, sent_by) -> list[str] | None:
+def _draw_kraft(name: str, args: list[int], before: State, after: State, mid: float,
+                x: Callable[[float], float], y: Callable[[int], float], R: int, colour: Colour,
+                sent_by: dict[int, int]) -> list[str] | None:
     """The KRaft controller's steps and the steps whose broker is its own view's; None for the
     others (drawn as without the controller)."""
     a = args[0] if args else None

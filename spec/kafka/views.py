@@ -8,9 +8,11 @@ through the protocol's ``Views`` and fall back to a table of variables for other
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from hwcheck.spec.kafka import timeline
 from hwcheck.spec.kafka.derived import (
+    State,
     first_unstable_of,
     leo_of,
     log_start_of,
@@ -18,13 +20,14 @@ from hwcheck.spec.kafka.derived import (
     out_of_range,
     restart_at,
 )
+from hwcheck.spec.kafka.timeline import Trace
 
 
 def _fmt_log(records: list[int]) -> str:
     return "[" + " ".join(str(e) if e else "." for e in records) + "]"
 
 
-def params_line(params: dict) -> str:
+def params_line(params: dict[str, Any]) -> str:
     p = params
     s = (f"R={p.get('replicas')} M={p.get('max_offset')} E={p.get('max_epoch')} "
          f"truncation={p.get('truncation')} isr-expansion={p.get('isr_expansion')} "
@@ -33,7 +36,7 @@ def params_line(params: dict) -> str:
     return s + _knobs_line(p)
 
 
-def _knobs_line(p: dict) -> str:
+def _knobs_line(p: dict[str, Any]) -> str:
     """The knobs of docs/kafka-model.md that are on (none for the base model's configurations)."""
     s = f" consumers={p['consumers']}" if p.get("consumers") else ""
     s += " producer-retries" if p.get("producer_retries") else ""
@@ -52,7 +55,7 @@ def _knobs_line(p: dict) -> str:
     return s
 
 
-def _replica_rows(st: dict, prev: dict | None, E: int) -> list[list[str]]:
+def _replica_rows(st: State, prev: State | None, E: int) -> list[list[str]]:
     R = len(st["hw"])
     rows = []
     for r in range(R):
@@ -107,16 +110,16 @@ _TXN_STATES = ("idle", "open", "prepare-commit", "prepare-abort")
 _OUTCOMES = (".", "commit", "abort")
 
 
-def _knobbed(st: dict) -> bool:
+def _knobbed(st: State) -> bool:
     return any(n in st for n in _KNOB_VARS)
 
 
-def _kraft_flags(st: dict, r: int) -> tuple[tuple[str, bool], ...]:
+def _kraft_flags(st: State, r: int) -> tuple[tuple[str, bool], ...]:
     """The KRaft controller's marks of a broker: fenced, in the ELR, down after a power loss."""
     return tuple((n, r in st[n]) for n in ("fenced", "elr", "unclean") if n in st)
 
 
-def _rleo_text(st: dict, r: int) -> str:
+def _rleo_text(st: State, r: int) -> str:
     """The leader's record of r's LEO; with the KRaft controller, r's own records of its
     followers while it believes it leads ('-' otherwise)."""
     v = st["rleo"][r]
@@ -127,7 +130,7 @@ def _rleo_text(st: dict, r: int) -> str:
     return "[" + " ".join("." if f == r else str(x) for f, x in enumerate(v)) + "]"
 
 
-def _view_text(st: dict, r: int) -> str:
+def _view_text(st: State, r: int) -> str:
     """The partition state broker r has applied (KRaft): whom it follows, in which epoch."""
     L, e = st["bLeader"][r], st["bEpoch"][r]
     if e == 0:
@@ -139,19 +142,19 @@ def _view_text(st: dict, r: int) -> str:
     return f"follows r{L} e{e}" if L >= 0 else f"no leader e{e}"
 
 
-def _record_arrays(st: dict) -> tuple[str, ...]:
+def _record_arrays(st: State) -> tuple[str, ...]:
     return tuple(n for n in ("seq", "txn", "ctl") if n in st)
 
 
-def _resp_arrays(st: dict) -> tuple[str, ...]:
+def _resp_arrays(st: State) -> tuple[str, ...]:
     return tuple(n for n in ("respSeq", "respTxn", "respCtl", "respLs") if n in st)
 
 
-def _present(st: dict, *names: str) -> tuple[str, ...]:
+def _present(st: State, *names: str) -> tuple[str, ...]:
     return tuple(n for n in names if n in st)
 
 
-def _fmt_replica_log(st: dict, r: int) -> str:
+def _fmt_replica_log(st: State, r: int) -> str:
     """A replica's log; 'x' marks an offset below its log start offset (deleted)."""
     start = log_start_of(st, r)
     return "[" + " ".join("x" if k < start else (str(e) if e else ".")
@@ -162,11 +165,12 @@ def _tag(seq: int | None, txn: int | None, ctl: int | None) -> str:
     """A record's identity beyond its epoch: s<n> its producer sequence number; d<t> a data
     record of transaction t, C<t> / A<t> its commit / abort marker."""
     if txn is not None:
+        assert ctl is not None  # a transaction's record has its control type beside it
         return ("d", "C", "A")[ctl] + str(txn)
     return f"s{seq}"
 
 
-def _record_tag(st: dict, r: int, k: int) -> str:
+def _record_tag(st: State, r: int, k: int) -> str:
     if not st["log"][r][k] or not _record_arrays(st):
         return "."
     return _tag(st["seq"][r][k] if "seq" in st else None,
@@ -174,11 +178,11 @@ def _record_tag(st: dict, r: int, k: int) -> str:
                 st["ctl"][r][k] if "ctl" in st else None)
 
 
-def _fmt_tags(st: dict, r: int) -> str:
+def _fmt_tags(st: State, r: int) -> str:
     return "[" + " ".join(_record_tag(st, r, k) for k in range(len(st["log"][r]))) + "]"
 
 
-def _resp_tag(st: dict, r: int) -> str:
+def _resp_tag(st: State, r: int) -> str:
     if not st["respRec"][r] or not _record_arrays(st):
         return ""
     return " " + _tag(st["respSeq"][r] if "respSeq" in st else None,
@@ -186,7 +190,7 @@ def _resp_tag(st: dict, r: int) -> str:
                       st["respCtl"][r] if "respCtl" in st else None)
 
 
-def _knob_lines(st: dict, prev: dict | None) -> list[str]:
+def _knob_lines(st: State, prev: State | None) -> list[str]:
     """The producer, the transaction and the consumers, one line each."""
     def mark(text: str, *names: str) -> str:
         return text + ("*" if prev is not None and any(prev[n] != st[n] for n in names) else "")
@@ -230,7 +234,8 @@ def _knob_lines(st: dict, prev: dict | None) -> list[str]:
     return out
 
 
-def _at(st: dict, name: str, r: int):
+def _at(st: State, name: str, r: int) -> object:
+    """Replica r's value of ``name`` (of a set: whether r is in it), to compare."""
     v = st[name]
     if name == "leader":
         return v == r
@@ -248,7 +253,7 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
     return [fmt(header)] + [fmt(r) for r in rows]
 
 
-def _summary(st: dict, prev: dict | None) -> str:
+def _summary(st: State, prev: State | None) -> str:
     def mark(name: str, text: str) -> str:
         return text + ("*" if prev is not None and prev[name] != st[name] else "")
 
@@ -258,7 +263,7 @@ def _summary(st: dict, prev: dict | None) -> str:
             f"acked {mark('acked', _fmt_log(st['acked']))}")
 
 
-def _knob_legend(st: dict) -> list[str]:
+def _knob_legend(st: State) -> list[str]:
     out = []
     if "flushed" in st:
         out.append("disk: the offset below which the replica's log is flushed (a power loss "
@@ -276,7 +281,13 @@ def _knob_legend(st: dict) -> list[str]:
     return out
 
 
-def text(trace) -> str:
+def _action(trace: Trace, i: int) -> str:
+    """The label of step i (from 1): a Kafka trace labels its steps."""
+    assert trace.actions is not None
+    return trace.actions[i - 1]
+
+
+def text(trace: Trace) -> str:
     """The trace's body as text (after its headline): numbered steps, each state's replicas as
     a table."""
     E = trace.params.get("max_epoch", 0)
@@ -294,7 +305,7 @@ def text(trace) -> str:
         out[-1:-1] = _knob_legend(first)
     prev = None
     for i, st in enumerate(trace.states):
-        title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {trace.actions[i - 1]}"
+        title = f"State 0: {trace.start_label}" if i == 0 else f"Step {i}: {_action(trace, i)}"
         if trace.kind == "liveness" and i == trace.meta.get("loop"):
             title += "    <- the cycle starts here"
         out.append(title)
@@ -369,7 +380,7 @@ def _colour(e: int) -> str:
     return EPOCH_COLOURS[(e - 1) % len(EPOCH_COLOURS)]
 
 
-def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset()) -> str:
+def _log_cell(st: State, prev: State | None, r: int, bad: frozenset[int] = frozenset()) -> str:
     log = st["log"][r]
     old = prev["log"][r] if prev is not None else log
     start = log_start_of(st, r)
@@ -398,7 +409,7 @@ def _log_cell(st: dict, prev: dict | None, r: int, bad: frozenset = frozenset())
     return f'<div class="log">{"".join(boxes)}</div><div class="marks">{"".join(marks)}</div>'
 
 
-def _flags(st: dict, r: int, prev: dict | None = None) -> str:
+def _flags(st: State, r: int, prev: State | None = None) -> str:
     p = prev if prev is not None else st
     out = []
     for name, on, was, cls in (("leader", st["leader"] == r, p["leader"] == r, " leader"),
@@ -415,7 +426,7 @@ def _flags(st: dict, r: int, prev: dict | None = None) -> str:
     return f'<div class="flags">{"".join(out)}</div>'
 
 
-def _meta(st: dict, r: int, E: int, prev: dict | None = None) -> str:
+def _meta(st: State, r: int, E: int, prev: State | None = None) -> str:
     parts = [f"hw={st['hw'][r]} leo={leo_of(st, r)} rleo={_rleo_text(st, r)}"]
     if "logStart" in st:
         parts[0] += f" start={st['logStart'][r]}"
@@ -438,10 +449,10 @@ def _meta(st: dict, r: int, E: int, prev: dict | None = None) -> str:
     return _meta_marked(st, prev, r, parts)
 
 
-def _meta_marked(st: dict, prev: dict, r: int, parts: list[str]) -> str:
+def _meta_marked(st: State, prev: State, r: int, parts: list[str]) -> str:
     """_meta's lines with what the step changed marked: each value of the first line, and
     the records line or the response in flight as a whole."""
-    def val(key: str, now, was) -> str:
+    def val(key: str, now: object, was: object) -> str:
         text = escape(f"{key}={now}")
         return f'<span class="chg">{text}</span>' if now != was else text
 
@@ -465,7 +476,7 @@ def _meta_marked(st: dict, prev: dict, r: int, parts: list[str]) -> str:
     return "".join(out)
 
 
-def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
+def _replica_changed(st: State, prev: State | None, r: int) -> bool:
     if prev is None:
         return False
     for name in ("log", "hw", "rleo", "respRec", "respHw", "logStart", "respLs", "seq", "respSeq",
@@ -475,10 +486,11 @@ def _replica_changed(st: dict, prev: dict | None, r: int) -> bool:
     for name in ("alive", "isr", "synced", "pending", "fenced", "elr", "unclean"):
         if name in st and (r in prev[name]) != (r in st[name]):
             return True
-    return (prev["leader"] == r) != (st["leader"] == r)
+    changed: bool = (prev["leader"] == r) != (st["leader"] == r)
+    return changed
 
 
-def _cluster(st: dict, prev: dict | None) -> tuple[str, bool]:
+def _cluster(st: State, prev: State | None) -> tuple[str, bool]:
     leader = "none" if st["leader"] < 0 else f"r{st['leader']}"
     lines = [f"leader {leader}", f"epoch {st['epoch']}", f"committed {_fmt_log(st['committed'])}",
              f"acked {_fmt_log(st['acked'])}"]
@@ -502,7 +514,7 @@ def _fmt_rec(e: int) -> str:
     return f"a record of epoch {e}" if e else "no record"
 
 
-def explain(trace) -> tuple[str, dict[int, frozenset]]:
+def explain(trace: Trace) -> tuple[str, dict[int, frozenset[int]]]:
     """What the last state (or step) does wrong, in words, and the offsets to flag per replica.
 
     Knows the model's own properties; for any other it returns ('', {})."""
@@ -573,7 +585,8 @@ def explain(trace) -> tuple[str, dict[int, frozenset]]:
     return "", {}
 
 
-def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
+def _explain_knob(name: str, st: State, prev: State | None, L: int,
+                  M: int) -> tuple[str, dict[int, frozenset[int]]]:
     """explain() for the properties of docs/kafka-model.md."""
     if name == "MonotonicReads" and L >= 0:
         for c, read in enumerate(st["cread"]):
@@ -626,7 +639,7 @@ def _explain_knob(name: str, st: dict, prev: dict | None, L: int, M: int):
     return "", {}
 
 
-def page(trace, headline: str, description: str = "") -> str:
+def page(trace: Trace, headline: str, description: str = "") -> str:
     """The trace as one HTML document (a string); ``headline`` is its title."""
     R = len(trace.states[0]["hw"])
     E = trace.params.get("max_epoch", 0)
@@ -657,7 +670,7 @@ def page(trace, headline: str, description: str = "") -> str:
     prev = None
     for i, st in enumerate(trace.states):
         action = ("pre-state (not necessarily reachable)" if trace.is_cti else "initial state") \
-            if i == 0 else trace.actions[i - 1]
+            if i == 0 else _action(trace, i)
         cells = [f'<td class="step"><span class="n">{i}</span><br>{escape(action)}</td>']
         for r in range(R):
             # the fields the step changed are marked inside the cell, not the whole cell
@@ -682,6 +695,7 @@ def page(trace, headline: str, description: str = "") -> str:
     verdict = f"The last {last} {verb} <b>{escape(trace.property)}</b>"
     if trace.kind == "liveness":
         loop, n = trace.meta.get("loop"), last_index
+        assert loop is not None  # a lasso says where its cycle starts
         verdict = (f"A lasso: steps {loop + 1}..{n} repeat forever (state {n} is state {loop} "
                    f"again, rows marked on the left); on this fair behaviour "
                    f"<b>{escape(trace.property)}</b> fails")

@@ -17,6 +17,9 @@ controller, fairness), ``declare`` (its variables, and its extensions of the oth
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
+
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model import (
     base,
@@ -33,7 +36,7 @@ from hwcheck.spec.kafka.model import (
 )
 from hwcheck.spec.kafka.model.context import Model
 from hwcheck.spec.kafka.params import Params
-from hwcheck.spec.lang import Block, Spec, SpecError
+from hwcheck.spec.lang import ActionProperty, Block, Invariant, Liveness, Spec, SpecError
 
 __all__ = ["BASE_ACTION_PROPERTIES", "BASE_INVARIANTS", "BASE_REACHABLES", "LIVENESS", "NONE",
            "build", "property_names", "reachable_names"]
@@ -53,7 +56,7 @@ PROPERTY_ORDER = (base, consumers, log_start, producer, transactions, power_loss
                   fencing, elr, isr_lag, liveness)
 
 
-def _phase(parts, name: str, m: Model) -> None:
+def _phase(parts: Sequence[ModuleType], name: str, m: Model) -> None:
     for part in parts:
         fn = getattr(part, name, None)
         if fn is not None:
@@ -100,8 +103,9 @@ def reachable_names(p: Params) -> tuple[str, ...]:
 
 def _check_names(spec: Spec, p: Params) -> None:
     """The names each part says it states (``names``) are those it declared."""
-    declared = tuple(x.name for x in (*spec.invariants, *spec.action_properties,
-                                      *spec.liveness))
+    stated: tuple[Invariant | ActionProperty | Liveness, ...] = (
+        *spec.invariants, *spec.action_properties, *spec.liveness)
+    declared = tuple(x.name for x in stated)
     reached = tuple(r.name for r in spec.reachables)
     if declared != property_names(p) or reached != reachable_names(p):
         raise SpecError(f"the Kafka model's parts declare {declared + reached}, but name "

@@ -9,11 +9,20 @@ statements here; the knobs of docs/kafka-model.md extend it through the context'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.context import Model, Names
 from hwcheck.spec.kafka.model.truncation import truncation_point
+from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import (
+    ActionParam,
     Block,
+    Expr,
+    Local,
+    Read,
+    Value,
+    Var,
     count,
     exists,
     forall,
@@ -33,11 +42,11 @@ ACTION_PROPERTIES = ("LeaderHwMonotonic", "EpochMonotonic")
 REACHABLES = ("RecordCommitted", "LeaderChanged", "FollowerTruncated")
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return True
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(INVARIANTS, ACTION_PROPERTIES, REACHABLES)
 
 
@@ -75,16 +84,16 @@ def init(m: Model, b: Block) -> None:
 # -- the shared steps ------------------------------------------------------------------------
 
 
-def isr_size(m: Model):
+def isr_size(m: Model) -> Expr:
     return count(m.R, lambda r: m.isr[r], "r")
 
 
-def isr_size_of(m: Model, L):
+def isr_size_of(m: Model, L: Value) -> Expr:
     """The size of the ISR leader L works with (with the KRaft controller, its own view)."""
     return count(m.R, lambda r: m.controller.in_isr(L, r), "r")
 
 
-def advance_hw(m: Model, b: Block, L) -> None:
+def advance_hw(m: Model, b: Block, L: Value) -> None:
     """Raise the leader's HW to the least LEO over the ISR; record what becomes committed."""
     p, hw, log, committed, acked = m.p, m.hw, m.log, m.committed, m.acked
     leo_l = b.let("leoL", m.leo(L))
@@ -107,7 +116,7 @@ def advance_hw(m: Model, b: Block, L) -> None:
     m.run("hw.advanced", b, L, new, ack_all)
 
 
-def truncate(m: Model, b: Block, r, n) -> None:
+def truncate(m: Model, b: Block, r: Value, n: Value) -> None:
     """Cut replica r's log to its first n offsets."""
     with b.each(m.M, "k") as k:
         b.set(m.log[r, k], ite(k < n, m.log[r, k], 0))
@@ -117,19 +126,19 @@ def truncate(m: Model, b: Block, r, n) -> None:
     m.run("truncate", b, r, n)
 
 
-def truncated(m: Model) -> list:
-    """What a truncation writes."""
+def truncated(m: Model) -> list[Var | str]:
+    """What a truncation writes (variables, and the names other parts add)."""
     return [m.log, m.hw, *m.cells, *m.written("truncate")]
 
 
-def append(m: Model, b: Block, L, n, values) -> None:
+def append(m: Model, b: Block, L: Value, n: Value, values: Sequence[Value]) -> None:
     """Write a record at offset n of L's log: its epoch, then its payload cells in order."""
     b.set(m.log[L, n], values[0])
     for cell, v in zip(m.cells, values[1:]):
         b.set(cell[L, n], v)
 
 
-def go_down(m: Model, b: Block, r) -> None:
+def go_down(m: Model, b: Block, r: Value) -> None:
     """Broker r stops and loses its in-memory state. With the atomic controller a leader that
     stops leaves the partition without one; the KRaft controller learns of it only by fencing
     r."""
@@ -143,7 +152,7 @@ def go_down(m: Model, b: Block, r) -> None:
     m.controller.forget(b, r)
 
 
-def down(m: Model) -> list:
+def down(m: Model) -> list[Read | Var]:
     """What ``go_down`` writes."""
     return [m.alive, m.synced, m.pending, m.resp_rec, m.resp_hw, *m.fetch_extra,
             *m.controller.forgets()]
@@ -159,21 +168,21 @@ class Atomic:
     def __init__(self, m: Model) -> None:
         self.m = m
 
-    def rl(self, L, f):
+    def rl(self, L: Value, f: Value) -> Read:
         """Leader L's record of follower f's LEO."""
         return self.m.rleo[f]
 
-    def in_isr(self, L, f):
+    def in_isr(self, L: Value, f: Value) -> Read:
         """f is in the ISR leader L works with."""
         return self.m.isr[f]
 
-    def follow(self, b: Block, f):
+    def follow(self, b: Block, f: Value) -> Local:
         """BecomeFollower's guard: the leader f truncates for; returns it."""
         m = self.m
         b.require(m.leader != NONE, f != m.leader, m.alive[f], ~m.synced[f])
         return b.let("L", m.leader)
 
-    def forget(self, b: Block, r) -> None:
+    def forget(self, b: Block, r: Value) -> None:
         """What the partition forgets of broker r when it stops."""
         m = self.m
         with b.when(m.leader == r):
@@ -181,10 +190,10 @@ class Atomic:
             with b.each(m.R, "f") as f:
                 b.set(m.rleo[f], 0)
 
-    def forgets(self) -> list:
+    def forgets(self) -> list[Read | Var]:
         return [self.m.leader, self.m.rleo]
 
-    def serving(self):
+    def serving(self) -> Expr:
         """A leader serves: what is lost is what it does not hold."""
         return self.m.leader != NONE
 
@@ -229,7 +238,7 @@ class Atomic:
                        modifies=[resp_rec, resp_hw, pending, m.rleo, isr, hw, *m.ghosts,
                                  *m.fetch_extra, *m.written("hw")],
                        fairness=m.fair)
-        def fetch_request(b: Block, f) -> None:
+        def fetch_request(b: Block, f: ActionParam) -> None:
             """The leader serves follower f's fetch at offset leo(f)."""
             b.require(leader != NONE, f != leader, m.alive[f], m.synced[f], ~pending[f])
             L = b.let("L", leader)
@@ -266,7 +275,7 @@ class Atomic:
 
         @m.spec.action("ShrinkIsr", over=[m.R],
                        modifies=[isr, m.hw, *m.ghosts, *m.written("hw")])
-        def shrink_isr(b: Block, f) -> None:
+        def shrink_isr(b: Block, f: ActionParam) -> None:
             """The leader drops follower f from the ISR (the lag timer is abstracted; with
             --isr-shrink lag:N only a follower more than N records behind)."""
             b.require(leader != NONE, f != leader, isr[f])
@@ -283,7 +292,7 @@ class Atomic:
                        modifies=[isr, leader, epoch, m.rleo, m.synced, m.pending, m.resp_rec,
                                  m.resp_hw, m.hw, *m.ghosts, *m.fetch_extra, *m.written("hw")],
                        fairness=m.fair)
-        def elect(b: Block, c) -> None:
+        def elect(b: Block, c: ActionParam) -> None:
             """The controller elects c from the live ISR (or, unclean, any live replica) and bumps
             the epoch."""
             b.require(leader == NONE, epoch < m.E, alive[c])
@@ -330,7 +339,7 @@ def fetch_response(m: Model) -> None:
                    modifies=[log, hw, pending, resp_rec, resp_hw, *m.cells, *m.fetch_extra,
                              *m.written("truncate")],
                    fairness=m.fair)
-    def fetch_response(b: Block, f) -> None:
+    def fetch_response(b: Block, f: ActionParam) -> None:
         """Follower f applies its fetch response."""
         b.require(pending[f])
         rec = b.let("rec", resp_rec[f])
@@ -344,7 +353,7 @@ def fetch_response(m: Model) -> None:
                     b.set(cell[f, lf], resp[f])
             m.step("response.hw", take_hw)(b, f, rh)
 
-        def take_hw(b: Block, f, rh) -> None:
+        def take_hw(b: Block, f: Value, rh: Value) -> None:
             b.set(hw[f], min_(m.leo(f), rh))
 
         with b.when(rec == m.OOR):
@@ -361,7 +370,7 @@ def fetch_response(m: Model) -> None:
 def become_follower(m: Model) -> None:
     @m.spec.action("BecomeFollower", over=[m.R], modifies=[*truncated(m), m.synced],
                    fairness=m.fair)
-    def become_follower(b: Block, f) -> None:
+    def become_follower(b: Block, f: ActionParam) -> None:
         """Follower f truncates its log for the current leader before fetching (KRaft: the
         leader it knows; by leader epoch or KIP-279 it asks that leader, which answers if it
         believes it leads, with KIP-320 fencing in f's leader epoch)."""
@@ -373,7 +382,7 @@ def become_follower(m: Model) -> None:
 
 def crash(m: Model) -> None:
     @m.spec.action("Crash", over=[m.R], modifies=down(m))
-    def crash(b: Block, r) -> None:
+    def crash(b: Block, r: ActionParam) -> None:
         """Broker r fails and loses its in-memory state; its log and HW survive (with
         --unflushed-loss: the operating system's page cache keeps what is not flushed yet)."""
         b.require(m.alive[r])
@@ -384,7 +393,7 @@ def restart(m: Model) -> None:
     @m.spec.action("Restart", over=[m.R],
                    modifies=[m.alive, m.synced, *truncated(m), *m.written("restart")],
                    fairness=m.fair)
-    def restart(b: Block, r) -> None:
+    def restart(b: Block, r: ActionParam) -> None:
         """Broker r comes back; with HW truncation it truncates its log to its HW. With the
         KRaft controller it registers again, once the controller has fenced its old
         registration; with the ELR, a registration after an unclean shutdown removes it from
@@ -417,7 +426,7 @@ def invariants(m: Model) -> None:
                              log[leader, k] == acked[k]), "k")),
         m.doc("AckedNotLost", "the leader's log holds every acknowledged record"))
 
-    def both_hold(a, c, k):
+    def both_hold(a: Value, c: Value, k: Value) -> Expr:
         cond = (k < hw[a]) & (k < hw[c])
         for held in m.collect("held", a, k):
             cond = cond & held

@@ -5,14 +5,25 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE, lso
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, disj, exists, forall, implies, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    ActionParam,
+    Block,
+    Expr,
+    Value,
+    disj,
+    exists,
+    forall,
+    implies,
+    prime,
+)
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.consumers > 0
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(invariants=("MonotonicReads", "ReadYourWrites"),
                  action_properties=("ReadsBelowHw",), reachables=("ConsumerRead",))
 
@@ -23,7 +34,7 @@ def read_committed(m: Model) -> bool:
     return m.p.transactions and m.p.isolation == "read-committed"
 
 
-def read_bound(m: Model, L):
+def read_bound(m: Model, L: Value) -> Expr:
     """Where a consumer's reads stop: the LSO for read_committed, else the HW."""
     return lso(m.spec, L) if read_committed(m) else m.hw[L]
 
@@ -41,7 +52,7 @@ def actions(m: Model) -> None:
 
     @m.spec.action("Consume", over=[m.p.consumers], modifies=[cpos, cread,
                                                               *m.written("Consume")])
-    def consume(b: Block, c) -> None:
+    def consume(b: Block, c: ActionParam) -> None:
         """Consumer c fetches the record at its position from the leader, below the HW (the
         LSO for read_committed), and moves past it. With transactions, markers are never
         returned, and a read_committed consumer drops the data records of aborted

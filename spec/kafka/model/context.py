@@ -5,7 +5,8 @@ spec and extends the others' actions only through this context, never by reachin
 part:
 
 - its variables become attributes of the context (``m.log``, ``m.flushed``, ...) when it
-  declares them, and a knob that is off declares none;
+  declares them, and a knob that is off declares none: ``Model`` declares every such attribute
+  with its type, and one a part that is off would set stays unset (reading it is an error);
 - ``restate`` changes a base variable's declaration (its shape, domain or doc) before the base
   declares it, keeping its place in the layout;
 - ``extend(point, fn)`` adds ``fn`` at one of the named ``POINTS`` where an action of another
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from hwcheck.spec.kafka import derived
 from hwcheck.spec.kafka.params import Params
-from hwcheck.spec.lang import Expr, Spec, SpecError
+from hwcheck.spec.lang import Block, Expr, Local, Read, Spec, SpecError, Value, Var
 
 
 class Names(NamedTuple):
@@ -86,37 +87,130 @@ WRITES = {
 }
 
 
+# An extension (at one of ``POINTS``) or a step stated anew (one of ``REPLACEABLE``): each point
+# gives its own arguments (the Block, replicas, offsets, a wrapped step) and some return an Expr,
+# as ``POINTS`` says, so the registry holds them as callables of any arguments.
+Hook = Callable[..., Any]
+
+
+class Controller(Protocol):
+    """The partition's controller (``base.Atomic`` or ``kraft.KRaft``): how a leader's view of
+    its followers reads, and the actions that read the controller's decisions."""
+
+    def rl(self, L: Value, f: Value) -> Read:
+        """Leader L's record of follower f's LEO."""
+        ...
+
+    def in_isr(self, L: Value, f: Value) -> Read:
+        """f is in the ISR leader L works with."""
+        ...
+
+    def follow(self, b: Block, f: Value) -> Local:
+        """BecomeFollower's guard: the leader f truncates for; returns it."""
+        ...
+
+    def forget(self, b: Block, r: Value) -> None:
+        """What the partition forgets of broker r when it stops."""
+        ...
+
+    def forgets(self) -> list[Read | Var]:
+        """The variables ``forget`` writes."""
+        ...
+
+    def serving(self) -> Expr:
+        """A leader serves: what is lost is what it does not hold."""
+        ...
+
+    def leader_hw_monotonic(self) -> None: ...
+
+    def produce(self) -> None: ...
+
+    def fetch_request(self) -> None: ...
+
+    def shrink_isr(self) -> None: ...
+
+    def elect(self) -> None: ...
+
+
 class Model:
     """One configuration's model while it is built: the spec, the parameters, the variables
     the parts declared, and the extensions they registered."""
+
+    # The parts' variables, each set by the part that declares it (a part that is off sets
+    # none of its own: reading one is an AttributeError). The base model (base.py):
+    log: Var
+    hw: Var
+    alive: Var
+    leader: Read
+    epoch: Read
+    isr: Var
+    synced: Var
+    rleo: Var
+    pending: Var
+    resp_rec: Var
+    resp_hw: Var
+    committed: Var
+    acked: Var
+    controller: Controller  # base.Atomic, or kraft.KRaft (set in the extend phase)
+    # --log-start-offset (log_start.py)
+    RESTART: int  # respRec's value: below the leader's log start offset
+    resp_ls: Var
+    # --flush (power_loss.py)
+    flushed: Var
+    # --producer retries (producer.py)
+    seq: Var
+    resp_seq: Var
+    p_seq: Read
+    # --transactions (transactions.py)
+    txn: Var
+    ctl: Var
+    resp_txn: Var
+    resp_ctl: Var
+    txn_id: Read
+    txn_state: Read
+    outcome: Var
+    cret: Var
+    # --consumers (consumers.py)
+    cpos: Var
+    cread: Var
+    # --controller kraft (kraft.py)
+    fenced: Var
+    b_leader: Var
+    b_epoch: Var
+    l_isr: Var
+    # --elr (elr.py)
+    elr: Var
+    unclean: Var
+    last_elr: Var
 
     def __init__(self, spec: Spec, p: Params) -> None:
         self.spec, self.p = spec, p
         self.R, self.M, self.E = p.R, p.M, p.E
         self.OOR = derived.out_of_range(p.E)
         self.fair: str | None = None  # the fairness of the actions the liveness part makes fair
-        self.controller = None  # base.Atomic, or kraft.KRaft (set in the extend phase)
-        self.log_start = None  # with --log-start-offset: its variable (truncation reads it)
-        self.p_wait = None  # pWait, once a part with a producer awaiting answers declares it
+        # with --log-start-offset: its variable (truncation reads it)
+        self.log_start: Var | None = None
+        # pWait, once a part with a producer awaiting answers declares it (``producer_wait``)
+        self.p_wait: Read | None = None
         # A record's cells beyond its epoch, each (cell, its twin in the fetch response)
-        self.payload: list = []
-        self.response_only: list = []  # response cells without a log twin (respLs)
-        self._restated: dict[str, dict] = {}
-        self._hooks: dict[str, list[Callable]] = {p: [] for p in POINTS}
+        self.payload: list[tuple[Var, Var]] = []
+        self.response_only: list[Var] = []  # response cells without a log twin (respLs)
+        self._restated: dict[str, dict[str, Any]] = {}
+        self._hooks: dict[str, list[Hook]] = {p: [] for p in POINTS}
         self._writes: dict[str, list[str]] = {}
-        self._replaced: dict[str, Callable] = {}
+        self._replaced: dict[str, Hook] = {}
         self._qualified: dict[str, str] = {}
 
     # -- declarations ----------------------------------------------------------------------------
 
-    def restate(self, name: str, **decl) -> None:
+    def restate(self, name: str, **decl: Any) -> None:
         self._restated[name] = decl
 
-    def array(self, name: str, shape: tuple, lo: int, hi: int, doc: str):
-        d = dict(shape=shape, lo=lo, hi=hi, doc=doc) | self._restated.get(name, {})
+    def array(self, name: str, shape: tuple[int, ...], lo: int, hi: int, doc: str) -> Var:
+        d: dict[str, Any] = dict(shape=shape, lo=lo, hi=hi, doc=doc) | self._restated.get(name, {})
         return self.spec.array(name, d["shape"], d["lo"], d["hi"], d["doc"])
 
-    def producer_wait(self):
+    def producer_wait(self) -> Read:
         """pWait, shared by the parts whose producer awaits one answer at a time (retries,
         transactions): declared by the first that asks, where it asks."""
         if self.p_wait is None:
@@ -125,33 +219,34 @@ class Model:
         return self.p_wait
 
     @property
-    def cells(self) -> list:
+    def cells(self) -> list[Var]:
         return [c for c, _ in self.payload]
 
     @property
-    def fetch_extra(self) -> list:
+    def fetch_extra(self) -> list[Var]:
         """The fetch response's cells beyond the record and the HW."""
         return [r for _, r in self.payload] + self.response_only
 
     @property
-    def ghosts(self) -> list:
+    def ghosts(self) -> list[Var]:
         return [self.committed, self.acked]
 
     # -- extensions ------------------------------------------------------------------------------
 
-    def extend(self, point: str, fn: Callable) -> None:
+    def extend(self, point: str, fn: Hook) -> None:
         if point not in POINTS:
             raise SpecError(f"the Kafka model has no extension point {point!r}")
         self._hooks[point].append(fn)
 
-    def run(self, point: str, *args) -> None:
+    def run(self, point: str, *args: Any) -> None:
         for fn in self._hooks[point]:
             fn(*args)
 
-    def collect(self, point: str, *args) -> list[Expr]:
-        return [fn(*args) for fn in self._hooks[point]]
+    def collect(self, point: str, *args: Any) -> list[Expr]:
+        out: list[Expr] = [fn(*args) for fn in self._hooks[point]]
+        return out
 
-    def wrapped(self, point: str, inner: Callable[[], None], *args) -> Callable[[], None]:
+    def wrapped(self, point: str, inner: Callable[[], None], *args: Any) -> Callable[[], None]:
         """``inner`` inside every wrapper registered at ``point`` (the first registered
         innermost); each wrapper gets ``*args`` and the step it wraps."""
         for wrapper in self._hooks[point]:
@@ -166,12 +261,12 @@ class Model:
     def written(self, what: str) -> list[str]:
         return list(self._writes.get(what, []))
 
-    def replace(self, name: str, fn: Callable) -> None:
+    def replace(self, name: str, fn: Hook) -> None:
         if name not in REPLACEABLE:
             raise SpecError(f"the Kafka model has no replaceable step {name!r}")
         self._replaced[name] = fn
 
-    def step(self, name: str, default: Callable) -> Callable:
+    def step(self, name: str, default: Hook) -> Hook:
         return self._replaced.get(name, default)
 
     def qualify(self, prop: str, words: str) -> None:
@@ -182,10 +277,10 @@ class Model:
 
     # -- facts over this model's variables -------------------------------------------------------
 
-    def leo(self, r) -> Expr:
+    def leo(self, r: Value) -> Expr:
         return derived.leo(self.spec, r)
 
-    def held(self, r, k, cond) -> Expr:
+    def held(self, r: Value, k: Value, cond: Expr) -> Expr:
         """``cond``, where offset k of r's log is still held (always, without a log start)."""
         for h in self.collect("held", r, k):
             cond = h & cond

@@ -6,17 +6,30 @@ the ISR and the ELR are empty (docs/kafka-model.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hwcheck.spec.kafka.derived import holds_committed
 from hwcheck.spec.kafka.model.base import isr_size, isr_size_of
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    Block,
+    Expr,
+    Value,
+    exists,
+    forall,
+    implies,
+    ite,
+    max_,
+    prime,
+)
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.elr
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(invariants=("ElrMembersComplete",),
                  reachables=(("RecoveredUnclean",) if p.unclean_recovery == "balanced" else ())
                  + ("ElectedFromElr",))
@@ -36,7 +49,7 @@ def declare(m: Model) -> None:
     m.writes("isr", "elr", *(["lastKnownElr"] if recovery else []))
     elr = m.elr
 
-    def update_elr(b: Block, joined) -> None:
+    def update_elr(b: Block, joined: Callable[[Value], Value]) -> None:
         """After an ISR change (Kafka's PartitionChangeBuilder): with the ISR at min ISR or
         more the ELR is empty; below, the ELR keeps its members, gains ``joined(r)`` (the
         replicas that just left the ISR) and never holds an ISR member."""
@@ -46,7 +59,7 @@ def declare(m: Model) -> None:
             if recovery:  # the HW may move again: no last known ELR member can be the best log
                 b.set(m.last_elr[r], ite(size >= p.min_isr, False, m.last_elr[r]))
 
-    def elected(b: Block, clean) -> None:
+    def elected(b: Block, clean: Value) -> None:
         with b.when(clean):
             update_elr(b, lambda r: False)
         with b.otherwise():  # an unclean election or recovery leaves no replica eligible
@@ -55,7 +68,7 @@ def declare(m: Model) -> None:
                 if recovery:
                     b.set(m.last_elr[r], False)
 
-    def fence_isr(b: Block, r) -> None:
+    def fence_isr(b: Block, r: Value) -> None:
         # KIP-966: a fenced broker always leaves the ISR, joining the ELR below min ISR
         was = b.let("was", m.isr[r])
         b.set(m.isr[r], False)
@@ -76,8 +89,8 @@ def declare(m: Model) -> None:
         m.extend("power_loss", lambda b, r: b.set(m.unclean[r], True))
 
 
-def registered_after_power_loss(m: Model):
-    def restart(b: Block, r) -> None:
+def registered_after_power_loss(m: Model) -> Callable[[Block, Value], None]:
+    def restart(b: Block, r: Value) -> None:
         with b.when(m.unclean[r]):
             if m.p.unclean_recovery == "balanced":
                 b.set(m.last_elr[r], m.last_elr[r] | m.elr[r])
@@ -86,16 +99,16 @@ def registered_after_power_loss(m: Model):
     return restart
 
 
-def best_of_last_elr(m: Model, c):
+def best_of_last_elr(m: Model, c: Value) -> Expr:
     """Balanced unclean recovery may elect c: the ISR and the ELR are empty, c is in the last
     known ELR, and every member of it is unfenced with a log no better than c's."""
     R, log, isr, elr, last_elr, fenced = m.R, m.log, m.isr, m.elr, m.last_elr, m.fenced
 
-    def last_epoch(r):
+    def last_epoch(r: Value) -> Expr:
         n = m.leo(r)
         return ite(n > 0, log[r, max_(n - 1, 0)], 0)
 
-    def at_least(a, r):  # a's log is at least r's: (last epoch, LEO) ordered
+    def at_least(a: Value, r: Value) -> Expr:  # a's log is at least r's: (last epoch, LEO) ordered
         return (last_epoch(a) > last_epoch(r)) | (
             (last_epoch(a) == last_epoch(r)) & (m.leo(a) >= m.leo(r)))
 

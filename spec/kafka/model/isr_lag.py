@@ -5,20 +5,24 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import Block, Value, exists, prime
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.lag is not None
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(reachables=("IsrShrunk",))
 
 
 def declare(m: Model) -> None:
-    def behind(b: Block, L, f) -> None:
-        b.require(m.leo(L) - m.controller.rl(L, f) > m.p.lag)
+    lag = m.p.lag
+    assert lag is not None  # on(p)
+
+    def behind(b: Block, L: Value, f: Value) -> None:
+        b.require(m.leo(L) - m.controller.rl(L, f) > lag)
 
     m.extend("shrink.guard", behind)
 

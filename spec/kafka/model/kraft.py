@@ -12,15 +12,31 @@ from __future__ import annotations
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.base import advance_hw, isr_size_of
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, min_over, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    ActionParam,
+    Block,
+    Expr,
+    Local,
+    Read,
+    Value,
+    Var,
+    exists,
+    forall,
+    implies,
+    ite,
+    max_,
+    min_over,
+    prime,
+)
 from hwcheck.spec.types import SetOf
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.kraft
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(action_properties=("LeaderEpochFenced",), reachables=("ZombieLeader",))
 
 
@@ -53,7 +69,7 @@ def init(m: Model, b: Block) -> None:
         b.set(m.l_isr[0, r], True)
 
 
-def current(m: Model, L):
+def current(m: Model, L: Value) -> Expr:
     """The controller accepts L's AlterPartition: L leads in the controller's current leader
     epoch and proposes from the ISR the controller has (the partition epoch; see
     docs/kafka-model.md)."""
@@ -61,7 +77,7 @@ def current(m: Model, L):
         m.R, lambda s: m.isr[s] == m.l_isr[L, s], "s")
 
 
-def asks(m: Model, b: Block, f) -> None:
+def asks(m: Model, b: Block, f: Value) -> None:
     """Broker f's request reaches the broker it believes leads, which answers it if it believes
     it leads too (and as the extensions of ``kraft.asks`` say)."""
     b_leader = m.b_leader
@@ -75,20 +91,20 @@ class KRaft:
     def __init__(self, m: Model) -> None:
         self.m = m
 
-    def rl(self, L, f):
+    def rl(self, L: Value, f: Value) -> Read:
         return self.m.rleo[L, f]
 
-    def in_isr(self, L, f):
+    def in_isr(self, L: Value, f: Value) -> Read:
         return self.m.l_isr[L, f]
 
-    def follow(self, b: Block, f):
+    def follow(self, b: Block, f: Value) -> Local:
         m = self.m
         b.require(m.alive[f], m.b_leader[f] != NONE, m.b_leader[f] != f, ~m.synced[f])
         if m.p.truncation != "hw":  # by leader epoch or KIP-279 it asks the leader it knows
             asks(m, b, f)
         return b.let("L", m.b_leader[f])
 
-    def forget(self, b: Block, r) -> None:
+    def forget(self, b: Block, r: Value) -> None:
         m = self.m
         b.set(m.b_leader[r], NONE)
         b.set(m.b_epoch[r], 0)
@@ -96,11 +112,11 @@ class KRaft:
             b.set(m.l_isr[r, f], False)
             b.set(m.rleo[r, f], 0)
 
-    def forgets(self) -> list:
+    def forgets(self) -> list[Read | Var]:
         m = self.m
         return [m.b_leader, m.b_epoch, m.l_isr, m.rleo]
 
-    def serving(self):
+    def serving(self) -> Expr:
         # The leader of record may be down (the controller has not fenced it yet): what is lost
         # is what a leader that runs does not hold.
         m = self.m
@@ -111,7 +127,7 @@ class KRaft:
         m = self.m
         alive, b_leader, b_epoch, hw = m.alive, m.b_leader, m.b_epoch, m.hw
 
-        def still_leads(r):
+        def still_leads(r: Value) -> Expr:
             return alive[r] & (b_leader[r] == r) & prime(alive[r]) \
                 & (prime(b_leader[r]) == r) & (prime(b_epoch[r]) == b_epoch[r])
         m.spec.action_property("LeaderHwMonotonic", forall(m.R, lambda r: implies(
@@ -123,7 +139,7 @@ class KRaft:
         log, acked, b_leader, b_epoch = m.log, m.acked, m.b_leader, m.b_epoch
 
         @m.spec.action("Produce", over=[m.R], modifies=[log, m.hw, *m.ghosts])
-        def produce_kraft(b: Block, L) -> None:
+        def produce_kraft(b: Block, L: ActionParam) -> None:
             """A producer's record reaches broker L, which believes it leads (a leader deposed
             by the controller that has not learned it yet too), and L appends it in the epoch
             it knows."""
@@ -146,7 +162,7 @@ class KRaft:
         @m.spec.action("FetchRequest", over=[m.R],
                        modifies=[resp_rec, resp_hw, pending, m.rleo, isr, l_isr, hw, *m.ghosts,
                                  *m.written("isr")])
-        def fetch_request_kraft(b: Block, f) -> None:
+        def fetch_request_kraft(b: Block, f: ActionParam) -> None:
             """Follower f fetches at offset leo(f) from the broker it believes leads, which
             serves it if it believes it leads too (with KIP-320 fencing, only in f's leader
             epoch: else FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH, and f waits for
@@ -185,7 +201,7 @@ class KRaft:
 
         @m.spec.action("ShrinkIsr", over=[m.R, m.R],
                        modifies=[isr, l_isr, m.hw, *m.ghosts, *m.written("isr")])
-        def shrink_isr_kraft(b: Block, L, f) -> None:
+        def shrink_isr_kraft(b: Block, L: ActionParam, f: ActionParam) -> None:
             """Broker L, which believes it leads, drops follower f from the ISR by an
             AlterPartition that the controller accepts (L is its current leader and proposes
             from the current ISR; a stale one is rejected and changes nothing). With the ELR,
@@ -202,14 +218,14 @@ class KRaft:
         m, p = self.m, self.m.p
         isr, fenced, leader, epoch = m.isr, m.fenced, m.leader, m.epoch
 
-        def clean(c):  # the controller may elect c without losing committed records
-            eligible = isr[c]
+        def clean(c: Value) -> Expr:  # the controller may elect c without losing committed records
+            eligible: Expr = isr[c]
             for also in m.collect("kraft.eligible", c):
                 eligible = eligible | also
             return eligible
 
         @m.spec.action("Elect", over=[m.R], modifies=[isr, leader, epoch, *m.written("isr")])
-        def elect_kraft(b: Block, c) -> None:
+        def elect_kraft(b: Block, c: ActionParam) -> None:
             """The controller elects c, unfenced, from the ISR (with the ELR: or from the ELR;
             unclean: any unfenced replica when no member of either is; balanced unclean
             recovery: when the ISR and the ELR are empty and every last known ELR member is
@@ -240,13 +256,13 @@ def actions(m: Model) -> None:
 def fence_broker(m: Model) -> None:
     isr, leader = m.isr, m.leader
 
-    def keep_last(b: Block, r) -> None:
+    def keep_last(b: Block, r: Value) -> None:
         with b.when(exists(m.R, lambda s: isr[s] & (s != r), "s")):
             b.set(isr[r], False)
 
     @m.spec.action("FenceBroker", over=[m.R], modifies=[m.fenced, isr, leader,
                                                         *m.written("isr")])
-    def fence_broker(b: Block, r) -> None:
+    def fence_broker(b: Block, r: ActionParam) -> None:
         """The controller fences broker r: its heartbeats stopped (it is down, or cut off
         from the controller while it runs on). r leaves the ISR, unless it is the last
         member (with the ELR always, joining the ELR if the ISR falls below min ISR); if r
@@ -260,7 +276,7 @@ def fence_broker(m: Model) -> None:
 
 def unfence_broker(m: Model) -> None:
     @m.spec.action("UnfenceBroker", over=[m.R], modifies=[m.fenced], fairness=m.fair)
-    def unfence_broker(b: Block, r) -> None:
+    def unfence_broker(b: Block, r: ActionParam) -> None:
         """The controller unfences broker r: it runs, heartbeats, and has caught up with
         the partition state."""
         b.require(m.alive[r], m.fenced[r], m.b_leader[r] == m.leader, m.b_epoch[r] == m.epoch)
@@ -275,7 +291,7 @@ def learn_metadata(m: Model) -> None:
                    modifies=[b_leader, b_epoch, l_isr, rleo, m.synced, m.pending, m.resp_rec,
                              m.resp_hw, m.hw, *m.ghosts],
                    fairness=m.fair)
-    def learn_metadata(b: Block, r) -> None:
+    def learn_metadata(b: Block, r: ActionParam) -> None:
         """Broker r applies the controller's latest partition state (metadata propagation:
         until then it acts on the state it has). On a new leader or epoch it drops its
         fetch in flight and, as a follower, truncates again before it fetches; as the
@@ -301,7 +317,7 @@ def learn_metadata(m: Model) -> None:
 def action_properties(m: Model) -> None:
     pending, b_epoch, b_leader = m.pending, m.b_epoch, m.b_leader
 
-    def served(f):  # a fetch of f was served: a response is now in flight
+    def served(f: Value) -> Expr:  # a fetch of f was served: a response is now in flight
         return ~pending[f] & prime(pending[f])
 
     m.spec.action_property("LeaderEpochFenced", forall(m.R, lambda f: implies(

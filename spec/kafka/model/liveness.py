@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.context import Model, Names
+from hwcheck.spec.kafka.params import Params
 from hwcheck.spec.lang import forall, implies
 
 NAMES = ("ElectionAfterCrash", "AckedReplicated", "HwCatchesUp", "LogsConverge")
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.liveness
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(liveness=NAMES)
 
 

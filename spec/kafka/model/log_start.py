@@ -4,16 +4,30 @@ range and starts there (docs/kafka-model.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hwcheck.spec.kafka.derived import NONE, restart_at
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, forall, implies, ite, max_, min_, min_over
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    Block,
+    Value,
+    Var,
+    exists,
+    forall,
+    implies,
+    ite,
+    max_,
+    min_,
+    min_over,
+)
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.log_start_offset
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(invariants=("LogStartBelowHw", "LowWatermarkBelowHw"),
                  reachables=("LogStartMoved", "FollowerRestartedAtLogStart"))
 
@@ -34,11 +48,12 @@ def declare(m: Model) -> None:
     m.response_only.append(resp_ls)
     m.writes("truncate", "logStart")
 
-    def truncate(b: Block, r, n) -> None:
+    def truncate(b: Block, r: Value, n: Value) -> None:
         # a truncation below the log start offset starts the log there (Kafka truncateTo)
         b.set(log_start[r], min_(log_start[r], n))
 
-    def fetch_below_start(b: Block, f, L, lf, serve) -> None:
+    def fetch_below_start(b: Block, f: Value, L: Value, lf: Value,
+                          serve: Callable[[], None]) -> None:
         with b.when(lf < log_start[L]):  # OFFSET_OUT_OF_RANGE: below the leader's log start
             b.set(m.resp_rec[f], m.RESTART)
             b.set(m.resp_hw[f], log_start[L])
@@ -46,7 +61,8 @@ def declare(m: Model) -> None:
         with b.otherwise():
             serve()
 
-    def restart_at_start(b: Block, f, rec, rh, apply) -> None:
+    def restart_at_start(b: Block, f: Value, rec: Value, rh: Value,
+                         apply: Callable[[], None]) -> None:
         with b.when(rec == m.RESTART):  # truncateFullyAndStartAt(the leader's log start)
             with b.each(M, "k") as k:
                 b.set(m.log[f, k], 0)
@@ -57,7 +73,7 @@ def declare(m: Model) -> None:
         with b.otherwise():
             apply()
 
-    def take_hw(b: Block, f, rh) -> None:
+    def take_hw(b: Block, f: Value, rh: Value) -> None:
         # Kafka's updateHighWatermark keeps the HW at or above the log start offset; then the
         # follower takes the leader's log start offset (maybeIncrementLogStartOffset), deleting
         # the records below it.
@@ -69,7 +85,8 @@ def declare(m: Model) -> None:
                 b.set(cell[f, k], ite(k < start, 0, cell[f, k]))
         b.set(log_start[f], start)
 
-    def consume_below_start(b: Block, c, L, pos, read) -> None:
+    def consume_below_start(b: Block, c: Value, L: Value, pos: Value,
+                            read: Callable[[], None]) -> None:
         with b.when(pos < log_start[L]):
             b.set(m.cpos[c], log_start[L])
         with b.otherwise():
@@ -89,8 +106,14 @@ def declare(m: Model) -> None:
     m.qualify("MonotonicReads", " (above its log start offset)")
 
 
+def _start(m: Model) -> Var:
+    """logStart, which this part declared (``m.log_start`` is None without the knob)."""
+    assert m.log_start is not None
+    return m.log_start
+
+
 def actions(m: Model) -> None:
-    log, log_start, leader, hw = m.log, m.log_start, m.leader, m.hw
+    log, log_start, leader, hw = m.log, _start(m), m.leader, m.hw
 
     @m.spec.action("DeleteRecords", modifies=[log, log_start])
     def delete_records(b: Block) -> None:
@@ -104,7 +127,7 @@ def actions(m: Model) -> None:
 
 
 def invariants(m: Model) -> None:
-    log_start, hw, leader, R = m.log_start, m.hw, m.leader, m.R
+    log_start, hw, leader, R = _start(m), m.hw, m.leader, m.R
     m.spec.invariant("LogStartBelowHw", forall(R, lambda r: log_start[r] <= hw[r], "r"),
                      "every replica's log start offset is at most its HW")
     m.spec.invariant("LowWatermarkBelowHw", implies(leader != NONE, min_over(
@@ -114,7 +137,7 @@ def invariants(m: Model) -> None:
 
 
 def reachables(m: Model) -> None:
-    log_start, leader = m.log_start, m.leader
+    log_start, leader = _start(m), m.leader
     m.spec.reachable("LogStartMoved", exists(m.R, lambda r: (log_start[r] > 0) & (r != leader),
                                              "r"),
                      "a follower's log start offset moved (it learned the leader's)")

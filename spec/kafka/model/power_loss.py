@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from hwcheck.spec.kafka.model.base import down, go_down, truncate, truncated
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, min_, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import ActionParam, Block, exists, min_, prime
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.unflushed_loss
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(reachables=("PowerLossLostRecords",))
 
 
@@ -29,7 +30,7 @@ def actions(m: Model) -> None:
     flushed, alive = m.flushed, m.alive
 
     @m.spec.action("Flush", over=[m.R], modifies=[flushed])
-    def flush(b: Block, r) -> None:
+    def flush(b: Block, r: ActionParam) -> None:
         """Broker r's log reaches the disk (a flush: log.flush.interval, a segment roll, the
         operating system's writeback; a clean shutdown flushes before it stops)."""
         b.require(alive[r], flushed[r] < m.leo(r))
@@ -37,7 +38,7 @@ def actions(m: Model) -> None:
 
     @m.spec.action("PowerLoss", over=[m.R],
                    modifies=[*down(m), *truncated(m), *m.written("PowerLoss")])
-    def power_loss(b: Block, r) -> None:
+    def power_loss(b: Block, r: ActionParam) -> None:
         """Broker r's machine loses power: it stops as in a crash, and its log loses the
         records past its last flush (Kafka acknowledges without fsync)."""
         b.require(alive[r])

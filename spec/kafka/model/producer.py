@@ -7,14 +7,22 @@ from __future__ import annotations
 from hwcheck.spec.kafka.derived import NONE
 from hwcheck.spec.kafka.model.base import advance_hw, append, isr_size
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, forall, implies, prime
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    Block,
+    Value,
+    exists,
+    forall,
+    implies,
+    prime,
+)
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.producer_retries
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     return Names(invariants=("NoDuplicates",),
                  reachables=("ProducerRetried",) + (("DuplicateRefused",) if p.idempotence
                                                     else ()))
@@ -34,12 +42,12 @@ def declare(m: Model) -> None:
     def produce_guard(b: Block) -> None:
         b.require(p_wait == 0, m.p_seq < M)
 
-    def produce_append(b: Block, L, n) -> None:
+    def produce_append(b: Block, L: Value, n: Value) -> None:
         b.set(m.p_seq, m.p_seq + 1)
         b.set(m.seq[L, n], m.p_seq)
         b.set(p_wait, m.epoch)
 
-    def answered(b: Block, L, new, ack_all) -> None:
+    def answered(b: Block, L: Value, new: Value, ack_all: Value) -> None:
         # the producer's answer: every copy of its record in L's log is below the HW
         covered = ~exists(M, lambda k: (new <= k) & (m.log[L, k] != 0)
                           & (m.seq[L, k] == m.p_seq), "k")
@@ -52,7 +60,8 @@ def declare(m: Model) -> None:
 
 
 def actions(m: Model) -> None:
-    log, seq, leader, epoch, p_seq, p_wait = m.log, m.seq, m.leader, m.epoch, m.p_seq, m.p_wait
+    log, seq, leader, epoch, p_seq, p_wait = m.log, m.seq, m.leader, m.epoch, m.p_seq, \
+        m.producer_wait()
     M, IDEM = m.M, m.p.idempotence
 
     @m.spec.action("Retry", modifies=[log, seq, m.hw, p_wait, *m.ghosts])
@@ -89,7 +98,7 @@ def invariants(m: Model) -> None:
 
 
 def reachables(m: Model) -> None:
-    p_wait, epoch, leader = m.p_wait, m.epoch, m.leader
+    p_wait, epoch, leader = m.producer_wait(), m.epoch, m.leader
     # Only Retry changes pWait while it names an older epoch (it may be answered at once).
     retried = (p_wait != 0) & (p_wait < epoch) & (prime(p_wait) != p_wait)
     m.spec.reachable("ProducerRetried", retried,

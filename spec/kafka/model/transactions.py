@@ -14,7 +14,16 @@ from hwcheck.spec.kafka.derived import (
 )
 from hwcheck.spec.kafka.model.base import advance_hw, append, isr_size
 from hwcheck.spec.kafka.model.context import Model, Names
-from hwcheck.spec.lang import Block, exists, forall, implies, ite
+from hwcheck.spec.kafka.params import Params
+from hwcheck.spec.lang import (
+    Block,
+    Expr,
+    Value,
+    exists,
+    forall,
+    implies,
+    ite,
+)
 
 # The transactional producer's state (txnState).
 IDLE, OPEN, PREPARE_COMMIT, PREPARE_ABORT = 0, 1, 2, 3
@@ -22,11 +31,11 @@ IDLE, OPEN, PREPARE_COMMIT, PREPARE_ABORT = 0, 1, 2, 3
 UNDECIDED, COMMITTED, ABORTED = 0, 1, 2
 
 
-def on(p) -> bool:
+def on(p: Params) -> bool:
     return p.transactions
 
 
-def names(p) -> Names:
+def names(p: Params) -> Names:
     read = (("AbortedRecordSkipped",) if p.isolation == "read-committed"
             else ("AbortedRecordReturned",))
     return Names(invariants=("LsoBelowHw", "MarkersSurvive")
@@ -56,7 +65,7 @@ def declare(m: Model) -> None:
     def produce_guard(b: Block) -> None:
         b.require(p_wait == 0, (txn_state == OPEN) | ((txn_state == IDLE) & (txn_id < T)))
 
-    def produce_append(b: Block, L, n) -> None:
+    def produce_append(b: Block, L: Value, n: Value) -> None:
         with b.when(txn_state == IDLE):
             b.set(txn_id, txn_id + 1)
             b.set(txn_state, OPEN)
@@ -64,7 +73,7 @@ def declare(m: Model) -> None:
         b.set(ctl[L, n], DATA)
         b.set(p_wait, m.epoch)
 
-    def answered(b: Block, L, new, ack_all) -> None:
+    def answered(b: Block, L: Value, new: Value, ack_all: Value) -> None:
         # the answer to a data send or to a marker written in this epoch
         covered = ~exists(M, lambda k: (new <= k) & (m.log[L, k] == m.epoch)
                           & (txn[L, k] == txn_id), "k")
@@ -78,9 +87,9 @@ def declare(m: Model) -> None:
                             "ghost: the transaction of the data record each consumer returned "
                             "at each offset")
 
-    def consumer_returned(b: Block, c, L, pos) -> None:
+    def consumer_returned(b: Block, c: Value, L: Value, pos: Value) -> None:
         # markers are never returned; read_committed drops aborted transactions' records
-        returned = ctl[L, pos] == DATA
+        returned: Expr = ctl[L, pos] == DATA
         if read_committed(m):
             returned = returned & ~aborted(m, L, txn[L, pos])
         with b.when(returned):
@@ -97,14 +106,14 @@ def read_committed(m: Model) -> bool:
     return m.p.isolation == "read-committed"
 
 
-def aborted(m: Model, L, t):
+def aborted(m: Model, L: Value, t: Value) -> Expr:
     """L's log holds an abort marker of transaction t (Kafka's aborted-transaction index)."""
     return exists(m.M, lambda j: (m.log[L, j] != 0) & (m.ctl[L, j] == ABORT_MARKER)
                   & (m.txn[L, j] == t), "j")
 
 
 def actions(m: Model) -> None:
-    txn_id, txn_state, outcome, p_wait = m.txn_id, m.txn_state, m.outcome, m.p_wait
+    txn_id, txn_state, outcome, p_wait = m.txn_id, m.txn_state, m.outcome, m.producer_wait()
     leader, epoch = m.leader, m.epoch
 
     @m.spec.action("TxnCommit", modifies=[txn_state, outcome])
@@ -149,10 +158,10 @@ def invariants(m: Model) -> None:
                    "the leader's first unstable offset (its LSO before Kafka's cap by the HW) "
                    "is at most its HW")
 
-    def complete(t):
+    def complete(t: Value) -> Expr:
         return (t + 1 < txn_id) | ((t + 1 == txn_id) & (txn_state == IDLE))
 
-    def marker_of(L, t, kind):
+    def marker_of(L: Value, t: Value, kind: Value) -> Expr:
         return exists(M, lambda j: (log[L, j] != 0) & (txn[L, j] == t + 1)
                       & (ctl[L, j] == kind), "j")
 
@@ -174,7 +183,7 @@ def reachables(m: Model) -> None:
     spec, M, C = m.spec, m.M, m.p.consumers
     log, ctl, txn, leader, hw = m.log, m.ctl, m.txn, m.leader, m.hw
 
-    def marker_below_hw(kind):
+    def marker_below_hw(kind: Value) -> Expr:
         return (leader != NONE) & exists(M, lambda k: (k < hw[leader]) & (log[leader, k] != 0)
                                          & (ctl[leader, k] == kind), "k")
 
@@ -188,7 +197,7 @@ def reachables(m: Model) -> None:
         return
     cread, cret = m.cread, m.cret
 
-    def aborted_read(c, k):
+    def aborted_read(c: Value, k: Value) -> Expr:
         return (cread[c, k] != 0) & (ctl[leader, k] == DATA) \
             & (log[leader, k] == cread[c, k]) & aborted(m, leader, txn[leader, k])
     if read_committed(m):

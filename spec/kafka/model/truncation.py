@@ -6,15 +6,24 @@ lost the epochs below its log start, and a follower's log may hold nothing above
 
 from __future__ import annotations
 
-from hwcheck.spec.lang import Block, ite, max_over, min_, min_over
+from hwcheck.spec.kafka.model.context import Model
+from hwcheck.spec.lang import (
+    Block,
+    Expr,
+    Value,
+    ite,
+    max_over,
+    min_,
+    min_over,
+)
 
 
-def end_offset(m, lg, leo_l, e):
+def end_offset(m: Model, lg: Value, leo_l: Value, e: Value) -> Expr:
     """The first offset of log lg holding an epoch > e; its LEO if none."""
     return min_over(m.M, lambda k: k, lambda k: (k < leo_l) & (m.log[lg, k] > e), leo_l, "k")
 
 
-def truncation_point(m, b: Block, f, L):
+def truncation_point(m: Model, b: Block, f: Value, L: Value) -> Expr:
     """The offset follower f cuts its log to for leader L."""
     log, start = m.log, m.log_start
     lf = b.let("lf", m.leo(f))
@@ -30,7 +39,7 @@ def truncation_point(m, b: Block, f, L):
     return _kip_279(m, b, f, L, lf, leo_l)
 
 
-def _kip_279(m, b: Block, f, L, lf, leo_l):
+def _kip_279(m: Model, b: Block, f: Value, L: Value, lf: Value, leo_l: Value) -> Expr:
     """KIP-279: walk back epoch by epoch to the largest common one. Each round that does not
     stop lowers n, so M + 1 rounds always reach the fixed point."""
     log, start, M = m.log, m.log_start, m.M
