@@ -28,7 +28,7 @@ if os.environ.get("HWCHECK_TEST_KERNELS"):
     def _kernel_files() -> set[str]:
         return {str(p.relative_to(_cache)) for d in ("kernels", "graph", "sim")
                 if (_cache / d).is_dir()
-                for p in (_cache / d).iterdir() if not p.name.endswith(".tmp")}
+                for p in (_cache / d).iterdir() if not p.name.endswith((".tmp", ".lock"))}
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(item, nextitem):

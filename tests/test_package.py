@@ -134,19 +134,20 @@ def test_a_spec_built_by_hand_runs_on_the_partitioned_engine():
 
 
 def test_generic_views_draw_any_spec(tmp_path):
-    spec = protocols.build(COUNTERS, {"n": 2})
+    # n=3: the kernel the partitioned test above compiles
+    spec = protocols.build(COUNTERS, {"n": 3})
     report = check(spec, Options(stop_at_violation=False), out=tmp_path, run_name="c")
     (o,) = report.violations()
-    assert (report.exploration.distinct, o.length) == (9, 4)
+    assert (report.exploration.distinct, o.length) == (16, 6)
     txt = (tmp_path / "c" / "NotBothDone.txt").read_text()
-    assert txt.splitlines()[0] == "NotBothDone violated in 4 steps (local engine)"
-    assert txt.splitlines()[1] == "n=2"
-    assert "Step 4: Inc" in txt and "    a  2" in txt and txt.count("*") >= 4
+    assert txt.splitlines()[0] == "NotBothDone violated in 6 steps (local engine)"
+    assert txt.splitlines()[1] == "n=3"
+    assert "Step 6: Inc" in txt and "    a  3" in txt and txt.count("*") >= 6
     assert txt.rstrip().endswith("The last state violates NotBothDone.")
     page = (tmp_path / "c" / "NotBothDone.html").read_text()
-    assert page.count("<tr>") == 1 + 5
+    assert page.count("<tr>") == 1 + 7
     assert "<th>a</th><th>b</th>" in page
-    assert page.count('<span class="changed">') == 4  # one counter changes per step
+    assert page.count('<span class="changed">') == 6  # one counter changes per step
     assert "violates <b>NotBothDone</b>: the two never both finish" in page
     for external in ("http://", "https://", "<script", "<link", "src="):
         assert external not in page

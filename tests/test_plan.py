@@ -141,7 +141,8 @@ def test_no_function_of_the_command_line_is_over_80_lines():
 
 
 def test_the_figures_are_typed_and_are_what_json_says(tmp_path):
-    spec = protocol_spec("two_phase.py", {"rms": 2})
+    # the fast tier's two-phase configuration (its kernel compiled once for every test)
+    spec = protocol_spec("two_phase.py", {"rms": 2, "tm_commits_early": True})
     report = check(spec, Options(stop_at_violation=False), workers=1)
     st = report.stats
     assert isinstance(st, CheckStats) and st.workers == 1
@@ -150,7 +151,8 @@ def test_the_figures_are_typed_and_are_what_json_says(tmp_path):
     assert st.memory is not None and st.memory.disk_bytes >= 0
     assert st.coverage is not None and sum(st.coverage.new) == report.exploration.distinct - 1
     res = CliRunner().invoke(main, ["check", "--spec", str(ROOT / "tests/specs/two_phase.py"),
-                                    "--param", "rms=2", "--workers", "1", "--continue",
+                                    "--param", "rms=2", "--param", "tm_commits_early=true",
+                                    "--workers", "1", "--continue",
                                     "--json", "--quiet", "--out", str(tmp_path)])
     obj = json.loads(res.stdout.splitlines()[-1])
     assert (obj["initial_states"], obj["initial_choices"], obj["workers"]) == (1, 1, 1)

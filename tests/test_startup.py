@@ -71,3 +71,33 @@ def test_quiet_says_nothing_of_it(tmp_path):
     assert SAYS not in res.stderr
     res = hwcheck(tmp_path / "cache", *args, NUMBA_DEBUG_CACHE="1")
     assert _saved(res) == []
+
+
+def test_the_compile_lock_is_one_holder_at_a_time(tmp_path):
+    """While a process compiles a generated module, another that needs it waits (then loads
+    what the first wrote): the lock beside the module's file is not free to another open file;
+    a nested warm in the same thread does not wait on itself; the lock is free after."""
+    import fcntl
+
+    from hwcheck.checker.semantics.kernel import compile_lock
+
+    module = tmp_path / "k_0123.py"
+    with compile_lock(module):
+        fd = os.open(module.with_suffix(".lock"), os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with compile_lock(module):  # the same thread holds it: no wait
+                pass
+            with pytest.raises(BlockingIOError):  # still held by the outer one
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    fd = os.open(module.with_suffix(".lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released
+    finally:
+        os.close(fd)
+    unwritable = tmp_path / "missing" / "k_4567.py"  # its folder does not exist: no lock
+    with compile_lock(unwritable):
+        assert not unwritable.with_suffix(".lock").exists()

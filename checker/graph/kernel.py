@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from hwcheck.checker.graph.idtable import new_table
+from hwcheck.checker.semantics.codegen import source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
-from hwcheck.checker.semantics.kernel import Kernel, load_generated
+from hwcheck.checker.semantics.kernel import Kernel, cache_dir, compile_lock, load_generated
 from hwcheck.checker.semantics.signatures import CandidatesArgs
 from hwcheck.checker.semantics.templates import (
     PROLOGUE,
@@ -274,7 +275,12 @@ class GraphKernel:
     def warm(self, workers: bool = False) -> None:
         """Compile (or load from numba's disk cache) every function a search calls, on the
         initial state, so that a search's clock does not count compilation; ``workers``: also
-        those of a search with several workers."""
+        those of a search with several workers. Under the module's compile lock: another
+        process compiling the same graph module is waited for, then loaded from the cache."""
+        with compile_lock(cache_dir() / "graph" / f"g_{source_key(self.source)}.py"):
+            self._warm(workers)
+
+    def _warm(self, workers: bool) -> None:
         k, mod = self.kernel, self.mod
         k.warm("step")
         one = k.initial.reshape(1, -1).copy()

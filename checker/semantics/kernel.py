@@ -9,13 +9,16 @@ meets a stale cache.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
@@ -80,6 +83,39 @@ def load_generated(src: str, sub: str, prefix: str, modname: str) -> Any:
     mod = _import(path, f"{modname}_{key}")
     _loaded[(sub, key)] = mod
     return mod
+
+
+_held = threading.local()  # the compile locks this thread holds (a nested warm takes none again)
+
+
+@contextlib.contextmanager
+def compile_lock(path: Path) -> Iterator[None]:
+    """Held while a generated module's functions are compiled into numba's disk cache: one
+    process compiles them and any other that needs them at that time (another test worker,
+    another run of the same configuration) waits and then loads what it wrote, instead of
+    compiling the same functions beside it. ``path``: the module's file; the lock is a file
+    beside it (``.lock``), released by the system if its holder dies. A cache that cannot
+    be written compiles without it."""
+    held = getattr(_held, "paths", None)
+    if held is None:
+        held = _held.paths = set()
+    if path in held:
+        yield
+        return
+    try:
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.add(path)
+        try:
+            yield
+        finally:
+            held.discard(path)
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _import(path: Path, name: str) -> ModuleType:
@@ -260,11 +296,21 @@ class Kernel:
         non-symmetric source."""
         parts = parts or ("local", "step")
         missing = [p for p in parts if not self._marker(p).exists()]
-        if missing and say is not None:
+        if not missing:
+            self._warm(parts)  # numba loads them from its disk cache
+            return
+        if say is not None:
             guess = _estimate(missing)
             say("compiling the kernel for this configuration (first run: "
                 + (f"about {guess:.0f} s" if guess else "some seconds")
                 + "; cached after that)...")
+        with compile_lock(cache_dir() / "kernels" / f"k_{self.key}.py"):
+            self._compile(parts)
+
+    def _compile(self, parts: tuple[str, ...]) -> None:
+        """``warm``'s compile, under the kernel's compile lock: a part another process compiled
+        meanwhile is loaded, not compiled again."""
+        missing = [p for p in parts if not self._marker(p).exists()]
         t0 = time.perf_counter()
         helper = self._start_helper() if any(_expand_of(p) for p in missing) else None
         try:
