@@ -68,7 +68,7 @@ def test_every_phase_of_two_workers_is_timed_and_the_parts_fit_the_whole(monkeyp
     assert nested(main, ["level end: checks"], "level end")
     for per in ph.values():
         for f in per.values():
-            assert all(seconds >= 0 for seconds in (f["wall"], f["cpu"]))
+            assert min(f["wall"], f["cpu"]) >= 0  # sums of clock differences, none negative
     err = capsys.readouterr().err
     assert err.startswith("phases (HWCHECK_PHASES)")
     assert all(f"  {name} " in err for name in ph)
