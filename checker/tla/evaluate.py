@@ -164,6 +164,10 @@ class RecFcn:
         self.env = env or {}  # a LET's: the names its body reads besides its own
 
 
+# what a name stands for in a scope (`Evaluator._resolve`)
+_CORE, _DEFN, _BUILTIN, _VAR, _CONSTANT, _OTHER = (
+    "core", "definition", "builtin", "variable", "constant", "other")
+
 CORE_NAMES = frozenset({
     "=", "/=", "\\in", "\\notin", "\\cup", "\\cap", "\\", "\\subseteq", "\\subset",
     "\\supseteq", "\\supset", "=>", "<=>", "~", "SUBSET", "UNION", "DOMAIN", "\\X", "BOOLEAN",
@@ -182,6 +186,10 @@ class Evaluator:
         self.root = root
         self.scope = root.scope
         self.variables = root.variables
+        # a scope -> a name no operator or quantifier binds -> what it stands for there
+        self._names: dict[Scope, dict[str, tuple[str, Any]]] = {}
+        # a finite set -> its elements in the canonical order (`finite`)
+        self._order: dict[frozenset[Value], list[Value]] = {}
         self._ev: dict[type, Callable[[Any, Scope, Env, Ctx], Value]] = {
             Num: lambda e, sc, env, cx: e.value,
             Str: lambda e, sc, env, cx: e.value,
@@ -247,12 +255,32 @@ class Evaluator:
         raise fail(e.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
 
     def finite(self, v: Value, pos: Pos) -> list[Value]:
-        if isinstance(v, frozenset):
-            return sorted_values(v)
+        """The elements of the finite set ``v`` in the canonical order (a list the caller
+        does not change: a set's order is computed once and kept)."""
+        if type(v) is frozenset:
+            order = self._order
+            try:
+                return order[v]
+            except KeyError:
+                pass
+            if len(order) > 100_000:
+                order.clear()
+            out = order[v] = sorted_values(v)
+            return out
         if isinstance(v, LazySet):
             if not v.finite:
                 raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
-            return sorted_values(v.elements())
+            return self.finite(v.elements(), pos)
+        raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def elements(self, v: Value, pos: Pos) -> frozenset[Value]:
+        """The elements of the finite set ``v`` in no order (where none matters)."""
+        if type(v) is frozenset:
+            return v
+        if isinstance(v, LazySet):
+            if not v.finite:
+                raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
+            return v.elements()
         raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
 
     def bindings(self, bounds: tuple[Bound, ...], sc: Scope, env: Env,
@@ -296,6 +324,48 @@ class Evaluator:
                     return v(*[self.ev(a, sc, env, cx) for a in e.args])
                 raise fail(e.pos, f"{name} takes no arguments")
             return v
+        try:
+            how, what = self._names[sc][name]
+        except KeyError:
+            how, what = self._resolve(sc, name)
+        if how is _VAR:
+            st = cx.state
+            if name in st:
+                return st[name]
+            raise fail(e.pos, f"{name} is read before it is assigned")
+        if how is _DEFN:
+            return self.call_defn(what, e.args, e.pos, sc, env, cx)
+        if how is _CORE:
+            return self.core(e, sc, env, cx)
+        if how is _CONSTANT:
+            return what
+        if how is _BUILTIN:
+            return self.call_builtin(what, e.args, e.pos, sc, env, cx)
+        return self._opapp_rest(e, sc, env, cx)
+
+    def _resolve(self, sc: Scope, name: str) -> tuple[str, Any]:
+        """What ``name``, bound by no enclosing operator or quantifier, stands for in ``sc``
+        (found as `_opapp_rest` finds it; kept: a scope does not change once loaded)."""
+        if name in CORE_NAMES:
+            how: tuple[str, Any] = (_CORE, None)
+        else:
+            entry = sc.defs.get(name)
+            if type(entry) is Defn:
+                how = (_DEFN, entry)
+            elif type(entry) is Builtin:
+                how = (_BUILTIN, entry)
+            elif entry is None and name not in sc.subst and name in sc.state_vars:
+                how = (_VAR, None)
+            elif entry is None and name not in sc.subst and name in sc.values:
+                how = (_CONSTANT, sc.values[name])
+            else:
+                how = (_OTHER, None)
+        self._names.setdefault(sc, {})[name] = how
+        return how
+
+    def _opapp_rest(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
+        """``e``'s operator name as neither a bound name nor one `_resolve` keeps."""
+        name = e.name
         if name in CORE_NAMES:
             return self.core(e, sc, env, cx)
         entry = sc.defs.get(name)
@@ -369,7 +439,16 @@ class Evaluator:
         new: Env = {}
         for p, a in zip(d.params, args):
             if p.arity == 0:
-                new[p.name] = Thunk(a, sc, env)
+                t = type(a)
+                if t is OpApp and not a.args and a.name in env:  # type: ignore[attr-defined]
+                    # a name bound here: its value (or its own thunk), read as the thunk
+                    # of the name would read it
+                    v = env[a.name]  # type: ignore[attr-defined]
+                    new[p.name] = v if type(v) is not Closure else Thunk(a, sc, env)
+                elif t is Num or t is Str or t is Bool:
+                    new[p.name] = a.value  # type: ignore[attr-defined]
+                else:
+                    new[p.name] = Thunk(a, sc, env)
             else:
                 new[p.name] = self.operator_arg(a, p.arity, sc, env)
         return new
@@ -523,12 +602,12 @@ class Evaluator:
             self.need_set(vals[0], pos)
             return SubsetSet(vals[0])
         if name == "UNION":
-            outer = self.finite(vals[0], pos)
+            outer = self.elements(vals[0], pos)
             if not all(getattr(s, "finite", True) for s in outer):
                 return UnionSet(frozenset(outer))  # membership only (TypeOK's [D -> Int])
             out: set[Value] = set()
-            for s in self.finite(vals[0], pos):
-                out |= set(self.finite(s, pos))
+            for s in outer:
+                out |= self.elements(s, pos)
             return frozenset(out)
         if name == "DOMAIN":
             f = vals[0]
@@ -544,31 +623,31 @@ class Evaluator:
                 *[self.finite(v, pos) for v in vals]))
         a, b = vals
         if name == "\\subseteq":
-            return all(self.member(x, b, pos) for x in self.finite(a, pos))
+            return all(self.member(x, b, pos) for x in self.elements(a, pos))
         if name == "\\supseteq":
-            return all(self.member(x, a, pos) for x in self.finite(b, pos))
+            return all(self.member(x, a, pos) for x in self.elements(b, pos))
         if name == "\\subset":
-            return all(self.member(x, b, pos) for x in self.finite(a, pos)) and not _equal(
+            return all(self.member(x, b, pos) for x in self.elements(a, pos)) and not _equal(
                 a, b, pos)
         if name == "\\supset":
-            return all(self.member(x, a, pos) for x in self.finite(b, pos)) and not _equal(
+            return all(self.member(x, a, pos) for x in self.elements(b, pos)) and not _equal(
                 a, b, pos)
         if name == "\\cup":
             if not (getattr(a, "finite", True) and getattr(b, "finite", True)):
                 self.need_set(a, pos)
                 self.need_set(b, pos)
                 return UnionSet(frozenset((a, b)))  # Int \cup {NULL}: membership only
-            return frozenset(self.finite(a, pos)) | frozenset(self.finite(b, pos))
+            return self.elements(a, pos) | self.elements(b, pos)
         if name == "\\cap":
             if not getattr(a, "finite", True):
                 a, b = b, a
-            return frozenset(x for x in self.finite(a, pos) if self.member(x, b, pos))
+            return frozenset(x for x in self.elements(a, pos) if self.member(x, b, pos))
         if name == "\\":
             if not getattr(a, "finite", True):  # Nat \ {0}: membership only, as TLC
                 self.need_set(b, pos)
                 return Infinite(f"{show(a)} \\ {show(b)}",
                                 lambda x: a.contains(x) and not member(x, b))
-            return frozenset(x for x in self.finite(a, pos) if not self.member(x, b, pos))
+            return frozenset(x for x in self.elements(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
 
     def need_set(self, v: Value, pos: Pos) -> None:
@@ -705,7 +784,7 @@ class Evaluator:
         raise fail(e.pos, f"{show(r)} has no field {e.field}")
 
     def ev_tuple(self, e: Tuple, sc: Scope, env: Env, cx: Ctx) -> Value:
-        return tup(self.ev(x, sc, env, cx) for x in e.items)
+        return tup([self.ev(x, sc, env, cx) for x in e.items])
 
     def ev_if(self, e: If, sc: Scope, env: Env, cx: Ctx) -> Value:
         return self.ev(e.then if self.ev_bool(e.cond, sc, env, cx) else e.other, sc, env, cx)
@@ -1022,8 +1101,7 @@ class Evaluator:
         if not fixed:
             cx = self._cx(asg, state, init)
             try:
-                label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
-                                            for v in new.values()))
+                label = Label(d.name, tuple(_argument(self, v, cx) for v in new.values()))
             except TlaError:  # an argument the step itself assigns (Send(p, x, x'))
                 label = Label(d.name)
         yield from self.act(d.body, entry.scope, new, asg, state, fixed, init, label)
@@ -1070,6 +1148,15 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+def _argument(ev: Evaluator, v: Any, cx: Ctx) -> Value:
+    """An operator's argument as a step's label shows it (None for an operator)."""
+    if type(v) is Thunk:
+        return v.get(ev, cx)
+    if type(v) is Closure or callable(v):
+        return None
+    return v
 
 
 @contextmanager
