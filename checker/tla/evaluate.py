@@ -204,6 +204,13 @@ class Evaluator:
             Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable, LetFn: self.ev_letfn,
             Conjunct: self.ev_conjunct,
         }
+        # a node -> [node, scope, the names it reads unbound (None: it reads the state or
+        # something else that changes), whether its value is known, its value]: a constant
+        # expression is evaluated once (`_constant`)
+        self._const: dict[int, list[Any]] = {}
+        for t in (SetEnum, SetFilter, SetMap, FnSet, RecordSet, FnLit, Quant, Choose, Tuple,
+                  RecordLit, Let, Case, If):
+            self._ev[t] = self._once(self._ev[t])
 
     # -- entry points --------------------------------------------------------------------
 
@@ -333,15 +340,131 @@ class Evaluator:
             if name in st:
                 return st[name]
             raise fail(e.pos, f"{name} is read before it is assigned")
+        if how is _CONSTANT:
+            return what
+        if e.args and how is not _OTHER:
+            info = self._const.get(id(e))
+            if info is None:
+                info = self._constant(e, sc)
+            names = info[2]
+            if names is not None and info[1] is sc and not any(n in env for n in names):
+                if info[3]:
+                    return info[4]
+                v = self._opapp_resolved(e, how, what, sc, env, cx)
+                info[3], info[4] = True, v
+                return v
+        return self._opapp_resolved(e, how, what, sc, env, cx)
+
+    def _opapp_resolved(self, e: OpApp, how: str, what: Any, sc: Scope, env: Env,
+                        cx: Ctx) -> Value:
         if how is _DEFN:
             return self.call_defn(what, e.args, e.pos, sc, env, cx)
         if how is _CORE:
             return self.core(e, sc, env, cx)
-        if how is _CONSTANT:
-            return what
         if how is _BUILTIN:
             return self.call_builtin(what, e.args, e.pos, sc, env, cx)
         return self._opapp_rest(e, sc, env, cx)
+
+    def _once(self, h: Callable[[Any, Scope, Env, Ctx], Value]
+              ) -> Callable[[Any, Scope, Env, Ctx], Value]:
+        """The handler ``h``, evaluating a constant expression once (`_constant`)."""
+        const = self._const
+
+        def run(e: Expr, sc: Scope, env: Env, cx: Ctx) -> Value:
+            info = const.get(id(e))
+            if info is None:
+                info = self._constant(e, sc)
+            names = info[2]
+            if names is None or info[1] is not sc or any(n in env for n in names):
+                return h(e, sc, env, cx)
+            if info[3]:
+                return info[4]
+            v = h(e, sc, env, cx)
+            info[3], info[4] = True, v
+            return v
+        return run
+
+    def _constant(self, e: Expr, sc: Scope) -> list[Any]:
+        """Whether ``e`` is constant in ``sc`` (reads no variable, no prime, no ``@``, no
+        operator that does): then its value is kept while the names it reads unbound (which
+        resolve to definitions, constants and standard operators) are bound by no enclosing
+        operator or quantifier, checked at each use. The first scope ``e`` is met in only."""
+        names: set[str] | None = set()
+        try:
+            self._free(e, sc, frozenset(), names)  # type: ignore[arg-type]
+        except _Varies:
+            names = None
+        info = [e, sc, None if names is None else tuple(names), False, None]
+        self._const[id(e)] = info
+        return info
+
+    def _free(self, e: Any, sc: Scope, bound: frozenset[str], out: set[str]) -> None:
+        """Adds the names ``e`` reads unbound to ``out``; `_Varies` if ``e`` is not
+        constant."""
+        t = type(e)
+        if t is Num or t is Str or t is Bool:
+            return
+        if t is OpApp:
+            for a in e.args:
+                self._free(a, sc, bound, out)
+            name = e.name
+            if name in bound:
+                return
+            out.add(name)
+            if name in CORE_NAMES:
+                return
+            entry = sc.defs.get(name)
+            if type(entry) is Defn:
+                if self.state_free_defn(entry):
+                    return
+                raise _Varies
+            if type(entry) is Builtin:
+                return
+            if entry is None and name not in sc.subst and name not in sc.state_vars \
+                    and name in sc.values:
+                return
+            raise _Varies
+        if t is Let:
+            inner = bound | {d.name for d in e.defs if d.name is not None}
+            for d in e.defs:
+                if not isinstance(d, OpDef):
+                    raise _Varies
+                self._free(d.body, sc, inner | {p.name for p in d.params}, out)
+            self._free(e.body, sc, inner, out)
+            return
+        if t in (Quant, SetFilter, SetMap, FnLit, Choose):
+            bounds = e.bounds if t in (Quant, SetMap, FnLit) else (e.bound,)
+            for b in bounds:
+                self._free(b.set, sc, bound, out)
+            inner = bound | {n for b in bounds for n in b.names}
+            self._free(e.pred if t is SetFilter else e.expr if t is SetMap else e.body, sc,
+                       inner, out)
+            return
+        if t is RecordLit or t is RecordSet:
+            for _, x in e.fields:
+                self._free(x, sc, bound, out)
+            return
+        if t is Case:
+            for c, v in e.arms:
+                self._free(c, sc, bound, out)
+                self._free(v, sc, bound, out)
+            if e.other is not None:
+                self._free(e.other, sc, bound, out)
+            return
+        if t in (And, Or, SetEnum, Tuple):
+            children = e.items
+        elif t is FnApp:
+            children = (e.fn, *e.args)
+        elif t is FnSet:
+            children = (e.domain, e.range)
+        elif t is Dot:
+            children = (e.expr,)
+        elif t is If:
+            children = (e.cond, e.then, e.other)
+        else:  # a prime, @, EXCEPT, an instance's operator, ENABLED, a LAMBDA, ...
+            raise _Varies
+        for c in children:
+            self._free(c, sc, bound, out)
 
     def _resolve(self, sc: Scope, name: str) -> tuple[str, Any]:
         """What ``name``, bound by no enclosing operator or quantifier, stands for in ``sc``
@@ -1148,6 +1271,10 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+class _Varies(Exception):
+    """An expression is not constant (`Evaluator._free`)."""
 
 
 def _argument(ev: Evaluator, v: Any, cx: Ctx) -> Value:
