@@ -347,12 +347,16 @@ class Evaluator:
             if info is None:
                 info = self._constant(e, sc)
             names = info[2]
-            if names is not None and info[1] is sc and not any(n in env for n in names):
+            if names is not None and info[1] is sc and env.keys().isdisjoint(names):
                 if info[3]:
                     return info[4]
                 v = self._opapp_resolved(e, how, what, sc, env, cx)
                 info[3], info[4] = True, v
                 return v
+        if how is _CORE:
+            return self.core(e, sc, env, cx)
+        if how is _DEFN:
+            return self.call_defn(what, e.args, e.pos, sc, env, cx)
         return self._opapp_resolved(e, how, what, sc, env, cx)
 
     def _opapp_resolved(self, e: OpApp, how: str, what: Any, sc: Scope, env: Env,
@@ -375,7 +379,7 @@ class Evaluator:
             if info is None:
                 info = self._constant(e, sc)
             names = info[2]
-            if names is None or info[1] is not sc or any(n in env for n in names):
+            if names is None or info[1] is not sc or not env.keys().isdisjoint(names):
                 return h(e, sc, env, cx)
             if info[3]:
                 return info[4]
@@ -394,7 +398,7 @@ class Evaluator:
             self._free(e, sc, frozenset(), names)  # type: ignore[arg-type]
         except _Varies:
             names = None
-        info = [e, sc, None if names is None else tuple(names), False, None]
+        info = [e, sc, None if names is None else frozenset(names), False, None]
         self._const[id(e)] = info
         return info
 
@@ -702,6 +706,11 @@ class Evaluator:
 
     def core(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
         name, args, pos = e.name, e.args, e.pos
+        if name == "=":  # the most frequent first
+            return _equal(self.ev(args[0], sc, env, cx), self.ev(args[1], sc, env, cx), pos)
+        if name == "\\in":
+            x = self.ev(args[0], sc, env, cx)
+            return self.member(x, self.ev(args[1], sc, env, cx), pos)
         if name == "=>":
             return (not self.ev_bool(args[0], sc, env, cx)) or self.ev_bool(args[1], sc, env, cx)
         if name == "BOOLEAN":
@@ -785,15 +794,23 @@ class Evaluator:
         raise fail(pos, f"\\in applied to {kind(s)} ({show(s)}), not a set")
 
     def ev_and(self, e: And, sc: Scope, env: Env, cx: Ctx) -> Value:
+        handlers = self._ev
         for item in e.items:
-            if not self.ev_bool(item, sc, env, cx):
+            v = handlers[type(item)](item, sc, env, cx)
+            if v is False:
                 return False
+            if v is not True:
+                raise fail(item.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
         return True
 
     def ev_or(self, e: Or, sc: Scope, env: Env, cx: Ctx) -> Value:
+        handlers = self._ev
         for item in e.items:
-            if self.ev_bool(item, sc, env, cx):
+            v = handlers[type(item)](item, sc, env, cx)
+            if v is True:
                 return True
+            if v is not False:
+                raise fail(item.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
         return False
 
     def ev_prime(self, e: Prime, sc: Scope, env: Env, cx: Ctx) -> Value:
