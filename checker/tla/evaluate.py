@@ -293,6 +293,14 @@ class Evaluator:
     def bindings(self, bounds: tuple[Bound, ...], sc: Scope, env: Env,
                  cx: Ctx) -> Iterator[tuple[Env, tuple[Value, ...]]]:
         """Each binding of ``x \\in S, <<a, b>> \\in T``: the environment and the values."""
+        if len(bounds) == 1 and not bounds[0].tuple and len(bounds[0].names) == 1:
+            b = bounds[0]  # x \in S, the most frequent: no product to build
+            name = b.names[0]
+            for v in self.finite(self.ev(b.set, sc, env, cx), b.set.pos):
+                new = dict(env)
+                new[name] = v
+                yield new, (v,)
+            return
         names: list[tuple[str, ...] | str] = []
         sets: list[list[Value]] = []
         for b in bounds:
@@ -856,8 +864,10 @@ class Evaluator:
 
     def ev_fnapp(self, e: FnApp, sc: Scope, env: Env, cx: Ctx) -> Value:
         f = self.ev(e.fn, sc, env, cx)
-        args = [self.ev(a, sc, env, cx) for a in e.args]
-        k = args[0] if len(args) == 1 else tup(args)
+        if len(e.args) == 1:
+            k = self.ev(e.args[0], sc, env, cx)
+        else:
+            k = tup([self.ev(a, sc, env, cx) for a in e.args])
         if type(f) is Fcn:
             try:
                 return f.map[k]
