@@ -10,7 +10,10 @@ arguments and the ``\\E`` bindings on the way to it (the step's name in a trace)
 
 Plain Python, one state at a time: the reference for the compiled path and the explorer that
 discovers domains, not the fast path. Operators that read no state are evaluated once per
-argument tuple (`Defn.memo`).
+argument tuple (`Defn.memo`); a constant expression (one that reads no variable, no prime and
+no name an enclosing operator or quantifier binds: ``SUBSET Resources``, ``{"a1", "a2"}``) once
+per run (`Evaluator._constant`); a name no operator or quantifier binds is resolved once per
+scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`finite`).
 """
 
 from __future__ import annotations

@@ -283,10 +283,10 @@ def key(v: Value) -> tuple[Any, ...]:
     if t is frozenset:
         return (4, tuple(sorted(map(key, v))))
     if t is Fcn:
-        k = v._key
-        if k is None:
-            k = v._key = (5, tuple(sorted((key(k), key(x)) for k, x in v.map.items())))
-        return k
+        kept: tuple[Any, ...] | None = v._key
+        if kept is None:
+            kept = v._key = (5, tuple(sorted((key(a), key(x)) for a, x in v.map.items())))
+        return kept
     if isinstance(v, LazySet):
         return (4, tuple(sorted(map(key, v.elements())))) if v.finite else (6, v.describe())
     return (7, repr(v))
