@@ -341,3 +341,12 @@ def test_constant_expressions_are_evaluated_once_and_bound_names_are_not(
     assert kept[2] is not None and kept[3] and kept[4] == frozenset({1, 2, 10})
     add = ev.scope.defs["Add"].d.body  # type: ignore[union-attr]
     assert ev._const[id(add)][3] is False  # evaluated each time: it reads k
+
+
+def test_a_sets_kept_order_is_its_own(tmp_path: Path) -> None:
+    # {1} and {TRUE} are equal Python sets: each is still enumerated as itself
+    ev = evaluator(tmp_path, ACTIONS)
+    pos = ev.definition("Init").d.pos
+    assert ev.finite(frozenset({True}), pos) == [True]
+    got = ev.finite(frozenset({1}), pos)
+    assert got == [1] and type(got[0]) is int

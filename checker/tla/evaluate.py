@@ -192,7 +192,7 @@ class Evaluator:
         # a scope -> a name no operator or quantifier binds -> what it stands for there
         self._names: dict[Scope, dict[str, tuple[str, Any]]] = {}
         # a finite set -> its elements in the canonical order (`finite`)
-        self._order: dict[frozenset[Value], list[Value]] = {}
+        self._order: dict[frozenset[Value], tuple[frozenset[Value], list[Value]]] = {}
         self._ev: dict[type, Callable[[Any, Scope, Env, Ctx], Value]] = {
             Num: lambda e, sc, env, cx: e.value,
             Str: lambda e, sc, env, cx: e.value,
@@ -269,13 +269,14 @@ class Evaluator:
         does not change: a set's order is computed once and kept)."""
         if type(v) is frozenset:
             order = self._order
-            try:
-                return order[v]
-            except KeyError:
-                pass
+            kept = order.get(v)
+            # the same set only: Python's equal sets may differ in TLA+ ({1} and {TRUE})
+            if kept is not None and kept[0] is v:
+                return kept[1]
             if len(order) > 100_000:
                 order.clear()
-            out = order[v] = sorted_values(v)
+            out = sorted_values(v)
+            order[v] = (v, out)
             return out
         if isinstance(v, LazySet):
             if not v.finite:
