@@ -11,7 +11,7 @@ from hwcheck.checker.tla.cfg import parse_cfg
 from hwcheck.checker.tla.evaluate import Evaluator, Label
 from hwcheck.checker.tla.modules import load
 from hwcheck.checker.tla.syntax import OpApp, TlaError
-from hwcheck.checker.tla.values import Fcn, ModelValue, key, record, show, tup
+from hwcheck.checker.tla.values import Fcn, ModelValue, key, record, show, sorted_values, tup
 
 HEADER = "---- MODULE E ----\nEXTENDS Integers, Sequences, FiniteSets, TLC, Bags, " \
          "SequencesExt, FiniteSetsExt, Functions\nCONSTANTS A, B\n"
@@ -35,6 +35,10 @@ def test_values_have_tlcs_equalities() -> None:
     assert show(Fcn({1: frozenset({2, 1}), 2: record([("b", True)])})) == \
         "<<{1, 2}, [b |-> TRUE]>>"
     assert sorted([frozenset({3}), 2, "s", True], key=key) == [True, 2, "s", frozenset({3})]
+    # the canonical order, with and without the shortcut for elements all of one kind
+    for items in ([3, -1, 2], ["b", "a"], [True, False], [ModelValue("n"), ModelValue("m")],
+                  [2, True, "a", ModelValue("m"), frozenset({1}), tup([1])], [1, "a", 0]):
+        assert sorted_values(items) == sorted(items, key=key)
 
 
 CASES = [
@@ -320,3 +324,29 @@ def test_community_functions_and_an_infix_operator_as_an_argument(tmp_path: Path
     ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
     assert ev.value(OpApp(ev.definition("e").d.pos, "e"), {}) == tup([
         8, 3, tup([3, 2, 1]), 2, 7])
+
+
+def test_constant_expressions_are_evaluated_once_and_bound_names_are_not(
+        tmp_path: Path) -> None:
+    # Add's parameter k is named like the definition k after it: inside Add, k is the
+    # parameter, so {k, k + 1} is not the constant {10, 11}
+    ev = evaluator(tmp_path, ACTIONS + "Add(k) == {k, k + 1}\nk == 10\n"
+                   "Const == {1, 2} \\cup {k}\n"
+                   "Uses == Add(x) \\cup Add(2) \\cup Const \\cup {y : y \\in {x}}\n")
+    uses = ev.definition("Uses")
+    assert ev.value(uses.d.body, {"x": 3, "y": 0}) == frozenset({1, 2, 3, 4, 10})
+    assert ev.value(uses.d.body, {"x": 5, "y": 0}) == frozenset({1, 2, 3, 5, 6, 10})
+    body = ev.definition("Const").d.body
+    kept = ev._const[id(body)]
+    assert kept[2] is not None and kept[3] and kept[4] == frozenset({1, 2, 10})
+    add = ev.scope.defs["Add"].d.body  # type: ignore[union-attr]
+    assert ev._const[id(add)][3] is False  # evaluated each time: it reads k
+
+
+def test_a_sets_kept_order_is_its_own(tmp_path: Path) -> None:
+    # {1} and {TRUE} are equal Python sets: each is still enumerated as itself
+    ev = evaluator(tmp_path, ACTIONS)
+    pos = ev.definition("Init").d.pos
+    assert ev.finite(frozenset({True}), pos) == [True]
+    got = ev.finite(frozenset({1}), pos)
+    assert got == [1] and type(got[0]) is int

@@ -10,7 +10,10 @@ arguments and the ``\\E`` bindings on the way to it (the step's name in a trace)
 
 Plain Python, one state at a time: the reference for the compiled path and the explorer that
 discovers domains, not the fast path. Operators that read no state are evaluated once per
-argument tuple (`Defn.memo`).
+argument tuple (`Defn.memo`); a constant expression (one that reads no variable, no prime and
+no name an enclosing operator or quantifier binds: ``SUBSET Resources``, ``{"a1", "a2"}``) once
+per run (`Evaluator._constant`); a name no operator or quantifier binds is resolved once per
+scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`finite`).
 """
 
 from __future__ import annotations
@@ -164,6 +167,10 @@ class RecFcn:
         self.env = env or {}  # a LET's: the names its body reads besides its own
 
 
+# what a name stands for in a scope (`Evaluator._resolve`)
+_CORE, _DEFN, _BUILTIN, _VAR, _CONSTANT, _OTHER = (
+    "core", "definition", "builtin", "variable", "constant", "other")
+
 CORE_NAMES = frozenset({
     "=", "/=", "\\in", "\\notin", "\\cup", "\\cap", "\\", "\\subseteq", "\\subset",
     "\\supseteq", "\\supset", "=>", "<=>", "~", "SUBSET", "UNION", "DOMAIN", "\\X", "BOOLEAN",
@@ -182,6 +189,10 @@ class Evaluator:
         self.root = root
         self.scope = root.scope
         self.variables = root.variables
+        # a scope -> a name no operator or quantifier binds -> what it stands for there
+        self._names: dict[Scope, dict[str, tuple[str, Any]]] = {}
+        # a finite set -> its elements in the canonical order (`finite`)
+        self._order: dict[frozenset[Value], tuple[frozenset[Value], list[Value]]] = {}
         self._ev: dict[type, Callable[[Any, Scope, Env, Ctx], Value]] = {
             Num: lambda e, sc, env, cx: e.value,
             Str: lambda e, sc, env, cx: e.value,
@@ -196,6 +207,13 @@ class Evaluator:
             Enabled: self.ev_enabled, Unevaluable: self.ev_unevaluable, LetFn: self.ev_letfn,
             Conjunct: self.ev_conjunct,
         }
+        # a node -> [node, scope, the names it reads unbound (None: it reads the state or
+        # something else that changes), whether its value is known, its value]: a constant
+        # expression is evaluated once (`_constant`)
+        self._const: dict[int, list[Any]] = {}
+        for t in (SetEnum, SetFilter, SetMap, FnSet, RecordSet, FnLit, Quant, Choose, Tuple,
+                  RecordLit, Let, Case, If):
+            self._ev[t] = self._once(self._ev[t])
 
     # -- entry points --------------------------------------------------------------------
 
@@ -247,17 +265,46 @@ class Evaluator:
         raise fail(e.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
 
     def finite(self, v: Value, pos: Pos) -> list[Value]:
-        if isinstance(v, frozenset):
-            return sorted_values(v)
+        """The elements of the finite set ``v`` in the canonical order (a list the caller
+        does not change: a set's order is computed once and kept)."""
+        if type(v) is frozenset:
+            order = self._order
+            kept = order.get(v)
+            # the same set only: Python's equal sets may differ in TLA+ ({1} and {TRUE})
+            if kept is not None and kept[0] is v:
+                return kept[1]
+            if len(order) > 100_000:
+                order.clear()
+            out = sorted_values(v)
+            order[v] = (v, out)
+            return out
         if isinstance(v, LazySet):
             if not v.finite:
                 raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
-            return sorted_values(v.elements())
+            return self.finite(v.elements(), pos)
+        raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def elements(self, v: Value, pos: Pos) -> frozenset[Value]:
+        """The elements of the finite set ``v`` in no order (where none matters)."""
+        if type(v) is frozenset:
+            return v
+        if isinstance(v, LazySet):
+            if not v.finite:
+                raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
+            return v.elements()
         raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
 
     def bindings(self, bounds: tuple[Bound, ...], sc: Scope, env: Env,
                  cx: Ctx) -> Iterator[tuple[Env, tuple[Value, ...]]]:
         """Each binding of ``x \\in S, <<a, b>> \\in T``: the environment and the values."""
+        if len(bounds) == 1 and not bounds[0].tuple and len(bounds[0].names) == 1:
+            b = bounds[0]  # x \in S, the most frequent: no product to build
+            name = b.names[0]
+            for v in self.finite(self.ev(b.set, sc, env, cx), b.set.pos):
+                new = dict(env)
+                new[name] = v
+                yield new, (v,)
+            return
         names: list[tuple[str, ...] | str] = []
         sets: list[list[Value]] = []
         for b in bounds:
@@ -296,6 +343,168 @@ class Evaluator:
                     return v(*[self.ev(a, sc, env, cx) for a in e.args])
                 raise fail(e.pos, f"{name} takes no arguments")
             return v
+        try:
+            how, what = self._names[sc][name]
+        except KeyError:
+            how, what = self._resolve(sc, name)
+        if how is _VAR:
+            st = cx.state
+            if name in st:
+                return st[name]
+            raise fail(e.pos, f"{name} is read before it is assigned")
+        if how is _CONSTANT:
+            return what
+        if e.args and how is not _OTHER:
+            info = self._const.get(id(e))
+            if info is None:
+                info = self._constant(e, sc)
+            names = info[2]
+            if names is not None and info[1] is sc and env.keys().isdisjoint(names):
+                if info[3]:
+                    return info[4]
+                v = self._opapp_resolved(e, how, what, sc, env, cx)
+                info[3], info[4] = True, v
+                return v
+        if how is _CORE:
+            return self.core(e, sc, env, cx)
+        if how is _DEFN:
+            return self.call_defn(what, e.args, e.pos, sc, env, cx)
+        return self._opapp_resolved(e, how, what, sc, env, cx)
+
+    def _opapp_resolved(self, e: OpApp, how: str, what: Any, sc: Scope, env: Env,
+                        cx: Ctx) -> Value:
+        if how is _DEFN:
+            return self.call_defn(what, e.args, e.pos, sc, env, cx)
+        if how is _CORE:
+            return self.core(e, sc, env, cx)
+        if how is _BUILTIN:
+            return self.call_builtin(what, e.args, e.pos, sc, env, cx)
+        return self._opapp_rest(e, sc, env, cx)
+
+    def _once(self, h: Callable[[Any, Scope, Env, Ctx], Value]
+              ) -> Callable[[Any, Scope, Env, Ctx], Value]:
+        """The handler ``h``, evaluating a constant expression once (`_constant`)."""
+        const = self._const
+
+        def run(e: Expr, sc: Scope, env: Env, cx: Ctx) -> Value:
+            info = const.get(id(e))
+            if info is None:
+                info = self._constant(e, sc)
+            names = info[2]
+            if names is None or info[1] is not sc or not env.keys().isdisjoint(names):
+                return h(e, sc, env, cx)
+            if info[3]:
+                return info[4]
+            v = h(e, sc, env, cx)
+            info[3], info[4] = True, v
+            return v
+        return run
+
+    def _constant(self, e: Expr, sc: Scope) -> list[Any]:
+        """Whether ``e`` is constant in ``sc`` (reads no variable, no prime, no ``@``, no
+        operator that does): then its value is kept while the names it reads unbound (which
+        resolve to definitions, constants and standard operators) are bound by no enclosing
+        operator or quantifier, checked at each use. The first scope ``e`` is met in only."""
+        names: set[str] | None = set()
+        try:
+            self._free(e, sc, frozenset(), names)  # type: ignore[arg-type]
+        except _Varies:
+            names = None
+        info = [e, sc, None if names is None else frozenset(names), False, None]
+        self._const[id(e)] = info
+        return info
+
+    def _free(self, e: Any, sc: Scope, bound: frozenset[str], out: set[str]) -> None:
+        """Adds the names ``e`` reads unbound to ``out``; `_Varies` if ``e`` is not
+        constant."""
+        t = type(e)
+        if t is Num or t is Str or t is Bool:
+            return
+        if t is OpApp:
+            for a in e.args:
+                self._free(a, sc, bound, out)
+            name = e.name
+            if name in bound:
+                return
+            out.add(name)
+            if name in CORE_NAMES:
+                return
+            entry = sc.defs.get(name)
+            if type(entry) is Defn:
+                if self.state_free_defn(entry):
+                    return
+                raise _Varies
+            if type(entry) is Builtin:
+                return
+            if entry is None and name not in sc.subst and name not in sc.state_vars \
+                    and name in sc.values:
+                return
+            raise _Varies
+        if t is Let:
+            inner = bound | {d.name for d in e.defs if d.name is not None}
+            for d in e.defs:
+                if not isinstance(d, OpDef):
+                    raise _Varies
+                self._free(d.body, sc, inner | {p.name for p in d.params}, out)
+            self._free(e.body, sc, inner, out)
+            return
+        if t in (Quant, SetFilter, SetMap, FnLit, Choose):
+            bounds = e.bounds if t in (Quant, SetMap, FnLit) else (e.bound,)
+            for b in bounds:
+                self._free(b.set, sc, bound, out)
+            inner = bound | {n for b in bounds for n in b.names}
+            self._free(e.pred if t is SetFilter else e.expr if t is SetMap else e.body, sc,
+                       inner, out)
+            return
+        if t is RecordLit or t is RecordSet:
+            for _, x in e.fields:
+                self._free(x, sc, bound, out)
+            return
+        if t is Case:
+            for c, v in e.arms:
+                self._free(c, sc, bound, out)
+                self._free(v, sc, bound, out)
+            if e.other is not None:
+                self._free(e.other, sc, bound, out)
+            return
+        if t in (And, Or, SetEnum, Tuple):
+            children = e.items
+        elif t is FnApp:
+            children = (e.fn, *e.args)
+        elif t is FnSet:
+            children = (e.domain, e.range)
+        elif t is Dot:
+            children = (e.expr,)
+        elif t is If:
+            children = (e.cond, e.then, e.other)
+        else:  # a prime, @, EXCEPT, an instance's operator, ENABLED, a LAMBDA, ...
+            raise _Varies
+        for c in children:
+            self._free(c, sc, bound, out)
+
+    def _resolve(self, sc: Scope, name: str) -> tuple[str, Any]:
+        """What ``name``, bound by no enclosing operator or quantifier, stands for in ``sc``
+        (found as `_opapp_rest` finds it; kept: a scope does not change once loaded)."""
+        if name in CORE_NAMES:
+            how: tuple[str, Any] = (_CORE, None)
+        else:
+            entry = sc.defs.get(name)
+            if type(entry) is Defn:
+                how = (_DEFN, entry)
+            elif type(entry) is Builtin:
+                how = (_BUILTIN, entry)
+            elif entry is None and name not in sc.subst and name in sc.state_vars:
+                how = (_VAR, None)
+            elif entry is None and name not in sc.subst and name in sc.values:
+                how = (_CONSTANT, sc.values[name])
+            else:
+                how = (_OTHER, None)
+        self._names.setdefault(sc, {})[name] = how
+        return how
+
+    def _opapp_rest(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
+        """``e``'s operator name as neither a bound name nor one `_resolve` keeps."""
+        name = e.name
         if name in CORE_NAMES:
             return self.core(e, sc, env, cx)
         entry = sc.defs.get(name)
@@ -369,7 +578,16 @@ class Evaluator:
         new: Env = {}
         for p, a in zip(d.params, args):
             if p.arity == 0:
-                new[p.name] = Thunk(a, sc, env)
+                t = type(a)
+                if t is OpApp and not a.args and a.name in env:  # type: ignore[attr-defined]
+                    # a name bound here: its value (or its own thunk), read as the thunk
+                    # of the name would read it
+                    v = env[a.name]  # type: ignore[attr-defined]
+                    new[p.name] = v if type(v) is not Closure else Thunk(a, sc, env)
+                elif t is Num or t is Str or t is Bool:
+                    new[p.name] = a.value  # type: ignore[attr-defined]
+                else:
+                    new[p.name] = Thunk(a, sc, env)
             else:
                 new[p.name] = self.operator_arg(a, p.arity, sc, env)
         return new
@@ -500,6 +718,11 @@ class Evaluator:
 
     def core(self, e: OpApp, sc: Scope, env: Env, cx: Ctx) -> Value:
         name, args, pos = e.name, e.args, e.pos
+        if name == "=":  # the most frequent first
+            return _equal(self.ev(args[0], sc, env, cx), self.ev(args[1], sc, env, cx), pos)
+        if name == "\\in":
+            x = self.ev(args[0], sc, env, cx)
+            return self.member(x, self.ev(args[1], sc, env, cx), pos)
         if name == "=>":
             return (not self.ev_bool(args[0], sc, env, cx)) or self.ev_bool(args[1], sc, env, cx)
         if name == "BOOLEAN":
@@ -523,12 +746,12 @@ class Evaluator:
             self.need_set(vals[0], pos)
             return SubsetSet(vals[0])
         if name == "UNION":
-            outer = self.finite(vals[0], pos)
+            outer = self.elements(vals[0], pos)
             if not all(getattr(s, "finite", True) for s in outer):
                 return UnionSet(frozenset(outer))  # membership only (TypeOK's [D -> Int])
             out: set[Value] = set()
-            for s in self.finite(vals[0], pos):
-                out |= set(self.finite(s, pos))
+            for s in outer:
+                out |= self.elements(s, pos)
             return frozenset(out)
         if name == "DOMAIN":
             f = vals[0]
@@ -544,31 +767,31 @@ class Evaluator:
                 *[self.finite(v, pos) for v in vals]))
         a, b = vals
         if name == "\\subseteq":
-            return all(self.member(x, b, pos) for x in self.finite(a, pos))
+            return all(self.member(x, b, pos) for x in self.elements(a, pos))
         if name == "\\supseteq":
-            return all(self.member(x, a, pos) for x in self.finite(b, pos))
+            return all(self.member(x, a, pos) for x in self.elements(b, pos))
         if name == "\\subset":
-            return all(self.member(x, b, pos) for x in self.finite(a, pos)) and not _equal(
+            return all(self.member(x, b, pos) for x in self.elements(a, pos)) and not _equal(
                 a, b, pos)
         if name == "\\supset":
-            return all(self.member(x, a, pos) for x in self.finite(b, pos)) and not _equal(
+            return all(self.member(x, a, pos) for x in self.elements(b, pos)) and not _equal(
                 a, b, pos)
         if name == "\\cup":
             if not (getattr(a, "finite", True) and getattr(b, "finite", True)):
                 self.need_set(a, pos)
                 self.need_set(b, pos)
                 return UnionSet(frozenset((a, b)))  # Int \cup {NULL}: membership only
-            return frozenset(self.finite(a, pos)) | frozenset(self.finite(b, pos))
+            return self.elements(a, pos) | self.elements(b, pos)
         if name == "\\cap":
             if not getattr(a, "finite", True):
                 a, b = b, a
-            return frozenset(x for x in self.finite(a, pos) if self.member(x, b, pos))
+            return frozenset(x for x in self.elements(a, pos) if self.member(x, b, pos))
         if name == "\\":
             if not getattr(a, "finite", True):  # Nat \ {0}: membership only, as TLC
                 self.need_set(b, pos)
                 return Infinite(f"{show(a)} \\ {show(b)}",
                                 lambda x: a.contains(x) and not member(x, b))
-            return frozenset(x for x in self.finite(a, pos) if not self.member(x, b, pos))
+            return frozenset(x for x in self.elements(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
 
     def need_set(self, v: Value, pos: Pos) -> None:
@@ -583,15 +806,23 @@ class Evaluator:
         raise fail(pos, f"\\in applied to {kind(s)} ({show(s)}), not a set")
 
     def ev_and(self, e: And, sc: Scope, env: Env, cx: Ctx) -> Value:
+        handlers = self._ev
         for item in e.items:
-            if not self.ev_bool(item, sc, env, cx):
+            v = handlers[type(item)](item, sc, env, cx)
+            if v is False:
                 return False
+            if v is not True:
+                raise fail(item.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
         return True
 
     def ev_or(self, e: Or, sc: Scope, env: Env, cx: Ctx) -> Value:
+        handlers = self._ev
         for item in e.items:
-            if self.ev_bool(item, sc, env, cx):
+            v = handlers[type(item)](item, sc, env, cx)
+            if v is True:
                 return True
+            if v is not False:
+                raise fail(item.pos, f"expected a boolean, found {kind(v)} ({show(v)})")
         return False
 
     def ev_prime(self, e: Prime, sc: Scope, env: Env, cx: Ctx) -> Value:
@@ -637,8 +868,10 @@ class Evaluator:
 
     def ev_fnapp(self, e: FnApp, sc: Scope, env: Env, cx: Ctx) -> Value:
         f = self.ev(e.fn, sc, env, cx)
-        args = [self.ev(a, sc, env, cx) for a in e.args]
-        k = args[0] if len(args) == 1 else tup(args)
+        if len(e.args) == 1:
+            k = self.ev(e.args[0], sc, env, cx)
+        else:
+            k = tup([self.ev(a, sc, env, cx) for a in e.args])
         if type(f) is Fcn:
             try:
                 return f.map[k]
@@ -705,7 +938,7 @@ class Evaluator:
         raise fail(e.pos, f"{show(r)} has no field {e.field}")
 
     def ev_tuple(self, e: Tuple, sc: Scope, env: Env, cx: Ctx) -> Value:
-        return tup(self.ev(x, sc, env, cx) for x in e.items)
+        return tup([self.ev(x, sc, env, cx) for x in e.items])
 
     def ev_if(self, e: If, sc: Scope, env: Env, cx: Ctx) -> Value:
         return self.ev(e.then if self.ev_bool(e.cond, sc, env, cx) else e.other, sc, env, cx)
@@ -1022,8 +1255,7 @@ class Evaluator:
         if not fixed:
             cx = self._cx(asg, state, init)
             try:
-                label = Label(d.name, tuple(v.get(self, cx) if type(v) is Thunk else None
-                                            for v in new.values()))
+                label = Label(d.name, tuple(_argument(self, v, cx) for v in new.values()))
             except TlaError:  # an argument the step itself assigns (Send(p, x, x'))
                 label = Label(d.name)
         yield from self.act(d.body, entry.scope, new, asg, state, fixed, init, label)
@@ -1070,6 +1302,19 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+class _Varies(Exception):
+    """An expression is not constant (`Evaluator._free`)."""
+
+
+def _argument(ev: Evaluator, v: Any, cx: Ctx) -> Value:
+    """An operator's argument as a step's label shows it (None for an operator)."""
+    if type(v) is Thunk:
+        return v.get(ev, cx)
+    if type(v) is Closure or callable(v):
+        return None
+    return v
 
 
 @contextmanager

@@ -42,11 +42,12 @@ class ModelValue:
 class Fcn:
     """A function with a finite domain (sequences, tuples and records included)."""
 
-    __slots__ = ("map", "_hash")
+    __slots__ = ("map", "_hash", "_key")
 
     def __init__(self, mapping: dict[Value, Value]) -> None:
-        self.map = mapping
+        self.map = mapping  # never changed once built: the hash and the key are kept
         self._hash: int | None = None
+        self._key: tuple[Any, ...] | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Fcn) and self.map == other.map
@@ -74,7 +75,7 @@ class Fcn:
 
 def tup(items: Iterable[Value]) -> Fcn:
     """The sequence (tuple) of ``items``."""
-    return Fcn({i: v for i, v in enumerate(items, 1)})
+    return Fcn(dict(enumerate(items, 1)))
 
 
 def record(fields: Iterable[tuple[str, Value]]) -> Fcn:
@@ -282,14 +283,39 @@ def key(v: Value) -> tuple[Any, ...]:
     if t is frozenset:
         return (4, tuple(sorted(map(key, v))))
     if t is Fcn:
-        return (5, tuple(sorted((key(k), key(x)) for k, x in v.map.items())))
+        kept: tuple[Any, ...] | None = v._key
+        if kept is None:
+            kept = v._key = (5, tuple(sorted((key(a), key(x)) for a, x in v.map.items())))
+        return kept
     if isinstance(v, LazySet):
         return (4, tuple(sorted(map(key, v.elements())))) if v.finite else (6, v.describe())
     return (7, repr(v))
 
 
+def _name(v: ModelValue) -> str:
+    return v.name
+
+
 def sorted_values(s: Iterable[Value]) -> list[Value]:
-    return sorted(s, key=key)
+    """``s`` in the canonical order (`key`); elements all of one kind among booleans,
+    integers and strings (in their natural order, as `key` orders them) or model values (by
+    name) are sorted without building keys."""
+    items = list(s)
+    if not items:
+        return items
+    t = type(items[0])
+    if t is int or t is str or t is bool or t is ModelValue:
+        for x in items:
+            if type(x) is not t:
+                break
+        else:
+            if t is ModelValue:
+                items.sort(key=_name)
+            else:
+                items.sort()
+            return items
+    items.sort(key=key)
+    return items
 
 
 def show(v: Value) -> str:
