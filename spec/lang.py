@@ -946,6 +946,30 @@ class Liveness:
 
 
 @dataclass(frozen=True, eq=False)
+class FairGroup:
+    """Fairness of several action instances taken together, as TLA+'s ``WF_v(A)`` and
+    ``SF_v(A)`` of an action ``A`` that more than one instance takes (a disjunction inside it,
+    an ``\\E`` below it): ``weak``, a behaviour on which some member is enabled in every state
+    from some point on takes some member infinitely often; ``strong``, one on which some member
+    is enabled infinitely often does. ``members``: (action name, its parameters' indices)."""
+
+    name: str
+    kind: str
+    members: tuple[tuple[str, tuple[int, ...]], ...]
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
+
+
+@dataclass(frozen=True)
+class FairCondition:
+    """One fairness condition over the spec's instances (by `Instance.index`): an action's
+    instance with its declared fairness, or a `FairGroup`."""
+
+    name: str
+    kind: str
+    instances: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class Instance:
     """One action instance: the action and the values of its parameters."""
 
@@ -1002,6 +1026,7 @@ class Spec:
     action_properties: list[ActionProperty] = field(default_factory=list)
     reachables: list[Reachable] = field(default_factory=list)
     liveness: list[Liveness] = field(default_factory=list)
+    fair_groups: list[FairGroup] = field(default_factory=list)  # besides each action's own
     # the variables declared with a structured type (``spec/types.py``), each stored as the
     # core variables of its leaves (which ``variables`` lists)
     typed: list[TypedVar] = field(default_factory=list)
@@ -1155,6 +1180,12 @@ class Spec:
                                       _lift_at(p, at, f"liveness property {name}"), None, doc,
                                       tuple(quiet), at))
 
+    def fair(self, name: str, kind: str, members: Sequence[tuple[str, Sequence[int]]]) -> None:
+        """Fairness (``kind``: "weak" or "strong") of the action instances ``members`` taken
+        together (`FairGroup`); an instance is in one fairness condition at most."""
+        self.fair_groups.append(FairGroup(name, kind, tuple((a, tuple(args))
+                                                            for a, args in members), caller()))
+
     # -- derived -------------------------------------------------------------------------------
 
     def instances(self) -> list[Instance]:
@@ -1162,6 +1193,39 @@ class Spec:
         for a in self.actions:
             for args in a.instances():
                 out.append(Instance(len(out), a, args))
+        return out
+
+    def fairness_conditions(self) -> list[FairCondition]:
+        """Every fairness condition: each instance of an action declared fair, then each
+        `FairGroup`. A SpecError if an instance is in two, or a group names no instance."""
+        insts = self.instances()
+        out = [FairCondition(i.label, i.action.fairness, (i.index,))
+               for i in insts if i.action.fairness is not None]
+        by_key = {(i.action.name, i.args): i.index for i in insts}
+        for g in self.fair_groups:
+            where = f"fairness {g.name}"
+            try:
+                if g.kind not in FAIRNESS:
+                    raise SpecError(f"{where}: fairness must be 'weak' or 'strong', "
+                                    f"got {g.kind!r}")
+                missing = [m for m in g.members if m not in by_key]
+                if missing:
+                    a, args = missing[0]
+                    raise SpecError(f"{where}: {a}{list(args)} is no action instance")
+                if not g.members:
+                    raise SpecError(f"{where}: no action instance")
+            except SpecError as e:
+                raise located(e, g.origin, where) from None
+            out.append(FairCondition(g.name, g.kind, tuple(sorted({by_key[m]
+                                                                   for m in g.members}))))
+        seen: dict[int, str] = {}
+        for c in out:
+            for i in c.instances:
+                if i in seen:
+                    raise SpecError(f"{insts[i].label} is in two fairness conditions "
+                                    f"({seen[i]} and {c.name}): each instance is in one at "
+                                    "most")
+                seen[i] = c.name
         return out
 
     def var(self, name: str) -> Var:
@@ -1228,6 +1292,7 @@ class Spec:
             if strays or not self.view:
                 raise SpecError(f"the view names unknown variable(s) {', '.join(strays)}"
                                 if strays else "the view names no variable")
+        self.fairness_conditions()  # the groups name instances, each in one condition at most
         return self
 
     def _check_liveness(self, p: Liveness, declared: dict[str, Var]) -> None:

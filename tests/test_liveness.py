@@ -63,8 +63,12 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
                 rows[key(nxt)] = nxt
                 todo.append(nxt)
             edges.append((key(row), key(nxt), inst))
-    enabled = {s: {e[2].label for e in edges if e[0] == s and e[1] != s} for s in rows}
-    fair = {i.label: i.action.fairness for i in insts if i.action.fairness}
+    # each fairness condition by its name: an instance's own, or a group's (any member)
+    conds = spec.fairness_conditions()
+    member = {i: c.name for c in conds for i in c.instances}
+    enabled = {s: {member[e[2].index] for e in edges
+                   if e[0] == s and e[1] != s and e[2].index in member} for s in rows}
+    fair = {c.name: c.kind for c in conds}
     out = {}
     for p in spec.liveness:
         quiet = set(p.quiet)
@@ -81,7 +85,7 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
             region = {s for s in rows if not holds(goal, s)}
             accept = set(region)
             starts = {s for s in region if p.form != "leads_to" or holds(p.p, s)}
-        fair_states = _fair_states(region, edges, enabled, fair, accept, quiet)
+        fair_states = _fair_states(region, edges, enabled, fair, member, accept, quiet)
         g = nx.DiGraph()
         g.add_nodes_from(region)
         g.add_edges_from((a, b) for a, b, _ in edges if a in region and b in region)
@@ -91,7 +95,7 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
     return out
 
 
-def _fair_states(region, edges, enabled, fair, accept, quiet) -> set:
+def _fair_states(region, edges, enabled, fair, member, accept, quiet) -> set:
     """The states on a fair cycle inside ``region`` that visits ``accept``."""
     g = nx.DiGraph()
     g.add_nodes_from(region)
@@ -104,8 +108,9 @@ def _fair_states(region, edges, enabled, fair, accept, quiet) -> set:
         comp = work.pop()
         if not comp & accept:
             continue
-        taken = {inst.label for a, b, inst in edges
-                 if a in comp and b in comp and a != b and inst.action.name not in quiet}
+        taken = {member[inst.index] for a, b, inst in edges
+                 if a in comp and b in comp and a != b and inst.action.name not in quiet
+                 and inst.index in member}
         en_all = set.intersection(*(enabled[s] for s in comp))
         en_any = set.union(*(enabled[s] for s in comp))
         if any(f == "weak" and lab in en_all and lab not in taken for lab, f in fair.items()):
