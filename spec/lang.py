@@ -1156,29 +1156,44 @@ class Spec:
         self.reachables.append(Reachable(name, _lift_at(expr, at, f"reachability check {name}"),
                                          doc, at))
 
-    def leads_to(self, name: str, p: Value, q: Value, doc: str = "",
-                 quiet: Sequence[str] = ()) -> None:
+    def leads_to(self, name: str, p: Value | Callable[..., Value],
+                 q: Value | Callable[..., Value], doc: str = "", quiet: Sequence[str] = (),
+                 over: Sequence[int] = ()) -> None:
         """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
-        ``q`` (``p ~> q``)."""
-        at, what = caller(), f"liveness property {name}"
-        self.liveness.append(Liveness(name, "leads_to", _lift_at(p, at, what),
-                                      _lift_at(q, at, what), doc, tuple(quiet), at))
+        ``q`` (``p ~> q``). With ``over`` (sizes), ``p`` and ``q`` are functions of one index
+        per size, and the property is one for each (``\\A i \\in 0..n-1 : p(i) ~> q(i)``), named
+        ``name(i)``."""
+        self._liveness(name, "leads_to", p, q, doc, quiet, over, caller())
 
-    def always_eventually(self, name: str, p: Value, doc: str = "",
-                          quiet: Sequence[str] = ()) -> None:
-        """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
-        at = caller()
-        self.liveness.append(Liveness(name, "always_eventually",
-                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
-                                      tuple(quiet), at))
+    def always_eventually(self, name: str, p: Value | Callable[..., Value], doc: str = "",
+                          quiet: Sequence[str] = (), over: Sequence[int] = ()) -> None:
+        """On every fair behaviour ``p`` holds infinitely often (``[]<>p``); ``over`` as
+        `leads_to`'s."""
+        self._liveness(name, "always_eventually", p, None, doc, quiet, over, caller())
 
-    def eventually_always(self, name: str, p: Value, doc: str = "",
-                          quiet: Sequence[str] = ()) -> None:
-        """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
-        at = caller()
-        self.liveness.append(Liveness(name, "eventually_always",
-                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
-                                      tuple(quiet), at))
+    def eventually_always(self, name: str, p: Value | Callable[..., Value], doc: str = "",
+                          quiet: Sequence[str] = (), over: Sequence[int] = ()) -> None:
+        """On every fair behaviour ``p`` holds from some point on (``<>[]p``); ``over`` as
+        `leads_to`'s."""
+        self._liveness(name, "eventually_always", p, None, doc, quiet, over, caller())
+
+    def _liveness(self, name: str, form: str, p: Value | Callable[..., Value],
+                  q: Value | Callable[..., Value] | None, doc: str, quiet: Sequence[str],
+                  over: Sequence[int], at: str) -> None:
+        what = f"liveness property {name}"
+        combos: list[tuple[int, ...]] = list(itertools.product(*(range(n) for n in over))) \
+            if over else [()]
+        for idx in combos:
+            label = f"{name}({', '.join(map(str, idx))})" if over else name
+            try:
+                pe = p(*idx) if over else p
+                qe = None if q is None else q(*idx) if over else q
+            except TypeError as e:  # not a function of the indices
+                raise located(SpecError(f"with over=, p and q are functions of one index per "
+                                        f"size ({e})"), at, what) from None
+            self.liveness.append(Liveness(
+                label, form, _lift_at(pe, at, what),
+                None if qe is None else _lift_at(qe, at, what), doc, tuple(quiet), at))
 
     def fair(self, name: str, kind: str, members: Sequence[tuple[str, Sequence[int]]]) -> None:
         """Fairness (``kind``: "weak" or "strong") of the action instances ``members`` taken

@@ -393,3 +393,31 @@ def test_tarjan_finds_networkx_components(graph, ok):
     for a, b, c in edges:  # a transition never leads to a component completed later
         if mask[a] and mask[b] and ok[c]:
             assert comp[b] <= comp[a]
+
+
+def _each_served(use: str) -> Spec:
+    """The token ring with ``\\A i \\in Nodes : want[i] ~> ~want[i]`` as ServedEach."""
+    from hwcheck.spec.lang import Read, lift
+
+    spec = spec_of("token_ring.py", nodes=3, use=use)
+    flags = next(v for v in spec.variables if v.name == "want")
+    spec.leads_to("ServedEach", lambda i: Read(flags, (lift(i),)),
+                  lambda i: ~Read(flags, (lift(i),)), over=[3])
+    return spec.validate()
+
+
+def test_a_quantified_property_is_a_property_for_each_index():
+    spec = _each_served("strong")
+    each = [p for p in spec.liveness if p.name.startswith("ServedEach")]
+    assert [p.name for p in each] == ["ServedEach(0)", "ServedEach(1)", "ServedEach(2)"]
+    assert all(p.form == "leads_to" and p.q is not None for p in each)
+    assert len({repr(p.p) for p in each}) == 3  # each reads its own node
+    with pytest.raises(SpecError, match="functions of one index per size"):
+        spec.leads_to("Bad", lambda: True, lambda: False, over=[3])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("use,want", [("strong", "holds"), ("none", "violated")])
+def test_each_index_of_a_quantified_property_has_its_verdict(use, want):
+    got = graph_verdicts(_each_served(use))
+    assert {got[f"ServedEach({i})"] for i in range(3)} == {want} == {got["Served"]}

@@ -148,3 +148,37 @@ def test_kafka_hw_liveness_tla_gives_tlcs_verdicts(tmp_path, cfg):
     got = graph_verdicts(spec)
     names = ("ElectionAfterCrash", "AckedReplicated", "HwCatchesUp", "LogsConverge")
     assert got == dict(zip(names, TLC_KAFKA[cfg]))
+
+
+@pytest.mark.slow
+def test_lassos_of_a_module_replay_and_an_unfair_cycle_is_rejected(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from hwcheck.checker.cli.main import main
+
+    weak, strong = tmp_path / "weak.cfg", tmp_path / "strong.cfg"
+    for path, spec in ((weak, "SpecUseWeak_PassWeak"), (strong, "SpecUseStrong_PassWeak")):
+        path.write_text(f"CONSTANTS N = 3\nSPECIFICATION {spec}\nPROPERTY Served\n"
+                        "CHECK_DEADLOCK FALSE\n")
+    tla = str(TLA / "TokenRing.tla")
+    runner = CliRunner()
+    res = runner.invoke(main, ["check", "--spec", tla, "--config", str(weak), "--out",
+                               str(tmp_path / "out"), "--json", "-q"])
+    assert res.exit_code == 12, res.output
+    served = json.loads(res.stdout.strip().splitlines()[-1])["violations"][0]
+    assert served["property"] == "Served" and served["kind"] == "liveness"
+    text = Path(served["trace"]).with_suffix("").with_suffix(".txt").read_text()
+    assert text.count("A lasso:") == 1 and "Use(0)" not in text.split("cycle starts")[1]
+    ok = runner.invoke(main, ["replay", served["trace"], "--spec", tla])
+    assert ok.exit_code == 0 and "confirmed" in ok.output, ok.output
+    # the same lasso under strong fairness on Use: its cycle passes the token by node 0's open
+    # request forever, which SF_vars(Use(0)) forbids
+    data = json.loads(Path(served["trace"]).read_text())
+    data["#meta"]["params"]["config"] = str(strong)
+    unfair = tmp_path / "unfair.itf.json"
+    unfair.write_text(json.dumps(data))
+    bad = runner.invoke(main, ["replay", str(unfair), "--spec", tla])
+    assert bad.exit_code == 1 and "not fair" in bad.output, bad.output
+    assert "SF_vars(Use(0))" in bad.output
