@@ -1185,12 +1185,17 @@ class Spec:
             if over else [()]
         for idx in combos:
             label = f"{name}({', '.join(map(str, idx))})" if over else name
-            try:
-                pe = p(*idx) if over else p
-                qe = None if q is None else q(*idx) if over else q
-            except TypeError as e:  # not a function of the indices
-                raise located(SpecError(f"with over=, p and q are functions of one index per "
-                                        f"size ({e})"), at, what) from None
+            pe: Value | Callable[..., Value] = p
+            qe: Value | Callable[..., Value] | None = q
+            if over:
+                try:
+                    if not callable(p) or (q is not None and not callable(q)):
+                        raise TypeError("a value is not a function")
+                    pe = p(*idx)
+                    qe = None if q is None else q(*idx)
+                except TypeError as e:  # not a function of the indices
+                    raise located(SpecError(f"with over=, p and q are functions of one index "
+                                            f"per size ({e})"), at, what) from None
             self.liveness.append(Liveness(
                 label, form, _lift_at(pe, at, what),
                 None if qe is None else _lift_at(qe, at, what), doc, tuple(quiet), at))
