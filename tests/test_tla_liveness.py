@@ -79,6 +79,7 @@ Settles == <>[](x = 2)
 Each == \\A v \\in {0, 1} : (x = v) ~> (x = v + 1)
 Both == []<>(x = 2) /\\ (x = 0 ~> x = 1)
 Safe == [](x <= 2)
+Ticks == []<><<Inc(1)>>_vars
 ====
 """
 
@@ -91,11 +92,13 @@ def _module(tmp_path: Path, fairness: str, prop: str, extra: str = "") -> Path:
 
 
 def test_quantified_and_conjoined_properties_each_instance_a_property(tmp_path):
-    tla = _module(tmp_path, "WF_vars(Inc(1))", "Each Both Safe")
+    tla = _module(tmp_path, "WF_vars(Inc(1))", "Each Both Safe Ticks")
     spec = build(tla, say=lambda _: None, cache=tmp_path / "d").spec
-    assert [(p.name, p.form) for p in spec.liveness] == [
-        ("Each(0)", "leads_to"), ("Each(1)", "leads_to"), ("Both!1", "always_eventually"),
-        ("Both!2", "leads_to")]
+    assert [(p.name, p.form, p.quiet) for p in spec.liveness] == [
+        ("Each(0)", "leads_to", ()), ("Each(1)", "leads_to", ()),
+        ("Both!1", "always_eventually", ()), ("Both!2", "leads_to", ()),
+        # infinitely many Inc steps: no fair cycle without them (Inc quiet, p false)
+        ("Ticks", "always_eventually", ("Inc",))]
     assert "Safe" in [i.name for i in spec.invariants]  # []P is an invariant
 
 

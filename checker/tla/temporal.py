@@ -13,12 +13,14 @@ after a condition of its own (an ``\\E`` over a set read from the state, an IF a
 operator) is refused: ``ENABLED A`` does not read that condition.
 
 A cfg PROPERTY is compiled when it is (a conjunction of, under ``\\A x \\in S``) ``P ~> Q``,
-``[]<>P``, ``<>[]P`` or ``[]P`` over state predicates, optionally after ``Q =>`` where ``Q`` is
-``<>[][N]_vars`` and ``N`` says that some actions are not taken (``~A``, ``\\A i \\in S :
-~A(i)``): the liveness forms of hwcheck's language (``quiet``: only the behaviours that take
-those actions finitely often). ``[]P`` is an invariant. Each instance of a quantified property
-is a property of its own, named with its values (``Served(0)``). Anything else is refused with
-its position, and the module is checked on the interpreter, which does not decide it.
+``[]<>P``, ``<>[]P`` or ``[]P`` over state predicates, or ``[]<><<A>>_vars`` (A's steps taken
+infinitely often: broken by a fair cycle without them, so A's actions quiet and P false),
+optionally after ``Q =>`` where ``Q`` is ``<>[][N]_vars`` and ``N`` says that some actions are
+not taken (``~A``, ``\\A i \\in S : ~A(i)``): the liveness forms of hwcheck's language
+(``quiet``: only the behaviours that take those actions finitely often). ``[]P`` is an
+invariant. Each instance of a quantified property is a property of its own, named with its
+values (``Served(0)``). Anything else is refused with its position, and the module is checked
+on the interpreter, which does not decide it.
 """
 
 from __future__ import annotations
@@ -26,12 +28,16 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from hwcheck.spec import lang as L
+
 from .modules import Defn, Scope
 from .syntax import And, Expr, Fairness, OpApp, OpDef, Quant, StepAction, Temporal, TlaError, fail
 from .values import Value, key, show, sorted_values
 
 if TYPE_CHECKING:
     from .compile import Compiler
+
+_FALSE = L.Const(False)
 
 Env = dict[str, Any]  # a name -> the compiler's term
 
@@ -241,7 +247,14 @@ def _declare(c: Compiler, name: str, e: Expr, sc: Scope, env: Env) -> None:
         return c.as_kind(c.tr(x, sc, env), "bool", x.pos)
 
     inner = e.args[0] if e.op in ("[]", "<>") else None
-    if e.op == "~>":
+    if e.op == "[]" and isinstance(inner, Temporal) and inner.op == "<>" and \
+            isinstance(inner.args[0], StepAction) and not inner.args[0].box:
+        # []<><<A>>_vars: broken exactly by a fair behaviour that takes A finitely often, a
+        # fair cycle without A's steps: A's actions quiet, and nothing else asked of the cycle
+        step = inner.args[0]
+        c.spec.always_eventually(name, _FALSE, quiet=sorted(
+            {*quiet, *_whole_actions(c, step.action, step.vars, sc, env, "[]<><<A>>_v")}))
+    elif e.op == "~>":
         c.spec.leads_to(name, state(e.args[0]), state(e.args[1]), quiet=quiet)
     elif e.op == "[]" and isinstance(inner, Temporal) and inner.op == "<>":
         c.spec.always_eventually(name, state(inner.args[0]), quiet=quiet)
@@ -252,7 +265,7 @@ def _declare(c: Compiler, name: str, e: Expr, sc: Scope, env: Env) -> None:
         c.spec.invariant(name, state(inner))
     else:
         raise _refuse(e.pos, f"PROPERTY {name}: a temporal formula other than P ~> Q, []<>P, "
-                             "<>[]P, []P and <>[][~A]_vars => one of them")
+                             "[]<><<A>>_vars, <>[]P, []P and <>[][~A]_vars => one of them")
 
 
 def _quiet(c: Compiler, q: Expr, sc: Scope, env: Env) -> list[str]:
@@ -267,13 +280,26 @@ def _quiet(c: Compiler, q: Expr, sc: Scope, env: Env) -> list[str]:
         raise _refuse(step.vars.pos, "<>[][N]_v whose subscript is not every variable")
     members: set[tuple[str, tuple[int, ...]]] = set()
     _negated(c, step.action, sc, env, members)
+    return _whole(c, members, step.action.pos, "<>[][N]_vars where N leaves some steps of")
+
+
+def _whole_actions(c: Compiler, action: Expr, vars_: Expr, sc: Scope, env: Env,
+                   what: str) -> list[str]:
+    """The actions whose every instance is a step of ``action`` (and no other instance is)."""
+    if set(c._unchanged_vars(vars_, sc, env)) != set(c.sc.state_vars):
+        raise _refuse(vars_.pos, f"{what} whose subscript is not every variable")
+    return _whole(c, set(_matches(c, action, sc, env, action.pos)), action.pos,
+                  f"{what} where A takes only some steps of")
+
+
+def _whole(c: Compiler, members: set[tuple[str, tuple[int, ...]]], pos: Any,
+           what: str) -> list[str]:
     names = sorted({a for a, _ in members})
     for a in names:
         whole = {(a, args) for args in itertools.product(
             *(range(len(v)) for _, v in c.ways[a].params))}
         if not whole <= members:
-            raise _refuse(step.action.pos, f"<>[][N]_vars where N leaves some steps of {a} "
-                                           "taken")
+            raise _refuse(pos, f"{what} {a}")
     return names
 
 
