@@ -19,7 +19,7 @@ scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -78,12 +78,14 @@ from .values import (
     FcnSet,
     Infinite,
     LazySet,
+    ModelValue,
     ProductSet,
     SubsetSet,
     UnionSet,
     Value,
     as_frozen,
     is_set,
+    key,
     kind,
     member,
     show,
@@ -281,8 +283,19 @@ class Evaluator:
         if isinstance(v, LazySet):
             if not v.finite:
                 raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
-            return self.finite(v.elements(), pos)
+            listed: list[Value] | None = v.__dict__.get("_listed")
+            if listed is None:  # a lazy set does not change: listed once
+                listed = v.__dict__["_listed"] = list(v.in_order())
+            return listed
         raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def ordered(self, v: Value, pos: Pos) -> Iterable[Value]:
+        """The elements of the finite set ``v`` in the canonical order, one at a time where
+        ``v`` is lazy (``[S -> T]``, ``SUBSET S``, ...: a CHOOSE or a quantifier that stops at
+        its first witness builds no other element)."""
+        if isinstance(v, LazySet) and v.finite and "_listed" not in v.__dict__:
+            return v.in_order()
+        return self.finite(v, pos)
 
     def elements(self, v: Value, pos: Pos) -> frozenset[Value]:
         """The elements of the finite set ``v`` in no order (where none matters)."""
@@ -300,7 +313,7 @@ class Evaluator:
         if len(bounds) == 1 and not bounds[0].tuple and len(bounds[0].names) == 1:
             b = bounds[0]  # x \in S, the most frequent: no product to build
             name = b.names[0]
-            for v in self.finite(self.ev(b.set, sc, env, cx), b.set.pos):
+            for v in self.ordered(self.ev(b.set, sc, env, cx), b.set.pos):
                 new = dict(env)
                 new[name] = v
                 yield new, (v,)
@@ -443,9 +456,15 @@ class Evaluator:
         if t is Let:
             inner = bound | {d.name for d in e.defs if d.name is not None}
             for d in e.defs:
-                if not isinstance(d, OpDef):
+                if isinstance(d, OpDef):
+                    self._free(d.body, sc, inner | {p.name for p in d.params}, out)
+                elif isinstance(d, FnDef):  # f[x \in S] == e: S and e, x (and f) bound
+                    for b in d.bounds:
+                        self._free(b.set, sc, inner, out)
+                    self._free(d.body, sc, inner | {n for b in d.bounds for n in b.names},
+                               out)
+                else:
                     raise _Varies
-                self._free(d.body, sc, inner | {p.name for p in d.params}, out)
             self._free(e.body, sc, inner, out)
             return
         if t in (Quant, SetFilter, SetMap, FnLit, Choose):
@@ -551,13 +570,11 @@ class Evaluator:
         if len(args) != len(d.params):
             raise fail(pos, f"{d.name} takes {len(d.params)} argument(s), given {len(args)}")
         if defn.free is None:
-            defn.free = self.state_free_defn(defn)
-            if defn.free and all(p.arity == 0 for p in d.params):
-                defn.memo = {}
+            self.state_free_defn(defn)  # gives the operator its memo where it takes one
         memo = defn.memo
         if memo is not None:
             vals = tuple(self.ev(a, sc, env, cx) for a in args)
-            k: Any = tuple((True, v) if type(v) is bool else v for v in vals)
+            k: Any = tuple(map(_memo_key, vals))
             try:
                 return memo[k]
             except KeyError:
@@ -1011,6 +1028,8 @@ class Evaluator:
             defn.free = False
             return False
         defn.free = self.state_free(d.body, defn.scope, bound)
+        if defn.free and isinstance(d, OpDef) and all(p.arity == 0 for p in d.params):
+            defn.memo = {}  # its values, by argument (`call_defn`)
         return defn.free
 
     def state_free(self, e: Any, sc: Scope, bound: set[str]) -> bool:
@@ -1038,6 +1057,11 @@ class Evaluator:
             for d in e.defs:
                 if isinstance(d, OpDef):
                     if not self.state_free(d.body, sc, inner | {p.name for p in d.params}):
+                        return False
+                elif isinstance(d, FnDef):  # f[x \in S] == e: S and e, x (and f) bound
+                    if not (all(self.state_free(b.set, sc, inner) for b in d.bounds)
+                            and self.state_free(d.body, sc, inner | {
+                                n for b in d.bounds for n in b.names})):
                         return False
                 else:
                     return False
@@ -1302,6 +1326,23 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+_PLAIN = (int, str, ModelValue)
+
+
+def _memo_key(v: Value) -> Any:
+    """``v`` as a key that tells apart what TLA+ tells apart: Python takes ``TRUE`` for
+    ``1``, so ``[n |-> FALSE]`` for ``[n |-> 0]`` and ``{TRUE}`` for ``{1}`` (a function's or
+    a set's canonical `key` keeps them apart; a function's is kept)."""
+    t = type(v)
+    if t is bool:
+        return (True, v)
+    if t in _PLAIN:
+        return v
+    if t is Fcn or t is frozenset:
+        return key(v)
+    return v  # a lazy set (its members' kinds do not mix), a RecFcn (by identity)
 
 
 class _Varies(Exception):
