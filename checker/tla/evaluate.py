@@ -739,7 +739,16 @@ class Evaluator:
             return _equal(self.ev(args[0], sc, env, cx), self.ev(args[1], sc, env, cx), pos)
         if name == "\\in":
             x = self.ev(args[0], sc, env, cx)
+            got = self._filter_member(x, args[1], sc, env, cx)
+            if got is not None:
+                return got
             return self.member(x, self.ev(args[1], sc, env, cx), pos)
+        if name == "\\notin":
+            x = self.ev(args[0], sc, env, cx)
+            got = self._filter_member(x, args[1], sc, env, cx)
+            if got is not None:
+                return not got
+            return not self.member(x, self.ev(args[1], sc, env, cx), pos)
         if name == "=>":
             return (not self.ev_bool(args[0], sc, env, cx)) or self.ev_bool(args[1], sc, env, cx)
         if name == "BOOLEAN":
@@ -810,6 +819,31 @@ class Evaluator:
                                 lambda x: a.contains(x) and not member(x, b))
             return frozenset(x for x in self.elements(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
+
+    def _filter_member(self, x: Value, e: Expr, sc: Scope, env: Env, cx: Ctx) -> bool | None:
+        """``x \\in {y \\in S : p}`` (the filter written there, or the body of a definition
+        without parameters named there) as TLC decides it: ``x \\in S`` and ``p`` for ``x``,
+        without enumerating S (``DP \\in {DP \\in SUBSET SUBSET S : ...}``); None where ``e``
+        is no such filter, or one kept whole (a constant, computed once)."""
+        while type(e) is OpApp and not e.args and e.name not in env:
+            how, what = self._names[sc].get(e.name) or self._resolve(sc, e.name) \
+                if sc in self._names else self._resolve(sc, e.name)
+            if how is not _DEFN or not isinstance(what.d, OpDef) or what.d.params \
+                    or self.state_free_defn(what):
+                return None
+            e, sc, env = what.d.body, what.scope, {}
+        if type(e) is not SetFilter or e.bound.tuple or len(e.bound.names) != 1:
+            return None
+        info = self._const.get(id(e))
+        if info is None:
+            info = self._constant(e, sc)
+        if info[2] is not None and info[1] is sc and env.keys().isdisjoint(info[2]):
+            return None  # constant: enumerated once (`_once`)
+        if not self.member(x, self.ev(e.bound.set, sc, env, cx), e.bound.set.pos):
+            return False
+        new = dict(env)
+        new[e.bound.names[0]] = x
+        return self.ev_bool(e.pred, sc, new, cx)
 
     def need_set(self, v: Value, pos: Pos) -> None:
         if not is_set(v):
