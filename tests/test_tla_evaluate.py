@@ -418,3 +418,22 @@ def test_membership_in_a_set_filter_tests_the_element_only(tmp_path: Path) -> No
                    "      /\\ 3 \\notin {i \\in 1..x : i # 3}\n")
     assert ev.predicate(ev.definition("In"), {"x": 5, "y": 0}) is True
     assert ev.predicate(ev.definition("In"), {"x": 4, "y": 0}) is True
+
+
+def test_an_instances_constant_expressions_are_evaluated_once(tmp_path: Path) -> None:
+    # Disruptor's RingBuffer: INSTANCE ... WITH Values <- Int, its TypeOk's set of records
+    # built from the instance's constants reads no state: computed once, not per state
+    (tmp_path / "Inner.tla").write_text(
+        "---- MODULE Inner ----\nEXTENDS Integers\nCONSTANTS Vals, R\nVARIABLE v\n"
+        "TypeOk == v \\in [a : UNION {[0..2 -> SUBSET R]}, b : Vals]\n====\n")
+    ev = evaluator(tmp_path, "VARIABLE v\nI == INSTANCE Inner WITH Vals <- Int, R <- B\n"
+                             "Ok == I!TypeOk\n")
+    ok = ev.definition("Ok")
+    good = record([("a", Fcn({0: frozenset(), 1: frozenset({2}), 2: frozenset({1, 2})})),
+                   ("b", -3)])
+    bad = record([("a", Fcn({0: frozenset({3}), 1: frozenset(), 2: frozenset()})),
+                  ("b", 0)])
+    assert ev.predicate(ok, {"v": good}) is True
+    assert ev.predicate(ok, {"v": bad}) is False
+    kept = [info for info in ev._const.values() if type(info[0]).__name__ == "RecordSet"]
+    assert len(kept) == 1 and kept[0][3] is True  # evaluated and kept

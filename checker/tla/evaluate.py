@@ -452,6 +452,14 @@ class Evaluator:
             if entry is None and name not in sc.subst and name not in sc.state_vars \
                     and name in sc.values:
                 return
+            if entry is None and not e.args and name in sc.subst:
+                # an instance's constant (Values <- Int): constant if what is substituted is,
+                # in the instantiating module, reading nothing the instance binds
+                sub, osc, oenv = sc.subst[name]
+                names: set[str] = set()
+                self._free(sub, osc, frozenset(), names)
+                if names.isdisjoint(oenv):
+                    return
             raise _Varies
         if t is Let:
             inner = bound | {d.name for d in e.defs if d.name is not None}
@@ -824,22 +832,29 @@ class Evaluator:
         """``x \\in {y \\in S : p}`` (the filter written there, or the body of a definition
         without parameters named there) as TLC decides it: ``x \\in S`` and ``p`` for ``x``,
         without enumerating S (``DP \\in {DP \\in SUBSET SUBSET S : ...}``); None where ``e``
-        is no such filter, or one kept whole (a constant, computed once)."""
+        is no such filter, or one that reads no state over a set already enumerated (then
+        the filter is computed once and kept)."""
         while type(e) is OpApp and not e.args and e.name not in env:
-            how, what = self._names[sc].get(e.name) or self._resolve(sc, e.name) \
-                if sc in self._names else self._resolve(sc, e.name)
-            if how is not _DEFN or not isinstance(what.d, OpDef) or what.d.params \
-                    or self.state_free_defn(what):
+            names = self._names.get(sc)
+            how, what = names[e.name] if names and e.name in names else self._resolve(
+                sc, e.name)
+            if how is not _DEFN or not isinstance(what.d, OpDef) or what.d.params:
                 return None
+            if self.state_free_defn(what):
+                return None  # computed once and kept (`call_defn`)
             e, sc, env = what.d.body, what.scope, {}
         if type(e) is not SetFilter or e.bound.tuple or len(e.bound.names) != 1:
             return None
         info = self._const.get(id(e))
         if info is None:
             info = self._constant(e, sc)
-        if info[2] is not None and info[1] is sc and env.keys().isdisjoint(info[2]):
-            return None  # constant: enumerated once (`_once`)
-        if not self.member(x, self.ev(e.bound.set, sc, env, cx), e.bound.set.pos):
+        constant = info[2] is not None and info[1] is sc and env.keys().isdisjoint(info[2])
+        if constant and info[3]:
+            return None  # kept
+        base = self.ev(e.bound.set, sc, env, cx)
+        if constant and type(base) is frozenset:
+            return None  # enumerated once
+        if not self.member(x, base, e.bound.set.pos):
             return False
         new = dict(env)
         new[e.bound.names[0]] = x

@@ -110,7 +110,11 @@ class LazySet:
         return False
 
     def __hash__(self) -> int:
-        return hash(self.elements()) if self.finite else hash(self.describe())
+        kept: int | None = self.__dict__.get("_hash")
+        if kept is None:  # a lazy set does not change: hashed once
+            kept = self.__dict__["_hash"] = hash(self.elements()) if self.finite else hash(
+                self.describe())
+        return kept
 
     def __repr__(self) -> str:
         return self.describe()
