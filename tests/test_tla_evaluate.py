@@ -350,3 +350,90 @@ def test_a_sets_kept_order_is_its_own(tmp_path: Path) -> None:
     assert ev.finite(frozenset({True}), pos) == [True]
     got = ev.finite(frozenset({1}), pos)
     assert got == [1] and type(got[0]) is int
+
+
+CYCLE = ("IsSimpleCycle(D, r) ==\n"
+         "  LET F[i \\in 1..Cardinality(D)] ==\n"
+         "        IF i = 1 THEN <<CHOOSE s \\in D : TRUE>> ELSE <<r[Head(F[i-1])]>> \\o F[i-1]\n"
+         "  IN {F[Cardinality(D)][i] : i \\in 1..Cardinality(D)} = D\n")
+
+
+@pytest.mark.parametrize("expr,want", [
+    # TLC's witnesses (tla2tools: a CHOOSE takes the first in its normalized order): the
+    # functions of [S -> T] by their values, the first argument's most significant
+    ("CHOOSE r \\in [1..5 -> 1..5] : IsSimpleCycle(1..5, r)", "<<2, 3, 4, 5, 1>>"),
+    # sets by their size first, then their elements; functions by their domain's size first
+    ("CHOOSE s \\in SUBSET (1..3) : 3 \\in s", "{3}"),
+    ("CHOOSE s \\in SUBSET (1..4) : Cardinality(s) = 2 /\\ 4 \\in s", "{1, 4}"),
+    ("CHOOSE x \\in {{1, 2}, {3}, {1, 3}} : TRUE", "{3}"),
+    ("CHOOSE f \\in {<<3>>, <<1, 2>>, [i \\in {2} |-> 1]} : TRUE", "<<3>>"),
+    ("CHOOSE r \\in [a : 1..3, b : 1..3] : r.a > r.b", "[a |-> 2, b |-> 1]"),
+    ("CHOOSE t \\in (1..3) \\X (1..3) : t[1] > t[2]", "<<2, 1>>"),
+    # too many members to build (12^12, 2^40): enumerated one at a time, in that order, up
+    # to the first witness
+    ("CHOOSE f \\in [1..12 -> 1..12] : f[12] = 2",
+     "<<1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2>>"),
+    ("CHOOSE s \\in SUBSET (1..40) : 40 \\in s", "{40}"),
+    ("\\E f \\in [1..12 -> 1..12] : f[12] = 2", "TRUE"),
+    ("\\A s \\in SUBSET (1..40) : Cardinality(s) < 3", "FALSE"),
+])
+def test_choose_takes_tlcs_witness_from_a_set_enumerated_lazily(
+        tmp_path: Path, expr: str, want: str) -> None:
+    ev = evaluator(tmp_path, CYCLE + f"e == {expr}\n")
+    assert show(ev.value(OpApp(ev.definition("e").d.pos, "e"), {})) == want
+
+
+def test_a_definition_with_a_function_in_a_let_is_evaluated_once(tmp_path: Path) -> None:
+    # IsSimpleCycle reads no state though it defines a function in a LET: Ring, a CHOOSE
+    # over 3,125 functions, is computed once, not once per state that reads it
+    ev = evaluator(tmp_path, ACTIONS + CYCLE +
+                   "Ring == CHOOSE r \\in [1..5 -> 1..5] : IsSimpleCycle(1..5, r)\n"
+                   "Uses == Ring[x]\n")
+    uses = ev.definition("Uses")
+    assert ev.value(uses.d.body, {"x": 1, "y": 0}) == 2
+    assert ev.value(uses.d.body, {"x": 5, "y": 0}) == 1
+    ring = ev.scope.defs["Ring"]
+    assert ring.free is True and show(ring.memo[()]) == "<<2, 3, 4, 5, 1>>"  # type: ignore[union-attr]
+
+
+def test_an_operators_kept_values_tell_false_from_zero(tmp_path: Path) -> None:
+    # Python takes FALSE for 0: [i |-> FALSE] and [i |-> 0] are one dict key, not one value
+    ev = evaluator(tmp_path, ACTIONS + "Copy(f) == [i \\in DOMAIN f |-> f[i]]\n"
+                   "Same(s) == {v : v \\in s}\n"
+                   "Uses == <<Copy([i \\in 1..2 |-> x = 1]), Copy([i \\in 1..2 |-> y]),"
+                   " Same({x = 1}), Same({y})>>\n")
+    got = ev.value(ev.definition("Uses").d.body, {"x": 2, "y": 0})
+    assert show(got) == "<<<<FALSE, FALSE>>, <<0, 0>>, {FALSE}, {0}>>"
+    assert ev.scope.defs["Copy"].memo  # type: ignore[union-attr]
+
+
+def test_membership_in_a_set_filter_tests_the_element_only(tmp_path: Path) -> None:
+    # as TLC decides x \in {y \in S : p}: x \in S and p for x, without enumerating S (here
+    # 2^32 sets of sets; a filter that reads the state is not kept whole)
+    ev = evaluator(tmp_path, ACTIONS +
+                   "Parts == {DP \\in SUBSET SUBSET (1..x) : UNION DP = 1..x}\n"
+                   "In == /\\ {1..x} \\in Parts /\\ {1..x, {}} \\in Parts\n"
+                   "      /\\ {{1}} \\notin Parts /\\ {{6}} \\notin Parts\n"
+                   "      /\\ {1..x} \\in {DP \\in SUBSET SUBSET (1..x) : {} \\notin DP}\n"
+                   "      /\\ 3 \\notin {i \\in 1..x : i # 3}\n")
+    assert ev.predicate(ev.definition("In"), {"x": 5, "y": 0}) is True
+    assert ev.predicate(ev.definition("In"), {"x": 4, "y": 0}) is True
+
+
+def test_an_instances_constant_expressions_are_evaluated_once(tmp_path: Path) -> None:
+    # Disruptor's RingBuffer: INSTANCE ... WITH Values <- Int, its TypeOk's set of records
+    # built from the instance's constants reads no state: computed once, not per state
+    (tmp_path / "Inner.tla").write_text(
+        "---- MODULE Inner ----\nEXTENDS Integers\nCONSTANTS Vals, R\nVARIABLE v\n"
+        "TypeOk == v \\in [a : UNION {[0..2 -> SUBSET R]}, b : Vals]\n====\n")
+    ev = evaluator(tmp_path, "VARIABLE v\nI == INSTANCE Inner WITH Vals <- Int, R <- B\n"
+                             "Ok == I!TypeOk\n")
+    ok = ev.definition("Ok")
+    good = record([("a", Fcn({0: frozenset(), 1: frozenset({2}), 2: frozenset({1, 2})})),
+                   ("b", -3)])
+    bad = record([("a", Fcn({0: frozenset({3}), 1: frozenset(), 2: frozenset()})),
+                  ("b", 0)])
+    assert ev.predicate(ok, {"v": good}) is True
+    assert ev.predicate(ok, {"v": bad}) is False
+    kept = [info for info in ev._const.values() if type(info[0]).__name__ == "RecordSet"]
+    assert len(kept) == 1 and kept[0][3] is True  # evaluated and kept

@@ -19,7 +19,7 @@ scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -78,12 +78,14 @@ from .values import (
     FcnSet,
     Infinite,
     LazySet,
+    ModelValue,
     ProductSet,
     SubsetSet,
     UnionSet,
     Value,
     as_frozen,
     is_set,
+    key,
     kind,
     member,
     show,
@@ -281,8 +283,19 @@ class Evaluator:
         if isinstance(v, LazySet):
             if not v.finite:
                 raise fail(pos, f"cannot enumerate the infinite set {show(v)}")
-            return self.finite(v.elements(), pos)
+            listed: list[Value] | None = v.__dict__.get("_listed")
+            if listed is None:  # a lazy set does not change: listed once
+                listed = v.__dict__["_listed"] = list(v.in_order())
+            return listed
         raise fail(pos, f"expected a set, found {kind(v)} ({show(v)})")
+
+    def ordered(self, v: Value, pos: Pos) -> Iterable[Value]:
+        """The elements of the finite set ``v`` in the canonical order, one at a time where
+        ``v`` is lazy (``[S -> T]``, ``SUBSET S``, ...: a CHOOSE or a quantifier that stops at
+        its first witness builds no other element)."""
+        if isinstance(v, LazySet) and v.finite and "_listed" not in v.__dict__:
+            return v.in_order()
+        return self.finite(v, pos)
 
     def elements(self, v: Value, pos: Pos) -> frozenset[Value]:
         """The elements of the finite set ``v`` in no order (where none matters)."""
@@ -300,7 +313,7 @@ class Evaluator:
         if len(bounds) == 1 and not bounds[0].tuple and len(bounds[0].names) == 1:
             b = bounds[0]  # x \in S, the most frequent: no product to build
             name = b.names[0]
-            for v in self.finite(self.ev(b.set, sc, env, cx), b.set.pos):
+            for v in self.ordered(self.ev(b.set, sc, env, cx), b.set.pos):
                 new = dict(env)
                 new[name] = v
                 yield new, (v,)
@@ -439,13 +452,27 @@ class Evaluator:
             if entry is None and name not in sc.subst and name not in sc.state_vars \
                     and name in sc.values:
                 return
+            if entry is None and not e.args and name in sc.subst:
+                # an instance's constant (Values <- Int): constant if what is substituted is,
+                # in the instantiating module, reading nothing the instance binds
+                sub, osc, oenv = sc.subst[name]
+                names: set[str] = set()
+                self._free(sub, osc, frozenset(), names)
+                if names.isdisjoint(oenv):
+                    return
             raise _Varies
         if t is Let:
             inner = bound | {d.name for d in e.defs if d.name is not None}
             for d in e.defs:
-                if not isinstance(d, OpDef):
+                if isinstance(d, OpDef):
+                    self._free(d.body, sc, inner | {p.name for p in d.params}, out)
+                elif isinstance(d, FnDef):  # f[x \in S] == e: S and e, x (and f) bound
+                    for b in d.bounds:
+                        self._free(b.set, sc, inner, out)
+                    self._free(d.body, sc, inner | {n for b in d.bounds for n in b.names},
+                               out)
+                else:
                     raise _Varies
-                self._free(d.body, sc, inner | {p.name for p in d.params}, out)
             self._free(e.body, sc, inner, out)
             return
         if t in (Quant, SetFilter, SetMap, FnLit, Choose):
@@ -551,13 +578,11 @@ class Evaluator:
         if len(args) != len(d.params):
             raise fail(pos, f"{d.name} takes {len(d.params)} argument(s), given {len(args)}")
         if defn.free is None:
-            defn.free = self.state_free_defn(defn)
-            if defn.free and all(p.arity == 0 for p in d.params):
-                defn.memo = {}
+            self.state_free_defn(defn)  # gives the operator its memo where it takes one
         memo = defn.memo
         if memo is not None:
             vals = tuple(self.ev(a, sc, env, cx) for a in args)
-            k: Any = tuple((True, v) if type(v) is bool else v for v in vals)
+            k: Any = tuple(map(_memo_key, vals))
             try:
                 return memo[k]
             except KeyError:
@@ -722,7 +747,16 @@ class Evaluator:
             return _equal(self.ev(args[0], sc, env, cx), self.ev(args[1], sc, env, cx), pos)
         if name == "\\in":
             x = self.ev(args[0], sc, env, cx)
+            got = self._filter_member(x, args[1], sc, env, cx)
+            if got is not None:
+                return got
             return self.member(x, self.ev(args[1], sc, env, cx), pos)
+        if name == "\\notin":
+            x = self.ev(args[0], sc, env, cx)
+            got = self._filter_member(x, args[1], sc, env, cx)
+            if got is not None:
+                return not got
+            return not self.member(x, self.ev(args[1], sc, env, cx), pos)
         if name == "=>":
             return (not self.ev_bool(args[0], sc, env, cx)) or self.ev_bool(args[1], sc, env, cx)
         if name == "BOOLEAN":
@@ -793,6 +827,38 @@ class Evaluator:
                                 lambda x: a.contains(x) and not member(x, b))
             return frozenset(x for x in self.elements(a, pos) if not self.member(x, b, pos))
         raise fail(pos, f"unknown operator {name}")  # pragma: no cover
+
+    def _filter_member(self, x: Value, e: Expr, sc: Scope, env: Env, cx: Ctx) -> bool | None:
+        """``x \\in {y \\in S : p}`` (the filter written there, or the body of a definition
+        without parameters named there) as TLC decides it: ``x \\in S`` and ``p`` for ``x``,
+        without enumerating S (``DP \\in {DP \\in SUBSET SUBSET S : ...}``); None where ``e``
+        is no such filter, or one that reads no state over a set already enumerated (then
+        the filter is computed once and kept)."""
+        while type(e) is OpApp and not e.args and e.name not in env:
+            names = self._names.get(sc)
+            how, what = names[e.name] if names and e.name in names else self._resolve(
+                sc, e.name)
+            if how is not _DEFN or not isinstance(what.d, OpDef) or what.d.params:
+                return None
+            if self.state_free_defn(what):
+                return None  # computed once and kept (`call_defn`)
+            e, sc, env = what.d.body, what.scope, {}
+        if type(e) is not SetFilter or e.bound.tuple or len(e.bound.names) != 1:
+            return None
+        info = self._const.get(id(e))
+        if info is None:
+            info = self._constant(e, sc)
+        constant = info[2] is not None and info[1] is sc and env.keys().isdisjoint(info[2])
+        if constant and info[3]:
+            return None  # kept
+        base = self.ev(e.bound.set, sc, env, cx)
+        if constant and type(base) is frozenset:
+            return None  # enumerated once
+        if not self.member(x, base, e.bound.set.pos):
+            return False
+        new = dict(env)
+        new[e.bound.names[0]] = x
+        return self.ev_bool(e.pred, sc, new, cx)
 
     def need_set(self, v: Value, pos: Pos) -> None:
         if not is_set(v):
@@ -1011,6 +1077,8 @@ class Evaluator:
             defn.free = False
             return False
         defn.free = self.state_free(d.body, defn.scope, bound)
+        if defn.free and isinstance(d, OpDef) and all(p.arity == 0 for p in d.params):
+            defn.memo = {}  # its values, by argument (`call_defn`)
         return defn.free
 
     def state_free(self, e: Any, sc: Scope, bound: set[str]) -> bool:
@@ -1038,6 +1106,11 @@ class Evaluator:
             for d in e.defs:
                 if isinstance(d, OpDef):
                     if not self.state_free(d.body, sc, inner | {p.name for p in d.params}):
+                        return False
+                elif isinstance(d, FnDef):  # f[x \in S] == e: S and e, x (and f) bound
+                    if not (all(self.state_free(b.set, sc, inner) for b in d.bounds)
+                            and self.state_free(d.body, sc, inner | {
+                                n for b in d.bounds for n in b.names})):
                         return False
                 else:
                     return False
@@ -1302,6 +1375,23 @@ class Evaluator:
             if name in sc.state_vars:
                 return [name]
         return [(e, sc, env)]
+
+
+_PLAIN = (int, str, ModelValue)
+
+
+def _memo_key(v: Value) -> Any:
+    """``v`` as a key that tells apart what TLA+ tells apart: Python takes ``TRUE`` for
+    ``1``, so ``[n |-> FALSE]`` for ``[n |-> 0]`` and ``{TRUE}`` for ``{1}`` (a function's or
+    a set's canonical `key` keeps them apart; a function's is kept)."""
+    t = type(v)
+    if t is bool:
+        return (True, v)
+    if t in _PLAIN:
+        return v
+    if t is Fcn or t is frozenset:
+        return key(v)
+    return v  # a lazy set (its members' kinds do not mix), a RecFcn (by identity)
 
 
 class _Varies(Exception):

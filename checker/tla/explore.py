@@ -206,13 +206,29 @@ def _temporal(e: Expr, spec: Defn, depth: int) -> bool:
     return False
 
 
-def _permute(v: Value, p: dict[Value, Value]) -> Value:
-    if isinstance(v, ModelValue):
+def _row_key(r: tuple[Value, ...]) -> tuple[Any, ...]:
+    return tuple(map(key, r))
+
+
+def _permute(v: Value, p: dict[Value, Value], kept: dict[int, tuple[Value, Value]]) -> Value:
+    """``v`` with its model values renamed by ``p``; ``kept``: the sets and functions already
+    renamed by ``p``, by identity (states share them: a successor keeps what its step leaves
+    alone), each with the value itself, so that its identity is not reused."""
+    t = type(v)
+    if t is ModelValue:
         return p.get(v, v)
-    if isinstance(v, frozenset):
-        return frozenset(_permute(x, p) for x in v)
-    if isinstance(v, Fcn):
-        return Fcn({_permute(k, p): _permute(x, p) for k, x in v.map.items()})
+    if t is frozenset or t is Fcn:
+        got = kept.get(id(v))
+        if got is not None:
+            return got[1]
+        if t is frozenset:
+            out: Value = frozenset(_permute(x, p, kept) for x in v)
+        else:
+            out = Fcn({_permute(k, p, kept): _permute(x, p, kept) for k, x in v.map.items()})
+        if len(kept) > 200_000:
+            kept.clear()
+        kept[id(v)] = (v, out)
+        return out
     return v
 
 
@@ -245,16 +261,20 @@ def _search(m: Model, res: Result, check_deadlock: bool | None, stop_at_first: b
     parents: dict[Any, tuple[Any, Label | None]] = {}
     states: dict[Any, State] = {}
 
+    # each permutation, with what it has renamed
+    renamings: list[tuple[dict[Value, Value], dict[int, Any]]] = [
+        (p, {}) for p in m.symmetry]
+
     def fingerprint(s: State) -> Any:
         if m.view is not None:
             base: Any = ev.value(m.view.d.body, s)
             if m.symmetry:
-                return min((_permute(base, p) for p in m.symmetry), key=key)
+                return min((_permute(base, p, kept) for p, kept in renamings), key=key)
             return (True, base) if type(base) is bool else base
         row = tuple((True, s[v]) if type(s[v]) is bool else s[v] for v in variables)
         if m.symmetry:  # the least renaming in the canonical order (a function of the orbit)
-            return min((tuple(_permute(x, p) for x in row) for p in m.symmetry),
-                       key=lambda r: tuple(map(key, r)))
+            return min((tuple(_permute(x, p, kept) for x in row) for p, kept in renamings),
+                       key=_row_key)
         return row
 
     def in_model(s: State) -> bool:
@@ -279,19 +299,20 @@ def _search(m: Model, res: Result, check_deadlock: bool | None, stop_at_first: b
                     return False
         return True
 
-    def add(s: State, parent: Any, label: Label | None, level: list[State]) -> bool:
+    def add(s: State, parent: Any, label: Label | None,
+            level: list[tuple[Any, State]]) -> bool:
         fp = fingerprint(s)
         if fp in parents:
             return True
         parents[fp] = (parent, label)
         states[fp] = s
-        level.append(s)
+        level.append((fp, s))
         res.distinct += 1
         for v in variables:
             res.domains[v].add((True, s[v]) if type(s[v]) is bool else s[v])
         return check(fp, s)
 
-    level: list[State] = []
+    level: list[tuple[Any, State]] = []  # a level's states, each with its fingerprint
     for s in ev.initial(m.init):
         res.generated += 1
         res.init_generated += 1
@@ -306,14 +327,13 @@ def _search(m: Model, res: Result, check_deadlock: bool | None, stop_at_first: b
             res.complete = False
             res.stop_reason = f"reached {max_states:,} states"
             return
-        nxt_level: list[State] = []
-        for s in level:
+        nxt_level: list[tuple[Any, State]] = []
+        for fp, s in level:
             why = limit(res.distinct) if limit is not None else ""
             if why:
                 res.complete = False
                 res.stop_reason = why
                 return
-            fp = fingerprint(s)
             any_successor = False
             for label, t in ev.successors(m.next, s):
                 any_successor = True

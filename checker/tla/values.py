@@ -96,6 +96,12 @@ class LazySet:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def in_order(self) -> Iterator[Value]:
+        """The elements in the canonical order (`key`), built one at a time where the set
+        knows how (a CHOOSE or a quantifier over ``[S -> T]`` or ``SUBSET S`` stops at its
+        first witness without building the others)."""
+        return iter(sorted_values(self.elements()))
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LazySet) and not (self.finite and other.finite):
             return self is other or repr(self) == repr(other)
@@ -104,7 +110,11 @@ class LazySet:
         return False
 
     def __hash__(self) -> int:
-        return hash(self.elements()) if self.finite else hash(self.describe())
+        kept: int | None = self.__dict__.get("_hash")
+        if kept is None:  # a lazy set does not change: hashed once
+            kept = self.__dict__["_hash"] = hash(self.elements()) if self.finite else hash(
+                self.describe())
+        return kept
 
     def __repr__(self) -> str:
         return self.describe()
@@ -160,9 +170,16 @@ class SubsetSet(LazySet):
         return isinstance(v, frozenset) and all(member(x, self.base) for x in v)
 
     def elements(self) -> frozenset[Value]:
-        items = sorted(as_frozen(self.base), key=key)
+        items = sorted_values(as_frozen(self.base))
         return frozenset(frozenset(c) for n in range(len(items) + 1)
                          for c in itertools.combinations(items, n))
+
+    def in_order(self) -> Iterator[Value]:
+        # `key` orders sets by their size, then their sorted elements: {}, {a}, {b}, ...,
+        # {a, b}, {a, c}, ... (TLC's order of SUBSET S)
+        items = sorted_values(as_frozen(self.base))
+        return (frozenset(c) for n in range(len(items) + 1)
+                for c in itertools.combinations(items, n))
 
     def describe(self) -> str:
         return f"SUBSET {show(self.base)}"
@@ -185,9 +202,14 @@ class FcnSet(LazySet):
         return all(member(x, self.rng) for x in v.map.values())
 
     def elements(self) -> frozenset[Value]:
-        dom = sorted(as_frozen(self.domain), key=key)
-        rng = sorted(as_frozen(self.rng), key=key)
-        return frozenset(Fcn(dict(zip(dom, vs))) for vs in itertools.product(rng, repeat=len(dom)))
+        return frozenset(self.in_order())
+
+    def in_order(self) -> Iterator[Value]:
+        # functions of one domain: `key` compares their values in the domain's order, the
+        # first argument's most significant (TLC's order of [S -> T] too)
+        dom = sorted_values(as_frozen(self.domain))
+        rng = _in_order(self.rng)
+        return (Fcn(dict(zip(dom, vs))) for vs in itertools.product(rng, repeat=len(dom)))
 
     def describe(self) -> str:
         return f"[{show(self.domain)} -> {show(self.rng)}]"
@@ -208,9 +230,13 @@ class RecordSet(LazySet):
                 and all(member(v.map[f], s) for f, s in self.fields))
 
     def elements(self) -> frozenset[Value]:
-        names = [f for f, _ in self.fields]
-        sets = [sorted(as_frozen(s), key=key) for _, s in self.fields]
-        return frozenset(Fcn(dict(zip(names, vs))) for vs in itertools.product(*sets))
+        return frozenset(self.in_order())
+
+    def in_order(self) -> Iterator[Value]:
+        fields = sorted(self.fields, key=lambda fs: fs[0])  # `key` reads the fields by name
+        names = [f for f, _ in fields]
+        sets = [_in_order(s) for _, s in fields]
+        return (Fcn(dict(zip(names, vs))) for vs in itertools.product(*sets))
 
     def describe(self) -> str:
         return "[" + ", ".join(f"{f} : {show(s)}" for f, s in self.fields) + "]"
@@ -232,8 +258,10 @@ class ProductSet(LazySet):
                 and all(member(x, s) for x, s in zip(v.seq(), self.factors)))
 
     def elements(self) -> frozenset[Value]:
-        return frozenset(tup(c) for c in itertools.product(
-            *[sorted(as_frozen(s), key=key) for s in self.factors]))
+        return frozenset(self.in_order())
+
+    def in_order(self) -> Iterator[Value]:
+        return (tup(c) for c in itertools.product(*[_in_order(s) for s in self.factors]))
 
     def describe(self) -> str:
         return " \\X ".join(show(s) for s in self.factors)
@@ -274,22 +302,33 @@ _RANK = {bool: 0, int: 1, str: 2, ModelValue: 3, frozenset: 4, Fcn: 5}
 
 def key(v: Value) -> tuple[Any, ...]:
     """The canonical order of values: booleans, integers, strings, model values, sets,
-    functions; each kind in its natural order, sets and functions by their sorted elements."""
+    functions; each kind in its natural order, and as TLC compares them (its order of a
+    CHOOSE): sets by their size, then their sorted elements; functions (tuples and records
+    too) by their domain's size, then their sorted domain, then their values in its order."""
     t = type(v)
     if t is int or t is bool or t is str:
         return (_RANK[t], v)
     if t is ModelValue:
         return (3, v.name)
     if t is frozenset:
-        return (4, tuple(sorted(map(key, v))))
+        return (4, len(v), tuple(sorted(map(key, v))))
     if t is Fcn:
         kept: tuple[Any, ...] | None = v._key
         if kept is None:
-            kept = v._key = (5, tuple(sorted((key(a), key(x)) for a, x in v.map.items())))
+            pairs = sorted(((key(a), x) for a, x in v.map.items()), key=_first)
+            kept = v._key = (5, len(pairs), tuple(a for a, _ in pairs),
+                             tuple(key(x) for _, x in pairs))
         return kept
     if isinstance(v, LazySet):
-        return (4, tuple(sorted(map(key, v.elements())))) if v.finite else (6, v.describe())
+        if not v.finite:
+            return (6, v.describe())
+        elems = v.elements()
+        return (4, len(elems), tuple(sorted(map(key, elems))))
     return (7, repr(v))
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
 
 
 def _name(v: ModelValue) -> str:
@@ -360,6 +399,12 @@ def kind(v: Value) -> str:
     return type(v).__name__
 
 
+def _in_order(s: Value) -> list[Value]:
+    """The elements of a finite set in the canonical order, as a list."""
+    return list(s.in_order()) if isinstance(s, LazySet) else sorted_values(s)
+
+
 def iterate(s: Value) -> Iterator[Value]:
-    """The elements of a finite set in canonical order (a LazySet enumerated)."""
-    return iter(sorted_values(as_frozen(s)))
+    """The elements of a finite set in canonical order (a LazySet enumerated one at a time
+    where it can be)."""
+    return s.in_order() if isinstance(s, LazySet) else iter(sorted_values(s))
