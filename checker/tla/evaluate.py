@@ -536,6 +536,10 @@ class Evaluator:
         sub, osc, oenv = sc.subst[name]
         entry = osc.defs.get(sub.name) if isinstance(sub, OpApp) and not sub.args \
             and sub.name not in oenv else None
+        if entry is None and isinstance(sub, OpApp) and not sub.args \
+                and sub.name not in oenv and sub.name in osc.subst:
+            # the instantiating module's own operator constant (an instance of an instance)
+            return self.substituted_op(sub.name, osc, pos)
         if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
             raise fail(pos, f"unsupported: the operator constant {name} of an instantiated "
                             "module, given as other than an operator's name")
