@@ -434,7 +434,7 @@ class Evaluator:
                 if self.state_free_defn(entry):
                     return
                 raise _Varies
-            if type(entry) is Builtin:
+            if type(entry) is Builtin and not entry.varies:
                 return
             if entry is None and name not in sc.subst and name not in sc.state_vars \
                     and name in sc.values:
@@ -1032,7 +1032,7 @@ class Evaluator:
             if isinstance(entry, Defn):
                 return self.state_free_defn(entry)
             if isinstance(entry, Builtin):
-                return True
+                return not entry.varies  # a random choice is made at each evaluation
             if e.name in sc.subst:
                 sub, osc, oenv = sc.subst[e.name]
                 return self.state_free(sub, osc, set(oenv))
