@@ -76,6 +76,23 @@ def test_randomization_draws_reproducibly_with_tlcs_meaning(tmp_path: Path) -> N
             evaluate(tmp_path, ext, f"e == {bad}")
 
 
+def test_a_constant_definition_draws_once_and_an_action_at_each_evaluation(
+        tmp_path: Path) -> None:
+    """TLC evaluates a definition without parameters that reads no variable once, when it
+    starts (MisraReachability's ``RandomSuccSet``): every reading of it is the one draw. A
+    draw in an action is made each time the action is evaluated."""
+    body = ("C == RandomElement(1..1000000)\nD == <<C, 1>>\n"
+            "e == {C, C, D[1], LET x == C IN x}\nVARIABLE y\nInit == y = 0\n"
+            "Next == y' = RandomElement(1..1000000)")
+    ext = "Naturals, TLC"
+    got = evaluate(tmp_path, ext, body)
+    assert isinstance(got, frozenset) and len(got) == 1
+    ev = Evaluator(load(tmp_path / "E.tla", parse_cfg("", "E.cfg")))
+    nxt = ev.definition("Next").d.body
+    drawn = {s["y"] for _ in range(3) for _, s in ev.successors(nxt, {"y": 0})}
+    assert len(drawn) == 3
+
+
 def test_tlcext_operators_and_the_refused_ones(tmp_path: Path) -> None:
     body = ("e == <<AssertEq(1, 1), AssertEq(1, 2), TLCModelValue(\"m\"), TLCNoOp(4),\n"
             "       TLCDefer(FALSE), TLCCache(5, {}), PickSuccessor(TRUE)>>\n"
