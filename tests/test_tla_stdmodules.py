@@ -39,13 +39,17 @@ def test_a_subexpression_reference_is_the_body_of_its_definition(tmp_path: Path)
 
 def test_an_instances_operator_constant_given_by_the_instance_above(tmp_path: Path) -> None:
     """Sailfish instantiates BlockDag, whose ``Leader(_)`` is Sailfish's own constant, which
-    the root (TLCSailfish1) gives as an operator: the root's operator is applied."""
+    the root (TLCSailfish1) gives as an operator: the root's operator is applied. And an
+    operator constant given as a LAMBDA."""
     (tmp_path / "Dag.tla").write_text("---- MODULE Dag ----\nCONSTANT Leader(_)\n"
                                       "LeaderOf(r) == <<Leader(r), r>>\n====\n")
     (tmp_path / "Mid.tla").write_text("---- MODULE Mid ----\nCONSTANT Leader(_)\n"
                                       "INSTANCE Dag\n====\n")
     body = "Leader(r) == r * 10\nINSTANCE Mid\ne == LeaderOf(2)"
     assert evaluate(tmp_path, "Naturals", body) == tup([20, 2])
+    # given as a LAMBDA (TLC/TestGraphs: INSTANCE TLCMC WITH Constraint <- LAMBDA s, l : TRUE)
+    body = "D == INSTANCE Dag WITH Leader <- LAMBDA r : r + 1\ne == D!LeaderOf(2)"
+    assert evaluate(tmp_path, "Naturals", body) == tup([3, 2])
 
 
 def test_randomization_draws_reproducibly_with_tlcs_meaning(tmp_path: Path) -> None:

@@ -215,6 +215,8 @@ class Evaluator:
         self._const: dict[int, list[Any]] = {}
         # the definitions that read a variable even where random draws count as constant
         self._reads_state: set[Defn] = set()
+        # an instance's operator constant given as a LAMBDA: its definition, made once
+        self._lambdas: dict[int, Defn] = {}
         for t in (SetEnum, SetFilter, SetMap, FnSet, RecordSet, FnLit, Quant, Choose, Tuple,
                   RecordLit, Let, Case, If):
             self._ev[t] = self._once(self._ev[t])
@@ -544,6 +546,11 @@ class Evaluator:
                 and sub.name not in oenv and sub.name in osc.subst:
             # the instantiating module's own operator constant (an instance of an instance)
             return self.substituted_op(sub.name, osc, pos)
+        if isinstance(sub, Lambda) and not oenv:  # WITH Constraint <- LAMBDA s, l : TRUE
+            entry = self._lambdas.get(id(sub))
+            if entry is None:
+                entry = self._lambdas[id(sub)] = Defn(OpDef(sub.pos, name, tuple(
+                    Param(p, 0) for p in sub.params), sub.body), osc)
         if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
             raise fail(pos, f"unsupported: the operator constant {name} of an instantiated "
                             "module, given as other than an operator's name")
