@@ -718,13 +718,19 @@ def _map_then_fold_bag(pos: Pos, op: Callable[[Value, Value], Value], base: Valu
     return _map_then_fold(pos, op, base, handle, choose, frozenset(counts), "MapThenFoldBag")
 
 
-def _first(s: Value) -> Value:
-    """``CHOOSE x \\in S : TRUE``: the first in hwcheck's value order."""
-    return sorted_values(as_frozen(s))[0]
-
-
 def _fold_bag(pos: Pos, op: Callable[[Value, Value], Value], base: Value, b: Value) -> Value:
-    return _map_then_fold_bag(pos, op, base, lambda x: x, _first, b)
+    """``FoldBag`` as the community modules' Java override computes it (not as the module's
+    definition reads): ``op(... op(op(base, x1), x1) ..., xn)``, each element as many times
+    as its copies, the elements in the value order."""
+    counts = _bag(b, pos, "FoldBag")
+    acc = base
+    for x in sorted_values(counts):
+        n = counts[x]
+        if type(n) is not int or n <= 0:
+            raise fail(pos, f"FoldBag: {show(n)} copies of {show(x)}, not a positive integer")
+        for _ in range(n):
+            acc = op(acc, x)
+    return acc
 
 
 BAGS_EXT = {b.name: b for b in [
