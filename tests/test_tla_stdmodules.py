@@ -53,7 +53,7 @@ def test_an_instances_operator_constant_given_by_the_instance_above(tmp_path: Pa
 
 
 def test_randomization_draws_reproducibly_with_tlcs_meaning(tmp_path: Path) -> None:
-    body = ("R(x) == RandomElement(1..1000000)\n"
+    body = ("R(x) == RandomElement(1..100000)\n"
             "e == <<RandomSubset(3, 1..10), RandomSetOfSubsets(4, 2, 1..6),\n"
             "       RandomSubsetSet(5, \"0.5\", 1..6), TestRandomSetOfSubsets(3, 1, 1..4),\n"
             "       RandomElement(SUBSET (1..5)), RandomElement([a : 1..3, b : {9}]),\n"
@@ -85,9 +85,9 @@ def test_a_constant_definition_draws_once_and_an_action_at_each_evaluation(
     """TLC evaluates a definition without parameters that reads no variable once, when it
     starts (MisraReachability's ``RandomSuccSet``): every reading of it is the one draw. A
     draw in an action is made each time the action is evaluated."""
-    body = ("C == RandomElement(1..1000000)\nD == <<C, 1>>\n"
+    body = ("C == RandomElement(1..100000)\nD == <<C, 1>>\n"
             "e == {C, C, D[1], LET x == C IN x}\nVARIABLE y\nInit == y = 0\n"
-            "Next == y' = RandomElement(1..1000000)")
+            "Next == y' = RandomElement(1..100000)")
     ext = "Naturals, TLC"
     got = evaluate(tmp_path, ext, body)
     assert isinstance(got, frozenset) and len(got) == 1
