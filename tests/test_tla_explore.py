@@ -125,6 +125,20 @@ def test_a_symmetrys_renamings_are_made_once_per_value() -> None:
     assert _permute(frozenset({next(iter(msgs))}), p, kept) <= once  # an element kept too
 
 
+def test_symmetry_of_two_sets_is_the_group_they_generate(tmp_path: Path) -> None:
+    """``Permutations(A) \\cup Permutations(V)`` (Paxos/MCVoting's SYMMETRY): TLC renames
+    A's and V's model values together (the group the permutations generate), so the four
+    pairs of A \\X V are one orbit, as TLC counts them (1 distinct state)."""
+    (tmp_path / "S.tla").write_text(
+        "---- MODULE S ----\nEXTENDS TLC\nCONSTANTS A, V\nVARIABLE x\n"
+        "Init == x \\in A \\X V\nNext == UNCHANGED x\n"
+        "Sym == Permutations(A) \\cup Permutations(V)\n====\n")
+    cfg = ("CONSTANTS A = {a1, a2} V = {v1, v2}\nINIT Init NEXT Next\n"
+           "CHECK_DEADLOCK FALSE\n")
+    assert run(tmp_path / "S.tla", cfg).distinct == 4
+    assert run(tmp_path / "S.tla", cfg + "SYMMETRY Sym").distinct == 1
+
+
 def _states(tla: Path, cfg: str) -> set[tuple]:
     """Every reachable state (as a tuple in variable order), by a search written here."""
     m = model(tla, parse_cfg(cfg, "x.cfg"))

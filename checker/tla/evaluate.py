@@ -13,7 +13,9 @@ discovers domains, not the fast path. Operators that read no state are evaluated
 argument tuple (`Defn.memo`); a constant expression (one that reads no variable, no prime and
 no name an enclosing operator or quantifier binds: ``SUBSET Resources``, ``{"a1", "a2"}``) once
 per run (`Evaluator._constant`); a name no operator or quantifier binds is resolved once per
-scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`finite`).
+scope (`Evaluator._resolve`); a finite set is put in the canonical order once (`finite`). A
+random draw (Randomization) is made at each evaluation, except in a definition without
+parameters that reads no variable, evaluated once as TLC evaluates a constant definition.
 """
 
 from __future__ import annotations
@@ -213,6 +215,10 @@ class Evaluator:
         # something else that changes), whether its value is known, its value]: a constant
         # expression is evaluated once (`_constant`)
         self._const: dict[int, list[Any]] = {}
+        # the definitions that read a variable even where random draws count as constant
+        self._reads_state: set[Defn] = set()
+        # an instance's operator constant given as a LAMBDA: its definition, made once
+        self._lambdas: dict[int, Defn] = {}
         for t in (SetEnum, SetFilter, SetMap, FnSet, RecordSet, FnLit, Quant, Choose, Tuple,
                   RecordLit, Let, Case, If):
             self._ev[t] = self._once(self._ev[t])
@@ -447,7 +453,7 @@ class Evaluator:
                 if self.state_free_defn(entry):
                     return
                 raise _Varies
-            if type(entry) is Builtin:
+            if type(entry) is Builtin and not entry.varies:
                 return
             if entry is None and name not in sc.subst and name not in sc.state_vars \
                     and name in sc.values:
@@ -563,6 +569,15 @@ class Evaluator:
         sub, osc, oenv = sc.subst[name]
         entry = osc.defs.get(sub.name) if isinstance(sub, OpApp) and not sub.args \
             and sub.name not in oenv else None
+        if entry is None and isinstance(sub, OpApp) and not sub.args \
+                and sub.name not in oenv and sub.name in osc.subst:
+            # the instantiating module's own operator constant (an instance of an instance)
+            return self.substituted_op(sub.name, osc, pos)
+        if isinstance(sub, Lambda) and not oenv:  # WITH Constraint <- LAMBDA s, l : TRUE
+            entry = self._lambdas.get(id(sub))
+            if entry is None:
+                entry = self._lambdas[id(sub)] = Defn(OpDef(sub.pos, name, tuple(
+                    Param(p, 0) for p in sub.params), sub.body), osc)
         if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
             raise fail(pos, f"unsupported: the operator constant {name} of an instantiated "
                             "module, given as other than an operator's name")
@@ -1064,6 +1079,17 @@ class Evaluator:
 
     # -- static analysis -----------------------------------------------------------------
 
+    def _reads_no_state(self, defn: Defn, draws: frozenset[Defn]) -> bool:
+        """Whether ``defn`` reads no variable, a random draw counting as reading nothing
+        (``draws``: the definitions being read)."""
+        d = defn.d
+        if not isinstance(d, OpDef) or defn in self._reads_state:
+            return False
+        if self.state_free(d.body, defn.scope, {p.name for p in d.params}, draws):
+            return True
+        self._reads_state.add(defn)  # false whatever is being read around it
+        return False
+
     def state_free_defn(self, defn: Defn) -> bool:
         """Whether ``defn`` reads no variable (its value depends only on its arguments)."""
         if defn.free is not None:
@@ -1079,62 +1105,74 @@ class Evaluator:
         defn.free = self.state_free(d.body, defn.scope, bound)
         if defn.free and isinstance(d, OpDef) and all(p.arity == 0 for p in d.params):
             defn.memo = {}  # its values, by argument (`call_defn`)
+        elif not defn.free and isinstance(d, OpDef) and not d.params \
+                and self._reads_no_state(defn, frozenset({defn})):
+            # a constant definition that draws at random (RandomSuccSet ==
+            # SuccSet2(5)): TLC evaluates it once when it starts, and so is it here
+            defn.memo = {}
         return defn.free
 
-    def state_free(self, e: Any, sc: Scope, bound: set[str]) -> bool:
+    def state_free(self, e: Any, sc: Scope, bound: set[str],
+                   draws: frozenset[Defn] | None = None) -> bool:
+        """Whether ``e`` reads no variable. ``draws`` (the definitions being read, given by
+        `_reads_no_state`): a random draw counts as reading nothing, as for TLC's constant
+        definitions."""
         if isinstance(e, (Num, Str, Bool, At)):
             return True
         if isinstance(e, (Prime, Unchanged, Enabled, Instanced, Fairness, Temporal,
                           StepAction)):
             return False
         if isinstance(e, OpApp):
-            if not all(self.state_free(a, sc, bound) for a in e.args):
+            if not all(self.state_free(a, sc, bound, draws) for a in e.args):
                 return False
             if e.name in bound or e.name in CORE_NAMES:
                 return True
             entry = sc.defs.get(e.name)
             if isinstance(entry, Defn):
-                return self.state_free_defn(entry)
-            if isinstance(entry, Builtin):
-                return True
+                if draws is None or self.state_free_defn(entry):
+                    return self.state_free_defn(entry)
+                return entry in draws or self._reads_no_state(entry, draws | {entry})
+            if isinstance(entry, Builtin):  # a random choice is made at each evaluation
+                return not entry.varies or draws is not None
             if e.name in sc.subst:
                 sub, osc, oenv = sc.subst[e.name]
-                return self.state_free(sub, osc, set(oenv))
+                return self.state_free(sub, osc, set(oenv), draws)
             return e.name in sc.values
         if isinstance(e, Let):
             inner = bound | {d.name for d in e.defs if d.name is not None}
             for d in e.defs:
                 if isinstance(d, OpDef):
-                    if not self.state_free(d.body, sc, inner | {p.name for p in d.params}):
+                    if not self.state_free(d.body, sc, inner | {p.name for p in d.params},
+                                           draws):
                         return False
                 elif isinstance(d, FnDef):  # f[x \in S] == e: S and e, x (and f) bound
-                    if not (all(self.state_free(b.set, sc, inner) for b in d.bounds)
+                    if not (all(self.state_free(b.set, sc, inner, draws) for b in d.bounds)
                             and self.state_free(d.body, sc, inner | {
-                                n for b in d.bounds for n in b.names})):
+                                n for b in d.bounds for n in b.names}, draws)):
                         return False
                 else:
                     return False
-            return self.state_free(e.body, sc, inner)
+            return self.state_free(e.body, sc, inner, draws)
         if isinstance(e, (Quant, SetFilter, SetMap, FnLit, Choose)):
             bounds = e.bounds if isinstance(e, (Quant, SetMap, FnLit)) else (e.bound,)
-            if not all(self.state_free(b.set, sc, bound) for b in bounds):
+            if not all(self.state_free(b.set, sc, bound, draws) for b in bounds):
                 return False
             inner = bound | {n for b in bounds for n in b.names}
             body = e.pred if isinstance(e, SetFilter) else (
                 e.expr if isinstance(e, SetMap) else e.body)
-            return self.state_free(body, sc, inner)
+            return self.state_free(body, sc, inner, draws)
         if isinstance(e, Except):
-            return self.state_free(e.fn, sc, bound) and all(
-                self.state_free(v, sc, bound) and all(
-                    step == "field" or all(self.state_free(a, sc, bound)
+            return self.state_free(e.fn, sc, bound, draws) and all(
+                self.state_free(v, sc, bound, draws) and all(
+                    step == "field" or all(self.state_free(a, sc, bound, draws)
                                            for a in arg)  # type: ignore[attr-defined]
                     for step, arg in path) for path, v in e.updates)
         if isinstance(e, (RecordLit, RecordSet)):
-            return all(self.state_free(x, sc, bound) for _, x in e.fields)
+            return all(self.state_free(x, sc, bound, draws) for _, x in e.fields)
         if isinstance(e, Case):
-            return all(self.state_free(c, sc, bound) and self.state_free(v, sc, bound)
-                       for c, v in e.arms) and (e.other is None or
-                                                self.state_free(e.other, sc, bound))
+            return all(self.state_free(c, sc, bound, draws)
+                       and self.state_free(v, sc, bound, draws) for c, v in e.arms) and (
+                e.other is None or self.state_free(e.other, sc, bound, draws))
         children: list[Expr] = []
         if isinstance(e, (And, Or, SetEnum, Tuple)):
             children = list(e.items)
@@ -1148,7 +1186,7 @@ class Evaluator:
             children = [e.cond, e.then, e.other]
         else:
             return False
-        return all(self.state_free(c, sc, bound) for c in children)
+        return all(self.state_free(c, sc, bound, draws) for c in children)
 
     # -- actions -------------------------------------------------------------------------
 

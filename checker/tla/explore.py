@@ -134,7 +134,7 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         if not isinstance(perms, frozenset) or not all(isinstance(p, Fcn) for p in perms):
             raise fail(conf.symmetry[1], "SYMMETRY must name a set of permutations "
                                          "(Permutations(S))")
-        symmetry = [p.map for p in perms]
+        symmetry = _group([p.map for p in perms])
     return Model(
         root, ev, init, nxt,
         [named(i, "INVARIANT") for i in conf.invariants],
@@ -204,6 +204,29 @@ def _temporal(e: Expr, spec: Defn, depth: int) -> bool:
         return isinstance(entry, Defn) and isinstance(entry.d, OpDef) and \
             _temporal(entry.d.body, spec, depth + 1)
     return False
+
+
+def _group(perms: list[dict[Value, Value]]) -> list[dict[Value, Value]]:
+    """The group the permutations generate (TLC's: ``Permutations(A) \\cup Permutations(V)``
+    renames A's and V's model values together), the identity included, in a fixed order."""
+    def norm(p: dict[Value, Value]) -> frozenset[tuple[Value, Value]]:
+        return frozenset((k, v) for k, v in p.items() if k != v)
+
+    seen: dict[frozenset[tuple[Value, Value]], dict[Value, Value]] = {norm({}): {}}
+    gens = [p for p in perms if norm(p)]
+    todo = list(gens)
+    while todo:
+        p = todo.pop()
+        key_p = norm(p)
+        if key_p in seen:
+            continue
+        seen[key_p] = p
+        for g in gens:  # g after p
+            q = {k: g.get(v, v) for k, v in p.items()}
+            q.update({k: v for k, v in g.items() if k not in p})
+            if norm(q) not in seen:
+                todo.append(q)
+    return [dict(k) for k in sorted(seen, key=lambda k: sorted(map(repr, k)))]
 
 
 def _row_key(r: tuple[Value, ...]) -> tuple[Any, ...]:

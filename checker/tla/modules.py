@@ -17,7 +17,7 @@ from typing import Any
 
 from .cfg import Config
 from .parse import parse_file, parse_file_all
-from .stdlib import TABLES, Builtin
+from .stdlib import TABLES, Builtin, reseed
 from .syntax import (
     Expr,
     FnDef,
@@ -32,9 +32,8 @@ from .syntax import (
 from .values import ModelValue, Value
 
 # Standard modules TLC knows whose operators hwcheck does not give.
-UNSUPPORTED_MODULES = ("Reals", "RealTime", "TLCExt", "Randomization", "IOUtils", "Json",
-                       "CSV", "Graphs", "Relation", "Combinatorics", "DyadicRationals",
-                       "Apalache", "Variants", "Folds", "BagsExt", "Strings")
+UNSUPPORTED_MODULES = ("Reals", "RealTime", "CSV", "Graphs", "Relation", "Combinatorics",
+                       "DyadicRationals", "Apalache", "Variants", "Strings")
 
 
 @dataclass(eq=False)
@@ -234,6 +233,7 @@ def load(tla: str | Path, cfg: Config) -> Root:
     """The module at ``tla`` with its EXTENDS and INSTANCEs resolved, constants bound from
     ``cfg`` (every declared constant must be given; an override names an operator)."""
     path = Path(tla)
+    reseed()  # the random choices (Randomization, RandomElement) are the same on every load
     loader = Loader(path.parent)
     m, *more = parse_file_all(path)
     loader.parsed[m.name] = m

@@ -403,6 +403,25 @@ class _Walker:
         if len(comps) == 1 and len(kids) == 1 and kids[0].type == "child_id" \
                 and self.kids(comps[0])[0].type == "identifier_ref":
             return Conjunct(pos, self.text(self.kids(comps[0])[0]), int(self.text(kids[0])))
+        if comps and len(nav) == 1 and len(kids) == 1 and kids[0].type == "colon":
+            # ``Name!:``, ``Name(a)!:``, ``I!Name!:``: the body of the definition (or theorem)
+            # Name, which is what Name itself stands for
+            path: list[tuple[str, tuple[Expr, ...]]] = []
+            for c in comps:
+                comp = self.kids(c)[0]
+                if comp.type == "identifier_ref":
+                    path.append((self.text(comp), ()))
+                elif comp.type == "bound_op" and \
+                        comp.child_by_field_name("name").type == "identifier_ref":
+                    path.append((self.text(comp.child_by_field_name("name")),
+                                 self.exprs(comp.children_by_field_name("parameter"))))
+                else:
+                    raise self.unsupported(n)
+            *insts, (name, args) = path
+            if not insts:
+                return OpApp(pos, name, args)
+            (inst, inst_args), *chain = insts
+            return Instanced(pos, inst, inst_args, name, args, tuple(chain))
         raise self.unsupported(n)
 
     def e_prefixed_op(self, n: Node, pos: Pos) -> Expr:

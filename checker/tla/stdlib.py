@@ -1,15 +1,23 @@
 """The standard modules as native operator tables.
 
-Naturals, Integers, Sequences, FiniteSets, Bags and TLC, and the CommunityModules operators the
-Kafka specifications use (FiniteSetsExt, SequencesExt, Functions), written in Python rather than
-read from their TLA+ sources, as TLC overrides them in Java. A module extends another's table
-(Integers has Naturals'); `TABLES` maps a module name to its operators. An operator whose
-argument is itself an operator (``SelectSeq(s, Test)``) receives a Python callable.
+Naturals, Integers, Sequences, FiniteSets, Bags and TLC, TLC's Randomization and TLCExt, and
+CommunityModules (FiniteSetsExt, SequencesExt, Functions, BagsExt, Folds, IOUtils, ...), written
+in Python rather than read from their TLA+ sources, as TLC overrides them in Java. A module
+extends another's table (Integers has Naturals'); `TABLES` maps a module name to its operators.
+An operator whose argument is itself an operator (``SelectSeq(s, Test)``) receives a Python
+callable. An operator hwcheck does not give a meaning (it writes a file, runs a command, asks
+TLC's search for a path) is in its module's table as a refusal: one line naming it where it is
+evaluated, nothing where it is not.
+
+Random choices (Randomization, TLC's ``RandomElement``) come from one generator, seeded with
+`RANDOM_SEED` when a module is loaded (`reseed`): a run gives the same values every time.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,7 +26,12 @@ from .values import (
     INT,
     NAT,
     Fcn,
+    FcnSet,
+    ModelValue,
+    ProductSet,
+    RecordSet,
     SeqSet,
+    SubsetSet,
     Value,
     as_frozen,
     is_set,
@@ -38,6 +51,16 @@ class Builtin:
     arity: int
     fn: Callable[..., Value]
     op_args: tuple[int, ...] = ()
+    # its value may differ between two evaluations (a random choice): never kept as a
+    # constant expression's value or an operator's memo
+    varies: bool = False
+
+
+def _refused(name: str, arity: int, why: str) -> Builtin:
+    """An operator hwcheck gives no meaning: an error naming it where it is evaluated."""
+    def run(pos: Pos, *args: Value) -> Value:
+        raise fail(pos, f"unsupported operator {name}: {why}")
+    return Builtin(name, arity, run)
 
 
 def _int(v: Value, pos: Pos, op: str) -> int:
@@ -242,8 +265,42 @@ def _tlc_get(pos: Pos, what: Value) -> Value:
     raise fail(pos, f"TLCGet({show(what)}): hwcheck gives no TLC statistics or registers")
 
 
+RANDOM_SEED = 0
+_RANDOM = random.Random(RANDOM_SEED)
+
+
+def reseed(seed: int = RANDOM_SEED) -> None:
+    """Starts the random choices again from ``seed`` (a module's loading does)."""
+    _RANDOM.seed(seed)
+
+
+def _random_element(pos: Pos, s: Value) -> Value:
+    """TLC's ``RandomElement``: a member of the finite set ``s`` chosen at random (a set of
+    functions, records or tuples, or ``SUBSET S``, drawn a component at a time, as TLC's
+    override does, without enumerating the set)."""
+    if isinstance(s, FcnSet) and s.finite:
+        return Fcn({k: _random_element(pos, s.rng)
+                    for k in sorted_values(_set(s.domain, pos, "RandomElement"))})
+    if isinstance(s, RecordSet) and s.finite:
+        return Fcn({f: _random_element(pos, v) for f, v in s.fields})
+    if isinstance(s, ProductSet) and s.finite:
+        return tup([_random_element(pos, f) for f in s.factors])
+    if isinstance(s, SubsetSet) and getattr(s.base, "finite", True):
+        return frozenset(x for x in sorted_values(_set(s.base, pos, "RandomElement"))
+                         if _RANDOM.random() < 0.5)
+    items = sorted_values(_set(s, pos, "RandomElement"))
+    if not items:
+        raise fail(pos, "RandomElement of the empty set")
+    return items[_RANDOM.randrange(len(items))]
+
+
 TLC = {b.name: b for b in [
     Builtin("TLCGet", 1, _tlc_get),
+    Builtin("RandomElement", 1, _random_element, varies=True),
+    Builtin("TLCEval", 1, lambda pos, v: v),
+    _refused("TLCSet", 2, "hwcheck has no TLC registers"),
+    _refused("JavaTime", 0, "a run's values do not depend on the clock"),
+    _refused("Any", 0, "the set of all values cannot be evaluated"),
     Builtin(":>", 2, _map_to), Builtin("@@", 2, _compose),
     Builtin("Permutations", 1, _permutations),
     Builtin("Print", 2, lambda pos, out, v: v), Builtin("PrintT", 1, lambda pos, out: True),
@@ -482,6 +539,212 @@ BITWISE = {b.name: b for b in [
     Builtin("shiftR", 2, _bits("shiftR", lambda n, k: n >> k)),
 ]}
 
+def _count(v: Value, pos: Pos, op: str) -> int:
+    n = _int(v, pos, op)
+    if n < 0:
+        raise fail(pos, f"{op} of {n}: the number must not be negative")
+    return n
+
+
+def _random_subset(pos: Pos, k: Value, s: Value) -> Value:
+    """``RandomSubset(k, S)``: a subset of ``S`` of ``k`` elements chosen at random."""
+    n = _count(k, pos, "RandomSubset")
+    items = sorted_values(_set(s, pos, "RandomSubset"))
+    if n > len(items):
+        raise fail(pos, f"RandomSubset({n}, ...): the set has only {len(items)} element(s)")
+    return frozenset(_RANDOM.sample(items, n))
+
+
+def _coin_subsets(pos: Pos, picks: int, p: float, s: Value, op: str) -> Value:
+    """``picks`` subsets of ``S``, each element in each with probability ``p`` (TLC's
+    coin-tossing draw: duplicates fall together, so the set may have fewer)."""
+    items = sorted_values(_set(s, pos, op))
+    if len(items) < 31 and picks > 1 << len(items):
+        raise fail(pos, f"{op}({picks}, ...): more than the 2^{len(items)} subsets of the set")
+    return frozenset(frozenset(x for x in items if _RANDOM.random() < p) for _ in range(picks))
+
+
+def _random_set_of_subsets(pos: Pos, k: Value, n: Value, s: Value) -> Value:
+    """``RandomSetOfSubsets(k, n, S)``: ``k`` random subsets of ``S``, each element in each
+    with probability ``n / Cardinality(S)``."""
+    picks, mean = _count(k, pos, "RandomSetOfSubsets"), _count(n, pos, "RandomSetOfSubsets")
+    size = len(_set(s, pos, "RandomSetOfSubsets"))
+    if mean > size:
+        raise fail(pos, f"RandomSetOfSubsets(_, {mean}, S): S has only {size} element(s)")
+    return _coin_subsets(pos, picks, mean / size if size else 0.0, s, "RandomSetOfSubsets")
+
+
+def _random_subset_set(pos: Pos, k: Value, prob: Value, s: Value) -> Value:
+    """``RandomSubsetSet(k, "p", S)``: ``k`` random subsets, each element in with probability
+    ``p`` (a string, as TLC reads it)."""
+    picks = _count(k, pos, "RandomSubsetSet")
+    try:
+        p = float(prob) if isinstance(prob, str) else -1.0
+    except ValueError:
+        p = -1.0
+    if not 0.0 <= p <= 1.0:
+        raise fail(pos, f"RandomSubsetSet(_, {show(prob)}, _): not a string giving a "
+                        "probability between 0 and 1")
+    return _coin_subsets(pos, picks, p, s, "RandomSubsetSet")
+
+
+RANDOMIZATION = {b.name: b for b in [
+    Builtin("RandomSubset", 2, _random_subset, varies=True),
+    Builtin("RandomSetOfSubsets", 3, _random_set_of_subsets, varies=True),
+    Builtin("RandomSubsetSet", 3, _random_subset_set, varies=True),
+    # the module's own definition (TLC has no override): five draws' sizes
+    Builtin("TestRandomSetOfSubsets", 3, lambda pos, k, n, s: tup(
+        [len(as_frozen(_random_set_of_subsets(pos, k, n, s))) for _ in range(5)]),
+        varies=True),
+]}
+
+
+def _pick_successor(pos: Pos, ok: Value) -> Value:
+    if ok is True:
+        return True
+    raise fail(pos, "unsupported operator PickSuccessor: with a false condition TLC asks its "
+                    "user which successor to keep, and hwcheck's search asks no one")
+
+
+_NO_PATH = "hwcheck's breadth-first search gives an expression no path to its state"
+TLC_EXT = {b.name: b for b in [
+    # AssertEq prints the two values where they differ: hwcheck prints nothing (as PrintT)
+    Builtin("AssertEq", 2, lambda pos, a, b: a == b),
+    Builtin("TLCModelValue", 1, lambda pos, name: ModelValue(name) if isinstance(name, str)
+            else _refuse_value(pos, "TLCModelValue", name)),
+    Builtin("TLCDefer", 1, lambda pos, v: True),
+    Builtin("TLCNoOp", 1, lambda pos, v: v),
+    Builtin("TLCCache", 2, lambda pos, v, closure: v),
+    Builtin("PickSuccessor", 1, _pick_successor),
+    _refused("AssertError", 2, "it compares TLC's own error messages, which hwcheck's are not"),
+    _refused("TLCGetOrDefault", 2, "hwcheck has no TLC registers"),
+    _refused("TLCGetAndSet", 4, "hwcheck has no TLC registers"),
+    _refused("TLCFP", 1, "TLC's fingerprints are not hwcheck's"),
+    _refused("TLCEvalDefinition", 1, "hwcheck does not evaluate a definition by its name"),
+    _refused("Trace", 0, _NO_PATH), _refused("CounterExample", 0, _NO_PATH),
+    _refused("ToTrace", 1, _NO_PATH),
+]}
+
+
+def _refuse_value(pos: Pos, op: str, v: Value) -> Value:
+    raise fail(pos, f"{op} applied to {kind(v)} ({show(v)}), not a string")
+
+
+_WRITES = "hwcheck's checks write no file from a specification"
+_READS = "hwcheck's checks read no file from a specification"
+JSON = {b.name: b for b in [
+    _refused("ToJson", 1, "hwcheck does not render JSON inside a specification"),
+    _refused("ToJsonArray", 1, "hwcheck does not render JSON inside a specification"),
+    _refused("ToJsonObject", 1, "hwcheck does not render JSON inside a specification"),
+    _refused("JsonSerialize", 2, _WRITES), _refused("ndJsonSerialize", 2, _WRITES),
+    _refused("JsonDeserialize", 1, _READS), _refused("ndJsonDeserialize", 1, _READS),
+]}
+
+
+def _atoi(pos: Pos, s: Value) -> Value:
+    """IOUtils' ``atoi``: the integer a string of decimal digits writes."""
+    text = s.strip() if isinstance(s, str) else None
+    if text is None or not text.lstrip("+-").isdigit() or not text.isascii():
+        raise fail(pos, f"atoi({show(s)}): not a string of decimal digits")
+    return int(text)
+
+
+_RUNS = "hwcheck never runs a command from a specification"
+IOUTILS = {b.name: b for b in [
+    # the environment when the module is read: a record of strings, as TLC's override gives
+    Builtin("IOEnv", 0, lambda pos: Fcn(dict(os.environ))),
+    Builtin("atoi", 1, _atoi),
+    _refused("IOExec", 1, _RUNS), _refused("IOEnvExec", 2, _RUNS),
+    _refused("IOExecTemplate", 2, _RUNS), _refused("IOEnvExecTemplate", 3, _RUNS),
+    _refused("IOSerialize", 3, _WRITES), _refused("IODeserialize", 2, _READS),
+    _refused("Serialize", 3, _WRITES), _refused("Deserialize", 2, _READS),
+]}
+
+
+def _map_then_fold(pos: Pos, op: Callable[[Value, Value], Value], base: Value,
+                   f: Callable[[Value], Value], choose: Callable[[Value], Value],
+                   s: frozenset[Value], name: str) -> Value:
+    """Folds' ``MapThenFoldSet``: ``op(f(x1), op(f(x2), ... op(f(xn), base)))``, ``x1`` what
+    ``choose`` picks from the whole set, ``x2`` from the rest, ..."""
+    order = []
+    rest = s
+    while rest:
+        x = choose(rest)
+        if x not in rest:
+            raise fail(pos, f"{name}: the choice {show(x)} is not in the set it chose from")
+        order.append(x)
+        rest = rest - {x}
+    acc = base
+    for x in reversed(order):
+        acc = op(f(x), acc)
+    return acc
+
+
+FOLDS = {b.name: b for b in [
+    Builtin("MapThenFoldSet", 5, lambda pos, op, base, f, choose, s: _map_then_fold(
+        pos, op, base, f, choose, _set(s, pos, "MapThenFoldSet"), "MapThenFoldSet"),
+        op_args=(0, 2, 3)),
+]}
+
+
+def _bag_add(pos: Pos, b: Value, x: Value) -> Value:
+    out = dict(_bag(b, pos, "BagAdd"))
+    out[x] = out.get(x, 0) + 1
+    return Fcn(out)
+
+
+def _bag_remove(pos: Pos, b: Value, x: Value, every: bool) -> Value:
+    out = dict(_bag(b, pos, "BagRemoveAll" if every else "BagRemove"))
+    if x in out:
+        if every or out[x] == 1:
+            del out[x]
+        else:
+            out[x] -= 1
+    return Fcn(out)
+
+
+def _map_then_fold_bag(pos: Pos, op: Callable[[Value, Value], Value], base: Value,
+                       f: Callable[[Value], Value], choose: Callable[[Value], Value],
+                       b: Value) -> Value:
+    """BagsExt's ``MapThenFoldBag``: MapThenFoldSet over the bag's elements, an element of
+    ``n`` copies handled as ``op(... op(op(base, f(x)), f(x)) ..., f(x))`` (``n`` times)."""
+    counts = _bag(b, pos, "MapThenFoldBag")
+
+    def handle(x: Value) -> Value:
+        acc = base
+        for _ in range(_int(counts[x], pos, "MapThenFoldBag")):
+            acc = op(acc, f(x))
+        return acc
+    return _map_then_fold(pos, op, base, handle, choose, frozenset(counts), "MapThenFoldBag")
+
+
+def _fold_bag(pos: Pos, op: Callable[[Value, Value], Value], base: Value, b: Value) -> Value:
+    """``FoldBag`` as the community modules' Java override computes it (not as the module's
+    definition reads): ``op(... op(op(base, x1), x1) ..., xn)``, each element as many times
+    as its copies, the elements in the value order."""
+    counts = _bag(b, pos, "FoldBag")
+    acc = base
+    for x in sorted_values(counts):
+        n = counts[x]
+        if type(n) is not int or n <= 0:
+            raise fail(pos, f"FoldBag: {show(n)} copies of {show(x)}, not a positive integer")
+        for _ in range(n):
+            acc = op(acc, x)
+    return acc
+
+
+BAGS_EXT = {b.name: b for b in [
+    Builtin("BagAdd", 2, _bag_add),
+    Builtin("BagRemove", 2, lambda pos, b, x: _bag_remove(pos, b, x, False)),
+    Builtin("BagRemoveAll", 2, lambda pos, b, x: _bag_remove(pos, b, x, True)),
+    Builtin("MapThenFoldBag", 5, _map_then_fold_bag, op_args=(0, 2, 3)),
+    Builtin("FoldBag", 3, _fold_bag, op_args=(0,)),
+    Builtin("SumBag", 1, lambda pos, b: _fold_bag(
+        pos, lambda x, y: _int(x, pos, "SumBag") + _int(y, pos, "SumBag"), 0, b)),
+    Builtin("ProductBag", 1, lambda pos, b: _fold_bag(
+        pos, lambda x, y: _int(x, pos, "ProductBag") * _int(y, pos, "ProductBag"), 1, b)),
+]}
+
 TABLES: dict[str, dict[str, Builtin]] = {
     "Naturals": NATURALS, "Integers": INTEGERS, "Sequences": SEQUENCES,
     "FiniteSets": FINITE_SETS, "Bags": BAGS, "TLC": TLC,
@@ -495,4 +758,8 @@ TABLES: dict[str, dict[str, Builtin]] = {
     "SequenceTheorems": {**SEQUENCES, **INTEGERS}, "SequencesExtTheorems": SEQUENCES_EXT,
     "FiniteSetsExtTheorems": FINITE_SETS_EXT, "BagsTheorems": BAGS,
     "UndirectedGraphs": UNDIRECTED_GRAPHS, "Bitwise": BITWISE,
+    # TLC's Randomization and TLCExt, the community modules Json, IOUtils, Folds and BagsExt
+    # (each instantiates the modules it uses LOCALly: a module extending it gets its own only)
+    "Randomization": RANDOMIZATION, "TLCExt": TLC_EXT, "Json": JSON, "IOUtils": IOUTILS,
+    "Folds": FOLDS, "BagsExt": BAGS_EXT,
 }
