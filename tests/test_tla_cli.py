@@ -100,8 +100,10 @@ def test_what_check_does_not_take_is_one_line_and_exit_2(tmp_path: Path, case: s
 
 @pytest.mark.slow
 def test_twophase_holds_with_tlcs_counts(tmp_path: Path) -> None:
-    res = hwcheck("check", "--spec", str(TLA / "TwoPhase.tla"), "--json", "--out", str(tmp_path))
+    res = hwcheck("check", "--spec", str(TLA / "TwoPhase.tla"), "--json", "--out", str(tmp_path),
+                  "--tla-engine", "compiled")
     assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["engine"] == "local"
     out = json.loads(res.stdout)
     assert (out["verdict"], out["tlc"]) == ("holds", {"distinct": 288, "generated": 1146,
                                                       "depth": 11})
@@ -330,8 +332,9 @@ EXAMPLES = TLA / "examples"
 def test_the_examples_collections_models_give_tlcs_counts(tmp_path: Path, module: str,
                                                           tlc: tuple[int, int, int],
                                                           engine: str) -> None:
+    # the compiled rows pin the compiled path: auto checks these small models on the interpreter
     res = hwcheck("check", "--spec", str(EXAMPLES / f"{module}.tla"), "--json", "--out",
-                  str(tmp_path))
+                  str(tmp_path), *(["--tla-engine", "compiled"] if engine == "local" else []))
     out = json.loads(res.stdout)
     assert (out["tlc"]["distinct"], out["tlc"]["generated"], out["tlc"]["depth"]) == tlc
     assert out["engine"] == engine
