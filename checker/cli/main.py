@@ -167,9 +167,9 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
             o, proto, params, run_name or name, tla_engine or "auto",
             {k: v is not None and v is not False for k, v in given.items()},
             tuple(invariants), keep_going, max_states, max_seconds, max_memory, out, start)
-    elif tla_engine is not None:
-        raise InputError("--tla-engine chooses how a TLA+ module is checked: give it with "
-                         "--spec FILE.tla")
+    elif tla_engine == "interpreted":  # any other spec is compiled: auto and compiled say so
+        raise InputError("--tla-engine interpreted checks a TLA+ module on the interpreter: "
+                         "give it with --spec FILE.tla")
     else:
         chosen = build_chosen(proto, params, name)
     # the engines are imported once the input is known to be good (a usage error stays fast)
