@@ -6,6 +6,7 @@ module the compiled path refuses checked on the interpreter, with the same kinds
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,22 @@ def test_domains_found_early_are_widened_until_a_run_leaves_none(tmp_path: Path)
     assert (ex.distinct, ex.generated, ex.depth) == (full.distinct, full.generated, full.depth)
     kept = build(TLA / "Relay.tla", say=said.append, discover=3, cache=tmp_path)
     assert [e.hi for e in kept.encodings.values()] == [e.hi for e in c.encodings.values()]
+
+
+def test_the_preparation_stops_between_its_steps_at_the_runs_limits(tmp_path: Path) -> None:
+    limits = front.Limits(max_seconds=0.001, start=time.monotonic() - 1)
+    with pytest.raises(front.Stopped, match=r"^reached --max-seconds 0\.001$"):
+        build(TLA / "Relay.tla", discover=3, cache=tmp_path, limits=limits)
+    assert not list(tmp_path.iterdir())  # no domains kept
+
+
+@pytest.mark.slow
+def test_domains_a_run_cut_by_max_states_confirmed_are_not_kept(tmp_path: Path) -> None:
+    said: list[str] = []
+    limits = front.Limits(max_states=5, start=time.monotonic())
+    c = build(TLA / "Relay.tla", say=said.append, discover=3, cache=tmp_path, limits=limits)
+    assert c.spec.actions and "the last one stopped before its end: not kept" in said[-1]
+    assert not list(tmp_path.iterdir())
 
 
 # functions to sets: outside the compiled fragment, so checked on the interpreter

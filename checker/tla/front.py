@@ -319,11 +319,14 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
         f"the reference search's first {res.distinct} states")
     c = compile_model(m, domains)
     c.spec.params = params
+    whole = True
     if not res.complete:
-        c, runs = _widen(m, c, domains, say, limits)
-        how += f", checked on the kernel ({runs - 1} widening{'s' * (runs != 2)})"
+        c, runs, whole = _widen(m, c, domains, say, limits)
+        how += f", checked on the kernel ({runs - 1} widening{'s' * (runs != 2)}" + (
+            ")" if whole else ", the last one stopped before its end: not kept)")
     say(f"hwcheck: {tla.name}: domains from {how}: " + "; ".join(describe(c)))
-    _store(kept, domains)
+    if whole:  # kept only where a whole run confirmed them
+        _store(kept, domains)
     return c
 
 
@@ -342,11 +345,12 @@ def discovered(m: Model, states: int = DISCOVER, seconds: float = DISCOVER_SECON
 
 
 def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]], say: Say,
-           limits: Limits | None = None) -> tuple[Compiled, int]:
-    """The first compiled spec whose whole run leaves no domain, and the runs it took. Under
-    ``limits`` each run is bounded by them: one that --max-states stopped without leaving a
-    domain is taken (the check explores the same levels, its writes range-checked as ever);
-    one that time, memory, Ctrl-C or SIGTERM stopped is ``Stopped``."""
+           limits: Limits | None = None) -> tuple[Compiled, int, bool]:
+    """The first compiled spec whose whole run leaves no domain, the runs it took, and whether
+    the last run was whole. Under ``limits`` each run is bounded by them: one that
+    --max-states stopped without leaving a domain is taken, not whole (the check explores the
+    same levels, its writes range-checked as ever); one that time, memory, Ctrl-C or SIGTERM
+    stopped is ``Stopped``."""
     from hwcheck.checker.engines.options import Options
     from hwcheck.checker.run import check
 
@@ -363,7 +367,7 @@ def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]], say: Say,
                 and not ex.stop_reason.startswith("reached --max-states"):
             raise Stopped(limits.reached() or ex.stop_reason)
         if not errors:
-            return c, run
+            return c, run, ex.complete
         grew = False
         for o in errors:
             new: dict[str, list[Value]] = {}
