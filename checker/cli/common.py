@@ -217,8 +217,8 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
 
 class NotBuilt(InputError):
     """The protocol and parameters a command's options name, whose spec could not be built
-    (``error``): one line, exit 2, unless the command has another way to check it (a TLA+
-    module outside the compiled fragment: the interpreter)."""
+    (``error``): one line, exit 2 (``check`` handles a TLA+ module's refusals itself:
+    ``cli/tla.py``)."""
 
     def __init__(self, proto: Protocol, params: dict[str, Any], run_name: str | None,
                  error: SpecError) -> None:

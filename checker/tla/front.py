@@ -42,8 +42,10 @@ from .modules import Defn
 from .syntax import And, Expr, FnSet, OpApp, OpDef, fail
 from .values import Fcn, ModelValue, Value, key, show, sorted_values
 
-DISCOVER = 2_000  # distinct states of the reference search that discovers domains
-DISCOVER_SECONDS = 5.0  # and the seconds it may take
+# the reference search that discovers domains (and for check, chooses the engine): its
+# distinct states and seconds at most, as --tla-engine's help and docs/tla.md state them
+DISCOVER = 2_000
+DISCOVER_SECONDS = 5.0
 WIDEN_RUNS = 30  # kernel runs before the widening gives up
 TYPED_MAX = 4_096  # the largest finite set a TypeOK conjunct may state for a variable
 
