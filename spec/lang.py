@@ -946,6 +946,30 @@ class Liveness:
 
 
 @dataclass(frozen=True, eq=False)
+class FairGroup:
+    """Fairness of several action instances taken together, as TLA+'s ``WF_v(A)`` and
+    ``SF_v(A)`` of an action ``A`` that more than one instance takes (a disjunction inside it,
+    an ``\\E`` below it): ``weak``, a behaviour on which some member is enabled in every state
+    from some point on takes some member infinitely often; ``strong``, one on which some member
+    is enabled infinitely often does. ``members``: (action name, its parameters' indices)."""
+
+    name: str
+    kind: str
+    members: tuple[tuple[str, tuple[int, ...]], ...]
+    origin: str = ""  # FILE:LINE of the spec's code that declared it
+
+
+@dataclass(frozen=True)
+class FairCondition:
+    """One fairness condition over the spec's instances (by `Instance.index`): an action's
+    instance with its declared fairness, or a `FairGroup`."""
+
+    name: str
+    kind: str
+    instances: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
 class Instance:
     """One action instance: the action and the values of its parameters."""
 
@@ -1002,6 +1026,7 @@ class Spec:
     action_properties: list[ActionProperty] = field(default_factory=list)
     reachables: list[Reachable] = field(default_factory=list)
     liveness: list[Liveness] = field(default_factory=list)
+    fair_groups: list[FairGroup] = field(default_factory=list)  # besides each action's own
     # the variables declared with a structured type (``spec/types.py``), each stored as the
     # core variables of its leaves (which ``variables`` lists)
     typed: list[TypedVar] = field(default_factory=list)
@@ -1131,29 +1156,55 @@ class Spec:
         self.reachables.append(Reachable(name, _lift_at(expr, at, f"reachability check {name}"),
                                          doc, at))
 
-    def leads_to(self, name: str, p: Value, q: Value, doc: str = "",
-                 quiet: Sequence[str] = ()) -> None:
+    def leads_to(self, name: str, p: Value | Callable[..., Value],
+                 q: Value | Callable[..., Value], doc: str = "", quiet: Sequence[str] = (),
+                 over: Sequence[int] = ()) -> None:
         """Every state satisfying ``p`` is followed, on every fair behaviour, by one satisfying
-        ``q`` (``p ~> q``)."""
-        at, what = caller(), f"liveness property {name}"
-        self.liveness.append(Liveness(name, "leads_to", _lift_at(p, at, what),
-                                      _lift_at(q, at, what), doc, tuple(quiet), at))
+        ``q`` (``p ~> q``). With ``over`` (sizes), ``p`` and ``q`` are functions of one index
+        per size, and the property is one for each (``\\A i \\in 0..n-1 : p(i) ~> q(i)``), named
+        ``name(i)``."""
+        self._liveness(name, "leads_to", p, q, doc, quiet, over, caller())
 
-    def always_eventually(self, name: str, p: Value, doc: str = "",
-                          quiet: Sequence[str] = ()) -> None:
-        """On every fair behaviour ``p`` holds infinitely often (``[]<>p``)."""
-        at = caller()
-        self.liveness.append(Liveness(name, "always_eventually",
-                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
-                                      tuple(quiet), at))
+    def always_eventually(self, name: str, p: Value | Callable[..., Value], doc: str = "",
+                          quiet: Sequence[str] = (), over: Sequence[int] = ()) -> None:
+        """On every fair behaviour ``p`` holds infinitely often (``[]<>p``); ``over`` as
+        `leads_to`'s."""
+        self._liveness(name, "always_eventually", p, None, doc, quiet, over, caller())
 
-    def eventually_always(self, name: str, p: Value, doc: str = "",
-                          quiet: Sequence[str] = ()) -> None:
-        """On every fair behaviour ``p`` holds from some point on (``<>[]p``)."""
-        at = caller()
-        self.liveness.append(Liveness(name, "eventually_always",
-                                      _lift_at(p, at, f"liveness property {name}"), None, doc,
-                                      tuple(quiet), at))
+    def eventually_always(self, name: str, p: Value | Callable[..., Value], doc: str = "",
+                          quiet: Sequence[str] = (), over: Sequence[int] = ()) -> None:
+        """On every fair behaviour ``p`` holds from some point on (``<>[]p``); ``over`` as
+        `leads_to`'s."""
+        self._liveness(name, "eventually_always", p, None, doc, quiet, over, caller())
+
+    def _liveness(self, name: str, form: str, p: Value | Callable[..., Value],
+                  q: Value | Callable[..., Value] | None, doc: str, quiet: Sequence[str],
+                  over: Sequence[int], at: str) -> None:
+        what = f"liveness property {name}"
+        combos: list[tuple[int, ...]] = list(itertools.product(*(range(n) for n in over))) \
+            if over else [()]
+        for idx in combos:
+            label = f"{name}({', '.join(map(str, idx))})" if over else name
+            pe: Value | Callable[..., Value] = p
+            qe: Value | Callable[..., Value] | None = q
+            if over:
+                try:
+                    if not callable(p) or (q is not None and not callable(q)):
+                        raise TypeError("a value is not a function")
+                    pe = p(*idx)
+                    qe = None if q is None else q(*idx)
+                except TypeError as e:  # not a function of the indices
+                    raise located(SpecError(f"with over=, p and q are functions of one index "
+                                            f"per size ({e})"), at, what) from None
+            self.liveness.append(Liveness(
+                label, form, _lift_at(pe, at, what),
+                None if qe is None else _lift_at(qe, at, what), doc, tuple(quiet), at))
+
+    def fair(self, name: str, kind: str, members: Sequence[tuple[str, Sequence[int]]]) -> None:
+        """Fairness (``kind``: "weak" or "strong") of the action instances ``members`` taken
+        together (`FairGroup`); an instance is in one fairness condition at most."""
+        self.fair_groups.append(FairGroup(name, kind, tuple((a, tuple(args))
+                                                            for a, args in members), caller()))
 
     # -- derived -------------------------------------------------------------------------------
 
@@ -1162,6 +1213,39 @@ class Spec:
         for a in self.actions:
             for args in a.instances():
                 out.append(Instance(len(out), a, args))
+        return out
+
+    def fairness_conditions(self) -> list[FairCondition]:
+        """Every fairness condition: each instance of an action declared fair, then each
+        `FairGroup`. A SpecError if an instance is in two, or a group names no instance."""
+        insts = self.instances()
+        out = [FairCondition(i.label, i.action.fairness, (i.index,))
+               for i in insts if i.action.fairness is not None]
+        by_key = {(i.action.name, i.args): i.index for i in insts}
+        for g in self.fair_groups:
+            where = f"fairness {g.name}"
+            try:
+                if g.kind not in FAIRNESS:
+                    raise SpecError(f"{where}: fairness must be 'weak' or 'strong', "
+                                    f"got {g.kind!r}")
+                missing = [m for m in g.members if m not in by_key]
+                if missing:
+                    a, args = missing[0]
+                    raise SpecError(f"{where}: {a}{list(args)} is no action instance")
+                if not g.members:
+                    raise SpecError(f"{where}: no action instance")
+            except SpecError as e:
+                raise located(e, g.origin, where) from None
+            out.append(FairCondition(g.name, g.kind, tuple(sorted({by_key[m]
+                                                                   for m in g.members}))))
+        seen: dict[int, str] = {}
+        for c in out:
+            for i in c.instances:
+                if i in seen:
+                    raise SpecError(f"{insts[i].label} is in two fairness conditions "
+                                    f"({seen[i]} and {c.name}): each instance is in one at "
+                                    "most")
+                seen[i] = c.name
         return out
 
     def var(self, name: str) -> Var:
@@ -1228,6 +1312,7 @@ class Spec:
             if strays or not self.view:
                 raise SpecError(f"the view names unknown variable(s) {', '.join(strays)}"
                                 if strays else "the view names no variable")
+        self.fairness_conditions()  # the groups name instances, each in one condition at most
         return self
 
     def _check_liveness(self, p: Liveness, declared: dict[str, Var]) -> None:

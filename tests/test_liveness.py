@@ -63,8 +63,12 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
                 rows[key(nxt)] = nxt
                 todo.append(nxt)
             edges.append((key(row), key(nxt), inst))
-    enabled = {s: {e[2].label for e in edges if e[0] == s and e[1] != s} for s in rows}
-    fair = {i.label: i.action.fairness for i in insts if i.action.fairness}
+    # each fairness condition by its name: an instance's own, or a group's (any member)
+    conds = spec.fairness_conditions()
+    member = {i: c.name for c in conds for i in c.instances}
+    enabled = {s: {member[e[2].index] for e in edges
+                   if e[0] == s and e[1] != s and e[2].index in member} for s in rows}
+    fair = {c.name: c.kind for c in conds}
     out = {}
     for p in spec.liveness:
         quiet = set(p.quiet)
@@ -81,7 +85,7 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
             region = {s for s in rows if not holds(goal, s)}
             accept = set(region)
             starts = {s for s in region if p.form != "leads_to" or holds(p.p, s)}
-        fair_states = _fair_states(region, edges, enabled, fair, accept, quiet)
+        fair_states = _fair_states(region, edges, enabled, fair, member, accept, quiet)
         g = nx.DiGraph()
         g.add_nodes_from(region)
         g.add_edges_from((a, b) for a, b, _ in edges if a in region and b in region)
@@ -91,7 +95,7 @@ def independent_verdicts(spec: Spec) -> dict[str, str]:
     return out
 
 
-def _fair_states(region, edges, enabled, fair, accept, quiet) -> set:
+def _fair_states(region, edges, enabled, fair, member, accept, quiet) -> set:
     """The states on a fair cycle inside ``region`` that visits ``accept``."""
     g = nx.DiGraph()
     g.add_nodes_from(region)
@@ -104,8 +108,9 @@ def _fair_states(region, edges, enabled, fair, accept, quiet) -> set:
         comp = work.pop()
         if not comp & accept:
             continue
-        taken = {inst.label for a, b, inst in edges
-                 if a in comp and b in comp and a != b and inst.action.name not in quiet}
+        taken = {member[inst.index] for a, b, inst in edges
+                 if a in comp and b in comp and a != b and inst.action.name not in quiet
+                 and inst.index in member}
         en_all = set.intersection(*(enabled[s] for s in comp))
         en_any = set.union(*(enabled[s] for s in comp))
         if any(f == "weak" and lab in en_all and lab not in taken for lab, f in fair.items()):
@@ -388,3 +393,31 @@ def test_tarjan_finds_networkx_components(graph, ok):
     for a, b, c in edges:  # a transition never leads to a component completed later
         if mask[a] and mask[b] and ok[c]:
             assert comp[b] <= comp[a]
+
+
+def _each_served(use: str) -> Spec:
+    """The token ring with ``\\A i \\in Nodes : want[i] ~> ~want[i]`` as ServedEach."""
+    from hwcheck.spec.lang import Read, lift
+
+    spec = spec_of("token_ring.py", nodes=3, use=use)
+    flags = next(v for v in spec.variables if v.name == "want")
+    spec.leads_to("ServedEach", lambda i: Read(flags, (lift(i),)),
+                  lambda i: ~Read(flags, (lift(i),)), over=[3])
+    return spec.validate()
+
+
+def test_a_quantified_property_is_a_property_for_each_index():
+    spec = _each_served("strong")
+    each = [p for p in spec.liveness if p.name.startswith("ServedEach")]
+    assert [p.name for p in each] == ["ServedEach(0)", "ServedEach(1)", "ServedEach(2)"]
+    assert all(p.form == "leads_to" and p.q is not None for p in each)
+    assert len({repr(p.p) for p in each}) == 3  # each reads its own node
+    with pytest.raises(SpecError, match="functions of one index per size"):
+        spec.leads_to("Bad", lambda: True, lambda: False, over=[3])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("use,want", [("strong", "holds"), ("none", "violated")])
+def test_each_index_of_a_quantified_property_has_its_verdict(use, want):
+    got = graph_verdicts(_each_served(use))
+    assert {got[f"ServedEach({i})"] for i in range(3)} == {want} == {got["Served"]}

@@ -88,15 +88,16 @@ class Fairness:
 
     @classmethod
     def of(cls, spec: Spec) -> Fairness:
-        insts = spec.instances()
-        fair = [i for i in insts if i.action.fairness is not None]
-        words = max(1, (len(fair) + 63) // 64)
-        index = np.full(max(len(insts), 1), -1, np.int64)
+        """A bit for each fairness condition (`Spec.fairness_conditions`), shared by its
+        instances: a condition of several is enabled where one of them is, and taken by any."""
+        conds = spec.fairness_conditions()
+        words = max(1, (len(conds) + 63) // 64)
+        index = np.full(max(len(spec.instances()), 1), -1, np.int64)
         weak = np.zeros(words, np.uint64)
         strong = np.zeros(words, np.uint64)
-        for b, inst in enumerate(fair):
-            index[inst.index] = b
-            into = weak if inst.action.fairness == "weak" else strong
+        for b, cond in enumerate(conds):
+            index[list(cond.instances)] = b
+            into = weak if cond.kind == "weak" else strong
             into[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
         return cls(index, weak, strong, words)
 
@@ -280,7 +281,7 @@ def _cycle(graph: StateGraph, arrays: GraphArrays, fair: Fairness, fcomp: np.nda
     obligations: list[tuple[int, int]] = []  # (kind, fair bit): 0 visit accept, 1 take, 2 wf
     if accept is not None and not accept[f]:
         obligations.append((0, -1))
-    nfair = int((fair.index >= 0).sum())
+    nfair = int(fair.index.max()) + 1  # the fairness conditions' bits (-1: none)
     for b in range(nfair):
         w, bit = b >> 6, np.uint64(1) << np.uint64(b & 63)
         if fair.strong[w] & bit and anyen[w] & bit:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from hwcheck.spec import lang as L
 from hwcheck.spec.lang import Block, Spec
 
+from . import temporal
 from .evaluate import CORE_NAMES, Ctx
 from .explore import Model
 from .modules import Defn, Scope
@@ -81,12 +82,16 @@ class _Way:
     fixed: bool
     params: tuple[tuple[str, tuple[Value, ...]], ...]
     parts: tuple[_Part, ...]
+    # the label's operator's arguments (terms) and how many conjuncts came before it (an \E
+    # over a set read from the state, an IF's condition): what a fairness condition matches
+    call: tuple[Any, ...] = ()
+    before: int = 0
 
     def fix(self) -> _Way:
-        return self if self.fixed else _Way(self.label, True, self.params, self.parts)
+        return self if self.fixed else replace(self, fixed=True)
 
     def add(self, part: _Part) -> _Way:
-        return _Way(self.label, self.fixed, self.params, (*self.parts, part))
+        return replace(self, parts=(*self.parts, part))
 
 
 def not_compiled(pos: Pos, what: str) -> Exception:
@@ -271,6 +276,7 @@ class Compiler:
         self.m = m
         self.deadlock = m.check_deadlock if deadlock is None else deadlock
         self.enabled: list[Any] = []
+        self.ways: dict[str, _Way] = {}  # each action's way of Next
         self.for_enabled = False  # building an action's guard for the deadlock check
         self.ev = m.ev
         self.sc = m.root.scope
@@ -1265,7 +1271,7 @@ class Compiler:
                     return  # no witness: no way
                 new[name] = ("param", _Pending(len(params)), values)
                 params.append((name, values))
-            inner = _Way(way.label, way.fixed, tuple(params), way.parts)
+            inner = replace(way, params=tuple(params))
             for neg, g, gsc in guards:
                 inner = inner.add((neg, g, gsc, new))
             yield from self._ways(e.body, sc, new, inner)
@@ -1323,7 +1329,9 @@ class Compiler:
                 if len(d.params) != len(e.args):
                     raise not_compiled(e.pos, f"applying {d.name}")
                 new = {p.name: self.bind(a, sc, env) for p, a in zip(d.params, e.args)}
-                inner = way if way.fixed else _Way(d.name, False, way.params, way.parts)
+                inner = way if way.fixed else replace(
+                    way, label=d.name, call=tuple(new[p.name] for p in d.params),
+                    before=len(way.parts))
                 yield from self._ways(d.body, entry.scope, new, inner)
                 return
         yield way.add((None, e, sc, env))
@@ -1687,6 +1695,7 @@ class Compiler:
             used.add(name)
             steps[name] = way.label
             bindings[name] = way.params
+            self.ways[name] = way
             self.action(name, way)
         for inv in self.m.invariants:
             self.spec.invariant(inv.name, self.as_kind(self.tr(inv.d.body, inv.scope, {}),
@@ -1694,9 +1703,10 @@ class Compiler:
         if self.m.constraints or self.m.action_constraints or self.m.view or self.m.symmetry:
             raise not_compiled(self.sc.module.pos, "CONSTRAINT, ACTION_CONSTRAINT, VIEW or "
                                                    "SYMMETRY")
+        temporal.fairness(self)
+        for name in self.m.properties:
+            temporal.prop(self, name)
         self.spec.validate()
-        if self.m.properties:
-            raise not_compiled(self.sc.module.pos, "PROPERTY (temporal properties)")
         if self.deadlock:  # TLC's: a state where no step is possible
             name = "Deadlock"
             while any(i.name == name for i in self.spec.invariants):

@@ -95,6 +95,7 @@ class Model:
     symmetry: list[dict[Value, Value]]
     check_deadlock: bool
     behaviour: bool = True  # False: the cfg names no SPECIFICATION or INIT/NEXT (no state)
+    specification: Defn | None = None  # the cfg's SPECIFICATION (its fairness), if it names one
 
 
 def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
@@ -117,6 +118,7 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         return entry
 
     behaviour = True
+    spec: Defn | None = None
     if conf.specification is not None:
         spec = named(conf.specification, "SPECIFICATION")
         init, nxt = _split_spec(spec, ev)
@@ -140,7 +142,7 @@ def model(tla: str | Path, cfg: str | Path | Config | None = None) -> Model:
         [named(c, "CONSTRAINT") for c in conf.constraints],
         [named(c, "ACTION_CONSTRAINT") for c in conf.action_constraints],
         named(conf.view, "VIEW") if conf.view else None, symmetry, conf.check_deadlock,
-        behaviour)
+        behaviour, spec)
 
 
 def _split_spec(spec: Defn, ev: Evaluator) -> tuple[Expr, Expr]:

@@ -157,18 +157,16 @@ def _fair(spec: Spec, interp: Interpreter, states: list[np.ndarray], after: list
     for row, nxt, label in zip(states, after, labels, strict=True):
         if label != STUTTER and not (row == nxt).all():
             taken.add(label)
-    for inst in interp.instances:
-        fairness = inst.action.fairness
-        if fairness is None:
+    for cond in spec.fairness_conditions():
+        insts = [interp.instances[i] for i in cond.instances]
+        if any(inst.label in taken for inst in insts):
             continue
-        enabled = [_enabled(interp, inst, r) for r in states]
-        if inst.label in taken:
-            continue
-        if fairness == "weak" and all(enabled):
-            raise TraceError(f"the cycle is not fair: {inst.label} (weakly fair) is enabled in "
+        enabled = [any(_enabled(interp, inst, r) for inst in insts) for r in states]
+        if cond.kind == "weak" and all(enabled):
+            raise TraceError(f"the cycle is not fair: {cond.name} (weakly fair) is enabled in "
                              "every state of the cycle and never taken")
-        if fairness == "strong" and any(enabled):
-            raise TraceError(f"the cycle is not fair: {inst.label} (strongly fair) is enabled "
+        if cond.kind == "strong" and any(enabled):
+            raise TraceError(f"the cycle is not fair: {cond.name} (strongly fair) is enabled "
                              "on the cycle and never taken")
 
 
