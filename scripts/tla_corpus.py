@@ -132,6 +132,7 @@ def run(m: Model, max_seconds: float, python: str, grace: float = GRACE) -> Run:
         why = re.sub(r"^hwcheck: error: ", "", why)
         return Run(m, engine if "not compiled" in stderr else "-", seconds,
                    reason=_short(why, m))
+    engine = "interpreted" if res.get("engine") == "interpreter" else "compiled"
     r = Run(m, engine, seconds, res["verdict"], res.get("tlc"), res["complete"])
     if not r.matches:
         if not res["complete"] and res["verdict"] != "violated":

@@ -217,8 +217,8 @@ def _liveness_flag(proto: Protocol, params: dict[str, Any], on: bool) -> None:
 
 class NotBuilt(InputError):
     """The protocol and parameters a command's options name, whose spec could not be built
-    (``error``): one line, exit 2, unless the command has another way to check it (a TLA+
-    module outside the compiled fragment: the interpreter)."""
+    (``error``): one line, exit 2 (``check`` handles a TLA+ module's refusals itself:
+    ``cli/tla.py``)."""
 
     def __init__(self, proto: Protocol, params: dict[str, Any], run_name: str | None,
                  error: SpecError) -> None:
@@ -242,6 +242,12 @@ def choose_spec(kwargs: dict[str, Any], scenario: str | None = None) -> Chosen:
     flags and ``--param`` pairs, built; every failure one line, exit 2. With a scenario, the
     run's folder is its name, or ``SCENARIO+PARAMETERS`` when parameters given override some
     of its own (so that the scenario's own traces stay canonical)."""
+    return build_chosen(*choose_protocol(kwargs, scenario))
+
+
+def choose_protocol(kwargs: dict[str, Any], scenario: str | None = None
+                    ) -> tuple[Protocol, dict[str, Any], str | None]:
+    """The protocol, parameters and run folder name ``choose_spec`` builds, not built yet."""
     proto = protocol_from(kwargs)
     base = None
     if scenario is not None:
@@ -254,6 +260,11 @@ def choose_spec(kwargs: dict[str, Any], scenario: str | None = None) -> Chosen:
     if scenario is not None:
         run_name = scenario if params == proto.resolve(base) else \
             f"{scenario}+{proto.name_of(params)}"
+    return proto, params, run_name
+
+
+def build_chosen(proto: Protocol, params: dict[str, Any], run_name: str | None) -> Chosen:
+    """``proto``'s spec for ``params``; ``NotBuilt`` (one line, exit 2) if it cannot be."""
     try:
         return Chosen(proto, params, protocols.build(proto, params), run_name)
     except SpecError as e:

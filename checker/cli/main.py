@@ -7,6 +7,7 @@ import atexit
 import dataclasses
 import gc
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -20,10 +21,10 @@ from hwcheck.checker.cli.common import (
     VERDICT_EXIT,
     Chosen,
     InputError,
-    NotBuilt,
     Output,
+    build_chosen,
     check_properties,
-    choose_spec,
+    choose_protocol,
     json_option,
     output_options,
     params_line,
@@ -34,6 +35,7 @@ from hwcheck.checker.cli.common import (
     spec_options,
     workers_option,
 )
+from hwcheck.checker.cli.tla import tla_engine_option
 from hwcheck.checker.environment import EnvironmentFault
 from hwcheck.spec.lang import SpecError
 
@@ -139,6 +141,7 @@ def main() -> None:
               help="Also decide whether a healthy state stays reachable from every reachable "
                    "state (the protocol's healthy predicate): stuck states, the shortest trace "
                    "to one (<out>/<run-name>/Recoverable.*)")
+@tla_engine_option
 @json_option
 def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
           max_seconds: float | None, max_memory: str | None, checkpoint: Path | None,
@@ -146,19 +149,29 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
           symmetry: bool, workers: int | None, out: Path, run_name: str | None,
           scenario: str | None, engine: str, spark_master: str, partitions: int | None,
           spark_slice: int | None, spark_worker_memory: str | None, recoverable: bool,
-          as_json: bool, quiet: bool, **kwargs: Any) -> None:
+          tla_engine: str | None, as_json: bool, quiet: bool, **kwargs: Any) -> None:
     """Explore every reachable state breadth-first and check the invariants.
 
     Ctrl-C, SIGTERM, running out of memory and the --max-* limits stop the run at its next safe
     point; it then reports what it found (verdict violated or unknown, never holds)."""
+    start = time.monotonic()
     o = Output(as_json, quiet)
-    try:
-        chosen = choose_spec(kwargs, scenario)
-    except NotBuilt as e:  # a TLA+ module outside the compiled fragment: the interpreter
-        check_interpreted(o, e, tuple(invariants), keep_going, max_states, max_seconds,
-                          max_memory, out, run_name, dict(symmetry=symmetry,
-                          recoverable=recoverable, checkpoint=checkpoint, resume=resume,
-                          spark=engine != "local"))
+    proto, params, name = choose_protocol(kwargs, scenario)
+    if proto.source.endswith(".tla"):  # the interpreter or the compiled path (decision 0019)
+        from hwcheck.checker.cli.tla import check_module
+
+        given = dict(symmetry=symmetry, recoverable=recoverable, checkpoint=checkpoint,
+                     resume=resume, spark=engine != "local", workers=workers, exact=exact,
+                     workdir=workdir)
+        chosen, max_seconds = check_module(
+            o, proto, params, run_name or name, tla_engine or "auto",
+            {k: v is not None and v is not False for k, v in given.items()},
+            tuple(invariants), keep_going, max_states, max_seconds, max_memory, out, start)
+    elif tla_engine == "interpreted":  # any other spec is compiled: auto and compiled say so
+        raise InputError("--tla-engine interpreted checks a TLA+ module on the interpreter: "
+                         "give it with --spec FILE.tla")
+    else:
+        chosen = build_chosen(proto, params, name)
     # the engines are imported once the input is known to be good (a usage error stays fast)
     from hwcheck.checker.engines.options import LocalSettings
     from hwcheck.checker.plan import CheckPlan, CheckRequest, PlanError
@@ -180,41 +193,6 @@ def check(invariants: tuple[str, ...], keep_going: bool, max_states: int | None,
     except PlanError as e:
         raise InputError(str(e)) from None
     run_check(o, chosen, plan, out, run_name or chosen.run_name)
-
-
-def check_interpreted(o: Output, e: NotBuilt, invariants: tuple[str, ...], keep_going: bool,
-                      max_states: int | None, max_seconds: float | None,
-                      max_memory: str | None, out: Path, run_name: str | None,
-                      given: dict[str, Any]) -> NoReturn:
-    """A TLA+ module the compiled path refuses, checked on the interpreter (decision 0019);
-    anything else that could not be built: its one line, exit 2."""
-    from hwcheck.checker.tla import interpreted
-
-    source = e.proto.source
-    why = interpreted.refusal(e.error, source) if source.endswith(".tla") else None
-    if why is None:
-        raise InputError(str(e)) from None
-    click.echo(interpreted.note(*why), err=True)
-    flags = {"symmetry": "--symmetry", "recoverable": "--recoverable",
-             "checkpoint": "--checkpoint", "resume": "--resume", "spark": "--engine spark"}
-    on = [flags[k] for k, v in given.items() if v]
-    if on:
-        raise InputError(f"{on[0]} is for the compiled path; the interpreter checks "
-                         "this module without it")
-    from hwcheck.checker.traces.output import OutputError
-
-    sigterm_stops_like_ctrl_c()
-    req = interpreted.Request(
-        Path(source), Path(e.params["config"]), source, dict(e.params),
-        run_name or e.run_name or e.proto.name_of(e.params), invariants, keep_going,
-        max_states, max_seconds, parse_size(max_memory) if max_memory is not None else None,
-        out)
-    try:
-        done = interpreted.check(req, o.say)
-    except (SpecError, OutputError) as err:
-        raise InputError(str(err)) from None
-    o.result(done.result)
-    sys.exit(VERDICT_EXIT[done.verdict])
 
 
 def run_check(o: Output, chosen: Chosen, plan: CheckPlan, out: Path,

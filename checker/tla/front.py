@@ -5,7 +5,8 @@ variable's values come from, in order:
 
 1. the cfg's invariants (TypeOK), where a conjunct states a finite set for the variable
    (``x \\in S``, ``f \\in [D -> T]``, ``s \\subseteq S``), evaluated with the cfg's constants;
-2. the reference search (`explore.py`), up to ``DISCOVER`` distinct states;
+2. the reference search (`explore.py`), up to ``DISCOVER`` distinct states and
+   ``DISCOVER_SECONDS`` seconds (or the search the caller ran already: ``found``);
 3. *widening*: when that search did not finish, the compiled spec is run on the kernel with
    every write range-checked; a step that leaves a variable's domain gives, through the
    evaluator, every successor of the state it left from, whose values are added (an integer
@@ -14,6 +15,11 @@ variable's values come from, in order:
 
 The domains found are kept (``~/.cache/hwcheck/tla``, keyed by the module's folder and the
 cfg), so that a worker process or a later command rebuilds the same spec without searching.
+
+A caller that bounds the run (``Limits``: ``check``'s --max-seconds, --max-states,
+--max-memory) has the preparation stop between its steps with ``Stopped``; Ctrl-C and SIGTERM
+reach it as KeyboardInterrupt. A numba compile in progress is not interrupted: the limits are
+asked before and after it.
 """
 
 from __future__ import annotations
@@ -22,20 +28,24 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .cfg import parse_cfg_file
 from .compile import Compiled, compile_model
 from .evaluate import Ctx
-from .explore import Model, explore, model
+from .explore import Model, Result, explore, model
 from .modules import Defn
 from .syntax import And, Expr, FnSet, OpApp, OpDef, fail
 from .values import Fcn, ModelValue, Value, key, show, sorted_values
 
-DISCOVER = 2_000  # distinct states of the reference search that discovers domains
+# the reference search that discovers domains (and for check, chooses the engine): its
+# distinct states and seconds at most, as --tla-engine's help and docs/tla.md state them
+DISCOVER = 2_000
+DISCOVER_SECONDS = 5.0
 WIDEN_RUNS = 30  # kernel runs before the widening gives up
 TYPED_MAX = 4_096  # the largest finite set a TypeOK conjunct may state for a variable
 
@@ -44,6 +54,46 @@ Say = Callable[[str], None]
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr)
+
+
+class Stopped(Exception):
+    """The preparation of the compiled spec stopped between two of its steps at a limit of
+    the run (``reason``: the limit's sentence, ``reached --max-seconds 40``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The run's limits the preparation obeys, its clock started at ``start``
+    (``time.monotonic()``): the seconds spent preparing count against ``max_seconds``."""
+
+    max_states: int | None = None
+    max_seconds: float | None = None
+    max_memory: int | None = None
+    start: float = 0.0
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def left(self) -> float | None:
+        """The seconds ``max_seconds`` leaves (None: no bound)."""
+        return None if self.max_seconds is None else max(self.max_seconds - self.elapsed(), 0.0)
+
+    def reached(self, distinct: int = 0) -> str:
+        """The limit reached ('' if none), in the search's words."""
+        from hwcheck.checker.search.stop import StopRule
+
+        return StopRule(max_states=self.max_states, max_seconds=self.max_seconds,
+                        max_memory=self.max_memory).limit(distinct, self.elapsed())
+
+    def check(self) -> None:
+        """Between two steps: ``Stopped`` once a time or memory limit is reached."""
+        why = self.reached()
+        if why:
+            raise Stopped(why)
 
 
 def default_cfg(tla: str | Path) -> Path:
@@ -232,11 +282,16 @@ def describe(c: Compiled) -> list[str]:
 
 
 def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
-          discover: int = DISCOVER, cache: Path | None = None) -> Compiled:
+          discover: int = DISCOVER, discover_seconds: float = DISCOVER_SECONDS,
+          cache: Path | None = None, found: Result | None = None,
+          limits: Limits | None = None) -> Compiled:
     """The module at ``tla`` with ``cfg`` (default: its name with .cfg) compiled, over the
     domains found (see the module's docstring; ``cache``: the folder of the domains kept,
     default ``$HWCHECK_CACHE/tla``); a TlaError in one line for what the compiled path does
-    not take."""
+    not take. ``found``: a reference search of the module the caller ran already (any
+    settings: only the values it saw are read, and whether it was complete), used instead of
+    searching again. ``limits``: ``Stopped`` between steps once one is reached (see the
+    module's docstring)."""
     tla = Path(tla).resolve()
     cfg_path = Path(cfg).resolve() if cfg is not None else default_cfg(tla)
     # the spec's parameters, as the protocol gives them: the same kernel for every run
@@ -247,43 +302,75 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
     if not m.behaviour:  # checked on the interpreter (its ASSUMEs; no state)
         raise fail(m.root.scope.module.pos, "not compiled yet: a cfg without SPECIFICATION "
                                             "or INIT and NEXT")
+    step = limits.check if limits is not None else (lambda: None)
     kept = _cache_file(tla, cfg_path, cache)
     cached = _load_cached(kept)
     if cached is not None and set(cached) == set(m.root.variables):
+        step()
         c = compile_model(m, cached)
         c.spec.params = params
         return c
     domains: dict[str, list[Value]] = {}
     types = typed(m)
     _merge(domains, types)
-    res = explore(m, check_deadlock=False, max_states=discover)
+    res = found if found is not None else discovered(m, discover, discover_seconds, limits)
     _merge(domains, {v: res.values(v) for v in m.root.variables})
+    step()
     how = (f"the invariants' types of {', '.join(types)} and " if types else "") + (
         "the reference search" if res.complete else
         f"the reference search's first {res.distinct} states")
     c = compile_model(m, domains)
     c.spec.params = params
+    whole = True
     if not res.complete:
-        c, runs = _widen(m, c, domains, say)
-        how += f", checked on the kernel ({runs - 1} widening{'s' * (runs != 2)})"
+        c, runs, whole = _widen(m, c, domains, say, limits)
+        how += f", checked on the kernel ({runs - 1} widening{'s' * (runs != 2)}" + (
+            ")" if whole else ", the last one stopped before its end: not kept)")
     say(f"hwcheck: {tla.name}: domains from {how}: " + "; ".join(describe(c)))
-    _store(kept, domains)
+    if whole:  # kept only where a whole run confirmed them
+        _store(kept, domains)
     return c
 
 
-def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]],
-           say: Say) -> tuple[Compiled, int]:
-    """The first compiled spec whose whole run leaves no domain, and the runs it took."""
+def discovered(m: Model, states: int = DISCOVER, seconds: float = DISCOVER_SECONDS,
+               limits: Limits | None = None) -> Result:
+    """The reference search that discovers domains: up to ``states`` distinct states and
+    ``seconds`` (incomplete past them); ``Stopped`` at a time or memory limit of ``limits``."""
+    start = time.monotonic()
+
+    def limit(n: int) -> str:
+        if limits is not None:
+            limits.check()
+        return "its budget" if time.monotonic() - start >= seconds else ""
+
+    return explore(m, check_deadlock=False, max_states=states, limit=limit)
+
+
+def _widen(m: Model, c: Compiled, domains: dict[str, list[Value]], say: Say,
+           limits: Limits | None = None) -> tuple[Compiled, int, bool]:
+    """The first compiled spec whose whole run leaves no domain, the runs it took, and whether
+    the last run was whole. Under ``limits`` each run is bounded by them: one that
+    --max-states stopped without leaving a domain is taken, not whole (the check explores the
+    same levels, its writes range-checked as ever); one that time, memory, Ctrl-C or SIGTERM
+    stopped is ``Stopped``."""
     from hwcheck.checker.engines.options import Options
     from hwcheck.checker.run import check
 
     for run in range(1, WIDEN_RUNS + 1):
+        opts = Options(stop_at_violation=False)
+        if limits is not None:
+            limits.check()
+            opts = Options(stop_at_violation=False, max_states=limits.max_states,
+                           max_seconds=limits.left(), max_memory=limits.max_memory)
         # the states alone: the plain kernel, not the state graph its liveness would ask for
-        report = check(replace(c.spec, liveness=[], fair_groups=[]),
-                       Options(stop_at_violation=False))
+        report = check(replace(c.spec, liveness=[], fair_groups=[]), opts)
         errors = [o for o in report.outcomes if o.kind == "domain"]
+        ex = report.exploration
+        if not errors and not ex.complete and limits is not None \
+                and not ex.stop_reason.startswith("reached --max-states"):
+            raise Stopped(limits.reached() or ex.stop_reason)
         if not errors:
-            return c, run
+            return c, run, ex.complete
         grew = False
         for o in errors:
             new: dict[str, list[Value]] = {}
@@ -342,29 +429,42 @@ def text_view(compiled: Callable[[], Compiled]) -> Callable[[Any], str]:
     return render
 
 
+_built: dict[tuple[str, str, str], Compiled] = {}  # by the module, the cfg, the files' text
+
+
+def _key(tla: Path, config: str) -> tuple[str, str, str]:
+    texts = []
+    for p in [tla, Path(config)]:
+        try:
+            texts.append(p.read_text())
+        except OSError:
+            texts.append("")
+    return str(tla), config, "\0".join(texts)
+
+
+def compiled(tla: Path, config: str, **how: Any) -> Compiled:
+    """The module at ``tla`` compiled with the cfg ``config``, built once in this process for
+    the files' text (``how``: `build`'s keywords, for that first build): the spec a command
+    prepared is the one its protocol's builder gives."""
+    k = _key(tla, config)
+    if k not in _built:
+        _built[k] = build(tla, config, **how)
+    return _built[k]
+
+
 def protocol(tla: Path, cfg: str) -> Any:
     """The module at ``tla`` as a `Protocol`: its parameter ``config`` (the cfg, ``cfg`` by
     default), its traces in TLA+'s terms."""
     from hwcheck.spec.protocol import Param, Protocol, Views
 
-    built: dict[tuple[str, str], Compiled] = {}  # by the cfg and the files' text
-
     def builder(config: str = cfg) -> Any:
-        texts = []
-        for p in [tla, Path(config)]:
-            try:
-                texts.append(p.read_text())
-            except OSError:
-                texts.append("")
-        k = (config, "\0".join(texts))
-        if k not in built:
-            built[k] = build(tla, config)
-        spec = built[k].spec
+        spec = compiled(tla, config).spec
         spec.params = {"config": config}
         return spec
 
     def last() -> Compiled:
-        return built[next(reversed(built))] if built else build(tla, cfg)
+        mine = [c for k, c in _built.items() if k[0] == str(tla)]
+        return mine[-1] if mine else compiled(tla, cfg)
 
     return Protocol(tla.stem, (Param("config", cfg, str, "the TLC configuration file"),),
                     builder, doc=f"the TLA+ module {tla.name}", source=str(tla),

@@ -1,5 +1,9 @@
-"""Checking a TLA+ module on the interpreter: what ``check --spec FILE.tla`` runs when the
-compiled path refuses the module (decision record 0019).
+"""Checking a TLA+ module on the interpreter: what ``check --spec FILE.tla`` runs for a small
+module, when the compiled path refuses the module, or when asked to (decision record 0019).
+
+``search`` explores with a check's settings, under a budget when it chooses the engine: a
+search that ends within it (``Explored.final``) is the interpreter's whole answer, and
+``report`` says it; one that does not goes to the compiled path.
 
 The reference search (`explore.py`) explores the module a state at a time, with TLC's
 conventions, and this module gives its results the shape of a compiled check's: a verdict per
@@ -25,13 +29,14 @@ from typing import Any
 
 from hwcheck.spec.lang import SpecError
 
-from .explore import Model, State, Step, explore, model
+from .explore import Model, Result, State, Step, explore, model
 from .syntax import TlaError, fail
 from .values import Fcn, ModelValue, Value, key, show, sorted_values
 
 ENGINE = "interpreter"
 DEADLOCK = "Deadlock"  # the compiled path's name for TLC's deadlock check
 UNDECIDED = "temporal properties are not decided by the interpreter"
+BUDGET = "the budget of the search that chooses the engine"  # a stop reason ``report`` never says
 # what the compiled path says when it refuses a module the interpreter can still check
 _REFUSALS = ("not compiled yet: ", "the compiled model left its domains",
              "the domains still grow after")
@@ -85,14 +90,29 @@ class Outcome:
     result: dict[str, Any]
 
 
-def check(req: Request, say: Say) -> Outcome:
-    """Check the module on the interpreter; ``say`` gets the human lines. A TlaError (a
-    SpecError) for a module or cfg the evaluator does not take, or an output folder that
-    cannot be used (``OutputError``), before anything is explored."""
-    from hwcheck.checker.search.exploration import interrupt_reason
-    from hwcheck.checker.search.stop import StopRule
-    from hwcheck.checker.traces.output import prepare_run_folder
+@dataclass
+class Explored:
+    """The module searched with a check's settings (``search``)."""
 
+    m: Model
+    deadlock: bool  # whether TLC's deadlock is checked (the cfg's, and selected)
+    res: Result
+    seconds: float
+
+    @property
+    def final(self) -> bool:
+        """Whether the search is the check's answer: it ended, or stopped where a check on
+        the interpreter stops (a violation without --continue, a limit of the run, Ctrl-C),
+        not at the budget of a search that chooses the engine."""
+        return self.res.stop_reason != BUDGET
+
+    def stop(self, reason: str) -> None:
+        """Say that the run stopped, for ``reason``, where this search had stopped."""
+        self.res.complete = False
+        self.res.stop_reason = reason
+
+
+def _model(req: Request) -> tuple[Model, bool]:
     m = model(req.tla, req.cfg)
     deadlock = m.check_deadlock
     known = [i.name for i in m.invariants] + ([DEADLOCK] if deadlock else []) + m.properties
@@ -105,16 +125,59 @@ def check(req: Request, say: Say) -> Outcome:
         m.invariants = [i for i in m.invariants if i.name in wanted]
         m.properties = [p for p in m.properties if p in wanted]
         deadlock = deadlock and DEADLOCK in wanted
-    identity = {"command": "check", "protocol": req.source, "params": dict(req.params)}
-    folder = prepare_run_folder(req.out, req.run_name, identity) if req.out is not None \
-        else None
+    return m, deadlock
+
+
+def _identity(req: Request) -> dict[str, Any]:
+    return {"command": "check", "protocol": req.source, "params": dict(req.params)}
+
+
+def search(req: Request, budget: tuple[int, float] | None = None,
+           spent: float = 0.0) -> Explored:
+    """The module explored as a check on the interpreter explores it, stopped by the run's
+    limits (``spent``: the seconds the run spent already, counted against --max-seconds),
+    Ctrl-C and SIGTERM; and with ``budget`` (distinct states, seconds), also stopped past it
+    (then not ``final``). A TlaError (a SpecError) for a module or cfg the evaluator does not
+    take, or an output folder that cannot be used (``OutputError``), before anything is
+    explored."""
+    from hwcheck.checker.search.exploration import interrupt_reason
+    from hwcheck.checker.search.stop import StopRule
+    from hwcheck.checker.traces.output import prepare_run_folder
+
+    m, deadlock = _model(req)
+    if req.out is not None:
+        prepare_run_folder(req.out, req.run_name, _identity(req))
     rule = StopRule(max_states=req.max_states, max_seconds=req.max_seconds,
                     max_memory=req.max_memory)
     start = time.monotonic()
-    res = explore(m, check_deadlock=deadlock, stop_at_first=not req.keep_going,
-                  limit=lambda n: rule.limit(n, time.monotonic() - start),
+
+    def limit(n: int) -> str:
+        took = time.monotonic() - start
+        why = rule.limit(n, spent + took)
+        if not why and budget is not None and (n >= budget[0] or took >= budget[1]):
+            return BUDGET
+        return why
+
+    res = explore(m, check_deadlock=deadlock, stop_at_first=not req.keep_going, limit=limit,
                   interrupted=interrupt_reason)
-    seconds = time.monotonic() - start
+    return Explored(m, deadlock, res, time.monotonic() - start)
+
+
+def check(req: Request, say: Say, spent: float = 0.0) -> Outcome:
+    """Check the module on the interpreter (``spent``: see ``search``); ``say`` gets the
+    human lines."""
+    return report(req, search(req, spent=spent), say)
+
+
+def report(req: Request, done: Explored, say: Say) -> Outcome:
+    """Say what a search found (its traces written), as a check on the interpreter says it.
+    An ``OutputError`` for an output folder that cannot be used."""
+    from hwcheck.checker.traces.output import prepare_run_folder
+
+    m, deadlock, res, seconds = done.m, done.deadlock, done.res, done.seconds
+    identity = _identity(req)
+    folder = prepare_run_folder(req.out, req.run_name, identity) if req.out is not None \
+        else None
     found: dict[str, list[Step]] = dict(res.violations)
     if res.deadlock is not None:
         found[DEADLOCK] = res.deadlock
