@@ -437,3 +437,14 @@ def test_an_instances_constant_expressions_are_evaluated_once(tmp_path: Path) ->
     assert ev.predicate(ok, {"v": bad}) is False
     kept = [info for info in ev._const.values() if type(info[0]).__name__ == "RecordSet"]
     assert len(kept) == 1 and kept[0][3] is True  # evaluated and kept
+
+
+def test_a_function_over_tuples_binds_each_component(tmp_path: Path) -> None:
+    # [<<a, b>> \in S |-> e] and f[<<a, b>> \in S] == e: the domain is S, its tuples the keys
+    ev = evaluator(tmp_path, "F == [<<a, b>> \\in {<<1, 2>>, <<3, 4>>} |-> a + b]\n"
+                             "G[<<a, b>> \\in {<<1, 2>>, <<3, 4>>}] == IF a = 1 THEN b "
+                             "ELSE G[<<1, 2>>] * a\n")
+    f = ev.value(OpApp(ev.definition("F").d.pos, "F"), {})
+    assert f == Fcn({tup([1, 2]): 3, tup([3, 4]): 7})
+    g = ev.value(OpApp(ev.definition("G").d.pos, "G"), {})
+    assert g == Fcn({tup([1, 2]): 2, tup([3, 4]): 6})

@@ -699,9 +699,12 @@ class Evaluator:
 
     def ev_domain(self, bounds: tuple[Bound, ...], sc: Scope, env: Env, cx: Ctx) -> Value:
         sets = []
+        if len(bounds) == 1 and bounds[0].tuple:  # f[<<x, y>> \in S]: S, its tuples the keys
+            return self.ev(bounds[0].set, sc, env, cx)
         for b in bounds:
             if b.tuple:
-                raise fail(b.set.pos, "unsupported: a tuple pattern in a function's domain")
+                raise fail(b.set.pos, "unsupported: a tuple pattern beside other bounds in a "
+                                      "function's domain")
             s = self.ev(b.set, sc, env, cx)
             sets += [s] * len(b.names)
         if len(sets) == 1:
@@ -721,9 +724,12 @@ class Evaluator:
         assert isinstance(d, FnDef)
         names = [n for b in d.bounds for n in b.names]
         env: Env = {**rec.env, d.name: rec}
-        if len(names) == 1:
+        if len(names) == 1 and not d.bounds[0].tuple:
             env[names[0]] = k
-        else:
+        else:  # x \in S, y \in T (k = <<x, y>>), or <<x, y>> \in S (k is S's tuple)
+            if not (isinstance(k, Fcn) and k.is_seq() and len(k.map) == len(names)):
+                raise fail(pos, f"{rec.defn.name}[{show(k)}]: {show(k)} cannot match "
+                                f"<<{', '.join(names)}>>")
             env.update(zip(names, k.seq()))
         v = self.ev(d.body, rec.defn.scope, env, cx)
         rec.cache[ck] = v
@@ -941,7 +947,8 @@ class Evaluator:
 
     def ev_fnlit(self, e: FnLit, sc: Scope, env: Env, cx: Ctx) -> Value:
         out: dict[Value, Value] = {}
-        single = len(e.bounds) == 1 and len(e.bounds[0].names) == 1 and not e.bounds[0].tuple
+        # one argument: x \in S, or <<x, y>> \in S (the key is S's tuple itself)
+        single = len(e.bounds) == 1 and (len(e.bounds[0].names) == 1 or e.bounds[0].tuple)
         for new, combo in self.bindings(e.bounds, sc, env, cx):
             k = combo[0] if single else tup(combo)
             out[k] = self.ev(e.body, sc, new, cx)
