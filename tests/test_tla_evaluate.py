@@ -446,5 +446,5 @@ def test_a_function_over_tuples_binds_each_component(tmp_path: Path) -> None:
                              "ELSE G[<<1, 2>>] * a\n")
     f = ev.value(OpApp(ev.definition("F").d.pos, "F"), {})
     assert f == Fcn({tup([1, 2]): 3, tup([3, 4]): 7})
-    g = ev.value(OpApp(ev.definition("G").d.pos, "G"), {})
+    g = ev.value(OpApp(ev.definition("F").d.pos, "G"), {})
     assert g == Fcn({tup([1, 2]): 2, tup([3, 4]): 6})
