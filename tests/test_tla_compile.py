@@ -188,3 +188,19 @@ def test_a_set_written_with_a_value_outside_its_members_is_a_domain_error() -> N
     (row,) = it.initials()
     with pytest.raises(ModelError, match=r"Take\(2\): reads taken\[2\], outside its shape"):
         list(it.successors(row))
+
+
+def test_a_value_some_parameter_fails_on_behind_a_guard_is_refused_not_an_error(
+        tmp_path: Path) -> None:
+    # m.value is read only where m.type = "b" (TLC's conjunction never reads it of the "a"
+    # message): the compiled path refuses it (the interpreter checks the module), and does not
+    # stop at the "a" message's missing field
+    (tmp_path / "G.tla").write_text(
+        "---- MODULE G ----\nVARIABLE msgs\n"
+        "Init == msgs = {[type |-> \"a\"]}\n"
+        "Next == \\E m \\in msgs : m.type = \"b\" /\\ m.value = 1 /\\ msgs' = msgs\n====\n")
+    m = model(tmp_path / "G.tla", parse_cfg("INIT Init NEXT Next CHECK_DEADLOCK FALSE",
+                                            "G.cfg"))
+    assert explore(m).distinct == 1  # the interpreter's answer
+    with pytest.raises(TlaError, match="not compiled yet"):
+        compile_model(m, {"msgs": [frozenset({Fcn({"type": "a"})})]})

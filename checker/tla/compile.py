@@ -849,8 +849,11 @@ class Compiler:
             index = index * len(t[2]) + t[1]
         values = []
         for combo in itertools.product(*[t[2] for t in terms]):
-            values.append(self.ev.ev(e, sc, {**static, **dict(zip(names, combo))},
-                                     Ctx({}, None)))
+            try:
+                values.append(self.ev.ev(e, sc, {**static, **dict(zip(names, combo))},
+                                         Ctx({}, None)))
+            except _TlaError:  # (a value some combination fails on, `m.value` of a message
+                return None    # without one: a guard before it may exclude it; not tabulated)
         return ("param", index, tuple(values))
 
 
