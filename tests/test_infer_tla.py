@@ -37,14 +37,16 @@ def _messages() -> Spec:
 
 
 def test_an_axis_that_extends_an_index_set_is_read_by_its_bound_variable_and_constants():
-    """``msgs[i]`` for a member i (the first three cells), ``msgs[3]`` and ``msgs[4]`` by
-    constants, with or without a bound variable; every such read is in range."""
+    """``msgs[i]`` for a member i (the first three cells, or the last three: which end the
+    members' cells take is the values' order), the other cells by constants, with or without
+    a bound variable; every such read is in range."""
     spec = _messages()
     vocab = K.Vocabulary(spec, [])
     bound = set(vocab.terms((3,)))
     assert K.Term("msgs", (("b", 0),)) in bound
-    assert {K.Term("msgs", (("c", c),)) for c in (3, 4)} <= bound
-    assert K.Term("msgs", (("c", 0),)) not in bound  # the member's cells: by the variable
+    assert K.Term("msgs", (("o", (0, 2)),)) in bound  # msgs[i + 2]: the last three
+    assert {K.Term("msgs", (("c", c),)) for c in (0, 1, 3, 4)} <= bound
+    assert K.Term("msgs", (("c", 2),)) not in bound  # a member's cell either way
     alone = set(vocab.terms(()))
     assert {K.Term("msgs", (("c", c),)) for c in (3, 4)} <= alone
     # a clause over them is an expression of the spec whose reads stay in range
@@ -53,6 +55,10 @@ def test_an_axis_that_extends_an_index_set_is_read_by_its_bound_variable_and_con
     row = np.zeros(Layout.of(spec).width, np.int64)
     assert Interpreter(spec).holds(K.to_expr(spec, c), row)
     assert K.to_source(spec, c) == "forall(3, lambda i: ~msgs[i] | (st[i] != 0), 'i')"
+    last = K.Candidate((3,), (K.Literal("not", K.Term("msgs", (("o", (0, 2)),))),
+                              K.Literal("!=", K.Term("st", (("b", 0),)), 0)))
+    assert Interpreter(spec).holds(K.to_expr(spec, last), row)
+    assert "msgs[i + 2]" in K.to_source(spec, last)
 
 
 def test_a_renamed_members_axis_extends_nothing():

@@ -41,7 +41,8 @@ from hwcheck.spec.lang import (
     lift,
 )
 
-# a term's index: ("b", bound number) | ("c", constant) | ("s", scalar variable name)
+# a term's index: ("b", bound number) | ("o", (bound number, offset)): the bound variable plus
+# a constant | ("c", constant) | ("s", scalar variable name)
 Index = tuple[str, object]
 
 BOUND_NAMES = "ijkl"
@@ -59,7 +60,8 @@ class Term:
     def bounds(self) -> set[int]:
         if self.var is None:
             return {self.bound}
-        return {int(v) for k, v in self.index if k == "b"}  # type: ignore[call-overload]
+        return {int(v) if k == "b" else int(v[0])  # type: ignore[call-overload, index]
+                for k, v in self.index if k in ("b", "o")}
 
     def scalars(self) -> list[str]:
         return [str(v) for k, v in self.index if k == "s"]
@@ -164,12 +166,14 @@ class Vocabulary:
             choices = []
             for d in self.axis[v.name]:
                 opts: list[Index] = [("b", b) for b, n in enumerate(sizes) if n == d]
-                # an axis that extends an index set (its first n cells, then a few more: the
-                # set of messages whose first cells are one per member): a bound variable of
-                # that set reads its first cells, constants the cells after them
+                # an axis that extends an index set (n cells one per member, then or after a
+                # few more: the set of messages, one per member and the others, in the
+                # values' order): a bound variable of that set reads the first n cells or
+                # the last n, constants the cells beside them
                 ext = self.extends(d, sizes) if len(v.shape) == 1 else None
                 if ext is not None and sizes:
                     opts += [("b", b) for b, n in enumerate(sizes) if n == ext]
+                    opts += [("o", (b, d - ext)) for b, n in enumerate(sizes) if n == ext]
                 opts += [("s", s) for s, fits in self.id_scalars.items() if d in fits]
                 if self.consts and d > 0:
                     # every constant of a small index set without bound variables; with them,
@@ -180,7 +184,7 @@ class Vocabulary:
                     elif sizes and len(v.shape) > 1:
                         opts += [("c", c) for c in sorted({0, d - 1})]
                     elif ext is not None:
-                        opts += [("c", c) for c in range(ext, d)]
+                        opts += [("c", c) for c in sorted({*range(ext, d), *range(d - ext)})]
                 choices.append(opts)
             for idx in itertools.product(*choices):
                 out.append(Term(v.name, tuple(idx)))
@@ -268,7 +272,9 @@ def _rebind(t: Term, old: int, new: int) -> Term:
     """``t`` with bound variable ``old`` read as ``new``."""
     if t.var is None:
         return Term(None, (), new if t.bound == old else t.bound)
-    return Term(t.var, tuple(("b", new) if k == "b" and x == old else (k, x) for k, x in t.index))
+    return Term(t.var, tuple(("b", new) if k == "b" and x == old else
+                             ("o", (new, x[1])) if k == "o" and x[0] == old  # type: ignore[index]
+                             else (k, x) for k, x in t.index))
 
 
 def uses_all(sizes: tuple[int, ...], lits: Sequence[Literal]) -> bool:
@@ -307,6 +313,8 @@ class Evaluator:
         for (kind, x), d in zip(t.index, v.shape):
             if kind == "b":
                 i: np.ndarray | int = binding[int(x)]  # type: ignore[call-overload]
+            elif kind == "o":
+                i = binding[int(x[0])] + int(x[1])  # type: ignore[index]
             elif kind == "c":
                 i = int(x)  # type: ignore[call-overload]
             else:
@@ -597,6 +605,8 @@ def to_expr(spec: Spec, c: Candidate) -> Expr:
         for kind, x in t.index:
             if kind == "b":
                 idx.append(bounds[int(x)])  # type: ignore[call-overload]
+            elif kind == "o":
+                idx.append(bounds[int(x[0])] + int(x[1]))  # type: ignore[index]
             elif kind == "c":
                 idx.append(lift(int(x)))  # type: ignore[call-overload]
             else:
@@ -646,7 +656,9 @@ def to_source(spec: Spec, c: Candidate) -> str:
         v = spec.var(t.var)
         if not v.shape:
             return t.var
-        idx = [names[int(x)] if k == "b" else str(x) for k, x in t.index]  # type: ignore
+        idx = [names[int(x)] if k == "b" else  # type: ignore
+               f"{names[int(x[0])]} + {int(x[1])}" if k == "o" else str(x)  # type: ignore
+               for k, x in t.index]
         return f"{t.var}[{', '.join(idx)}]"
 
     def literal(lit: Literal) -> str:
