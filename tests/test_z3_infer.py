@@ -21,7 +21,7 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.z3 import candidates as K
 from hwcheck.checker.z3.checks import index_scalars, symmetry_of
-from hwcheck.checker.z3.infer import infer, reachable
+from hwcheck.checker.z3.infer import _revive, infer, reachable
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -226,3 +226,41 @@ def test_invariants_proved_earlier_in_a_run_help_the_later_ones(tmp_path):
                         r["property"], "--lemmas-file", r["inferred"]["file"], "--out",
                         str(tmp_path), "-q")
         assert code == 0, out
+
+
+def test_a_dropped_candidate_comes_back_once_a_new_one_excludes_the_step_that_dropped_it():
+    """Houdini drops a candidate on a step from some state; a candidate added later that is
+    false on that state excludes the step, and the dropped one comes back to the pool (and,
+    in turn, brings back those whose state it is false on); one whose state every new
+    candidate satisfies stays out."""
+    spec = build("peterson")
+    rows, _, _ = reachable(spec, "Mutex", 10_000)
+    ev = K.Evaluator(spec, Layout.of(spec), rows)
+    turn = K.Term("turn", ())
+
+    def pc(i) -> K.Term:
+        return K.Term("pc", (i if isinstance(i, tuple) else ("c", i),))
+
+    def at(*lits: K.Literal) -> np.ndarray:  # the first explored row where all of them hold
+        return rows[np.flatnonzero(np.logical_and.reduce([ev.literal(x, ()) for x in lits]))[0]]
+
+    lit = K.Literal
+    first_idle = K.Candidate((), (lit("==", pc(0), 0),))  # process 0 not yet started
+    turn_0 = K.Candidate((), (lit("==", turn, 0),))
+    never_crit = K.Candidate((2,), (lit("!=", pc(("b", 0)), 3),))
+    crit = at(lit("==", pc(0), 3), lit("==", turn, 0))
+    turn1 = at(lit("!=", turn, 0), lit("!=", pc(0), 0), lit("!=", pc(0), 3), lit("!=", pc(1), 3))
+    idle = at(lit("==", pc(0), 0), lit("==", pc(1), 0), lit("==", turn, 0))
+    parked = {turn_0: ("Turn0", crit), first_idle: ("FirstIdle", turn1),
+              K.Candidate((), (lit("!=", pc(1), 3),)): ("Kept", idle)}
+    back = _revive(ev, parked, [never_crit])
+    # never_crit is false where a process is critical: turn_0 comes back; turn_0 is false
+    # where the turn is 1: first_idle comes back with it; the idle state excludes nothing
+    assert back == [(turn_0, "Turn0"), (first_idle, "FirstIdle")]
+    assert list(parked.values()) == [("Kept", idle)]
+    assert _revive(ev, parked, [turn_0, first_idle]) == [] and len(parked) == 1
+    counts = K.excluded(ev, [never_crit, turn_0], [crit, turn1, idle])
+    assert counts == [1, 1]
+    assert K.falsified(ev, [never_crit, turn_0], [crit, turn1, idle]).tolist() == \
+        [[True, False, False], [False, True, False]]
+

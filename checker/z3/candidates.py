@@ -698,8 +698,15 @@ def false_on(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
 
 def excluded(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarray]) -> list[int]:
     """For each candidate, how many of ``rows`` it is false on."""
+    return [int(n) for n in falsified(ev, cands, rows).sum(axis=1)]
+
+
+def falsified(ev: Evaluator, cands: Sequence[Candidate],
+              rows: Sequence[np.ndarray]) -> np.ndarray:
+    """Whether each candidate (a row of the result) is false on each of ``rows`` (a column)."""
+    out = np.zeros((len(cands), len(rows)), bool)
     if not rows or not cands:
-        return [0] * len(cands)
+        return out
     xev = Evaluator(ev.spec, ev.layout, np.stack([np.asarray(r) for r in rows]))
     memo: dict[tuple[Literal, tuple[int, ...]], np.ndarray] = {}
 
@@ -708,8 +715,7 @@ def excluded(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
             memo[lit, b] = xev.literal(lit, b)
         return memo[lit, b]
 
-    out = []
-    for c in cands:
+    for k, c in enumerate(cands):
         nu = len(c.sizes) - c.exists
         holds = np.ones(xev.n, bool)
         for u in itertools.product(*(range(abs(n)) for n in c.sizes[:nu])):
@@ -723,5 +729,5 @@ def excluded(ev: Evaluator, cands: Sequence[Candidate], rows: Sequence[np.ndarra
                 for lit in c.literals:
                     any_true |= value(lit, u + e)
             holds &= any_true
-        out.append(int(np.count_nonzero(~holds)))
+        out[k] = ~holds
     return out

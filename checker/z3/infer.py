@@ -17,7 +17,9 @@
    or on the counterexamples of the candidates Houdini dropped that would have excluded it
    (the lemma each lacked) are added, those that exclude the most first, then those over the
    variables the failing action reads, and those of the pool that exclude none leave to make
-   room. A tier is left when its templates meet the same kind
+   room. A candidate Houdini dropped waits outside the pool with the state its dropping step
+   started from, and comes back when a candidate added later is false on that state (the step
+   that dropped it is excluded now). A tier is left when its templates meet the same kind
    of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
@@ -398,6 +400,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     ctis: list[np.ndarray] = []
     seen: set[K.Candidate] = set()
     pool: list[tuple[K.Candidate, str]] = []
+    # dropped by Houdini: candidate -> (its name, the pre-state of the step that broke it); one
+    # comes back when a candidate of the pool is false on that state (the step is excluded)
+    parked: dict[K.Candidate, tuple[str, np.ndarray]] = {}
     n_names = 0
     done = False
     terms = Terms(spec)
@@ -425,11 +430,14 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 pool = _evict(ev, pool, ctis, min(len(fresh), max_candidates // 2),
                               max_candidates)
             room = max(0, max_candidates - len(pool))
+            added = []
             for c in fresh[:room]:
                 n_names += 1
-                pool.append((c, f"Inferred{n_names}"))
+                added.append((c, f"Inferred{n_names}"))
             taken = set(fresh[:room])
-            if ctis and not taken and tier.tried:
+            back = _revive(ev, parked, [c for c, _ in added])
+            pool += back + added
+            if ctis and not taken and not back and tier.tried:
                 break  # the pool is full, or nothing new excludes the counterexample
             found = [c for c in found if c not in taken]
             tier.tried = len(pool)
@@ -437,12 +445,16 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 f"{f' ({ex} existential)' if ex else ''}"
                 f"{f', an existential conjunction of up to {k}' if k else ''}: "
                 f"{tier.generated:,} "
-                f"candidate(s) hold in the explored states; {len(pool):,} in the pool")
+                f"candidate(s) hold in the explored states; {len(pool):,} in the pool"
+                f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
             tier.rounds += h.rounds
             tier.queries += h.queries
             tier.kept = len(h.kept)
+            for c, n in pool:
+                if n in h.dropped:
+                    parked[c] = (n, h.dropped[n])
             if h.status == Verdict.UNKNOWN:
                 tier.outcome = "unknown"
                 rep.reason = f"the solver gave up ({h.reason}); not a proof"
@@ -531,6 +543,24 @@ def _share(c: K.Candidate, cone: set[str]) -> float:
     """The share of a candidate's cell terms over the variables of ``cone``."""
     names = [t.var for lit in c.literals + c.conj for t in lit.terms() if t.var is not None]
     return sum(n in cone for n in names) / max(1, len(names))
+
+
+def _revive(ev: K.Evaluator, parked: dict[K.Candidate, tuple[str, np.ndarray]],
+            added: Sequence[K.Candidate]) -> list[tuple[K.Candidate, str]]:
+    """The candidates Houdini dropped that come back (taken out of ``parked``): those whose
+    dropping step starts from a state some candidate of ``added``, or one coming back, is false
+    on. Every candidate alive when it was dropped was true there, so only a candidate new to
+    the pool excludes that step, and the drop no longer says the candidate is not inductive."""
+    back: list[tuple[K.Candidate, str]] = []
+    new = list(added)
+    while new and parked:
+        rows = {r.tobytes(): r for _, r in parked.values()}
+        keys = list(rows)
+        hit = np.flatnonzero(K.falsified(ev, new, [rows[k] for k in keys]).any(axis=0))
+        gone = {keys[i] for i in hit}
+        new = [c for c, (_, r) in parked.items() if r.tobytes() in gone]
+        back += [(c, parked.pop(c)[0]) for c in new]
+    return back
 
 
 def _evict(ev: K.Evaluator, pool: list[tuple[K.Candidate, str]], ctis: list[np.ndarray],
