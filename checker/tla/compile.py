@@ -1281,17 +1281,8 @@ class Compiler:
             return
         if isinstance(e, Quant) and self._action_level(e.body, sc):
             # \A over an action: the conjunction of its instances (each may branch)
-            combos: list[dict[str, Term]] = [dict(env)]
-            for b in e.bounds:
-                if b.tuple:
-                    raise not_compiled(e.pos, "a tuple pattern in \\A")
-                for name in b.names:
-                    s = self.tr(b.set, sc, env)
-                    if s[0] != "static" or not isinstance(s[1], frozenset):
-                        raise not_compiled(b.set.pos, "\\A over a set that is not constant")
-                    combos = [{**c, name: ("static", v)} for c in combos
-                              for v in sorted_values(s[1])]
-            yield from self._conj([(e.body, c) for c in combos], 0, sc, way.fix())
+            yield from self._conj([(e.body, c) for c, _ in self.every_binding(e, sc, env)], 0,
+                                  sc, way.fix())
             return
         if isinstance(e, If) and self._action_level(e, sc):
             yield from self._ways(e.then, sc, env, way.add((False, e.cond, sc, env)))
@@ -1338,6 +1329,22 @@ class Compiler:
                 yield from self._ways(d.body, entry.scope, new, inner)
                 return
         yield way.add((None, e, sc, env))
+
+    def every_binding(self, e: Quant, sc: Scope, env: dict[str, Term]
+                      ) -> list[tuple[dict[str, Term], list[Value]]]:
+        """Each binding of ``\\A x \\in S, ...`` over constant sets, in the values' order: the
+        environment and the values bound."""
+        combos: list[tuple[dict[str, Term], list[Value]]] = [(dict(env), [])]
+        for b in e.bounds:
+            if b.tuple:
+                raise not_compiled(e.pos, "a tuple pattern in \\A")
+            for name in b.names:
+                s = self.tr(b.set, sc, env)
+                if s[0] != "static" or not isinstance(s[1], frozenset):
+                    raise not_compiled(b.set.pos, "\\A over a set that is not constant")
+                combos = [({**c, name: ("static", v)}, [*vs, v]) for c, vs in combos
+                          for v in sorted_values(s[1])]
+        return combos
 
     def _exists_set(self, e: Expr, sc: Scope, env: dict[str, Term]) -> Term:
         """The set an ``\\E`` ranges over: constant, a set variable's bits, or (a set that

@@ -32,7 +32,7 @@ from hwcheck.spec import lang as L
 
 from .modules import Defn, Scope
 from .syntax import And, Expr, Fairness, OpApp, OpDef, Quant, StepAction, Temporal, TlaError, fail
-from .values import Value, key, show, sorted_values
+from .values import Value, key, show
 
 if TYPE_CHECKING:
     from .compile import Compiler
@@ -44,21 +44,6 @@ Env = dict[str, Any]  # a name -> the compiler's term
 
 def _refuse(pos: Any, what: str) -> TlaError:
     return fail(pos, f"not compiled yet: {what}")
-
-
-def _bindings(c: Compiler, e: Quant, sc: Scope, env: Env) -> list[tuple[Env, list[Value]]]:
-    """Each binding of ``\\A x \\in S, ...`` over constant sets: the environment and values."""
-    combos: list[tuple[Env, list[Value]]] = [(dict(env), [])]
-    for b in e.bounds:
-        if b.tuple:
-            raise _refuse(e.pos, "a tuple pattern in \\A")
-        for name in b.names:
-            s = c.tr(b.set, sc, env)
-            if s[0] != "static" or not isinstance(s[1], frozenset):
-                raise _refuse(b.set.pos, "\\A over a set that is not constant")
-            combos = [({**en, name: ("static", v)}, [*vs, v]) for en, vs in combos
-                      for v in sorted_values(s[1])]
-    return combos
 
 
 def _definition(e: Expr, sc: Scope, env: Env) -> Defn | None:
@@ -108,7 +93,7 @@ def _walk(c: Compiler, e: Expr, sc: Scope, env: Env, out: list[tuple[Fairness, S
     elif isinstance(e, Fairness):
         out.append((e, sc, env))
     elif isinstance(e, Quant) and e.kind == "A" and _has_fairness(e.body, sc, depth):
-        for en, _ in _bindings(c, e, sc, env):
+        for en, _ in c.every_binding(e, sc, env):
             _walk(c, e.body, sc, en, out, depth)
     elif isinstance(e, Temporal):
         if not (e.op == "[]" and isinstance(e.args[0], StepAction) and e.args[0].box):
@@ -204,7 +189,7 @@ def _props(c: Compiler, name: str, e: Expr, sc: Scope, env: Env, values: list[Va
         for k, x in enumerate(e.items, 1):
             _props(c, f"{label}!{k}", x, sc, env, [], out, depth)
     elif isinstance(e, Quant) and e.kind == "A":
-        for en, vs in _bindings(c, e, sc, env):
+        for en, vs in c.every_binding(e, sc, env):
             _props(c, name, e.body, sc, en, [*values, *vs], out, depth)
     elif (dd := _definition(e, sc, env)) is not None and depth < 16 and \
             _temporal(dd.d.body, dd.scope, depth):
@@ -310,7 +295,7 @@ def _negated(c: Compiler, n: Expr, sc: Scope, env: Env,
         for x in n.items:
             _negated(c, x, sc, env, out)
     elif isinstance(n, Quant) and n.kind == "A":
-        for en, _ in _bindings(c, n, sc, env):
+        for en, _ in c.every_binding(n, sc, env):
             _negated(c, n.body, sc, en, out)
     elif isinstance(n, OpApp) and n.name == "~" and len(n.args) == 1:
         out.update(_matches(c, n.args[0], sc, env, n.pos))
