@@ -189,3 +189,17 @@ def test_a_module_extended_along_two_paths_is_read_once(tmp_path: Path) -> None:
     (tmp_path / "A.tla").write_text("---- MODULE A ----\nEXTENDS B, C\n====\n")
     root = load(tmp_path / "A.tla", parse_cfg("", "A.cfg"))
     assert {"KB", "KC", "KD"} <= set(root.scope.defs)
+
+
+def test_an_extended_modules_local_definition_gives_way_to_the_extenders_own(
+        tmp_path: Path) -> None:
+    # hachikuji's Kip279 has LOCAL Next and Kip320, extending it, its own Next
+    write(tmp_path,
+          Base="EXTENDS Naturals\nVARIABLE x\nInit == x = 0\nLOCAL Next == x' = x + 2",
+          Top="EXTENDS Base\nNext == x < 3 /\\ x' = x + 1")
+    m = model(tmp_path / "Top.tla", parse_cfg("INIT Init NEXT Next CHECK_DEADLOCK FALSE",
+                                              "Top.cfg"))
+    assert explore(m).distinct == 4  # 0..3 by Top's Next (Base's would give 0, 2, ...)
+    write(tmp_path, Twice="LOCAL A == 1\nA == 2")
+    with pytest.raises(TlaError, match="A is defined twice"):
+        load(tmp_path / "Twice.tla", parse_cfg("", "Twice.cfg"))

@@ -186,6 +186,11 @@ class Loader:
 
     def _define(self, scope: Scope, name: str, entry: Entry, pos: Pos) -> None:
         old = scope.defs.get(name)
+        if isinstance(old, Defn) and old.d.local and old.d.pos.file != pos.file:
+            # an extended module's LOCAL definition is not the extending module's (Kip279's
+            # LOCAL Next, Kip320's own Next): the module's own replaces it (in this scope,
+            # which EXTENDS flattens, for the extended module's definitions too)
+            old = None
         if isinstance(old, (Defn, InstanceRef)):
             raise fail(pos, f"{name} is defined twice (first at {old.d.pos})")
         if name in scope.constants or name in scope.variables:
