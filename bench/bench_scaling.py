@@ -152,16 +152,21 @@ def main() -> None:
                 runs[label].setdefault(n, []).append(r)
                 print(f"# {label}, {n} workers: {r['seconds']:.2f} s exploring, serial "
                       f"{r['serial']:.2f} s, tasks {r['tasks']:.2f} s", flush=True)
+                if a.json:  # after every run: a session cut short keeps what it measured
+                    save(a.json, a.size, runs)
     print(f"\n{a.size} ({want[0]:,} states), {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d')}, `{' '.join(sys.argv)}`\n")
     for label, _, _ in versions:
         print("\n".join(table(runs[label], label)) + "\n")
-    if a.json:
-        tmp = a.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"size": a.size, "cpus": os.cpu_count(), "runs": runs,
-                       "max_rss_self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, f)
-        os.replace(tmp, a.json)
+
+
+def save(path: str, size: str, runs: dict[str, dict[int, list[dict]]]) -> None:
+    """Every run's figures so far, written atomically."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"size": size, "cpus": os.cpu_count(), "runs": runs,
+                   "max_rss_self": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, f)
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,19 @@ numba, without the GIL:
   themselves, in one pass;
 - ``mark_members``: which of some sorted keys a sorted run holds (a galloping merge join: the
   run is read forward, each page at most once);
-- ``take_rows``: rows gathered whole, in a compiled loop.
+- ``take_rows``: rows gathered whole, in a compiled loop; ``gather``: entries (row,
+  fingerprint, parent, action) gathered in a given order, the next ones' loads started ahead;
+- ``group_owned``: a worker's new states grouped by the next level's buckets (a counting sort
+  into the fields of records), what it appends to its own buckets' files.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from hwcheck.checker.semantics.fingerprint import PREFETCH
+from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
 
 # fewer keys than this: numpy's argsort (the radix's fixed cost is 4 x 64K counters)
 SMALL = 1 << 12
@@ -201,3 +207,65 @@ def take_rows(rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = np.empty((idx.size, width), rows.dtype)
     _take_rows(np.ascontiguousarray(rows), idx, out)
     return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _load_entry(j: int, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
+                act: np.ndarray) -> None:
+    """Start loading entry j: its row (first and last word: a row may span two cache lines),
+    fingerprint, parent and action."""
+    prefetch(rows[j], 0)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
+    prefetch(rows[j], rows.shape[1] - 1)
+    prefetch(fps, j)
+    prefetch(par, j)
+    prefetch(act, j)
+
+
+@njit(cache=True, nogil=True)
+def gather(order: np.ndarray, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
+            act: np.ndarray, out_fps: np.ndarray, out_rows: np.ndarray, out_par: np.ndarray,
+            out_act: np.ndarray, off: int, par_off: int) -> None:
+    """Entries ``order`` written to ``out_*`` from position ``off``, ``par_off`` added to their
+    parents (``out_*`` may be the fields of records: strided). They are read at random: those
+    of the entry ``PREFETCH`` ahead are loaded while one is written."""
+    stride = rows.shape[1]
+    for k in range(min(order.size, PREFETCH)):
+        _load_entry(order[k], fps, rows, par, act)
+    for k in range(order.size):
+        if k + PREFETCH < order.size:
+            _load_entry(order[k + PREFETCH], fps, rows, par, act)
+        j = order[k]
+        out_fps[off + k] = fps[j]
+        out_par[off + k] = par[j] + par_off
+        out_act[off + k] = act[j]
+        for q in range(stride):
+            out_rows[off + k, q] = rows[j, q]
+
+
+@njit(cache=True, nogil=True)
+def group_owned(fps: np.ndarray, rows: np.ndarray, par: np.ndarray, act: np.ndarray, n: int,
+                buckets: int, lo: int, par_off: int, out_fps: np.ndarray, out_rows: np.ndarray,
+                out_par: np.ndarray, out_act: np.ndarray,
+                cuts: np.ndarray) -> None:  # pragma: no cover - compiled
+    """The first ``n`` entries grouped by their bucket among ``buckets`` (``partition.owners``
+    at ``buckets``), every one of them in buckets ``lo`` .. ``lo + cuts.size - 2``, each
+    bucket's in the entries' order, written to ``out_*`` (which may be the fields of records:
+    strided), ``par_off`` added to their parents: bucket lo + j at ``cuts[j]:cuts[j + 1]``. A
+    counting sort: one pass to count, one to write, ``cuts.size - 1`` streams written at once."""
+    sh, scale = np.uint64(32), np.uint64(buckets)
+    stride = rows.shape[1]
+    cuts[:] = 0
+    for i in range(n):
+        cuts[np.int64(((fps[i] >> sh) * scale) >> sh) - lo + 1] += 1
+    for j in range(cuts.size - 1):
+        cuts[j + 1] += cuts[j]
+    at = cuts[:-1].copy()
+    for i in range(n):
+        j = np.int64(((fps[i] >> sh) * scale) >> sh) - lo
+        p = at[j]
+        at[j] = p + 1
+        out_fps[p] = fps[i]
+        out_par[p] = par[i] + par_off
+        out_act[p] = act[i]
+        for q in range(stride):
+            out_rows[p, q] = rows[i, q]

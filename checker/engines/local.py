@@ -378,15 +378,14 @@ class LocalEngine(LevelSource):
         worker's thread: into its own buckets of ``nxt``, its actions into the coverage."""
         lock, cov, nw = threading.Lock(), self.cov_new, self.workers
 
-        def deliver(o: int, rows: np.ndarray, fps: np.ndarray, parents: np.ndarray,
-                    acts: np.ndarray) -> None:
-            nxt.add_own(o, nw, rows, fps, parents + np.int32(off), acts)
-            if cov is not None and acts.size:
-                counts = np.bincount(acts, minlength=cov.size)
+        def take(o: int, recs: np.ndarray, cuts: np.ndarray) -> None:
+            nxt.add_own(o, nw, recs, cuts)
+            if cov is not None and recs.size:
+                counts = np.bincount(recs["act"], minlength=cov.size)
                 with lock:
                     np.add(cov, counts, out=cov)
 
-        return deliver
+        return Deliver(len(nxt.buckets), off, take)
 
     def _state_hits(self, rows: np.ndarray, off: int, found: object = None,
                     phase: str = "level end: checks") -> list[Found]:

@@ -22,10 +22,12 @@ with the other.
 Every occurrence of a fingerprint goes to one owner, which sees them in frontier order (chunks
 in order, slices in order, rows in order, actions in instance order): the occurrence it keeps
 is the first one, the one a single worker keeps, so each state gets the same canonical parent,
-the least (parent fingerprint, action). At the end of the level each owner sorts its share by
-fingerprint; owners are fingerprint ranges, so their shares laid end to end are the level in
-fingerprint order, exactly as one worker would have it. Predicate hits and domain errors are
-merged chunk by chunk, taking the first slice that has one.
+the least (parent fingerprint, action). At the end of an expansion each owner sorts its share
+by fingerprint; owners are fingerprint ranges, so their shares laid end to end are the states
+in fingerprint order, exactly as one worker would have them. Or, when the next level's buckets
+nest in the owners (``Deliver``), each owner groups its share by those buckets and appends it
+to its own, on its thread: the level's end sorts each bucket. Predicate hits and domain errors
+are merged chunk by chunk, taking the first slice that has one.
 
 A chunk is inserted in full or not at all: Ctrl-C and SIGTERM are held back (blocked, so the
 operating system keeps them pending) while a chunk is under way and taken at its end, and
@@ -52,8 +54,10 @@ from numba import njit
 from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines import expand as _expand
+from hwcheck.checker.engines.fpsort import gather, group_owned
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.phases import Phases
+from hwcheck.checker.engines.spill import record_dtype
 from hwcheck.checker.engines.visited import VisitedTable
 from hwcheck.checker.search.signals import block_signals, signals_held
 from hwcheck.checker.semantics.fingerprint import (
@@ -63,9 +67,6 @@ from hwcheck.checker.semantics.fingerprint import (
     table_prefetch,
     table_refs,
     table_room,
-)
-from hwcheck.checker.semantics.fingerprint import (
-    _prefetch as prefetch,  # LLVM's prefetch
 )
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CheckArgs, SplitArgs
@@ -134,38 +135,6 @@ def _insert_owned(fps: np.ndarray, rows: np.ndarray, par: np.ndarray, act: np.nd
                 out_fps[w] = fp
                 w += 1
     return fps.shape[0], 0, w, filled
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _load_entry(j: int, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
-                act: np.ndarray) -> None:
-    """Start loading entry j: its row (first and last word: a row may span two cache lines),
-    fingerprint, parent and action."""
-    prefetch(rows[j], 0)  # type: ignore[call-arg]  # a numba intrinsic: numba gives its typing context
-    prefetch(rows[j], rows.shape[1] - 1)
-    prefetch(fps, j)
-    prefetch(par, j)
-    prefetch(act, j)
-
-
-@njit(cache=True, nogil=True)
-def _gather(order: np.ndarray, fps: np.ndarray, rows: np.ndarray, par: np.ndarray,
-            act: np.ndarray, out_fps: np.ndarray, out_rows: np.ndarray, out_par: np.ndarray,
-            out_act: np.ndarray, off: int) -> None:
-    """Entries ``order`` written to ``out_*`` from position ``off``. They are read at random:
-    those of the entry ``PREFETCH`` ahead are loaded while one is written."""
-    stride = rows.shape[1]
-    for k in range(min(order.size, PREFETCH)):
-        _load_entry(order[k], fps, rows, par, act)
-    for k in range(order.size):
-        if k + PREFETCH < order.size:
-            _load_entry(order[k + PREFETCH], fps, rows, par, act)
-        j = order[k]
-        out_fps[off + k] = fps[j]
-        out_par[off + k] = par[j]
-        out_act[off + k] = act[j]
-        for q in range(stride):
-            out_rows[off + k, q] = rows[j, q]
 
 
 class PartitionedTable:
@@ -311,6 +280,12 @@ class Workers:
         per = max(2 * k.mod.ROOM, min(rows * min(k.ninst, 8), BUFFER_BYTES // row_bytes)
                   // workers)
         self.rounds = [_Round(k, self.slices, workers, per) for _ in range(2)]
+        # kept from one expansion to the next, so that their pages are touched once a run and
+        # not once a frontier bucket (16 threads faulting fresh pages in at once wait for each
+        # other): each owner's share of the level, and its sorted records (``deliver``)
+        self.rec = record_dtype(k.stride, k.dtype, k.act_dtype)
+        self.shares: list[_Buffers] = []
+        self.records: list[np.ndarray] = [np.empty(0, self.rec) for _ in range(workers)]
         self._warm()
 
     def _warm(self) -> None:
@@ -320,8 +295,11 @@ class Workers:
         _insert_owned(b.fps, b.words, b.par, b.act, np.zeros_like(r.counts), 0, 0, 0, t.table,
                       0, b.words[0, 0], b.par[0, 0], b.act[0, 0], b.fps[0, 0], 0)
         s = _Buffers(1, self.kernel.stride, self.kernel.dtype, self.kernel.act_dtype)
-        _gather(np.argsort(s.fps[:0]), s.fps, s.rows, s.par, s.act, s.fps, s.rows, s.par, s.act,
-                0)
+        gather(np.argsort(s.fps[:0]), s.fps, s.rows, s.par, s.act, s.fps, s.rows, s.par, s.act,
+               0, 0)
+        recs = self.records[0]
+        group_owned(s.fps, s.rows, s.par, s.act, 0, 1, 0, 0, recs["fp"], recs["row"],
+                    recs["par"], recs["act"], np.zeros(2, np.int64))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -346,14 +324,13 @@ class Workers:
         """Expand every row of ``front`` (or until ``on_chunk(next_row, written)`` returns
         True, Ctrl-C, or out of memory), as ``expand.expand`` does with one worker, and sort
         the new states by fingerprint. ``chunk``: frontier rows per round (``expand.CHUNK``).
-        ``deliver(o, rows, fps, parents, acts)``: each owner's new states, sorted, handed
-        over on its worker's thread, at the same time as the others' (then the result holds
-        no rows)."""
+        ``deliver``: each owner's new states handed over on its worker's thread, at the same
+        time as the others', grouped by the next level's buckets (then the result holds no
+        rows)."""
         k, mod, nw, ns, ph = self.kernel, self.kernel.mod, self.n, self.slices, self.phases
         chunk = round_rows(chunk or _expand.CHUNK, nw)
         n = front.shape[0]
-        shares = [_Buffers(max(1024, 2 * n // nw), k.stride, k.dtype, k.act_dtype)
-                  for _ in range(nw)]
+        shares = self._shares(max(1024, 2 * n // nw))
         for r in self.rounds:
             r.hits = [(tp_row.copy(), tp_inst.copy(), dom_row.copy(), dom_inst.copy(),
                        np.zeros(1, np.int64)) for _ in range(ns)]
@@ -484,19 +461,38 @@ class Workers:
                         out[c] = cuts[s] + parts[s][j][c]
                         break
 
+    def _shares(self, cap: int) -> list[_Buffers]:
+        """Each owner's share of the level, emptied, with room for ``cap`` entries."""
+        k = self.kernel
+        if not self.shares:
+            self.shares = [_Buffers(cap, k.stride, k.dtype, k.act_dtype) for _ in range(self.n)]
+        for s in self.shares:
+            s.n = 0
+            s.reserve(cap)
+        return self.shares
+
+    def _records(self, o: int, n: int) -> np.ndarray:
+        """Owner o's records buffer, with room for ``n``: its first ``n``."""
+        if self.records[o].size < n:
+            self.records[o] = np.empty(max(n, 2 * self.records[o].size), self.rec)
+        return self.records[o][:n]
+
     def _sorted(self, shares: list[_Buffers], generated: int, lo: int,
                 interrupted: BaseException | None, deliver: Deliver | None = None) -> Expanded:
         k = self.kernel
         if deliver is not None:
+            per = deliver.buckets // self.n
+
             def hand_over(o: int) -> None:
                 s = shares[o]
-                out = _Buffers(s.n, k.stride, k.dtype, k.act_dtype)
-                order = np.argsort(s.fps[:s.n])  # numpy's sort runs without the GIL
-                _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par,
-                        out.act, 0)
-                deliver(o, out.rows, out.fps, out.par, out.act)
+                recs = self._records(o, s.n)
+                cuts = np.empty(per + 1, np.int64)
+                group_owned(s.fps, s.rows, s.par, s.act, s.n, deliver.buckets, o * per,
+                            deliver.par_off, recs["fp"], recs["row"], recs["par"], recs["act"],
+                            cuts)
+                deliver.take(o, recs, cuts)
 
-            self._all(self.phases.task("expand: sort/gather", hand_over),
+            self._all(self.phases.task("expand: group/spill", hand_over),
                       [(o,) for o in range(self.n)])
             none = _Buffers(0, k.stride, k.dtype, k.act_dtype)
             return Expanded(none.rows, none.fps, none.par, none.act, generated, lo, interrupted)
@@ -507,16 +503,25 @@ class Workers:
         def sort(o: int) -> None:
             s = shares[o]
             order = np.argsort(s.fps[:s.n])  # numpy's sort runs without the GIL; keys are unique
-            _gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
-                    int(offs[o]))
+            gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
+                    int(offs[o]), 0)
 
         self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
 
 
-# an owner's new states, sorted, handed over on its worker's thread: (owner, rows, fps,
-# parents, actions)
-Deliver = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
+@dataclass
+class Deliver:
+    """Where each owner's new states go, on its worker's thread, at the same time as the
+    others': ``take(o, records, cuts)``, the records (``spill.record_dtype``, ``par_off`` added
+    to their parents) grouped by the next level's ``buckets`` (a multiple of the workers: owner
+    o's are buckets ``o * per`` .. ``(o + 1) * per - 1``, ``per = buckets // workers``; bucket
+    ``o * per + j`` is ``records[cuts[j]:cuts[j + 1]]``, in the order the owner found them).
+    The records are the owner's buffer, reused by its next expansion: valid until ``take``
+    returns."""
+    buckets: int
+    par_off: int
+    take: Callable[[int, np.ndarray, np.ndarray], None]
 
 
 def round_rows(chunk: int, workers: int) -> int:

@@ -24,11 +24,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 from numpy.typing import DTypeLike
 
+from hwcheck.checker.engines.fpsort import gather, radix_order
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.environment import EnvironmentFault
 
@@ -93,12 +94,17 @@ def record_dtype(stride: int, dtype: DTypeLike, act_dtype: DTypeLike) -> np.dtyp
 class _Buckets:
     """Columns of records (a dict of arrays, one entry a record) appended to numbered buckets:
     kept as they come in memory, or packed into records (``rec``) in files once they hold more
-    than ``SPILL_BYTES`` (then every bucket is in a file)."""
+    than ``SPILL_BYTES`` (then every bucket is in a file). A bucket's file is held open until
+    the bucket is read (``take``, ``flush``) or let go of, and written unbuffered: a write is
+    one system call, made without the GIL, straight from the caller's records (a buffer's
+    copy would be made holding it: many workers appending at once waited for each other
+    there, and opening a file for each append was slower still)."""
 
     def __init__(self, work: WorkDir, count: int, stem: str, rec: np.dtype) -> None:
         self.work, self.stem, self.rec = work, stem, rec
         self.mem: list[list[Columns]] = [[] for _ in range(count)]
         self.files: list[Path] | None = None
+        self.writers: dict[int, BinaryIO] = {}  # the open files, by bucket
         self.nbytes = 0
         self.lock = threading.Lock()  # the accounting, when threads append (``append_own``)
 
@@ -124,23 +130,25 @@ class _Buckets:
                 self._write(b, cols)
             parts.clear()
 
-    def append_own(self, parts: Sequence[tuple[int, Columns]]) -> int:
-        """``append`` each (bucket, columns) of ``parts``, called by several threads at once,
-        each with buckets no other thread appends to: the accounting and the move to files
-        under the lock, each thread's files written outside it. Returns the entries."""
-        parts = [(b, cols) for b, cols in parts if len(next(iter(cols.values())))]
-        n = sum(len(next(iter(c.values()))) for _, c in parts)
+    def append_own(self, parts: Sequence[tuple[int, np.ndarray]]) -> int:
+        """Append each (bucket, records) of ``parts`` (records of ``rec``, which the caller
+        reuses once this returns), called by several threads at once, each with buckets no
+        other thread appends to: the accounting and the move to files under the lock, each
+        thread's files written outside it. Returns the entries."""
+        parts = [(b, recs) for b, recs in parts if recs.size]
+        n = sum(recs.size for _, recs in parts)
         with self.lock:
             self.nbytes += n * self.rec.itemsize
             if self.files is None and self.nbytes > SPILL_BYTES:
                 self._spill()
             if self.files is None:
-                for b, cols in parts:
-                    self.mem[b].append(cols)
+                for b, recs in parts:
+                    self.mem[b].append({name: recs[name].copy() for name in self.rec.names or ()})
                 return n
-        wrote = sum(self._pack(b, cols) for b, cols in parts)
+        for b, recs in parts:
+            _write_all(self._file(b), recs)
         with self.lock:
-            self.work.wrote(wrote)
+            self.work.wrote(n * self.rec.itemsize)
         return n
 
     def extend(self, parts: Sequence[tuple[int, Columns]], pool: Pool | None = None) -> None:
@@ -171,14 +179,32 @@ class _Buckets:
         recs = np.empty(n, self.rec)
         for name, col in cols.items():
             recs[name] = col
-        assert self.files is not None  # spilled
-        with open(self.files[b], "ab") as f:
-            recs.tofile(f)
+        _write_all(self._file(b), recs)
         return int(recs.nbytes)
 
-    def take(self, b: int, keep: bool = False) -> Columns:
-        """Bucket b's columns, end to end (each contiguous); the bucket is emptied, or with
-        ``keep`` left as it is until ``drop``."""
+    def _file(self, b: int) -> BinaryIO:
+        """Bucket b's file, open for appending (by one thread at a time: its bucket's)."""
+        f = self.writers.get(b)
+        if f is None:
+            assert self.files is not None  # spilled
+            f = self.writers[b] = open(self.files[b], "ab", buffering=0)  # noqa: SIM115  (held open; closed by ``_close``)
+        return f
+
+    def _close(self, b: int) -> None:
+        """Bucket b's file closed."""
+        f = self.writers.pop(b, None)
+        if f is not None:
+            f.close()
+
+    def flush(self) -> None:
+        """Every bucket's file closed (before the files are read whole)."""
+        for b in list(self.writers):
+            self._close(b)
+
+    def take(self, b: int, keep: bool = False, views: bool = False) -> Columns:
+        """Bucket b's columns, end to end (each contiguous, or with ``views`` maybe the
+        strided fields of the records read back); the bucket is emptied, or with ``keep``
+        left as it is until ``drop``."""
         names = self.rec.names or ()
         if self.files is None:
             parts = self.mem[b]
@@ -191,23 +217,34 @@ class _Buckets:
                         for name in names}
             return {name: np.concatenate([p[name] for p in parts]) for name in names}
         path = self.files[b]
+        self._close(b)
         recs = np.fromfile(path, self.rec) if path.exists() else np.empty(0, self.rec)
         if not keep:
             self.work.remove(path)
-        return {name: np.ascontiguousarray(recs[name]) for name in names}
+        return {name: recs[name] if views else np.ascontiguousarray(recs[name])
+                for name in names}
 
     def release(self, b: int) -> None:
         """Let go of bucket b (taken with ``keep``)."""
         if self.files is None:
             self.mem[b] = []
         else:
+            self._close(b)
             self.work.remove(self.files[b])
 
     def drop(self) -> None:
+        self.flush()
         if self.files is not None:
             for path in self.files:
                 self.work.remove(path)
         self.mem = [[] for _ in self.mem]
+
+
+def _write_all(f: BinaryIO, recs: np.ndarray) -> None:
+    """Append the records ``recs`` (contiguous) to the unbuffered file ``f``."""
+    data = recs.view(np.uint8).data
+    while data:
+        data = data[f.write(data):]
 
 
 def bucket_count(states: int, row_bytes: int, workers: int = 1) -> int:
@@ -261,18 +298,13 @@ class NextLevel:
         nb = len(self.buckets)
         return nb > 1 and nb % workers == 0
 
-    def add_own(self, o: int, workers: int, rows: np.ndarray, fps: np.ndarray,
-                parents: np.ndarray, acts: np.ndarray) -> None:
-        """``add`` owner o's new states (in fingerprint order), on its worker's thread, at
-        the same time as the other owners' (``owned``)."""
-        nb = len(self.buckets)
-        per = nb // workers
-        own = owners(fps, nb)
-        cuts = np.searchsorted(own, np.arange(o * per, (o + 1) * per + 1))
-        n = self.buckets.append_own([(o * per + j, {"fp": fps[cuts[j]:cuts[j + 1]],
-                                                    "par": parents[cuts[j]:cuts[j + 1]],
-                                                    "act": acts[cuts[j]:cuts[j + 1]],
-                                                    "row": rows[cuts[j]:cuts[j + 1]]})
+    def add_own(self, o: int, workers: int, recs: np.ndarray, cuts: np.ndarray) -> None:
+        """``add`` owner o's new states, records of ``rec`` grouped by bucket (owner o's
+        bucket ``o * per + j`` at ``cuts[j]:cuts[j + 1]``, ``per = buckets // workers``), which
+        the caller reuses once this returns, on its worker's thread, at the same time as the
+        other owners' (``owned``)."""
+        per = len(self.buckets) // workers
+        n = self.buckets.append_own([(o * per + j, recs[cuts[j]:cuts[j + 1]])
                                      for j in range(per) if cuts[j + 1] > cuts[j]])
         with self.buckets.lock:
             self.count += n
@@ -292,14 +324,14 @@ class NextLevel:
         nb, pool = len(self.buckets), self.pool
         if pool is None or check_rows is None or nb == 1:
             for b in range(nb):
-                cols = _sorted(self.buckets.take(b))
+                cols = _sorted(self.buckets.take(b, views=True))
                 if cols["fp"].size:
                     check(cols["row"], store.count - start, None)
                 store.append(cols)
                 front.add(b, cols["row"])
         else:
             def load(b: int) -> tuple[Columns, object]:
-                cols = _sorted(self.buckets.take(b, keep=True))
+                cols = _sorted(self.buckets.take(b, keep=True, views=True))
                 return cols, check_rows(cols["row"]) if cols["fp"].size else None
 
             # a bucket a thread, as many ahead as there are threads: read back, sorted and
@@ -334,13 +366,17 @@ Check = Callable[[np.ndarray, int, object], object]
 
 
 def _sorted(cols: Columns) -> Columns:
-    """A bucket's columns in fingerprint order (several workers hand each part over sorted,
-    but a bucket gathers the parts of every frontier bucket)."""
+    """A bucket's columns (maybe the strided fields of its records) in fingerprint order,
+    each contiguous: a radix sort of the fingerprints, then every column gathered in one
+    compiled pass (a bucket gathers the parts of every frontier bucket, each in the order
+    its entries were found)."""
     fps = cols["fp"]
-    if np.all(fps[1:] > fps[:-1]):
-        return cols
-    order = np.argsort(fps)
-    return {name: col[order] for name, col in cols.items()}
+    if fps.size < 2 or np.all(fps[1:] > fps[:-1]):
+        return {name: np.ascontiguousarray(col) for name, col in cols.items()}
+    out = {name: np.empty(col.shape, col.dtype) for name, col in cols.items()}
+    gather(radix_order(fps), fps, cols["row"], cols["par"], cols["act"], out["fp"],
+           out["row"], out["par"], out["act"], 0, 0)
+    return out
 
 
 class Frontier:
@@ -409,6 +445,7 @@ class Frontier:
         if self.buckets.files is None:
             parts = [c["row"] for bucket in self.buckets.mem for c in bucket]
         else:
+            self.buckets.flush()
             parts = [np.fromfile(p, self.rec)["row"] for p in self.buckets.files if p.exists()]
         if not parts:
             return np.empty((0,) + self.shape, self.dtype)
