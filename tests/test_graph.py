@@ -757,6 +757,87 @@ def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
             assert not interp.holds(expr, last), name
 
 
+def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monkeypatch,
+                                                                           tmp_path):
+    """With the local engine's memory budget for a level (``spill.SPILL_BYTES``) at nothing,
+    every level's rows (the frontier, the next level, the new states as found) are in files
+    of the work folder (``--workdir``) while the search runs, on one worker and two, through
+    stops inside a level: the graph, counts and hits (paths included) are those of a search
+    in memory, and the folder is gone at the end."""
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.engines.options import Options, PropertySet
+    from hwcheck.checker.graph import explore as ex_mod
+    from hwcheck.checker.search.driver import Search, search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+
+    def run(source, limits=()):
+        s = Search(source)
+        try:
+            for n in limits:
+                s.run(StopRule(first_hit=False, max_states=n))
+            ex = s.run(StopRule(first_hit=False))
+        finally:
+            whole = s.finish()
+        ex.stats = whole.stats
+        return ex, source.graph(ex)
+
+    def report(ex):
+        return (ex.distinct, ex.generated, ex.depth,
+                sorted((n, h.length, tuple(h.path)) for n, h in ex.hits.items()))
+
+    props = lambda: PropertySet(k, Options(stop_at_violation=False))  # noqa: E731
+    want_ex, want = run(_source(k, spec, props=props()))
+    assert want_ex.stats["spilled_levels"] == 0 and want_ex.stats["disk_bytes"] == 0
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    seen: list[str] = []
+    stop = ex_mod.GraphSource._stop
+
+    def looking(self, *a):  # the work folder while a level is expanded
+        seen.extend(p.name for p in self.work.path.iterdir())
+        return stop(self, *a)
+
+    monkeypatch.setattr(ex_mod.GraphSource, "_stop", looking)
+    for workers, limits in ((1, ()), (2, ()), (1, (300, 2000)), (2, (620,))):
+        source = _source(k, spec, workers=workers, worker_rows=3, chunk=5, props=props(),
+                         workdir=tmp_path)
+        ex, graph = run(source, limits)
+        _same_graph(want, graph)
+        assert report(ex) == report(want_ex)
+        assert ex.stats["spilled_levels"] >= want.depth and ex.stats["disk_bytes"] > 0
+        assert list(tmp_path.iterdir()) == []  # the work folder went with the run
+    assert any(name.startswith("graph-front-") for name in seen)
+    assert any(name.startswith("graph-new-") for name in seen)
+
+
+def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
+    """``check --recoverable`` with the liveness properties, its levels in the work folder:
+    the check's report, recoverability and every liveness verdict of a run in memory."""
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.engines.options import Options
+
+    spec = kafka(**R2, truncation="hw", liveness=True)
+    k = Kernel(spec)
+
+    def run():
+        ex, rec, graph, outs = recover.check_on_graph(k, Options(), liveness=spec.liveness,
+                                                      workers=2)
+        assert rec is not None
+        return ((ex.distinct, ex.generated, ex.depth, ex.complete,
+                 sorted((n, h.length, tuple(h.path)) for n, h in ex.hits.items())),
+                (rec.verdict, rec.stuck, rec.at_bound, rec.shortest, rec.witness),
+                [(o.name, str(o.status), o.lasso) for o in outs],
+                (graph.n, graph.nedges), ex.stats)
+
+    *want, stats = run()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    *got, spilled = run()
+    assert got == want and want[0][4]  # (the check stops at its first violations)
+    assert spilled["spilled_levels"] > 0 and stats["spilled_levels"] == 0
+
+
 def test_check_recoverable_decides_on_the_whole_graph_past_max_states(tmp_path):
     """--max-states bounds the check's report, not the graph recoverability is decided on."""
     res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",

@@ -5,6 +5,8 @@ and the small compiled loops over them."""
 
 from __future__ import annotations
 
+import mmap
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from hwcheck.checker.engines.spill import WorkDir
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
 from hwcheck.checker.semantics.kernel import Kernel
@@ -55,6 +58,56 @@ def rows_on_huge_pages(n: int, kernel: Kernel) -> np.ndarray:
     fingerprint order (4 KiB pages made that gather 2.7x slower: a page-table walk a row)."""
     with numpy_pages(huge=True):
         return np.empty((n, kernel.stride), kernel.dtype)
+
+
+class WorkRows:
+    """Room for ``n`` rows of a level in a file of the run's work folder (``spill.WorkDir``),
+    mapped shared: the kernels read and write ``rows`` as any array, and what they wrote is the
+    file's, not the process's. The system writes such pages to the file and lets them go when
+    it needs the memory (anonymous memory has nowhere to go without swap), and the search lets
+    go of the pages it is done with (``drop``: they stay in the file) and of a level it no longer
+    needs (``discard``: the file's contents cut, never written out). The file stays in the work
+    folder until ``close``; the mapping lasts while ``rows`` is referenced."""
+
+    def __init__(self, work: WorkDir, stem: str, n: int, kernel: Kernel):
+        self.work = work
+        self.path = work.new_file(stem)
+        self.nbytes = max(n * kernel.stride * np.dtype(kernel.dtype).itemsize, 1)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(self.fd, self.nbytes)  # sparse: the disk holds the pages written
+            self.mm = mmap.mmap(self.fd, self.nbytes, flags=mmap.MAP_SHARED)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        work.wrote(self.nbytes)
+        self.rows = np.frombuffer(self.mm, kernel.dtype, n * kernel.stride).reshape(
+            n, kernel.stride)
+        self.row_bytes = kernel.stride * np.dtype(kernel.dtype).itemsize
+        self.base = int(self.rows.__array_interface__["data"][0])
+
+    def holds(self, rows: np.ndarray) -> bool:
+        """Whether ``rows`` is a view of this file's rows."""
+        at = int(rows.__array_interface__["data"][0]) - self.base
+        return rows.size > 0 and 0 <= at < self.nbytes
+
+    def drop(self, lo: int, hi: int) -> None:
+        """Let go of the whole pages of rows lo..hi-1 (read again from the file if asked)."""
+        page = mmap.PAGESIZE
+        a = -(-lo * self.row_bytes // page) * page
+        b = min(hi * self.row_bytes, self.nbytes) // page * page
+        if b > a:
+            self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+
+    def discard(self) -> None:
+        """The rows are no longer needed: the file's contents go (rows read as zeros again)."""
+        os.ftruncate(self.fd, 0)
+        os.ftruncate(self.fd, self.nbytes)
+
+    def close(self) -> None:
+        """The file leaves the work folder (the rows stay readable while referenced)."""
+        os.close(self.fd)
+        self.work.remove(self.path)
 
 
 def grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:

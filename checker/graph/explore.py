@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.engines import spill
 from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
@@ -33,6 +34,7 @@ from hwcheck.checker.graph.buffers import (
     Chore,
     Column,
     SharedRuns,
+    WorkRows,
     base_pages,
     bucket_counts,
     bucket_scatter,
@@ -176,7 +178,10 @@ class GraphSource(LevelSource):
     ``checkpoint``: a folder to write checkpoints to at level boundaries, every
     ``checkpoint_every`` seconds (0: every level), and once more when a stop comes between
     levels; ``resume``: a folder whose checkpoint the search goes on from (and goes on writing
-    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows."""
+    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows;
+    ``workdir``: where the run's work folder goes (``--workdir``; a temporary folder by
+    default), which holds a level's rows once they pass the local engine's memory budget for a
+    level (``spill.SPILL_BYTES``): the frontier, the next level and the new states as found."""
 
     name = "graph"
 
@@ -186,7 +191,7 @@ class GraphSource(LevelSource):
                  props: PropertySet | None = None, chunk: int | None = None,
                  workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True,
                  checkpoint: Path | None = None, checkpoint_every: float = 60.0,
-                 resume: Path | None = None):
+                 resume: Path | None = None, workdir: Path | None = None):
         if (checkpoint is not None or resume is not None) and (props is None or keep_rows):
             raise ValueError("a state graph checkpoints for a check (props), without its rows")
         self.kernel = kernel
@@ -201,6 +206,7 @@ class GraphSource(LevelSource):
         self.worker_rows = max(1, worker_rows or WORKER_ROWS)
         # checkpoints (``graph/checkpoint.py``): where to write them, how often, where from
         self.checkpoint, self.checkpoint_every, self.resume = checkpoint, checkpoint_every, resume
+        self.workdir = workdir
         self.ckpt: Checkpointer | None = None
         self.asked = list(props.checked) if props is not None else []  # as the run began
         self.targets: dict[str, Any] = {}  # the target of every hit reported (a checkpoint's)
@@ -267,6 +273,11 @@ class GraphSource(LevelSource):
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
+        # a level's rows past the memory budget: files of the work folder (made when needed)
+        self.work: spill.WorkDir | None = None
+        self.files: list[WorkRows] = []
+        self.front_file: WorkRows | None = None  # the file the frontier is in, if any
+        self.spilled = 0  # levels whose rows went to the work folder
         # the new states' buffers (expand): rows, fingerprints, parents, instances
         self.found: tuple[np.ndarray, ...] = (np.empty((0, k.stride), k.dtype),
                                               np.empty(0, np.uint64), np.empty(0, np.int32),
@@ -368,7 +379,8 @@ class GraphSource(LevelSource):
         while n > self.slots * MAX_LOAD:
             self._grow_table()
         table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
-        self.front = np.ascontiguousarray(front)
+        self.front = self._next_front(front.shape[0])
+        self.front[:] = front
         self.enabled[:] = enabled
         self.refused, self.flag_errors = refused, flag_errors
 
@@ -419,13 +431,15 @@ class GraphSource(LevelSource):
         need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
         # from level to level (fresh memory is slow to touch), grown while a level needs more
         if self.found[0].shape[0] < need:
-            self.found = (rows_on_huge_pages(need, k), np.empty(need, np.uint64),
+            self._release(self.found[0])
+            self.found = (self._level_rows(need, "graph-new"), np.empty(need, np.uint64),
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
         self.nnew = 0
         if cut is not None:
             with signals_held():  # the level taken back whole
                 self._reopen(cut)
             m, n, base, first, start = cut.rows, self.n, cut.base, cut.first, cut.done
+        self.front_file = self._file(self.front)
         before, nnew_before = self.ne, self.nnew
         _, dom_row, dom_inst = k.error_arrays()
         self.tp_row[:] = -1
@@ -468,6 +482,7 @@ class GraphSource(LevelSource):
         src, words = new_rows.view(np.uint64), rows.view(np.uint64)
         flags = self.s_flags.a[n:n + nnew]
         checked: dict[int, _Checked] = {}
+        into = self._file(rows)  # the next level's file, if it has one
 
         def gather(a: int, b: int) -> None:
             """Places a..b-1 of the level, a slice at a time while its rows are in the cache:
@@ -480,8 +495,15 @@ class GraphSource(LevelSource):
                 out.errors += int(self.gk.mod.eval_flags(rows[c:d], d - c, flags[c:d],
                                                          np.zeros(1, np.int64)))
                 out.add(self._check(rows[c:d]), c)
+                if into is not None:  # written: the file's now
+                    into.drop(c, d)
 
         self._parts(nnew, gather)
+        if into is not None:
+            self.spilled += 1
+        found_file = self._file(new_rows)
+        if found_file is not None:  # gathered (a stopped level's rest takes them back from rows)
+            found_file.discard()
         self.off_to = base + done
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
@@ -498,6 +520,9 @@ class GraphSource(LevelSource):
         if done < m:  # a later run goes on from row ``done`` of this level
             self.cut = _Cut(depth, front, m, done, base, first, nnew,
                             self.flag_errors - errors)
+        elif self.front_file is not None:  # the level is expanded: its rows are not needed
+            self.front_file.discard()
+            self.front_file = None
         return out
 
     def _order(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -601,8 +626,9 @@ class GraphSource(LevelSource):
             self._grow_table()
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
-            rows = rows_on_huge_pages(cap, self.kernel)
+            rows = self._level_rows(cap, "graph-new")
             rows[:nnew] = self.found[0][:nnew]
+            self._release(self.found[0])
             self.found = (rows, *(grown(a, cap, nnew) for a in self.found[1:]))
         while ne + more > self.edst.size:
             self._grow_edges(2 * self.edst.size)
@@ -620,6 +646,8 @@ class GraphSource(LevelSource):
     def _stop(self, depth: int, done: int, progress: Progress, rule: StopRule) -> str:
         """After rows ..done of the frontier: progress, and whether a limit stops the level."""
         m, known = self.front.shape[0], self.n + self.nnew
+        if self.front_file is not None:  # expanded: the file's, until the level's end
+            self.front_file.drop(0, done)
         progress.tick(depth, known, m - done)
         if done >= m:
             return ""
@@ -767,10 +795,43 @@ class GraphSource(LevelSource):
         i = 1 - self.front_in
         buf = self.fronts[i]
         if buf is None or buf.shape[0] < n:
-            k = self.kernel
-            buf = self.fronts[i] = rows_on_huge_pages(max(n, 1024), k)
+            if buf is not None:
+                self._release(buf)
+            buf = self.fronts[i] = self._level_rows(max(n, 1024), "graph-front")
         self.front_in = i
         return buf[:n]
+
+    def _level_rows(self, n: int, stem: str) -> np.ndarray:
+        """Room for ``n`` rows of a level: on 2 MiB pages while they fit in the memory budget
+        the local engine keeps a level's buckets in (``spill.SPILL_BYTES``), else in a file of
+        the run's work folder (``WorkRows``)."""
+        k = self.kernel
+        if n * k.stride * np.dtype(k.dtype).itemsize <= spill.SPILL_BYTES:
+            return rows_on_huge_pages(n, k)
+        if self.work is None:
+            self.work = spill.WorkDir(self.workdir)
+        f = WorkRows(self.work, stem, n, k)
+        self.files.append(f)
+        return f.rows
+
+    def _file(self, rows: np.ndarray) -> WorkRows | None:
+        """The work folder's file ``rows`` are in, or None (they are in memory)."""
+        return next((f for f in self.files if f.holds(rows)), None)
+
+    def _release(self, rows: np.ndarray) -> None:
+        """A level buffer given up for a larger one: its file, if any, leaves the folder."""
+        f = self._file(rows)
+        if f is not None:
+            self.files.remove(f)
+            f.close()
+
+    def _close_work(self) -> None:
+        """The work folder and its files go (rows still referenced stay readable)."""
+        for f in self.files:
+            f.close()
+        self.files = []
+        if self.work is not None:
+            self.work.close()
 
     def _state_room(self, n: int) -> None:
         """Room for ``n`` states in the states' columns."""
@@ -860,8 +921,11 @@ class GraphSource(LevelSource):
         later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
         count_values(later, later.size, new)  # the states by the instance that first reached them
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
+        disk = self.work.peak_bytes if self.work is not None else 0
+        self._close_work()
         peak = peak_rss_bytes()
-        ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
+        ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=disk,
+                        spilled_levels=self.spilled,
                         explore_bytes_per_state=max(peak - self.base_rss, 0) / max(self.n, 1),
                         refused=self.refused)
 
