@@ -767,7 +767,7 @@ def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monk
     from hwcheck.checker.engines import spill
     from hwcheck.checker.engines.options import Options, PropertySet
     from hwcheck.checker.graph import explore as ex_mod
-    from hwcheck.checker.search.driver import Search, search
+    from hwcheck.checker.search.driver import Search
     from hwcheck.checker.search.stop import StopRule
 
     spec = kafka(**R2, truncation="hw")
@@ -800,7 +800,7 @@ def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monk
         return stop(self, *a)
 
     monkeypatch.setattr(ex_mod.GraphSource, "_stop", looking)
-    for workers, limits in ((1, ()), (2, ()), (1, (300, 2000)), (2, (620,))):
+    for workers, limits in ((1, ()), (1, (300, 2000)), (2, (620,))):
         source = _source(k, spec, workers=workers, worker_rows=3, chunk=5, props=props(),
                          workdir=tmp_path)
         ex, graph = run(source, limits)
@@ -810,6 +810,19 @@ def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monk
         assert list(tmp_path.iterdir()) == []  # the work folder went with the run
     assert any(name.startswith("graph-front-") for name in seen)
     assert any(name.startswith("graph-new-") for name in seen)
+    # checkpointed with its frontier in a file, stopped, resumed into files: the same graph
+    ckpt = tmp_path.parent / (tmp_path.name + "-ckpt")
+    first = _source(k, spec, props=props(), checkpoint=ckpt, checkpoint_every=0,
+                    workdir=tmp_path)
+    s = Search(first)
+    try:
+        assert not s.run(StopRule(first_hit=False, max_states=3000)).complete
+    finally:
+        s.finish()
+    resumed = _source(k, spec, props=props(), resume=ckpt, workdir=tmp_path)
+    ex, graph = run(resumed)
+    _same_graph(want, graph)
+    assert ex.distinct == want.n and ex.stats["spilled_levels"] > 0
 
 
 def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
