@@ -810,6 +810,8 @@ def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monk
         assert list(tmp_path.iterdir()) == []  # the work folder went with the run
     assert any(name.startswith("graph-front-") for name in seen)
     assert any(name.startswith("graph-new-") for name in seen)
+    assert {"graph-fps", "graph-parents", "graph-offsets", "graph-dst"} <= \
+        {name.rsplit("-", 1)[0] for name in seen}  # the columns too
     # checkpointed with its frontier in a file, stopped, resumed into files: the same graph
     ckpt = tmp_path.parent / (tmp_path.name + "-ckpt")
     first = _source(k, spec, props=props(), checkpoint=ckpt, checkpoint_every=0,

@@ -60,54 +60,86 @@ def rows_on_huge_pages(n: int, kernel: Kernel) -> np.ndarray:
         return np.empty((n, kernel.stride), kernel.dtype)
 
 
-class WorkRows:
-    """Room for ``n`` rows of a level in a file of the run's work folder (``spill.WorkDir``),
-    mapped shared: the kernels read and write ``rows`` as any array, and what they wrote is the
-    file's, not the process's. The system writes such pages to the file and lets them go when
-    it needs the memory (anonymous memory has nowhere to go without swap), and the search lets
-    go of the pages it is done with (``drop``: they stay in the file) and of a level it no longer
-    needs (``discard``: the file's contents cut, never written out). The file stays in the work
-    folder until ``close``; the mapping lasts while ``rows`` is referenced."""
+class WorkFile:
+    """``nbytes`` of a file in the run's work folder (``spill.WorkDir``), mapped shared: the
+    kernels read and write views of it (``array``) as any array, and what they wrote is the
+    file's, not the process's. The system writes such pages to the file and frees them when it
+    needs the memory (anonymous memory has nowhere to go without swap); the search lets go of
+    the pages it is done with (``drop``: they stay in the file, read back if asked) and of
+    contents it no longer needs (``discard``: cut from the file, never written out). The file is
+    sparse: the disk holds the pages written (``held``). It leaves the folder with ``close``;
+    the mapping lasts while a view of it is referenced."""
 
-    def __init__(self, work: WorkDir, stem: str, n: int, kernel: Kernel):
-        self.work = work
+    def __init__(self, work: WorkDir, stem: str, nbytes: int):
         self.path = work.new_file(stem)
-        self.nbytes = max(n * kernel.stride * np.dtype(kernel.dtype).itemsize, 1)
+        self.nbytes = max(nbytes, 1)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.ftruncate(self.fd, self.nbytes)  # sparse: the disk holds the pages written
+            os.ftruncate(self.fd, self.nbytes)
             self.mm = mmap.mmap(self.fd, self.nbytes, flags=mmap.MAP_SHARED)
         except BaseException:
             os.close(self.fd)
+            os.unlink(self.path)
             raise
-        work.wrote(self.nbytes)
-        self.rows = np.frombuffer(self.mm, kernel.dtype, n * kernel.stride).reshape(
-            n, kernel.stride)
-        self.row_bytes = kernel.stride * np.dtype(kernel.dtype).itemsize
-        self.base = int(self.rows.__array_interface__["data"][0])
+        self.base = int(np.frombuffer(self.mm, np.uint8, 1).__array_interface__["data"][0])
 
-    def holds(self, rows: np.ndarray) -> bool:
-        """Whether ``rows`` is a view of this file's rows."""
-        at = int(rows.__array_interface__["data"][0]) - self.base
-        return rows.size > 0 and 0 <= at < self.nbytes
+    def array(self, dtype: Any, count: int) -> np.ndarray:
+        return np.frombuffer(self.mm, dtype, count)
+
+    def holds(self, a: np.ndarray) -> bool:
+        """Whether ``a`` is a view of this file."""
+        at = int(a.__array_interface__["data"][0]) - self.base
+        return a.size > 0 and 0 <= at < self.nbytes
 
     def drop(self, lo: int, hi: int) -> None:
-        """Let go of the whole pages of rows lo..hi-1 (read again from the file if asked)."""
+        """Let go of the whole pages of bytes lo..hi-1."""
         page = mmap.PAGESIZE
-        a = -(-lo * self.row_bytes // page) * page
-        b = min(hi * self.row_bytes, self.nbytes) // page * page
+        a = -(-lo // page) * page
+        b = min(hi, self.nbytes) // page * page
         if b > a:
             self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
 
     def discard(self) -> None:
-        """The rows are no longer needed: the file's contents go (rows read as zeros again)."""
+        """The contents are no longer needed: they go (the file reads as zeros again)."""
         os.ftruncate(self.fd, 0)
         os.ftruncate(self.fd, self.nbytes)
 
+    def held(self) -> int:
+        """The bytes the disk holds for it."""
+        return int(os.fstat(self.fd).st_blocks) * 512
+
     def close(self) -> None:
-        """The file leaves the work folder (the rows stay readable while referenced)."""
+        """The file leaves the work folder (its views stay readable while referenced)."""
         os.close(self.fd)
-        self.work.remove(self.path)
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+class WorkRows(WorkFile):
+    """Room for ``n`` rows of a level in the work folder (``WorkFile``)."""
+
+    def __init__(self, work: WorkDir, stem: str, n: int, kernel: Kernel):
+        self.row_bytes = kernel.stride * np.dtype(kernel.dtype).itemsize
+        super().__init__(work, stem, n * self.row_bytes)
+        self.rows = self.array(kernel.dtype, n * kernel.stride).reshape(n, kernel.stride)
+
+    def drop_rows(self, lo: int, hi: int) -> None:
+        """Let go of the whole pages of rows lo..hi-1 (read again from the file if asked)."""
+        self.drop(lo * self.row_bytes, hi * self.row_bytes)
+
+
+def free_pages(a: np.ndarray) -> None:
+    """Give back every page of the anonymous mapping under ``a`` (a ``reserve``d range): its
+    contents read as zeros after."""
+    base: Any = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    if isinstance(base, mmap.mmap):
+        base.madvise(mmap.MADV_DONTNEED)
 
 
 def grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
@@ -121,26 +153,49 @@ def grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
 class Column:
     """A growing array of one kind (``a``, of which the search uses a prefix): doubled by
     copying while small; past ``RESERVE_FROM`` entries, grown in place in an address range
-    reserved for the machine's memory, its pages written once and never copied."""
+    reserved for the machine's memory, its pages written once and never copied. With a work
+    folder (``folder`` makes it when first asked), a column past ``budget`` bytes moves once
+    into a range of the same size in a file there (``WorkFile``), and the entries the search is
+    done writing (``settle``) are the file's, not the process's."""
 
-    def __init__(self, dtype: Any, cap: int = 1024):
+    def __init__(self, dtype: Any, cap: int = 1024, folder: Callable[[], WorkDir] | None = None,
+                 stem: str = "column", budget: Callable[[], int] | None = None):
         self.a = np.empty(cap, dtype)
         self.mem: np.ndarray | None = None
+        self.folder, self.stem, self.budget = folder, stem, budget
+        self.file: WorkFile | None = None
 
     def room(self, used: int, need: int) -> None:
         """At least ``need`` entries, the first ``used`` kept."""
         if need <= self.a.size:
             return
         cap = max(need, 2 * self.a.size)
-        if self.mem is None and cap >= RESERVE_FROM:
-            mem = reserve(physical_words(), huge=False)  # written in order
-            if mem is not None:
-                self.mem = mem.view(self.a.dtype)
+        if self.file is None and self.folder is not None and self.budget is not None and \
+                cap * self.a.itemsize > self.budget():
+            self.file = WorkFile(self.folder(), self.stem, physical_words() * 8)
+            mem = self.file.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
+            mem[:used] = self.a[:used]
+            self.mem = mem
+        elif self.mem is None and cap >= RESERVE_FROM:
+            reserved = reserve(physical_words(), huge=False)  # written in order
+            if reserved is not None:
+                self.mem = reserved.view(self.a.dtype)
                 self.mem[:used] = self.a[:used]
         if self.mem is not None and cap <= self.mem.size:
             self.a = self.mem[:cap]
         else:
             self.a = grown(self.a, cap, used)
+
+    def settle(self, upto: int) -> None:
+        """Entries ..upto-1 are written: in the work folder, their whole pages are let go of
+        (read back from the file if asked)."""
+        if self.file is not None:
+            self.file.drop(0, upto * self.a.itemsize)
+
+    def close(self) -> None:
+        """Its file, if any, leaves the work folder (the entries stay readable)."""
+        if self.file is not None:
+            self.file.close()
 
 
 class SharedRuns:

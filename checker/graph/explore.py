@@ -41,6 +41,7 @@ from hwcheck.checker.graph.buffers import (
     bucket_sort,
     bucket_starts,
     count_values,
+    free_pages,
     gather_level,
     grown,
     has_bit,
@@ -234,6 +235,11 @@ class GraphSource(LevelSource):
         gather_level(np.zeros(1, np.int64), 0, 1, one, one[0], np.zeros(1, np.int32), acts,
                      one, one[0], np.zeros(1, np.int32), acts)
         k = self.kernel
+        # a level's rows and the graph's columns past the memory budget: files of the work
+        # folder (made when first needed)
+        self.work: spill.WorkDir | None = None
+        self.files: list[WorkRows] = []
+        self.disk = 0  # the most the work folder held, at a level's end
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
         self.tab = new_table(1 << 12)  # fingerprint -> state id
@@ -244,14 +250,15 @@ class GraphSource(LevelSource):
         self.tp_active = (self.props.trans_active if self.props is not None
                           else np.zeros(nt, np.bool_))
         # every state's fingerprint, first parent, action and flags, level after level
-        self.s_fps = Column(np.uint64)
-        self.s_par = Column(np.int32)
-        self.s_act = Column(k.act_dtype)
-        self.s_flags = Column(self.gk.flag_dtype)
+        # (each in a file of the work folder once it passes the memory budget: ``Column``)
+        self.s_fps = self._column(np.uint64, "graph-fps")
+        self.s_par = self._column(np.int32, "graph-parents")
+        self.s_act = self._column(k.act_dtype, "graph-actions")
+        self.s_flags = self._column(self.gk.flag_dtype, "graph-flags")
         # where every state's transitions end (compressed sparse row offsets: state i's are
         # ne[offsets[i]:offsets[i + 1]]); a level's rows write theirs as they are expanded, and
         # ids up to ``off_to`` have them
-        self.s_off = Column(np.int64)
+        self.s_off = self._column(np.int64, "graph-offsets")
         self.s_off.a[0] = 0
         self.off_to = 0
         self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
@@ -264,8 +271,10 @@ class GraphSource(LevelSource):
         # every transition, level after level, in buffers grown by doubling: destination,
         # action instance, action-property flags; ne of them so far
         ecap = max(1024, k.ninst * 64)
-        self.e_dst, self.e_act = Column(np.int32, ecap), Column(k.act_dtype, ecap)
-        self.e_flags = Column(np.uint64, ecap if self.edge_properties else 1)
+        self.e_dst = self._column(np.int32, "graph-dst", ecap)
+        self.e_act = self._column(k.act_dtype, "graph-eact", ecap)
+        self.e_flags = self._column(np.uint64, "graph-eflags",
+                                    ecap if self.edge_properties else 1)
         self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
         self.enabled = np.zeros(max(k.ninst, 1), np.int64)  # transitions by action instance
@@ -273,9 +282,6 @@ class GraphSource(LevelSource):
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
-        # a level's rows past the memory budget: files of the work folder (made when needed)
-        self.work: spill.WorkDir | None = None
-        self.files: list[WorkRows] = []
         self.front_file: WorkRows | None = None  # the file the frontier is in, if any
         self.spilled = 0  # levels whose rows went to the work folder
         # the new states' buffers (expand): rows, fingerprints, parents, instances
@@ -496,15 +502,16 @@ class GraphSource(LevelSource):
                                                          np.zeros(1, np.int64)))
                 out.add(self._check(rows[c:d]), c)
                 if into is not None:  # written: the file's now
-                    into.drop(c, d)
+                    into.drop_rows(c, d)
 
         self._parts(nnew, gather)
+        self.off_to = base + done
+        self._settle()  # (the level's rows all there: the most the folder holds)
         if into is not None:
             self.spilled += 1
         found_file = self._file(new_rows)
         if found_file is not None:  # gathered (a stopped level's rest takes them back from rows)
             found_file.discard()
-        self.off_to = base + done
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
@@ -647,7 +654,7 @@ class GraphSource(LevelSource):
         """After rows ..done of the frontier: progress, and whether a limit stops the level."""
         m, known = self.front.shape[0], self.n + self.nnew
         if self.front_file is not None:  # expanded: the file's, until the level's end
-            self.front_file.drop(0, done)
+            self.front_file.drop_rows(0, done)
         progress.tick(depth, known, m - done)
         if done >= m:
             return ""
@@ -808,11 +815,37 @@ class GraphSource(LevelSource):
         k = self.kernel
         if n * k.stride * np.dtype(k.dtype).itemsize <= spill.SPILL_BYTES:
             return rows_on_huge_pages(n, k)
-        if self.work is None:
-            self.work = spill.WorkDir(self.workdir)
-        f = WorkRows(self.work, stem, n, k)
+        f = WorkRows(self._folder(), stem, n, k)
         self.files.append(f)
         return f.rows
+
+    def _folder(self) -> spill.WorkDir:
+        """The run's work folder, made when first needed."""
+        if self.work is None:
+            self.work = spill.WorkDir(self.workdir)
+        return self.work
+
+    def _column(self, dtype: Any, stem: str, cap: int = 1024) -> Column:
+        """A column of the graph, in the work folder past the memory budget."""
+        return Column(dtype, cap, self._folder, stem, lambda: spill.SPILL_BYTES)
+
+    def _columns(self) -> tuple[Column, ...]:
+        return (self.s_fps, self.s_par, self.s_act, self.s_flags, self.s_off, self.e_dst,
+                self.e_act, self.e_flags)
+
+    def _settle(self) -> None:
+        """At a level's end: what the work folder holds now (the most, kept), and the columns'
+        entries written so far let go of (those in files stay there)."""
+        if self.work is None:
+            return
+        self.disk = max(self.disk, sum(f.held() for f in self.files)
+                        + sum(c.file.held() for c in self._columns() if c.file is not None))
+        n = self.n
+        for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
+            col.settle(n)
+        self.s_off.settle(self.off_to + 1)
+        for col in (self.e_dst, self.e_act, self.e_flags):
+            col.settle(self.ne)
 
     def _file(self, rows: np.ndarray) -> WorkRows | None:
         """The work folder's file ``rows`` are in, or None (they are in memory)."""
@@ -830,6 +863,8 @@ class GraphSource(LevelSource):
         for f in self.files:
             f.close()
         self.files = []
+        for col in self._columns():
+            col.close()
         if self.work is not None:
             self.work.close()
 
@@ -921,13 +956,28 @@ class GraphSource(LevelSource):
         later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
         count_values(later, later.size, new)  # the states by the instance that first reached them
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
-        disk = self.work.peak_bytes if self.work is not None else 0
+        disk = self.disk
         self._close_work()
         peak = peak_rss_bytes()
+        self._let_go()
         ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=disk,
                         spilled_levels=self.spilled,
                         explore_bytes_per_state=max(peak - self.base_rss, 0) / max(self.n, 1),
                         refused=self.refused)
+
+    def _let_go(self) -> None:
+        """After the search: what only the exploration used goes before the graph is analysed
+        (the id table's pages given back, the level buffers, the scratch)."""
+        if self.mem is not None:
+            free_pages(self.mem)
+        k = self.kernel
+        self.fronts = [None, None]
+        self.front = np.zeros((0, k.stride), k.dtype)
+        self.found = (np.empty((0, k.stride), k.dtype), np.empty(0, np.uint64),
+                      np.empty(0, np.int32), np.empty(0, k.act_dtype))
+        self.rank = self.order = np.empty(0, np.int64)
+        self.sorted_keys = np.empty(0, np.uint64)
+        self.batches = []
 
     def graph(self, ex: Exploration) -> StateGraph:
         """The explored graph (after the search)."""
