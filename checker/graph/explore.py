@@ -25,7 +25,7 @@ import numpy as np
 from hwcheck.checker.engines import spill
 from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
-from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
+from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
@@ -790,11 +790,8 @@ class GraphSource(LevelSource):
         self.refused += int(b.refused)
         if not b.hits:
             return
-        for mine, theirs, mine_i, theirs_i in ((self.tp_row, b.tp_row, self.tp_inst, b.tp_inst),
-                                               (dom_row, b.dom_row, dom_inst, b.dom_inst)):
-            first = (mine < 0) & (theirs >= 0)  # the earlier rows' first hit stays
-            mine[first] = theirs[first]
-            mine_i[first] = theirs_i[first]
+        earliest(self.tp_row, b.tp_row, 0, self.tp_inst, b.tp_inst)  # the earlier runs' stay
+        earliest(dom_row, b.dom_row, 0, dom_inst, b.dom_inst)
 
     def _next_front(self, n: int) -> np.ndarray:
         """Room for the next frontier's ``n`` rows: of two buffers kept from level to level,
@@ -1053,8 +1050,7 @@ class _Checked:
         self.errors += later.errors
         for mine, theirs in ((self.hits, later.hits), (self.dom_row, later.dom_row)):
             if mine is not None and theirs is not None:
-                new = (mine < 0) & (theirs >= 0)
-                mine[new] = theirs[new] + at
+                earliest(mine, theirs, at)
 
 
 @dataclass
