@@ -827,6 +827,38 @@ def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monk
     assert ex.distinct == want.n and ex.stats["spilled_levels"] > 0
 
 
+def test_a_full_work_folder_stops_the_graph_keeping_what_it_found(monkeypatch, tmp_path):
+    """A disk with no room for the levels past the memory budget stops the search as out of
+    memory does, saying so (the blocks are taken before the pages are written: never a
+    SIGBUS), with what was found kept and the folder gone."""
+    import errno
+    import os
+
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.search.driver import search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    calls = []
+    real = os.posix_fallocate
+
+    def fallocate(fd, lo, n):
+        calls.append(n)
+        if len(calls) > 40:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, lo, n)
+
+    monkeypatch.setattr(os, "posix_fallocate", fallocate)
+    source = _source(k, spec, workdir=tmp_path)
+    ex = search(source, StopRule(first_hit=False))
+    assert ex.stop_reason.startswith(f"no room left in the work folder ({tmp_path}/hwcheck-work-")
+    assert ex.stop_reason.endswith(": No space left on device)")
+    assert not ex.complete and 0 < ex.distinct < 10487
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
     """``check --recoverable`` with the liveness properties, its levels in the work folder:
     the check's report, recoverability and every liveness verdict of a run in memory."""

@@ -5,6 +5,7 @@ and the small compiled loops over them."""
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import threading
@@ -17,6 +18,7 @@ from numba import njit
 
 from hwcheck.checker.engines.spill import WorkDir
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.search.exploration import NoRoom
 from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
 from hwcheck.checker.semantics.kernel import Kernel
 
@@ -67,8 +69,9 @@ class WorkFile:
     needs the memory (anonymous memory has nowhere to go without swap); the search lets go of
     the pages it is done with (``drop``: they stay in the file, read back if asked) and of
     contents it no longer needs (``discard``: cut from the file, never written out). The file is
-    sparse: the disk holds the pages written (``held``). It leaves the folder with ``close``;
-    the mapping lasts while a view of it is referenced."""
+    sparse, and the bytes the search will write are given their blocks first (``allocate``),
+    so that a full disk is ``NoRoom`` there, not a SIGBUS where a page is first written. It
+    leaves the folder with ``close``; the mapping lasts while a view of it is referenced."""
 
     def __init__(self, work: WorkDir, stem: str, nbytes: int):
         self.path = work.new_file(stem)
@@ -100,9 +103,23 @@ class WorkFile:
             self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
 
     def discard(self) -> None:
-        """The contents are no longer needed: they go (the file reads as zeros again)."""
+        """The contents are no longer needed: they go (the file reads as zeros again, its
+        blocks given back and taken anew)."""
         os.ftruncate(self.fd, 0)
         os.ftruncate(self.fd, self.nbytes)
+        self.allocate(0, self.nbytes)
+
+    def allocate(self, lo: int, hi: int) -> None:
+        """Blocks on the disk for bytes lo..hi-1 (``NoRoom`` where there are none)."""
+        if hi <= lo:
+            return
+        try:
+            os.posix_fallocate(self.fd, lo, min(hi, self.nbytes) - lo)
+        except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise NoRoom(f"{self.path.parent}: {e.strerror}") from None
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # else: sparse, as it is
+                raise
 
     def held(self) -> int:
         """The bytes the disk holds for it."""
@@ -123,6 +140,11 @@ class WorkRows(WorkFile):
     def __init__(self, work: WorkDir, stem: str, n: int, kernel: Kernel):
         self.row_bytes = kernel.stride * np.dtype(kernel.dtype).itemsize
         super().__init__(work, stem, n * self.row_bytes)
+        try:
+            self.allocate(0, self.nbytes)
+        except BaseException:
+            self.close()
+            raise
         self.rows = self.array(kernel.dtype, n * kernel.stride).reshape(n, kernel.stride)
 
     def drop_rows(self, lo: int, hi: int) -> None:
@@ -172,16 +194,23 @@ class Column:
         cap = max(need, 2 * self.a.size)
         if self.file is None and self.folder is not None and self.budget is not None and \
                 cap * self.a.itemsize > self.budget():
-            self.file = WorkFile(self.folder(), self.stem, physical_words() * 8)
-            mem = self.file.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
+            f = WorkFile(self.folder(), self.stem, physical_words() * 8)
+            try:
+                f.allocate(0, used * self.a.itemsize)  # (a full disk: ``NoRoom``)
+            except BaseException:
+                f.close()
+                raise
+            mem = f.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
             mem[:used] = self.a[:used]
-            self.mem = mem
+            self.file, self.mem = f, mem
         elif self.mem is None and cap >= RESERVE_FROM:
             reserved = reserve(physical_words(), huge=False)  # written in order
             if reserved is not None:
                 self.mem = reserved.view(self.a.dtype)
                 self.mem[:used] = self.a[:used]
         if self.mem is not None and cap <= self.mem.size:
+            if self.file is not None:  # the disk's blocks first (a full disk: ``NoRoom``)
+                self.file.allocate(used * self.a.itemsize, cap * self.a.itemsize)
             self.a = self.mem[:cap]
         else:
             self.a = grown(self.a, cap, used)
