@@ -859,6 +859,37 @@ def test_a_full_work_folder_stops_the_graph_keeping_what_it_found(monkeypatch, t
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_path):
+    """Where the work folder's file cannot be mapped (an address space limit), a column past
+    the budget stays in memory with its entries, and leaves no file behind; one that can moves
+    there with them."""
+    from hwcheck.checker.engines.spill import WorkDir
+    from hwcheck.checker.graph import buffers
+
+    work = WorkDir(tmp_path)
+    try:
+        kept = buffers.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
+        kept.room(0, 10)
+        kept.a[:10] = np.arange(10)
+        kept.room(10, 100)
+        assert kept.file is not None and kept.file.holds(kept.a)
+        assert np.array_equal(kept.a[:10], np.arange(10))
+
+        def refused(*a, **kw):
+            raise OSError(12, "Cannot allocate memory")
+
+        monkeypatch.setattr(buffers.mmap, "mmap", refused)
+        col = buffers.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
+        col.a[:4] = np.arange(4)
+        col.room(4, 100)
+        assert col.file is None and col.folder is None and col.a.size >= 100
+        assert np.array_equal(col.a[:4], np.arange(4))
+        assert [p.name.split("-")[0] for p in work.path.iterdir()] == ["kept"]
+        kept.close()
+    finally:
+        work.close()
+
+
 def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
     """``check --recoverable`` with the liveness properties, its levels in the work folder:
     the check's report, recoverability and every liveness verdict of a run in memory."""

@@ -194,16 +194,8 @@ class Column:
         cap = max(need, 2 * self.a.size)
         if self.file is None and self.folder is not None and self.budget is not None and \
                 cap * self.a.itemsize > self.budget():
-            f = WorkFile(self.folder(), self.stem, physical_words() * 8)
-            try:
-                f.allocate(0, used * self.a.itemsize)  # (a full disk: ``NoRoom``)
-            except BaseException:
-                f.close()
-                raise
-            mem = f.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
-            mem[:used] = self.a[:used]
-            self.file, self.mem = f, mem
-        elif self.mem is None and cap >= RESERVE_FROM:
+            self._to_file(self.folder, used)
+        if self.mem is None and cap >= RESERVE_FROM:
             reserved = reserve(physical_words(), huge=False)  # written in order
             if reserved is not None:
                 self.mem = reserved.view(self.a.dtype)
@@ -214,6 +206,24 @@ class Column:
             self.a = self.mem[:cap]
         else:
             self.a = grown(self.a, cap, used)
+
+    def _to_file(self, folder: Callable[[], WorkDir], used: int) -> None:
+        """Move into a range of a file of the work folder (one the size of the machine's
+        memory, sparse); where no such file can be made and mapped (an address space limit),
+        the column stays in memory, as without a work folder."""
+        try:
+            f = WorkFile(folder(), self.stem, physical_words() * 8)
+        except OSError:
+            self.folder = None
+            return
+        try:
+            f.allocate(0, used * self.a.itemsize)  # (a full disk: ``NoRoom``)
+        except BaseException:
+            f.close()
+            raise
+        mem = f.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
+        mem[:used] = self.a[:used]
+        self.file, self.mem = f, mem
 
     def settle(self, upto: int) -> None:
         """Entries ..upto-1 are written: in the work folder, their whole pages are let go of

@@ -812,7 +812,10 @@ class GraphSource(LevelSource):
         k = self.kernel
         if n * k.stride * np.dtype(k.dtype).itemsize <= spill.SPILL_BYTES:
             return rows_on_huge_pages(n, k)
-        f = WorkRows(self._folder(), stem, n, k)
+        try:
+            f = WorkRows(self._folder(), stem, n, k)
+        except OSError:  # no file could be made and mapped there: in memory after all
+            return rows_on_huge_pages(n, k)
         self.files.append(f)
         return f.rows
 
