@@ -70,8 +70,10 @@ class WorkFile:
     the pages it is done with (``drop``: they stay in the file, read back if asked) and of
     contents it no longer needs (``discard``: cut from the file, never written out). The file is
     sparse, and the bytes the search will write are given their blocks first (``allocate``),
-    so that a full disk is ``NoRoom`` there, not a SIGBUS where a page is first written. It
-    leaves the folder with ``close``; the mapping lasts while a view of it is referenced."""
+    so that a full disk is ``NoRoom`` there, not a SIGBUS where a page is first written. Its
+    name leaves the folder as soon as it is mapped: the file lives while its descriptor is open
+    (until ``close``) or a view of it is referenced, and a process killed with SIGKILL leaves
+    none of it on the disk."""
 
     def __init__(self, work: WorkDir, stem: str, nbytes: int):
         self.path = work.new_file(stem)
@@ -82,8 +84,9 @@ class WorkFile:
             self.mm = mmap.mmap(self.fd, self.nbytes, flags=mmap.MAP_SHARED)
         except BaseException:
             os.close(self.fd)
-            os.unlink(self.path)
             raise
+        finally:
+            os.unlink(self.path)
         self.base = int(np.frombuffer(self.mm, np.uint8, 1).__array_interface__["data"][0])
 
     def array(self, dtype: Any, count: int) -> np.ndarray:
@@ -126,12 +129,9 @@ class WorkFile:
         return int(os.fstat(self.fd).st_blocks) * 512
 
     def close(self) -> None:
-        """The file leaves the work folder (its views stay readable while referenced)."""
+        """The descriptor goes (the views stay readable while referenced; the file with the
+        last of them)."""
         os.close(self.fd)
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
 
 
 class WorkRows(WorkFile):
