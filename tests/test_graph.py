@@ -856,6 +856,9 @@ def test_a_full_work_folder_stops_the_graph_keeping_what_it_found(monkeypatch, t
     monkeypatch.setattr(os, "posix_fallocate", fallocate)
     source = _source(k, spec, workdir=tmp_path)
     ex = search(source, StopRule(first_hit=False))
+    graph = source.graph(ex)  # what was explored, its columns in the folder's files
+    assert graph.n == ex.distinct and graph.nedges == ex.generated and not graph.complete
+    assert len(calls) == 41  # (the graph took no more blocks)
     assert ex.stop_reason.startswith(f"no room left in the work folder ({tmp_path}/hwcheck-work-")
     assert ex.stop_reason.endswith(": No space left on device)")
     assert not ex.complete and 0 < ex.distinct < 10487

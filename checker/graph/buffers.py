@@ -9,6 +9,7 @@ import errno
 import mmap
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -72,8 +73,8 @@ class WorkFile:
     sparse, and the bytes the search will write are given their blocks first (``allocate``),
     so that a full disk is ``NoRoom`` there, not a SIGBUS where a page is first written. Its
     name leaves the folder as soon as it is mapped: the file lives while its descriptor is open
-    (until ``close``) or a view of it is referenced, and a process killed with SIGKILL leaves
-    none of it on the disk."""
+    (until ``close``, or until the ``WorkFile`` is collected) or a view of it is referenced, and
+    a process killed with SIGKILL leaves none of it on the disk."""
 
     def __init__(self, work: WorkDir, stem: str, nbytes: int):
         self.path = work.new_file(stem)
@@ -87,6 +88,8 @@ class WorkFile:
             raise
         finally:
             os.unlink(self.path)
+        self._close = weakref.finalize(self, os.close, self.fd)
+        self.discarded = False
         self.base = int(np.frombuffer(self.mm, np.uint8, 1).__array_interface__["data"][0])
 
     def array(self, dtype: Any, count: int) -> np.ndarray:
@@ -107,10 +110,16 @@ class WorkFile:
 
     def discard(self) -> None:
         """The contents are no longer needed: they go (the file reads as zeros again, its
-        blocks given back and taken anew)."""
+        blocks given back until ``ready``)."""
         os.ftruncate(self.fd, 0)
         os.ftruncate(self.fd, self.nbytes)
-        self.allocate(0, self.nbytes)
+        self.discarded = True
+
+    def ready(self) -> None:
+        """About to be written again: the blocks ``discard`` gave back taken anew."""
+        if self.discarded:
+            self.allocate(0, self.nbytes)
+            self.discarded = False
 
     def allocate(self, lo: int, hi: int) -> None:
         """Blocks on the disk for bytes lo..hi-1 (``NoRoom`` where there are none)."""
@@ -131,7 +140,7 @@ class WorkFile:
     def close(self) -> None:
         """The descriptor goes (the views stay readable while referenced; the file with the
         last of them)."""
-        os.close(self.fd)
+        self._close()
 
 
 class WorkRows(WorkFile):

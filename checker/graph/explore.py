@@ -182,7 +182,8 @@ class GraphSource(LevelSource):
     to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows;
     ``workdir``: where the run's work folder goes (``--workdir``; a temporary folder by
     default), which holds a level's rows once they pass the local engine's memory budget for a
-    level (``spill.SPILL_BYTES``): the frontier, the next level and the new states as found."""
+    level (``spill.SPILL_BYTES``): the frontier, the next level and the new states as found,
+    and each column of the graph (``Column``) past the same budget."""
 
     name = "graph"
 
@@ -440,6 +441,7 @@ class GraphSource(LevelSource):
             self._release(self.found[0])
             self.found = (self._level_rows(need, "graph-new"), np.empty(need, np.uint64),
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
+        self._to_write(self.found[0])
         self.nnew = 0
         if cut is not None:
             with signals_held():  # the level taken back whole
@@ -477,14 +479,16 @@ class GraphSource(LevelSource):
         # the rows expanded so far (all of them unless stopped): number the new level in
         # fingerprint order
         order, rank = self._order(new_fps[:nnew])
-        edst, tab, mask = self.edst, self.tab, self.slots - 1
-        self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
+        # what the level needs is had first (out of memory, or of room in the work folder,
+        # then stops the search before anything is numbered)
         self._state_room(n + nnew)
-        fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
-                         self.s_act.a[n:n + nnew])
         # a stopped level keeps its frontier for a later run: the next level goes elsewhere
         rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
             if nnew else new_rows[:0]
+        edst, tab, mask = self.edst, self.tab, self.slots - 1
+        self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
+        fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
+                         self.s_act.a[n:n + nnew])
         src, words = new_rows.view(np.uint64), rows.view(np.uint64)
         flags = self.s_flags.a[n:n + nnew]
         checked: dict[int, _Checked] = {}
@@ -802,6 +806,7 @@ class GraphSource(LevelSource):
             if buf is not None:
                 self._release(buf)
             buf = self.fronts[i] = self._level_rows(max(n, 1024), "graph-front")
+        self._to_write(buf)
         self.front_in = i
         return buf[:n]
 
@@ -851,6 +856,13 @@ class GraphSource(LevelSource):
         """The work folder's file ``rows`` are in, or None (they are in memory)."""
         return next((f for f in self.files if f.holds(rows)), None)
 
+    def _to_write(self, rows: np.ndarray) -> None:
+        """A level buffer about to be written: in the work folder, its blocks taken again if
+        they were given back (``NoRoom`` here, before the level changes anything)."""
+        f = self._file(rows)
+        if f is not None:
+            f.ready()
+
     def _release(self, rows: np.ndarray) -> None:
         """A level buffer given up for a larger one: its file, if any, leaves the folder."""
         f = self._file(rows)
@@ -859,19 +871,21 @@ class GraphSource(LevelSource):
             f.close()
 
     def _close_work(self) -> None:
-        """The work folder and its files go (rows still referenced stay readable)."""
+        """The level buffers' files and the work folder go (rows still referenced stay
+        readable); the columns keep theirs, which go with them (``WorkFile``)."""
         for f in self.files:
             f.close()
         self.files = []
-        for col in self._columns():
-            col.close()
         if self.work is not None:
             self.work.close()
 
     def _state_room(self, n: int) -> None:
-        """Room for ``n`` states in the states' columns."""
+        """Room for ``n`` states in the states' columns, and for their transitions' ends (so
+        that the explored graph takes none after the search, where a full work folder could
+        only be an error)."""
         for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
             col.room(self.n, n)
+        self.s_off.room(self.n + 1, n + 1)  # (the frontier's ends are below self.n + 1)
 
     def _new_level(self, rows: np.ndarray, depth: int,
                    checked: _Checked | None = None) -> list[Found]:
