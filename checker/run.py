@@ -286,10 +286,12 @@ def execute(plan: CheckPlan, out: Path | None = None, run_name: str | None = Non
     folder, identity = None, run_identity(spec, "check")
     if out is not None:  # before exploring: an unusable folder is said at once
         folder = prepare_run_folder(Path(out), run_name, identity)
-    if plan.local.checkpoint is not None and plan.local.resume is None:  # likewise
-        from hwcheck.checker.engines.checkpoint import require_writable
+    from hwcheck.checker.engines.checkpoint import require_writable
 
+    if plan.local.checkpoint is not None and plan.local.resume is None:  # likewise
         require_writable(plan.local.checkpoint, "--checkpoint")
+    if plan.local.workdir is not None:  # likewise (the state graph makes it when first needed)
+        require_writable(plan.local.workdir, "--workdir", levels=False)
     canon = None  # under symmetry: the representative of a state, to rebuild paths concretely
     recovered: Recoverability | None = None
     initial, graph_figures = None, None

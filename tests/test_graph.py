@@ -757,6 +757,171 @@ def test_a_search_stopped_inside_a_level_goes_on_where_it_stopped(workers):
             assert not interp.holds(expr, last), name
 
 
+def test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder(monkeypatch,
+                                                                           tmp_path):
+    """With the local engine's memory budget for a level (``spill.SPILL_BYTES``) at nothing,
+    every level's rows (the frontier, the next level, the new states as found) are in files
+    of the work folder (``--workdir``) while the search runs, on one worker and two, through
+    stops inside a level: the graph, counts and hits (paths included) are those of a search
+    in memory, and the folder is gone at the end."""
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.engines.options import Options, PropertySet
+    from hwcheck.checker.graph import explore as ex_mod
+    from hwcheck.checker.search.driver import Search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+
+    def run(source, limits=()):
+        s = Search(source)
+        try:
+            for n in limits:
+                s.run(StopRule(first_hit=False, max_states=n))
+            ex = s.run(StopRule(first_hit=False))
+        finally:
+            whole = s.finish()
+        ex.stats = whole.stats
+        return ex, source.graph(ex)
+
+    def report(ex):
+        return (ex.distinct, ex.generated, ex.depth,
+                sorted((n, h.length, tuple(h.path)) for n, h in ex.hits.items()))
+
+    props = lambda: PropertySet(k, Options(stop_at_violation=False))  # noqa: E731
+    want_ex, want = run(_source(k, spec, props=props()))
+    assert want_ex.stats["spilled_levels"] == 0 and want_ex.stats["disk_bytes"] == 0
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    seen: list[str] = []
+    stop = ex_mod.GraphSource._stop
+
+    def looking(self, *a):  # the work folder's files mapped while a level is expanded (their
+        # names leave the folder once mapped: /proc/self/maps says "(deleted)")
+        with open("/proc/self/maps") as maps:
+            seen.extend(line.split(str(self.work.path) + "/")[1].split()[0] for line in maps
+                        if str(self.work.path) + "/" in line)
+        return stop(self, *a)
+
+    monkeypatch.setattr(ex_mod.GraphSource, "_stop", looking)
+    for workers, limits in ((1, ()), (1, (300, 2000)), (2, (620,))):
+        source = _source(k, spec, workers=workers, worker_rows=3, chunk=5, props=props(),
+                         workdir=tmp_path)
+        ex, graph = run(source, limits)
+        _same_graph(want, graph)
+        assert report(ex) == report(want_ex)
+        assert ex.stats["spilled_levels"] >= want.depth and ex.stats["disk_bytes"] > 0
+        assert list(tmp_path.iterdir()) == []  # the work folder went with the run
+    assert any(name.startswith("graph-front-") for name in seen)
+    assert any(name.startswith("graph-new-") for name in seen)
+    assert {"graph-fps", "graph-parents", "graph-offsets", "graph-dst"} <= \
+        {name.rsplit("-", 1)[0] for name in seen}  # the columns too
+    # checkpointed with its frontier in a file, stopped, resumed into files: the same graph
+    ckpt = tmp_path.parent / (tmp_path.name + "-ckpt")
+    first = _source(k, spec, props=props(), checkpoint=ckpt, checkpoint_every=0,
+                    workdir=tmp_path)
+    s = Search(first)
+    try:
+        assert not s.run(StopRule(first_hit=False, max_states=3000)).complete
+    finally:
+        s.finish()
+    resumed = _source(k, spec, props=props(), resume=ckpt, workdir=tmp_path)
+    ex, graph = run(resumed)
+    _same_graph(want, graph)
+    assert ex.distinct == want.n and ex.stats["spilled_levels"] > 0
+
+
+def test_a_full_work_folder_stops_the_graph_keeping_what_it_found(monkeypatch, tmp_path):
+    """A disk with no room for the levels past the memory budget stops the search as out of
+    memory does, saying so (the blocks are taken before the pages are written: never a
+    SIGBUS), with what was found kept and the folder gone."""
+    import errno
+    import os
+
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.search.driver import search
+    from hwcheck.checker.search.stop import StopRule
+
+    spec = kafka(**R2, truncation="hw")
+    k = Kernel(spec)
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    calls = []
+    real = os.posix_fallocate
+
+    def fallocate(fd, lo, n):
+        calls.append(n)
+        if len(calls) > 40:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, lo, n)
+
+    monkeypatch.setattr(os, "posix_fallocate", fallocate)
+    source = _source(k, spec, workdir=tmp_path)
+    ex = search(source, StopRule(first_hit=False))
+    graph = source.graph(ex)  # what was explored, its columns in the folder's files
+    assert graph.n == ex.distinct and graph.nedges == ex.generated and not graph.complete
+    assert len(calls) == 41  # (the graph took no more blocks)
+    assert ex.stop_reason.startswith(f"no room left in the work folder ({tmp_path}/hwcheck-work-")
+    assert ex.stop_reason.endswith(": No space left on device)")
+    assert not ex.complete and 0 < ex.distinct < 10487
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_path):
+    """Where the work folder's file cannot be mapped (an address space limit), a column past
+    the budget stays in memory with its entries, and leaves no file behind; one that can moves
+    there with them."""  # (the folder holds no names either way: a mapped file's goes at once)
+    from hwcheck.checker.engines.spill import WorkDir
+    from hwcheck.checker.graph import buffers
+
+    work = WorkDir(tmp_path)
+    try:
+        kept = buffers.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
+        kept.room(0, 10)
+        kept.a[:10] = np.arange(10)
+        kept.room(10, 100)
+        assert kept.file is not None and kept.file.holds(kept.a)
+        assert np.array_equal(kept.a[:10], np.arange(10))
+
+        def refused(*a, **kw):
+            raise OSError(12, "Cannot allocate memory")
+
+        monkeypatch.setattr(buffers.mmap, "mmap", refused)
+        col = buffers.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
+        col.a[:4] = np.arange(4)
+        col.room(4, 100)
+        assert col.file is None and col.folder is None and col.a.size >= 100
+        assert np.array_equal(col.a[:4], np.arange(4))
+        assert list(work.path.iterdir()) == []
+        kept.close()
+    finally:
+        work.close()
+
+
+def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
+    """``check --recoverable`` with the liveness properties, its levels in the work folder:
+    the check's report, recoverability and every liveness verdict of a run in memory."""
+    from hwcheck.checker.engines import spill
+    from hwcheck.checker.engines.options import Options
+
+    spec = kafka(**R2, truncation="hw", liveness=True)
+    k = Kernel(spec)
+
+    def run():
+        ex, rec, graph, outs = recover.check_on_graph(k, Options(), liveness=spec.liveness,
+                                                      workers=2)
+        assert rec is not None
+        return ((ex.distinct, ex.generated, ex.depth, ex.complete,
+                 sorted((n, h.length, tuple(h.path)) for n, h in ex.hits.items())),
+                (rec.verdict, rec.stuck, rec.at_bound, rec.shortest, rec.witness),
+                [(o.name, str(o.status), o.lasso) for o in outs],
+                (graph.n, graph.nedges), ex.stats)
+
+    *want, stats = run()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)
+    *got, spilled = run()
+    assert got == want and want[0][4]  # (the check stops at its first violations)
+    assert spilled["spilled_levels"] > 0 and stats["spilled_levels"] == 0
+
+
 def test_check_recoverable_decides_on_the_whole_graph_past_max_states(tmp_path):
     """--max-states bounds the check's report, not the graph recoverability is decided on."""
     res = cli("check", "-R", "2", "-M", "2", "-E", "3", "--truncation", "hw", "--recoverable",

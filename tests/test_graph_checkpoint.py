@@ -216,3 +216,18 @@ def test_an_unwritable_checkpoint_folder_is_one_line_before_the_graph_run(tmp_pa
     line = refusal(hwcheck(*RECOVERABLE, "--checkpoint", str(target / "ckpt"), "--out",
                            str(tmp_path / "o")))
     assert line.startswith(f"hwcheck: error: --checkpoint {target / 'ckpt'} cannot be written: ")
+
+
+@pytest.mark.parametrize("args", tiered([RECOVERABLE, [a for a in RECOVERABLE  # local: slow
+                                                       if a != "--recoverable"]],
+                                        {True}, key=lambda a: "--recoverable" in a))
+def test_an_unwritable_work_folder_is_one_line_before_the_run(args, tmp_path):
+    """--workdir that cannot be written is one line before the search, for the state graph
+    (which makes its folder when a level first passes the memory budget) as for the local
+    engine."""
+    target = tmp_path / "file"
+    target.write_text("")
+    line = refusal(hwcheck(*args, "--workdir", str(target / "work"), "--out",
+                           str(tmp_path / "o")))
+    assert line == f"hwcheck: error: --workdir {target / 'work'} cannot be written: Not a " \
+        "directory"

@@ -103,6 +103,31 @@ class Counter(LevelSource):
         ex.stats["finished"] = True
 
 
+def test_the_first_hits_of_a_level_in_parts_are_those_of_the_level_whole():
+    """A level checked in parts, each part's first hits (rows from the part's start) joined in
+    part order, has the first hits (and their action instances) of the level checked whole."""
+    from hwcheck.checker.engines.hits import earliest
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        hits = rng.random((300, 4)) < 0.01  # hits[row, property]
+        inst = rng.integers(0, 9, (300, 4))
+
+        def first(rows, at, inst=inst):
+            f = np.array([int(np.flatnonzero(rows[:, j])[0]) if rows[:, j].any() else -1
+                          for j in range(4)])
+            i = np.array([inst[at + r, j] if r >= 0 else -1 for j, r in enumerate(f)])
+            return f, i
+
+        want = first(hits, 0)
+        cuts = sorted({0, 300, *rng.integers(0, 300, 3).tolist()})
+        got = (np.full(4, -1), np.full(4, -1))
+        for a, b in zip(cuts, cuts[1:]):
+            rows, insts = first(hits[a:b], a)
+            earliest(got[0], rows, a, got[1], insts)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
 def test_the_driver_explores_every_level_and_records_first_hits_once():
     src = Counter(6, bad=3)
     ex = search(src, StopRule(first_hit=False))

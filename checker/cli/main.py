@@ -112,8 +112,9 @@ def main() -> None:
               help="Keep every state, not only its 64-bit fingerprint: no collision can hide a "
                    "state (local engine, one worker; the state's row per state more memory)")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Keep the levels' parent records and large frontiers in a new folder in "
-                   "this one (local engine; removed at the end) [default: a temporary folder]")
+              help="Keep the levels' parent records and large frontiers (the state graph's: "
+                   "its large levels and arrays) in a new folder in this one (removed at the "
+                   "end) [default: a temporary folder]")
 @click.option("--symmetry/--no-symmetry", default=False, show_default=True,
               help="Keep one state per orbit of the protocol's declared symmetry (Kafka: "
                    "renaming the replicas): distinct states then count orbits; verdicts and "

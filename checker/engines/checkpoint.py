@@ -130,14 +130,14 @@ def _meta_digest(meta: dict[str, Any]) -> str:
     return _digest(json.dumps(body, sort_keys=True).encode())
 
 
-def require_writable(folder: Path, option: str) -> None:
-    """``folder`` (made if it is not there) and its ``levels`` folder take new files: each is
-    tried with a file made and removed, so that a folder that cannot be written (read-only, not
-    a folder, another user's) is one line before the exploration starts, not an error at the
-    first checkpoint."""
+def require_writable(folder: Path, option: str, levels: bool = True) -> None:
+    """``folder`` (made if it is not there) and, with ``levels``, its ``levels`` folder take new
+    files: each is tried with a file made and removed, so that a folder that cannot be written
+    (read-only, not a folder, another user's) is one line before the exploration starts, not an
+    error at the first checkpoint (or, for a work folder, the first file it takes)."""
     folder = Path(folder)
     try:
-        for d in (folder, folder / "levels"):
+        for d in (folder, folder / "levels") if levels else (folder,):
             d.mkdir(parents=True, exist_ok=True)
             fd, probe = tempfile.mkstemp(prefix=".probe-", dir=d)
             os.close(fd)

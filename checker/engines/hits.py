@@ -5,7 +5,9 @@ state properties and the domain errors of their evaluation; the expansions: tran
 properties, with the action instance, and the steps that leave a variable's domain); a source
 turns those rows into ``Found`` entries whose target is its own (a path, a fingerprint, a
 state id: ``target``), in the property's number order, and stops checking each property it
-reports (a domain error stays checked: the driver keeps its first hit)."""
+reports (a domain error stays checked: the driver keeps its first hit). Where a level is
+checked or expanded in parts (the state graph's runs and slices), each part's first hits are
+joined into the earlier parts' (``earliest``): the first row of the level stays first."""
 
 from __future__ import annotations
 
@@ -21,6 +23,17 @@ from hwcheck.checker.semantics.kernel import Kernel
 def hit(first: np.ndarray) -> Iterable[int]:
     """The numbers of the properties (or domain errors) ``first`` has a hit for (>= 0)."""
     return (int(j) for j in np.flatnonzero(first >= 0))
+
+
+def earliest(first: np.ndarray, later: np.ndarray, at: int = 0,
+             first_inst: np.ndarray | None = None, later_inst: np.ndarray | None = None) -> None:
+    """Join the first hits of later rows (``later``, their rows counted from ``at``; with
+    ``later_inst``, the action instance of each) into those of the rows before them
+    (``first``, ``first_inst``): where the earlier rows have none, the later rows' first."""
+    new = (first < 0) & (later >= 0)
+    first[new] = later[new] + at
+    if first_inst is not None and later_inst is not None:
+        first_inst[new] = later_inst[new]
 
 
 def property_hits(props: list[tuple[str, Any, str]], active: np.ndarray, numbers: Iterable[int],

@@ -34,11 +34,12 @@ class Options:
 
 @dataclass(frozen=True)
 class LocalSettings:
-    """What only the local engine reads: its visited set, its work folder, its checkpoints."""
+    """What the local engine reads beside ``Options``: its visited set, its work folder, its
+    checkpoints (the state graph reads the work folder and the checkpoints too)."""
 
     exact: bool = False  # keep every state, not only its fingerprint (one worker)
-    workdir: Path | None = None  # where levels and large frontiers go (None: a temporary
-    # folder); either way its files are removed at the end of the run
+    workdir: Path | None = None  # where levels and large frontiers go (the state graph's
+    # large levels and arrays too; None: a temporary folder); its files go at the run's end
     checkpoint: Path | None = None  # a folder to write checkpoints to
     checkpoint_every: float = 60.0  # seconds between checkpoints (0: every level)
     resume: Path | None = None  # a checkpoint folder to go on from (and to go on writing to)

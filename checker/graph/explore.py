@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.engines import spill
 from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
-from hwcheck.checker.engines.hits import domain_hits, hit, last_step, property_hits
+from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
@@ -33,12 +34,14 @@ from hwcheck.checker.graph.buffers import (
     Chore,
     Column,
     SharedRuns,
+    WorkRows,
     base_pages,
     bucket_counts,
     bucket_scatter,
     bucket_sort,
     bucket_starts,
     count_values,
+    free_pages,
     gather_level,
     grown,
     has_bit,
@@ -176,7 +179,11 @@ class GraphSource(LevelSource):
     ``checkpoint``: a folder to write checkpoints to at level boundaries, every
     ``checkpoint_every`` seconds (0: every level), and once more when a stop comes between
     levels; ``resume``: a folder whose checkpoint the search goes on from (and goes on writing
-    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows."""
+    to): ``graph/checkpoint.py``, for a check (``props``) that does not keep rows;
+    ``workdir``: where the run's work folder goes (``--workdir``; a temporary folder by
+    default), which holds a level's rows once they pass the local engine's memory budget for a
+    level (``spill.SPILL_BYTES``): the frontier, the next level and the new states as found,
+    and each column of the graph (``Column``) past the same budget."""
 
     name = "graph"
 
@@ -186,7 +193,7 @@ class GraphSource(LevelSource):
                  props: PropertySet | None = None, chunk: int | None = None,
                  workers: int = 1, worker_rows: int | None = None, edge_actions: bool = True,
                  checkpoint: Path | None = None, checkpoint_every: float = 60.0,
-                 resume: Path | None = None):
+                 resume: Path | None = None, workdir: Path | None = None):
         if (checkpoint is not None or resume is not None) and (props is None or keep_rows):
             raise ValueError("a state graph checkpoints for a check (props), without its rows")
         self.kernel = kernel
@@ -201,6 +208,7 @@ class GraphSource(LevelSource):
         self.worker_rows = max(1, worker_rows or WORKER_ROWS)
         # checkpoints (``graph/checkpoint.py``): where to write them, how often, where from
         self.checkpoint, self.checkpoint_every, self.resume = checkpoint, checkpoint_every, resume
+        self.workdir = workdir
         self.ckpt: Checkpointer | None = None
         self.asked = list(props.checked) if props is not None else []  # as the run began
         self.targets: dict[str, Any] = {}  # the target of every hit reported (a checkpoint's)
@@ -228,6 +236,11 @@ class GraphSource(LevelSource):
         gather_level(np.zeros(1, np.int64), 0, 1, one, one[0], np.zeros(1, np.int32), acts,
                      one, one[0], np.zeros(1, np.int32), acts)
         k = self.kernel
+        # a level's rows and the graph's columns past the memory budget: files of the work
+        # folder (made when first needed)
+        self.work: spill.WorkDir | None = None
+        self.files: list[WorkRows] = []
+        self.disk = 0  # the most the work folder held, at a level's end
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
         self.tab = new_table(1 << 12)  # fingerprint -> state id
@@ -238,14 +251,15 @@ class GraphSource(LevelSource):
         self.tp_active = (self.props.trans_active if self.props is not None
                           else np.zeros(nt, np.bool_))
         # every state's fingerprint, first parent, action and flags, level after level
-        self.s_fps = Column(np.uint64)
-        self.s_par = Column(np.int32)
-        self.s_act = Column(k.act_dtype)
-        self.s_flags = Column(self.gk.flag_dtype)
+        # (each in a file of the work folder once it passes the memory budget: ``Column``)
+        self.s_fps = self._column(np.uint64, "graph-fps")
+        self.s_par = self._column(np.int32, "graph-parents")
+        self.s_act = self._column(k.act_dtype, "graph-actions")
+        self.s_flags = self._column(self.gk.flag_dtype, "graph-flags")
         # where every state's transitions end (compressed sparse row offsets: state i's are
         # ne[offsets[i]:offsets[i + 1]]); a level's rows write theirs as they are expanded, and
         # ids up to ``off_to`` have them
-        self.s_off = Column(np.int64)
+        self.s_off = self._column(np.int64, "graph-offsets")
         self.s_off.a[0] = 0
         self.off_to = 0
         self.rank = np.empty(0, np.int64)  # scratch: a level's new states' places
@@ -258,8 +272,10 @@ class GraphSource(LevelSource):
         # every transition, level after level, in buffers grown by doubling: destination,
         # action instance, action-property flags; ne of them so far
         ecap = max(1024, k.ninst * 64)
-        self.e_dst, self.e_act = Column(np.int32, ecap), Column(k.act_dtype, ecap)
-        self.e_flags = Column(np.uint64, ecap if self.edge_properties else 1)
+        self.e_dst = self._column(np.int32, "graph-dst", ecap)
+        self.e_act = self._column(k.act_dtype, "graph-eact", ecap)
+        self.e_flags = self._column(np.uint64, "graph-eflags",
+                                    ecap if self.edge_properties else 1)
         self.edst, self.eact, self.eflags = self.e_dst.a, self.e_act.a, self.e_flags.a
         self.ne = 0
         self.enabled = np.zeros(max(k.ninst, 1), np.int64)  # transitions by action instance
@@ -267,6 +283,8 @@ class GraphSource(LevelSource):
         self.n = 0
         self.front = np.zeros((0, k.stride), k.dtype)
         self.refused = self.flag_errors = 0
+        self.front_file: WorkRows | None = None  # the file the frontier is in, if any
+        self.spilled = 0  # levels whose rows went to the work folder
         # the new states' buffers (expand): rows, fingerprints, parents, instances
         self.found: tuple[np.ndarray, ...] = (np.empty((0, k.stride), k.dtype),
                                               np.empty(0, np.uint64), np.empty(0, np.int32),
@@ -368,7 +386,8 @@ class GraphSource(LevelSource):
         while n > self.slots * MAX_LOAD:
             self._grow_table()
         table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
-        self.front = np.ascontiguousarray(front)
+        self.front = self._next_front(front.shape[0])
+        self.front[:] = front
         self.enabled[:] = enabled
         self.refused, self.flag_errors = refused, flag_errors
 
@@ -419,13 +438,16 @@ class GraphSource(LevelSource):
         need = max(1024, 2 * self.front.shape[0])  # the new states as found: buffers kept
         # from level to level (fresh memory is slow to touch), grown while a level needs more
         if self.found[0].shape[0] < need:
-            self.found = (rows_on_huge_pages(need, k), np.empty(need, np.uint64),
+            self._release(self.found[0])
+            self.found = (self._level_rows(need, "graph-new"), np.empty(need, np.uint64),
                           np.empty(need, np.int32), np.empty(need, k.act_dtype))
+        self._to_write(self.found[0])
         self.nnew = 0
         if cut is not None:
             with signals_held():  # the level taken back whole
                 self._reopen(cut)
             m, n, base, first, start = cut.rows, self.n, cut.base, cut.first, cut.done
+        self.front_file = self._file(self.front)
         before, nnew_before = self.ne, self.nnew
         _, dom_row, dom_inst = k.error_arrays()
         self.tp_row[:] = -1
@@ -457,17 +479,20 @@ class GraphSource(LevelSource):
         # the rows expanded so far (all of them unless stopped): number the new level in
         # fingerprint order
         order, rank = self._order(new_fps[:nnew])
-        edst, tab, mask = self.edst, self.tab, self.slots - 1
-        self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
+        # what the level needs is had first (out of memory, or of room in the work folder,
+        # then stops the search before anything is numbered)
         self._state_room(n + nnew)
-        fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
-                         self.s_act.a[n:n + nnew])
         # a stopped level keeps its frontier for a later run: the next level goes elsewhere
         rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
             if nnew else new_rows[:0]
+        edst, tab, mask = self.edst, self.tab, self.slots - 1
+        self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
+        fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
+                         self.s_act.a[n:n + nnew])
         src, words = new_rows.view(np.uint64), rows.view(np.uint64)
         flags = self.s_flags.a[n:n + nnew]
         checked: dict[int, _Checked] = {}
+        into = self._file(rows)  # the next level's file, if it has one
 
         def gather(a: int, b: int) -> None:
             """Places a..b-1 of the level, a slice at a time while its rows are in the cache:
@@ -480,9 +505,17 @@ class GraphSource(LevelSource):
                 out.errors += int(self.gk.mod.eval_flags(rows[c:d], d - c, flags[c:d],
                                                          np.zeros(1, np.int64)))
                 out.add(self._check(rows[c:d]), c)
+                if into is not None:  # written: the file's now
+                    into.drop_rows(c, d)
 
         self._parts(nnew, gather)
         self.off_to = base + done
+        self._settle()  # (the level's rows all there: the most the folder holds)
+        if into is not None:
+            self.spilled += 1
+        found_file = self._file(new_rows)
+        if found_file is not None:  # gathered (a stopped level's rest takes them back from rows)
+            found_file.discard()
         out = LevelResult(generated=ne - before, new=nnew - nnew_before)
         out.found += self._domain_hits(dom_row, dom_inst, base, depth)
         out.found += self._transition_hits(front, base, depth)
@@ -498,6 +531,9 @@ class GraphSource(LevelSource):
         if done < m:  # a later run goes on from row ``done`` of this level
             self.cut = _Cut(depth, front, m, done, base, first, nnew,
                             self.flag_errors - errors)
+        elif self.front_file is not None:  # the level is expanded: its rows are not needed
+            self.front_file.discard()
+            self.front_file = None
         return out
 
     def _order(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -601,8 +637,9 @@ class GraphSource(LevelSource):
             self._grow_table()
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
-            rows = rows_on_huge_pages(cap, self.kernel)
+            rows = self._level_rows(cap, "graph-new")
             rows[:nnew] = self.found[0][:nnew]
+            self._release(self.found[0])
             self.found = (rows, *(grown(a, cap, nnew) for a in self.found[1:]))
         while ne + more > self.edst.size:
             self._grow_edges(2 * self.edst.size)
@@ -620,6 +657,8 @@ class GraphSource(LevelSource):
     def _stop(self, depth: int, done: int, progress: Progress, rule: StopRule) -> str:
         """After rows ..done of the frontier: progress, and whether a limit stops the level."""
         m, known = self.front.shape[0], self.n + self.nnew
+        if self.front_file is not None:  # expanded: the file's, until the level's end
+            self.front_file.drop_rows(0, done)
         progress.tick(depth, known, m - done)
         if done >= m:
             return ""
@@ -755,11 +794,8 @@ class GraphSource(LevelSource):
         self.refused += int(b.refused)
         if not b.hits:
             return
-        for mine, theirs, mine_i, theirs_i in ((self.tp_row, b.tp_row, self.tp_inst, b.tp_inst),
-                                               (dom_row, b.dom_row, dom_inst, b.dom_inst)):
-            first = (mine < 0) & (theirs >= 0)  # the earlier rows' first hit stays
-            mine[first] = theirs[first]
-            mine_i[first] = theirs_i[first]
+        earliest(self.tp_row, b.tp_row, 0, self.tp_inst, b.tp_inst)  # the earlier runs' stay
+        earliest(dom_row, b.dom_row, 0, dom_inst, b.dom_inst)
 
     def _next_front(self, n: int) -> np.ndarray:
         """Room for the next frontier's ``n`` rows: of two buffers kept from level to level,
@@ -767,15 +803,89 @@ class GraphSource(LevelSource):
         i = 1 - self.front_in
         buf = self.fronts[i]
         if buf is None or buf.shape[0] < n:
-            k = self.kernel
-            buf = self.fronts[i] = rows_on_huge_pages(max(n, 1024), k)
+            if buf is not None:
+                self._release(buf)
+            buf = self.fronts[i] = self._level_rows(max(n, 1024), "graph-front")
+        self._to_write(buf)
         self.front_in = i
         return buf[:n]
 
+    def _level_rows(self, n: int, stem: str) -> np.ndarray:
+        """Room for ``n`` rows of a level: on 2 MiB pages while they fit in the memory budget
+        the local engine keeps a level's buckets in (``spill.SPILL_BYTES``), else in a file of
+        the run's work folder (``WorkRows``)."""
+        k = self.kernel
+        if n * k.stride * np.dtype(k.dtype).itemsize <= spill.SPILL_BYTES:
+            return rows_on_huge_pages(n, k)
+        try:
+            f = WorkRows(self._folder(), stem, n, k)
+        except OSError:  # no file could be made and mapped there: in memory after all
+            return rows_on_huge_pages(n, k)
+        self.files.append(f)
+        return f.rows
+
+    def _folder(self) -> spill.WorkDir:
+        """The run's work folder, made when first needed."""
+        if self.work is None:
+            self.work = spill.WorkDir(self.workdir)
+        return self.work
+
+    def _column(self, dtype: Any, stem: str, cap: int = 1024) -> Column:
+        """A column of the graph, in the work folder past the memory budget."""
+        return Column(dtype, cap, self._folder, stem, lambda: spill.SPILL_BYTES)
+
+    def _columns(self) -> tuple[Column, ...]:
+        return (self.s_fps, self.s_par, self.s_act, self.s_flags, self.s_off, self.e_dst,
+                self.e_act, self.e_flags)
+
+    def _settle(self) -> None:
+        """At a level's end: what the work folder holds now (the most, kept), and the columns'
+        entries written so far let go of (those in files stay there)."""
+        if self.work is None:
+            return
+        self.disk = max(self.disk, sum(f.held() for f in self.files)
+                        + sum(c.file.held() for c in self._columns() if c.file is not None))
+        n = self.n
+        for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
+            col.settle(n)
+        self.s_off.settle(self.off_to + 1)
+        for col in (self.e_dst, self.e_act, self.e_flags):
+            col.settle(self.ne)
+
+    def _file(self, rows: np.ndarray) -> WorkRows | None:
+        """The work folder's file ``rows`` are in, or None (they are in memory)."""
+        return next((f for f in self.files if f.holds(rows)), None)
+
+    def _to_write(self, rows: np.ndarray) -> None:
+        """A level buffer about to be written: in the work folder, its blocks taken again if
+        they were given back (``NoRoom`` here, before the level changes anything)."""
+        f = self._file(rows)
+        if f is not None:
+            f.ready()
+
+    def _release(self, rows: np.ndarray) -> None:
+        """A level buffer given up for a larger one: its file, if any, leaves the folder."""
+        f = self._file(rows)
+        if f is not None:
+            self.files.remove(f)
+            f.close()
+
+    def _close_work(self) -> None:
+        """The level buffers' files and the work folder go (rows still referenced stay
+        readable); the columns keep theirs, which go with them (``WorkFile``)."""
+        for f in self.files:
+            f.close()
+        self.files = []
+        if self.work is not None:
+            self.work.close()
+
     def _state_room(self, n: int) -> None:
-        """Room for ``n`` states in the states' columns."""
+        """Room for ``n`` states in the states' columns, and for their transitions' ends (so
+        that the explored graph takes none after the search, where a full work folder could
+        only be an error)."""
         for col in (self.s_fps, self.s_par, self.s_act, self.s_flags):
             col.room(self.n, n)
+        self.s_off.room(self.n + 1, n + 1)  # (the frontier's ends are below self.n + 1)
 
     def _new_level(self, rows: np.ndarray, depth: int,
                    checked: _Checked | None = None) -> list[Found]:
@@ -860,10 +970,28 @@ class GraphSource(LevelSource):
         later = self.s_act.a[self.levels[1]:self.n] if len(self.levels) > 1 else self.s_act.a[:0]
         count_values(later, later.size, new)  # the states by the instance that first reached them
         ex.stats["coverage"] = {"enabled": enabled.tolist(), "new": new.tolist()}
+        disk = self.disk
+        self._close_work()
         peak = peak_rss_bytes()
-        ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=0,
+        self._let_go()
+        ex.stats.update(peak_rss=peak, base_rss=self.base_rss, disk_bytes=disk,
+                        spilled_levels=self.spilled,
                         explore_bytes_per_state=max(peak - self.base_rss, 0) / max(self.n, 1),
                         refused=self.refused)
+
+    def _let_go(self) -> None:
+        """After the search: what only the exploration used goes before the graph is analysed
+        (the id table's pages given back, the level buffers, the scratch)."""
+        if self.mem is not None:
+            free_pages(self.mem)
+        k = self.kernel
+        self.fronts = [None, None]
+        self.front = np.zeros((0, k.stride), k.dtype)
+        self.found = (np.empty((0, k.stride), k.dtype), np.empty(0, np.uint64),
+                      np.empty(0, np.int32), np.empty(0, k.act_dtype))
+        self.rank = self.order = np.empty(0, np.int64)
+        self.sorted_keys = np.empty(0, np.uint64)
+        self.batches = []
 
     def graph(self, ex: Exploration) -> StateGraph:
         """The explored graph (after the search)."""
@@ -939,8 +1067,7 @@ class _Checked:
         self.errors += later.errors
         for mine, theirs in ((self.hits, later.hits), (self.dom_row, later.dom_row)):
             if mine is not None and theirs is not None:
-                new = (mine < 0) & (theirs >= 0)
-                mine[new] = theirs[new] + at
+                earliest(mine, theirs, at)
 
 
 @dataclass

@@ -233,7 +233,8 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     source = GraphSource(kernel, preds, invariants=False, max_states=max_states,
                          props=PropertySet(kernel, opts), workers=workers,
                          edge_actions=bool(liveness), checkpoint=_path(local.checkpoint),
-                         checkpoint_every=local.checkpoint_every, resume=_path(local.resume))
+                         checkpoint_every=local.checkpoint_every, resume=_path(local.resume),
+                         workdir=local.workdir)
     s = Search(source, opts.report)
     ex: Exploration | None = None
     graph: StateGraph | None = None

@@ -93,10 +93,17 @@ class Terminated(KeyboardInterrupt):
     point and reports what it found, as with Ctrl-C."""
 
 
+class NoRoom(MemoryError):
+    """The work folder's disk has no room for what the run would put there (the state graph's
+    levels and arrays past the memory budget): out of memory, said as such."""
+
+
 def interrupt_reason(e: BaseException) -> str:
     """The stop reason of an interrupted run."""
     if isinstance(e, Terminated):
         return "terminated (SIGTERM)"
+    if isinstance(e, NoRoom):
+        return f"no room left in the work folder ({e})"
     if isinstance(e, MemoryError):
         return "out of memory"
     return "interrupted"
