@@ -1,6 +1,9 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -18,11 +21,25 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("HWCHECK_COMPILE_HELPER", "0")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_in_the_session(tmp_path_factory):
+    """Every run a test starts, in the test's process or as a command line, makes its work
+    folder under this session's temporary folder (``TMPDIR``), which pytest deletes a few
+    sessions later: a run a test kills with SIGKILL cannot delete its own."""
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    before = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+    yield
+    if before[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before[0]
+    tempfile.tempdir = before[1]
+
+
 # HWCHECK_TEST_KERNELS=FILE: after each test, append to FILE the kernel files it added to the
 # cache (what it compiled first), to keep the fast tier's configurations few.
 if os.environ.get("HWCHECK_TEST_KERNELS"):
-    import pytest
-
     from hwcheck.checker import _cache
 
     def _kernel_files() -> set[str]:
