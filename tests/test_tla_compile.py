@@ -37,6 +37,8 @@ CASES = {
                 "INVARIANTS TPTypeOK TCConsistent",
     "Bins": "CONSTANT Items = {1, 2, 3}\nINIT Init NEXT Next\nINVARIANTS Conserved Logged",
     "InitReads": "CONSTANT N = 2\nINIT Init NEXT Next\nINVARIANT Consistent",
+    "Records": "CONSTANTS Procs = {p1, p2} Max = 2\nINIT Init NEXT Next\n"
+               "INVARIANTS LeaderKnown SameLast",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from hwcheck.spec import lang as L
 from hwcheck.spec.lang import Block, Spec
+from hwcheck.spec.types import leaf_name
 
 from . import temporal
 from .evaluate import CORE_NAMES, Ctx
@@ -38,6 +39,7 @@ from .syntax import (
     Bool,
     Case,
     Choose,
+    Dot,
     Except,
     Expr,
     FnApp,
@@ -52,6 +54,7 @@ from .syntax import (
     Pos,
     Prime,
     Quant,
+    RecordLit,
     SetEnum,
     SetFilter,
     SetMap,
@@ -170,10 +173,69 @@ class Enc:
     # a function of functions: the domains of the further dimensions (``log[r][k]``: the
     # replicas are ``domain``, the offsets ``inner``), an array over all of them
     inner: tuple[tuple[Value, ...], ...] = ()
+    # kind "tree": a value holding records or tuples of several kinds (`Shape`), each leaf
+    # stored in a variable of its own (``name.field``, an array over the functions' domains
+    # on the way to it)
+    shape: Shape | None = None
 
     @property
     def dims(self) -> tuple[tuple[Value, ...], ...]:
         return () if self.domain is None else (self.domain, *self.inner)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a value holding records is stored: a leaf of ``kind`` "int", "bool", "atom" (a
+    scalar in ``lo..hi``) or "set" (a bit per one of ``members``); "fn", a function on
+    ``domain`` whose elements have the one shape ``parts[0]`` (a dimension of the leaves'
+    arrays); "rec", a function on ``domain`` (a record's fields, a tuple's indices) whose
+    element at each has its own shape (``parts``: one each, stored apart)."""
+
+    kind: str
+    lo: int = 0
+    hi: int = 0
+    members: tuple[Value, ...] = ()
+    domain: tuple[Value, ...] = ()
+    parts: tuple[Shape, ...] = ()
+
+    def leaves(self, path: tuple[str, ...] = (), dims: tuple[tuple[Value, ...], ...] = ()
+               ) -> Iterator[tuple[tuple[str, ...], tuple[tuple[Value, ...], ...], Shape]]:
+        """Each leaf: its path of fields, the functions' domains on the way, its shape."""
+        if self.kind == "fn":
+            yield from self.parts[0].leaves(path, (*dims, self.domain))
+        elif self.kind == "rec":
+            for d, part in zip(self.domain, self.parts):
+                yield from part.leaves((*path, str(d)), dims)
+        else:
+            yield path, dims, self
+
+    def has_record(self) -> bool:
+        return self.kind == "rec" or any(p.has_record() for p in self.parts)
+
+
+def _shape(values: list[Value], atoms: int) -> Shape:
+    """The shape storing each of ``values`` (ValueError: one it cannot store)."""
+    if all(isinstance(v, frozenset) for v in values):
+        members = tuple(sorted_values(frozenset().union(*values))) or (False,)
+        return Shape("set", 0, 1, members)
+    if all(isinstance(v, Fcn) for v in values):
+        doms = {frozenset(v.map) for v in values}
+        if len(doms) != 1 or not next(iter(doms)):
+            raise ValueError  # functions on several domains (sequences): not stored yet
+        dom = tuple(sorted_values(next(iter(doms))))
+        if not all(isinstance(d, str) for d in dom):
+            try:
+                return Shape("fn", domain=dom, parts=(
+                    _shape([x for v in values for x in v.map.values()], atoms),))
+            except ValueError:
+                if list(dom) != list(range(1, len(dom) + 1)):
+                    raise
+        return Shape("rec", domain=dom, parts=tuple(_shape([v.map[d] for v in values], atoms)
+                                                    for d in dom))
+    kind, lo, hi = _scalar_kind(values)
+    if kind == "atom":
+        lo, hi = 0, max(atoms - 1, 0)
+    return Shape(kind, lo, hi)
 
 
 # A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
@@ -217,6 +279,9 @@ class Compiled:
         ints, or a set's list of members' positions) as TLA+ values."""
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
+            if enc.shape is not None:
+                out[name] = self._tree(name, enc.shape, (), (), row)
+                continue
             raw = row[name]
             if enc.kind == "set" and enc.domain is None:
                 out[name] = frozenset(enc.members[k] for k in raw)
@@ -233,10 +298,28 @@ class Compiled:
             return self._atom(enc, raw)
         return Fcn({k: self._nested(enc, dims[1:], x) for k, x in zip(dims[0], raw)})
 
+    def _tree(self, name: str, shape: Shape, path: tuple[str, ...], idx: tuple[int, ...],
+              row: dict[str, Any]) -> Value:
+        if shape.kind == "fn":
+            return Fcn({d: self._tree(name, shape.parts[0], path, (*idx, k), row)
+                        for k, d in enumerate(shape.domain)})
+        if shape.kind == "rec":
+            return Fcn({d: self._tree(name, p, (*path, str(d)), idx, row)
+                        for d, p in zip(shape.domain, shape.parts)})
+        raw = row[leaf_name(name, path)]
+        for k in idx:
+            raw = raw[k]
+        if shape.kind == "set":
+            return frozenset(m for m, x in zip(shape.members, raw) if x)
+        return self._scalar(shape.kind, raw)
+
     def _atom(self, enc: Enc, x: int) -> Value:
-        if enc.kind == "bool":
+        return self._scalar(enc.kind, x)
+
+    def _scalar(self, kind: str, x: int) -> Value:
+        if kind == "bool":
             return bool(x)
-        if enc.kind == "atom":
+        if kind == "atom":
             return self.atoms[x]
         return int(x)
 
@@ -284,6 +367,7 @@ class Compiler:
         self.encodings: dict[str, Enc] = {}
         self.reads: dict[str, Any] = {}
         self._var_terms: dict[str, Term] = {}
+        self._leaf: dict[tuple[str, tuple[str, ...]], Any] = {}  # a tree's leaves' variables
         self._sizes: dict[Any, int] = {}  # a quantifier's bound variable: its range's size
         self._local_ranges: dict[str, tuple[int, int]] = {}
         self._ranges: dict[int, tuple[Any, tuple[int, int] | None]] = {}
@@ -348,6 +432,13 @@ class Compiler:
                 return
             kind, lo, hi = _scalar_kind(leaves)
         except ValueError:
+            try:
+                shape = _shape(values, len(self.atoms))
+            except ValueError:
+                shape = None
+            if shape is not None and shape.has_record():
+                self._declare_tree(name, shape)
+                return
             raise not_compiled(pos, f"variable {name} holds values this case does not store "
                                     f"(e.g. {show(values[-1])})") from None
         if kind == "atom":
@@ -358,6 +449,89 @@ class Compiler:
             self.reads[name] = self.spec.scalar(name, lo, hi)
         else:
             self.reads[name] = self.spec.array(name, tuple(len(d) for d in dims), lo, hi)
+
+    def _declare_tree(self, name: str, shape: Shape) -> None:
+        """A variable holding records: a core variable per leaf of its shape."""
+        self.encodings[name] = Enc(name, "tree", 0, 0, shape=shape)
+        stored: list[Any] = []
+        for path, dims, leaf in shape.leaves():
+            sizes = tuple(len(d) for d in dims)
+            var: Any
+            if leaf.kind == "set":
+                var = self.spec.array(leaf_name(name, path), (*sizes, len(leaf.members)), 0, 1)
+            elif sizes:
+                var = self.spec.array(leaf_name(name, path), sizes, leaf.lo, leaf.hi)
+            else:
+                var = self.spec.scalar(leaf_name(name, path), leaf.lo, leaf.hi)
+            self._leaf[(name, path)] = var
+            stored.append(var)
+        self.reads[name] = stored
+
+    def stored(self, name: str) -> list[Any]:
+        """The core variables (or reads) a TLA+ variable is stored in."""
+        r = self.reads[name]
+        return list(r) if isinstance(r, list) else [r]
+
+    def tree_term(self, name: str) -> Term:
+        """A variable holding records as a term: functions and records as ``fn`` terms."""
+        if name not in self._var_terms:
+            shape = self.encodings[name].shape
+            assert shape is not None
+
+            def build(sh: Shape, path: tuple[str, ...], idx: tuple[int, ...]) -> Term:
+                if sh.kind == "fn":
+                    return ("fn", sh.domain, tuple(build(sh.parts[0], path, (*idx, k))
+                                                   for k in range(len(sh.domain))))
+                if sh.kind == "rec":
+                    return ("fn", sh.domain, tuple(build(p, (*path, str(d)), idx)
+                                                   for d, p in zip(sh.domain, sh.parts)))
+                var = self._leaf[(name, path)]
+                if sh.kind == "set":
+                    return ("bits", sh.members, [var[idx + (k,)] == 1
+                                                 for k in range(len(sh.members))], _FALSE)
+                read = var[idx] if idx else var
+                return ("bool", read == 1) if sh.kind == "bool" else (sh.kind, read)
+            self._var_terms[name] = build(shape, (), ())
+        return self._var_terms[name]
+
+    def _tree_cells(self, name: str, sh: Shape, path: tuple[str, ...], idx: tuple[int, ...],
+                    t: Term, out: list[tuple[Any, Any]], pos: Pos) -> None:
+        """The cells of ``name``'s part ``sh`` (at ``path``, ``idx``) written with ``t``."""
+        if t[0] == "err":  # the evaluator fails on it: the kernel's domain error
+            first, at = sh, idx
+            while first.kind in ("fn", "rec"):
+                if first.kind == "fn":
+                    at = (*at, 0)
+                else:
+                    path = (*path, str(first.domain[0]))
+                first = first.parts[0]
+            var = self._leaf[(name, path)]
+            cell = var[at + (0,)] if first.kind == "set" else var[at] if at else var
+            out.append((cell, self.error("int", pos)))
+            return
+        if sh.kind in ("fn", "rec"):
+            f = self.fn_of(t, pos)
+            if [key(d) for d in f[1]] != [key(d) for d in sh.domain]:
+                raise not_compiled(pos, f"a value of another shape than {name}'s (fields or "
+                                        "domain)")
+            for k, (d, x) in enumerate(zip(f[1], f[2])):
+                if sh.kind == "fn":
+                    self._tree_cells(name, sh.parts[0], path, (*idx, k), x, out, pos)
+                else:
+                    self._tree_cells(name, sh.parts[k], (*path, str(d)), idx, x, out, pos)
+            return
+        var = self._leaf[(name, path)]
+        if sh.kind == "set":
+            bs, outside = self.bits(t, sh.members, pos)
+            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
+                     for b in bs]
+            if not _false(outside):  # a member outside: a read past the last bit
+                cells[0] = L.ite(outside, var[idx + (len(sh.members),)], cells[0])
+            out += [(var[idx + (k,)], c) for k, c in enumerate(cells)]
+            return
+        value = L.ite(self.as_kind(t, "bool", pos), 1, 0) if sh.kind == "bool" else \
+            self.as_kind(t, sh.kind, pos)
+        out.append((var[idx] if idx else var, value))
 
     # -- values --------------------------------------------------------------------------
 
@@ -475,6 +649,9 @@ class Compiler:
             for path, new in e.updates:
                 keys: list[Term] = []
                 for step, arg in path:
+                    if step == "field":  # ![i].a: the record's field a
+                        keys.append(("static", arg))
+                        continue
                     if step != "app" or len(arg) != 1:  # type: ignore[arg-type]
                         raise not_compiled(e.pos, "an EXCEPT path other than ![i]...[j]")
                     keys.append(self.tr(arg[0], sc, env))  # type: ignore[index]
@@ -522,6 +699,21 @@ class Compiler:
         tab = self._by_params(e, sc, env)
         if tab is not None:
             return tab
+        if isinstance(e, RecordLit):  # a record: the function on its fields
+            fields = dict(e.fields)
+            names = tuple(sorted_values(fields))
+            return ("fn", names, tuple(self.tr(fields[f], sc, env) for f in names))
+        if isinstance(e, Tuple):  # a tuple: the function on 1..n
+            return ("fn", tuple(range(1, len(e.items) + 1)),
+                    tuple(self.tr(x, sc, env) for x in e.items))
+        if isinstance(e, Dot):  # r.a: r applied to "a"
+            r = self.tr(e.expr, sc, env)
+            if r[0] == "param" and not all(isinstance(v, Fcn) and e.field in v.map
+                                           for v in r[2]):
+                # some value without the field (a guard before may exclude it): not
+                # tabulated, as `_by_params`
+                raise not_compiled(e.pos, f"the field {e.field} of values some lack")
+            return self.apply(r, ("static", e.field), e.pos)
         raise not_compiled(e.pos, f"the expression {type(e).__name__}")
 
     def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
@@ -619,6 +811,8 @@ class Compiler:
                 self._calls.pop()
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
+            if enc.shape is not None:
+                return self.tree_term(name)
             if enc.kind == "set" and enc.domain is None:
                 arr = self.reads[name]
                 return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
@@ -712,7 +906,8 @@ class Compiler:
         return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
 
     def is_set(self, t: Term) -> bool:
-        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset))
+        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset)) \
+            or (t[0] == "param" and bool(t[2]) and all(isinstance(v, frozenset) for v in t[2]))
 
     def eq_value(self, t: Term, u: Value, pos: Pos) -> Any:
         """Whether the value ``t`` is the value ``u`` (a lang boolean)."""
@@ -725,6 +920,10 @@ class Compiler:
                     [key(d) for d in sorted_values(u.map)]:
                 return _FALSE
             return _and(*[self.eq_value(x, u.map[d], pos) for d, x in zip(t[1], t[2])])
+        if self.is_set(t):  # a set (a record's field): member by member
+            if not isinstance(u, frozenset):
+                return _FALSE
+            return self.set_op("=", t, ("static", u), pos)[1]
         if t[0] == "param":
             if isinstance(t[1], _Pending):
                 raise not_compiled(pos, "comparing an \\E-bound parameter here")
@@ -745,6 +944,8 @@ class Compiler:
             return list(t[1])
         if t[0] == "static":
             return list(t[1])
+        if t[0] == "param":  # a parameter over sets: every member of one
+            return [x for v in t[2] for x in v]
         out: list[Value] = []
         for x in t[1]:
             out += self.values_of(x) or []
@@ -762,6 +963,13 @@ class Compiler:
             ks = {key(v) for v in t[1]}
             return ([L.Const(key(m) in ks) for m in members],
                     L.Const(any(k not in where for k in ks)))
+        if t[0] == "param" and self.is_set(t):  # a parameter over sets: a table per member
+            if isinstance(t[1], _Pending):
+                raise not_compiled(pos, "a set of an \\E-bound parameter here")
+            return ([_or(*[t[1] == k for k, v in enumerate(t[2]) if key(m) in
+                           {key(x) for x in v}]) for m in members],
+                    _or(*[t[1] == k for k, v in enumerate(t[2])
+                          if any(key(x) not in where for x in v)]))
         if t[0] == "elems":
             hits = [[self.eq_value(x, m, pos) for m in members] for x in t[1]]
             within = [vals is not None and all(key(v) in where for v in vals)
@@ -803,6 +1011,8 @@ class Compiler:
     def equal(self, a: Term, b: Term, pos: Pos) -> Any:
         if self.is_set(a) or self.is_set(b):
             return self.set_op("=", a, b, pos)[1]
+        if (a[0] == "fn" and b[0] == "param") or (a[0] == "param" and b[0] == "fn"):
+            a, b = self.fn_of(a, pos), self.fn_of(b, pos)
         if a[0] == "fn" and b[0] == "fn":
             if [key(d) for d in a[1]] != [key(d) for d in b[1]]:
                 return _FALSE
@@ -891,6 +1101,12 @@ class Compiler:
     def fn_of(self, t: Term, pos: Pos) -> Term:
         if t[0] == "fn":
             return t
+        if t[0] == "param" and not isinstance(t[1], _Pending) and t[2] and all(
+                isinstance(v, Fcn) for v in t[2]) and len({frozenset(v.map) for v in t[2]}) == 1:
+            # a parameter over functions (records) on one domain: a table per element
+            dom = tuple(sorted_values(t[2][0].map))
+            return ("fn", dom, tuple(("param", t[1], tuple(v.map[d] for v in t[2]))
+                                     for d in dom))
         if t[0] == "static" and isinstance(t[1], Fcn):
             dom = tuple(sorted_values(t[1].map))
             return ("fn", dom, tuple(("static", t[1].map[d]) for d in dom))
@@ -1353,10 +1569,16 @@ class Compiler:
         pending = [n for n, t in env.items() if t[0] == "param" and isinstance(t[1], _Pending)
                    and self._reads_name(e, n)]
         if not pending:
-            return self.tr(e, sc, env)
+            t = self.tr(e, sc, env)
+            return ("bits", *self.as_bits(t, e.pos)) if t[0] == "elems" else t
         union: dict[Any, Value] = {}
         for combo in itertools.product(*[env[n][2] for n in pending]):
             t = self.tr(e, sc, {**env, **{n: ("static", v) for n, v in zip(pending, combo)}})
+            if t[0] in ("bits", "elems"):  # read from the state too: the values it may hold
+                members, _, outside = self.as_bits(t, e.pos)
+                _exact(outside, e.pos)
+                union.update((key(v), v) for v in members)
+                continue
             if t[0] != "static" or not isinstance(t[1], frozenset):
                 raise not_compiled(e.pos, "\\E over a set that is not constant")
             union.update((key(v), v) for v in t[1])
@@ -1456,7 +1678,8 @@ class Compiler:
             var = self._target_of(e, psc, penv, init=False) if neg is None else None
             if var is not None and var not in modified:
                 modified.append(var)
-        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+        self.spec.action(name, over=sizes,
+                         modifies=[x for v in modified for x in self.stored(v)])(build)
         self.enabled.append(self._enabled(name, sizes, build))
 
     def _enabled(self, name: str, sizes: list[int], build: Callable[..., None]) -> Any:
@@ -1558,9 +1781,12 @@ class Compiler:
             alive = _and(*after[var]) if init else _TRUE
             self.path.append(alive)
             if member:
-                if enc.domain is not None:
+                if enc.domain is not None or enc.shape is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
+            elif enc.shape is not None:
+                self._tree_cells(var, enc.shape, (), (), self.tr(rhs, psc, penv), staged,
+                                 rhs.pos)
             elif enc.kind == "set" and enc.domain is None:
                 staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
@@ -1734,4 +1960,4 @@ def compile_model(m: Model, domains: dict[str, list[Value]],
     return Compiler(m, domains, deadlock).run()
 
 
-__all__ = ["Compiled", "Enc", "compile_model", "key"]
+__all__ = ["Compiled", "Enc", "Shape", "compile_model", "key"]

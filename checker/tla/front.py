@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .cfg import parse_cfg_file
-from .compile import Compiled, compile_model
+from .compile import Compiled, Shape, compile_model
 from .evaluate import Ctx
 from .explore import Model, Result, explore, model
 from .modules import Defn
@@ -171,7 +171,11 @@ def _merge(into: dict[str, list[Value]], more: dict[str, list[Value]]) -> bool:
 
 
 def _doubled(old: list[Value], new: list[Value]) -> list[Value]:
-    """Integer values past the old range: the range up to the new value, doubled."""
+    """Integer values past the old range: the range up to the new value, doubled (of
+    integers and of functions to integers; a value holding records is added as it is)."""
+    if any(isinstance(v, Fcn) and not all(type(x) is int for x in v.map.values())
+           for v in [*old, *new]):
+        return []
     ints = [x for v in old for x in (v.map.values() if isinstance(v, Fcn) else [v])
             if type(x) is int]
     fresh = [x for v in new for x in (v.map.values() if isinstance(v, Fcn) else [v])
@@ -263,6 +267,9 @@ def describe(c: Compiled) -> list[str]:
     """Each variable's stored type, in words."""
     out = []
     for name, enc in c.encodings.items():
+        if enc.shape is not None:
+            out.append(f"{name} \\in {_shape_words(c, enc.shape)}")
+            continue
         if enc.kind == "set":
             what = "a subset of {" + ", ".join(show(m) for m in enc.members) + "}"
             for dom in reversed(enc.dims):
@@ -279,6 +286,23 @@ def describe(c: Compiled) -> list[str]:
                 what = "[{" + ", ".join(show(d) for d in dom) + "} -> " + what + "]"
         out.append(f"{name} \\in {what}")
     return out
+
+
+def _shape_words(c: Compiled, sh: Shape) -> str:
+    """A stored value's shape as a TLA+ set."""
+    if sh.kind == "fn":
+        return "[{" + ", ".join(show(d) for d in sh.domain) + "} -> " + \
+            _shape_words(c, sh.parts[0]) + "]"
+    if sh.kind == "rec" and all(isinstance(d, str) for d in sh.domain):
+        return "[" + ", ".join(f"{d} : {_shape_words(c, p)}"
+                               for d, p in zip(sh.domain, sh.parts)) + "]"
+    if sh.kind == "rec":
+        return " \\X ".join(_shape_words(c, p) for p in sh.parts)
+    if sh.kind == "set":
+        return "SUBSET {" + ", ".join(show(m) for m in sh.members) + "}"
+    if sh.kind == "atom":
+        return "{" + ", ".join(show(a) for a in c.atoms) + "}"
+    return "BOOLEAN" if sh.kind == "bool" else f"{sh.lo}..{sh.hi}"
 
 
 def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
