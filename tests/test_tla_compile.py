@@ -39,6 +39,8 @@ CASES = {
     "InitReads": "CONSTANT N = 2\nINIT Init NEXT Next\nINVARIANT Consistent",
     "Records": "CONSTANTS Procs = {p1, p2} Max = 2\nINIT Init NEXT Next\n"
                "INVARIANTS LeaderKnown SameLast",
+    "Slots": "CONSTANTS Nodes = {n1, n2} Size = 2 MaxEpoch = 1\nINIT Init NEXT Next\n"
+             "INVARIANTS NilBeyondLength LastIsWritten",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
