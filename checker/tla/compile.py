@@ -396,6 +396,8 @@ class Compiler:
         self.reads: dict[str, Any] = {}
         self._var_terms: dict[str, Term] = {}
         self._leaf: dict[tuple[str, tuple[str, ...]], Any] = {}  # a tree's leaves' variables
+        self._errors: list[Any] = []  # the reads `error` made, and their ids
+        self._error_ids: set[int] = set()
         self._sizes: dict[Any, int] = {}  # a quantifier's bound variable: its range's size
         self._local_ranges: dict[str, tuple[int, int]] = {}
         self._ranges: dict[int, tuple[Any, tuple[int, int] | None]] = {}
@@ -1284,6 +1286,8 @@ class Compiler:
         for v in self.spec.variables:
             if v.shape:
                 read = v[(v.shape[0],) + (0,) * (len(v.shape) - 1)]
+                self._errors.append(read)  # (kept: `_may_fail` knows them by id)
+                self._error_ids.add(id(read))
                 if kind == "bool":
                     return read if read.sort == L.BOOL else read == 0
                 return L.ite(read, 1, 0) if read.sort == L.BOOL else read
@@ -1568,9 +1572,28 @@ class Compiler:
         for p, keep, h in self._hoisted.get(id(t), ()):
             if keep is t and len(p) <= len(path) and all(x is y for x, y in zip(p, path)):
                 return h
-        h = self._hoist(self.tr(t[1], t[2], t[3]), _and(*path))
+        u = self.tr(t[1], t[2], t[3])
+        if not self._may_fail(u):  # (``log == logs[r]``): computed once, wherever read
+            path = ()
+        h = self._hoist(u, _and(*path))
         self._hoisted.setdefault(id(t), []).append((path, t, h))
         return h
+
+    def _may_fail(self, u: Any) -> bool:
+        """Whether the term ``u`` holds a value the evaluator may fail on (an `error`)."""
+        stack, seen = [u], set()
+        while stack:
+            x = stack.pop()
+            if id(x) in self._error_ids or x is _ERR:
+                return True
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            if isinstance(x, (tuple, list)):
+                stack.extend(x)
+            elif isinstance(x, L.ExprBase) and hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        return False
 
     def _hoist(self, u: Term, cond: Any) -> Term:
         b = self.block
