@@ -105,7 +105,7 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins",
-                                  "InitReads"])
+                                  "InitReads", "Records", "Slots"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)
@@ -208,3 +208,13 @@ def test_a_value_some_parameter_fails_on_behind_a_guard_is_refused_not_an_error(
     assert explore(m).distinct == 1  # the interpreter's answer
     with pytest.raises(TlaError, match="not compiled yet"):
         compile_model(m, {"msgs": [frozenset({Fcn({"type": "a"})})]})
+
+
+def test_widening_adds_a_record_as_it_is_and_doubles_an_integer_range() -> None:
+    from hwcheck.checker.tla.front import _doubled
+
+    # a record's fields each have their range: no value made of one integer for every field
+    old, new = [Fcn({"hw": 0, "isr": frozenset()})], [Fcn({"hw": 3, "isr": frozenset()})]
+    assert _doubled(old, new) == []
+    assert _doubled([0, 1], [2]) == [5]  # 0..2, doubled: up to 5
+    assert _doubled([Fcn({1: 0, 2: 1})], [Fcn({1: 2, 2: 0})]) == [Fcn({1: 5, 2: 5})]

@@ -298,6 +298,9 @@ def _shape_words(c: Compiled, sh: Shape) -> str:
                                for d, p in zip(sh.domain, sh.parts)) + "]"
     if sh.kind == "rec":
         return " \\X ".join(_shape_words(c, p) for p in sh.parts)
+    if sh.kind == "opt":
+        return "{" + ", ".join(show(m) for m in sh.members) + "} \\cup " + \
+            _shape_words(c, sh.parts[0])
     if sh.kind == "set":
         return "SUBSET {" + ", ".join(show(m) for m in sh.members) + "}"
     if sh.kind == "atom":
