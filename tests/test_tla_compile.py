@@ -213,8 +213,13 @@ def test_a_value_some_parameter_fails_on_behind_a_guard_is_refused_not_an_error(
 def test_widening_adds_a_record_as_it_is_and_doubles_an_integer_range() -> None:
     from hwcheck.checker.tla.front import _doubled
 
-    # a record's fields each have their range: no value made of one integer for every field
-    old, new = [Fcn({"hw": 0, "isr": frozenset()})], [Fcn({"hw": 3, "isr": frozenset()})]
-    assert _doubled(old, new) == []
+    # a record's fields each have their range: no value made of one integer for every field,
+    # the field past its range doubled in a copy of the new record
+    old = [Fcn({"hw": 0, "epoch": 1, "isr": frozenset()})]
+    new = [Fcn({"hw": 3, "epoch": 1, "isr": frozenset()})]
+    assert _doubled(old, new) == [Fcn({"hw": 7, "epoch": 1, "isr": frozenset()})]
+    # a record or a marker (-1) in a log's slots: the marker's place is not doubled
+    slot = [Fcn({0: -1}), Fcn({0: Fcn({"id": 0})})]
+    assert _doubled(slot, [Fcn({0: Fcn({"id": 1})}), Fcn({0: -2})]) == [Fcn({0: Fcn({"id": 3})})]
     assert _doubled([0, 1], [2]) == [5]  # 0..2, doubled: up to 5
     assert _doubled([Fcn({1: 0, 2: 1})], [Fcn({1: 2, 2: 0})]) == [Fcn({1: 5, 2: 5})]

@@ -172,10 +172,11 @@ def _merge(into: dict[str, list[Value]], more: dict[str, list[Value]]) -> bool:
 
 def _doubled(old: list[Value], new: list[Value]) -> list[Value]:
     """Integer values past the old range: the range up to the new value, doubled (of
-    integers and of functions to integers; a value holding records is added as it is)."""
+    integers and of functions to integers; in a value holding records, each record field's
+    integers apart: a copy of the new value with the field at the doubled end)."""
     if any(isinstance(v, Fcn) and not all(type(x) is int for x in v.map.values())
            for v in [*old, *new]):
-        return []
+        return _doubled_fields(old, new)
     ints = [x for v in old for x in (v.map.values() if isinstance(v, Fcn) else [v])
             if type(x) is int]
     fresh = [x for v in new for x in (v.map.values() if isinstance(v, Fcn) else [v])
@@ -192,6 +193,61 @@ def _doubled(old: list[Value], new: list[Value]) -> list[Value]:
     if isinstance(sample, Fcn):
         return [Fcn({k: x for k in sample.map}) for x in out]
     return list(out)
+
+
+def _leaves(v: Value, path: tuple[Any, ...] = ()) -> Any:
+    """Each leaf of ``v`` under its functions and records: its path and value."""
+    if isinstance(v, Fcn):
+        for k, x in v.map.items():
+            yield from _leaves(x, (*path, k))
+    else:
+        yield path, v
+
+
+def _place(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A leaf's place in a shape: a record's fields by name, a function's arguments as one."""
+    return tuple(k if isinstance(k, str) else None for k in path)
+
+
+def _replaced(v: Value, path: tuple[Any, ...], x: Value) -> Value:
+    if not path:
+        return x
+    return Fcn({**v.map, path[0]: _replaced(v.map[path[0]], path[1:], x)})
+
+
+def _doubled_fields(old: list[Value], new: list[Value]) -> list[Value]:
+    """`_doubled` for values holding records: per place of integers (a field, a function's
+    elements), a new value past the old range copied with that integer at the doubled end."""
+    ranges: dict[tuple[Any, ...], list[int]] = {}
+    mixed: set[tuple[Any, ...]] = set()  # a place holding other values (a marker's place)
+    stack: list[tuple[tuple[Any, ...], Value]] = [((), v) for v in [*old, *new]]
+    while stack:  # a place that holds a function or record in some value
+        path, x = stack.pop()
+        if isinstance(x, Fcn):
+            mixed.add(_place(path))
+            stack.extend(((*path, k), y) for k, y in x.map.items())
+    for v in old:
+        for path, x in _leaves(v):
+            if type(x) is int:
+                ranges.setdefault(_place(path), []).append(x)
+            else:
+                mixed.add(_place(path))
+    out: list[Value] = []
+    for v in new:
+        for path, x in _leaves(v):
+            place = _place(path)
+            if type(x) is not int or place in mixed or place not in ranges:
+                continue
+            lo, hi = min(ranges[place]), max(ranges[place])
+            if x > hi:
+                end = x + (x - lo + 1)
+            elif x < lo:
+                end = x - (hi - x + 1)
+            else:
+                continue
+            out.append(_replaced(v, path, end))
+            ranges[place] += [x, end]
+    return out
 
 
 # -- the cache -------------------------------------------------------------------------------
