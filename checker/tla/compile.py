@@ -10,6 +10,12 @@ conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
 ``f' = [x \\in D |-> e]`` and UNCHANGED; Init's ``x = e`` and ``x \\in S``; invariants. Every
 other construct is refused with its position ("not compiled yet: ..."), never approximated.
 
+A variable holding records (or tuples of several kinds, or a record or a marker such as
+``Nil == -1``) is stored by its `Shape`: a core variable per leaf, named by its path
+(``replicaState.hw``, ``replicaLog.records.tag``), and read as function terms (a record is
+the function on its fields, as the evaluator's). A named INSTANCE is inlined in its scope,
+its WITH substitutions translated where they are read.
+
 The domains are the values each variable takes (the reference search's `Result.domains`);
 a value outside them is the kernel's domain error, never a wrong count. Strings and model
 values are numbered in one table (`Compiled.atoms`); a function is an array over its domain's
