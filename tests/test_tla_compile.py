@@ -37,6 +37,10 @@ CASES = {
                 "INVARIANTS TPTypeOK TCConsistent",
     "Bins": "CONSTANT Items = {1, 2, 3}\nINIT Init NEXT Next\nINVARIANTS Conserved Logged",
     "InitReads": "CONSTANT N = 2\nINIT Init NEXT Next\nINVARIANT Consistent",
+    "Records": "CONSTANTS Procs = {p1, p2} Max = 2\nINIT Init NEXT Next\n"
+               "INVARIANTS LeaderKnown SameLast",
+    "Slots": "CONSTANTS Nodes = {n1, n2} Size = 2 MaxEpoch = 1\nINIT Init NEXT Next\n"
+             "INVARIANTS NilBeyondLength LastIsWritten",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
@@ -101,7 +105,7 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins",
-                                  "InitReads"])
+                                  "InitReads", "Records", "Slots"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)
@@ -204,3 +208,18 @@ def test_a_value_some_parameter_fails_on_behind_a_guard_is_refused_not_an_error(
     assert explore(m).distinct == 1  # the interpreter's answer
     with pytest.raises(TlaError, match="not compiled yet"):
         compile_model(m, {"msgs": [frozenset({Fcn({"type": "a"})})]})
+
+
+def test_widening_adds_a_record_as_it_is_and_doubles_an_integer_range() -> None:
+    from hwcheck.checker.tla.front import _doubled
+
+    # a record's fields each have their range: no value made of one integer for every field,
+    # the field past its range doubled in a copy of the new record
+    old = [Fcn({"hw": 0, "epoch": 1, "isr": frozenset()})]
+    new = [Fcn({"hw": 3, "epoch": 1, "isr": frozenset()})]
+    assert _doubled(old, new) == [Fcn({"hw": 7, "epoch": 1, "isr": frozenset()})]
+    # a record or a marker (-1) in a log's slots: the marker's place is not doubled
+    slot = [Fcn({0: -1}), Fcn({0: Fcn({"id": 0})})]
+    assert _doubled(slot, [Fcn({0: Fcn({"id": 1})}), Fcn({0: -2})]) == [Fcn({0: Fcn({"id": 3})})]
+    assert _doubled([0, 1], [2]) == [5]  # 0..2, doubled: up to 5
+    assert _doubled([Fcn({1: 0, 2: 1})], [Fcn({1: 2, 2: 0})]) == [Fcn({1: 5, 2: 5})]

@@ -10,6 +10,12 @@ conjuncts a guard, ``x' = e``, ``x' \\in S``, ``f' = [f EXCEPT ![i] = e]``,
 ``f' = [x \\in D |-> e]`` and UNCHANGED; Init's ``x = e`` and ``x \\in S``; invariants. Every
 other construct is refused with its position ("not compiled yet: ..."), never approximated.
 
+A variable holding records (or tuples of several kinds, or a record or a marker such as
+``Nil == -1``) is stored by its `Shape`: a core variable per leaf, named by its path
+(``replicaState.hw``, ``replicaLog.records.tag``), and read as function terms (a record is
+the function on its fields, as the evaluator's). A named INSTANCE is inlined in its scope,
+its WITH substitutions translated where they are read.
+
 The domains are the values each variable takes (the reference search's `Result.domains`);
 a value outside them is the kernel's domain error, never a wrong count. Strings and model
 values are numbered in one table (`Compiled.atoms`); a function is an array over its domain's
@@ -26,6 +32,7 @@ from typing import Any
 
 from hwcheck.spec import lang as L
 from hwcheck.spec.lang import Block, Spec
+from hwcheck.spec.types import leaf_name
 
 from . import temporal
 from .evaluate import CORE_NAMES, Ctx
@@ -38,12 +45,14 @@ from .syntax import (
     Bool,
     Case,
     Choose,
+    Dot,
     Except,
     Expr,
     FnApp,
     FnLit,
     FnSet,
     If,
+    Instanced,
     Let,
     Num,
     OpApp,
@@ -52,6 +61,7 @@ from .syntax import (
     Pos,
     Prime,
     Quant,
+    RecordLit,
     SetEnum,
     SetFilter,
     SetMap,
@@ -61,7 +71,7 @@ from .syntax import (
     fail,
 )
 from .syntax import TlaError as _TlaError
-from .values import Fcn, ModelValue, Value, key, show, sorted_values
+from .values import Fcn, LazySet, ModelValue, Value, key, show, sorted_values
 
 
 class _Pending(int):
@@ -148,6 +158,14 @@ def _implies(a: Any, b: Any) -> Any:
     return _or(_not(a), b)
 
 
+def _enumerated(t: Term) -> Term:
+    """A constant finite set TLC keeps lazy (``[a : S]``, ``[S -> T]``, ``S \\X T``) as its
+    members, where a quantifier enumerates it."""
+    if t[0] == "static" and isinstance(t[1], LazySet) and t[1].finite:
+        return ("static", t[1].elements())
+    return t
+
+
 def _exact(outside: Any, pos: Pos) -> None:
     """Refuse a set operation whose operand may hold values outside the members known."""
     if not (isinstance(outside, L.Const) and outside.value is False):
@@ -170,10 +188,81 @@ class Enc:
     # a function of functions: the domains of the further dimensions (``log[r][k]``: the
     # replicas are ``domain``, the offsets ``inner``), an array over all of them
     inner: tuple[tuple[Value, ...], ...] = ()
+    # kind "tree": a value holding records or tuples of several kinds (`Shape`), each leaf
+    # stored in a variable of its own (``name.field``, an array over the functions' domains
+    # on the way to it)
+    shape: Shape | None = None
 
     @property
     def dims(self) -> tuple[tuple[Value, ...], ...]:
         return () if self.domain is None else (self.domain, *self.inner)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a value holding records is stored: a leaf of ``kind`` "int", "bool", "atom" (a
+    scalar in ``lo..hi``) or "set" (a bit per one of ``members``); "fn", a function on
+    ``domain`` whose elements have the one shape ``parts[0]`` (a dimension of the leaves'
+    arrays); "rec", a function on ``domain`` (a record's fields, a tuple's indices) whose
+    element at each has its own shape (``parts``: one each, stored apart); "opt", a value
+    of the shape ``parts[0]`` (a function or record) or one of the scalars ``members`` (a
+    marker: ``Nil == -1``, a model value), stored as a ``tag`` leaf (0: the value, k: the
+    k-th marker) and the value's leaves under ``value`` (their bottoms beside a marker).
+    """
+
+    kind: str
+    lo: int = 0
+    hi: int = 0
+    members: tuple[Value, ...] = ()
+    domain: tuple[Value, ...] = ()
+    parts: tuple[Shape, ...] = ()
+
+    def leaves(self, path: tuple[str, ...] = (), dims: tuple[tuple[Value, ...], ...] = ()
+               ) -> Iterator[tuple[tuple[str, ...], tuple[tuple[Value, ...], ...], Shape]]:
+        """Each leaf: its path of fields, the functions' domains on the way, its shape."""
+        if self.kind == "fn":
+            yield from self.parts[0].leaves(path, (*dims, self.domain))
+        elif self.kind == "rec":
+            for d, part in zip(self.domain, self.parts):
+                yield from part.leaves((*path, str(d)), dims)
+        elif self.kind == "opt":
+            yield (*path, "tag"), dims, Shape("int", 0, len(self.members))
+            yield from self.parts[0].leaves((*path, "value"), dims)
+        else:
+            yield path, dims, self
+
+    def has_record(self) -> bool:
+        return self.kind in ("rec", "opt") or any(p.has_record() for p in self.parts)
+
+
+def _shape(values: list[Value], atoms: int) -> Shape:
+    """The shape storing each of ``values`` (ValueError: one it cannot store)."""
+    if all(isinstance(v, frozenset) for v in values):
+        members = tuple(sorted_values(frozenset().union(*values))) or (False,)
+        return Shape("set", 0, 1, members)
+    if all(isinstance(v, Fcn) for v in values):
+        doms = {frozenset(v.map) for v in values}
+        if len(doms) != 1 or not next(iter(doms)):
+            raise ValueError  # functions on several domains (sequences): not stored yet
+        dom = tuple(sorted_values(next(iter(doms))))
+        if not all(isinstance(d, str) for d in dom):
+            try:
+                return Shape("fn", domain=dom, parts=(
+                    _shape([x for v in values for x in v.map.values()], atoms),))
+            except ValueError:
+                if list(dom) != list(range(1, len(dom) + 1)):
+                    raise
+        return Shape("rec", domain=dom, parts=tuple(_shape([v.map[d] for v in values], atoms)
+                                                    for d in dom))
+    fns = [v for v in values if isinstance(v, Fcn)]
+    if fns and all(isinstance(v, Fcn) or type(v) in (int, str, ModelValue) for v in values):
+        # a function or record, or a marker (Nil == -1, NONE): a tag and the value
+        markers = tuple(sorted_values({v for v in values if not isinstance(v, Fcn)}))
+        return Shape("opt", members=markers, parts=(_shape(fns, atoms),))
+    kind, lo, hi = _scalar_kind(values)
+    if kind == "atom":
+        lo, hi = 0, max(atoms - 1, 0)
+    return Shape(kind, lo, hi)
 
 
 # A translated expression: ("int" | "bool" | "atom", lang expression); ("static", TLA+ value);
@@ -217,6 +306,9 @@ class Compiled:
         ints, or a set's list of members' positions) as TLA+ values."""
         out: dict[str, Value] = {}
         for name, enc in self.encodings.items():
+            if enc.shape is not None:
+                out[name] = self._tree(name, enc.shape, (), (), row)
+                continue
             raw = row[name]
             if enc.kind == "set" and enc.domain is None:
                 out[name] = frozenset(enc.members[k] for k in raw)
@@ -233,10 +325,35 @@ class Compiled:
             return self._atom(enc, raw)
         return Fcn({k: self._nested(enc, dims[1:], x) for k, x in zip(dims[0], raw)})
 
+    def _tree(self, name: str, shape: Shape, path: tuple[str, ...], idx: tuple[int, ...],
+              row: dict[str, Any]) -> Value:
+        if shape.kind == "fn":
+            return Fcn({d: self._tree(name, shape.parts[0], path, (*idx, k), row)
+                        for k, d in enumerate(shape.domain)})
+        if shape.kind == "rec":
+            return Fcn({d: self._tree(name, p, (*path, str(d)), idx, row)
+                        for d, p in zip(shape.domain, shape.parts)})
+        if shape.kind == "opt":
+            tag = row[leaf_name(name, (*path, "tag"))]
+            for k in idx:
+                tag = tag[k]
+            if tag:
+                return shape.members[int(tag) - 1]
+            return self._tree(name, shape.parts[0], (*path, "value"), idx, row)
+        raw = row[leaf_name(name, path)]
+        for k in idx:
+            raw = raw[k]
+        if shape.kind == "set":
+            return frozenset(m for m, x in zip(shape.members, raw) if x)
+        return self._scalar(shape.kind, raw)
+
     def _atom(self, enc: Enc, x: int) -> Value:
-        if enc.kind == "bool":
+        return self._scalar(enc.kind, x)
+
+    def _scalar(self, kind: str, x: int) -> Value:
+        if kind == "bool":
             return bool(x)
-        if enc.kind == "atom":
+        if kind == "atom":
             return self.atoms[x]
         return int(x)
 
@@ -284,6 +401,9 @@ class Compiler:
         self.encodings: dict[str, Enc] = {}
         self.reads: dict[str, Any] = {}
         self._var_terms: dict[str, Term] = {}
+        self._leaf: dict[tuple[str, tuple[str, ...]], Any] = {}  # a tree's leaves' variables
+        self._errors: list[Any] = []  # the reads `error` made, and their ids
+        self._error_ids: set[int] = set()
         self._sizes: dict[Any, int] = {}  # a quantifier's bound variable: its range's size
         self._local_ranges: dict[str, tuple[int, int]] = {}
         self._ranges: dict[int, tuple[Any, tuple[int, int] | None]] = {}
@@ -348,6 +468,13 @@ class Compiler:
                 return
             kind, lo, hi = _scalar_kind(leaves)
         except ValueError:
+            try:
+                shape = _shape(values, len(self.atoms))
+            except ValueError:
+                shape = None
+            if shape is not None and shape.has_record():
+                self._declare_tree(name, shape)
+                return
             raise not_compiled(pos, f"variable {name} holds values this case does not store "
                                     f"(e.g. {show(values[-1])})") from None
         if kind == "atom":
@@ -358,6 +485,221 @@ class Compiler:
             self.reads[name] = self.spec.scalar(name, lo, hi)
         else:
             self.reads[name] = self.spec.array(name, tuple(len(d) for d in dims), lo, hi)
+
+    def _declare_tree(self, name: str, shape: Shape) -> None:
+        """A variable holding records: a core variable per leaf of its shape."""
+        self.encodings[name] = Enc(name, "tree", 0, 0, shape=shape)
+        stored: list[Any] = []
+        for path, dims, leaf in shape.leaves():
+            sizes = tuple(len(d) for d in dims)
+            var: Any
+            if leaf.kind == "set":
+                var = self.spec.array(leaf_name(name, path), (*sizes, len(leaf.members)), 0, 1)
+            elif sizes:
+                var = self.spec.array(leaf_name(name, path), sizes, leaf.lo, leaf.hi)
+            else:
+                var = self.spec.scalar(leaf_name(name, path), leaf.lo, leaf.hi)
+            self._leaf[(name, path)] = var
+            stored.append(var)
+        self.reads[name] = stored
+
+    def stored(self, name: str) -> list[Any]:
+        """The core variables (or reads) a TLA+ variable is stored in."""
+        r = self.reads[name]
+        return list(r) if isinstance(r, list) else [r]
+
+    def tree_term(self, name: str) -> Term:
+        """A variable holding records as a term: functions and records as ``fn`` terms."""
+        if name not in self._var_terms:
+            shape = self.encodings[name].shape
+            assert shape is not None
+
+            def build(sh: Shape, path: tuple[str, ...], idx: tuple[int, ...]) -> Term:
+                if sh.kind == "fn":
+                    return ("fn", sh.domain, tuple(build(sh.parts[0], path, (*idx, k))
+                                                   for k in range(len(sh.domain))))
+                if sh.kind == "rec":
+                    return ("fn", sh.domain, tuple(build(p, (*path, str(d)), idx)
+                                                   for d, p in zip(sh.domain, sh.parts)))
+                if sh.kind == "opt":
+                    tag = self._leaf[(name, (*path, "tag"))]
+                    return ("opt", tag[idx] if idx else tag, sh.members,
+                            build(sh.parts[0], (*path, "value"), idx))
+                var = self._leaf[(name, path)]
+                if sh.kind == "set":
+                    return ("bits", sh.members, [var[idx + (k,)] == 1
+                                                 for k in range(len(sh.members))], _FALSE)
+                read = var[idx] if idx else var
+                return ("bool", read == 1) if sh.kind == "bool" else (sh.kind, read)
+            self._var_terms[name] = build(shape, (), ())
+        return self._var_terms[name]
+
+    def _tree_cells(self, name: str, sh: Shape, path: tuple[str, ...], idx: tuple[int, ...],
+                    t: Term, out: list[tuple[Any, Any]], pos: Pos) -> None:
+        """The cells of ``name``'s part ``sh`` (at ``path``, ``idx``) written with ``t``."""
+        if t[0] == "err":  # the evaluator fails on it: the kernel's domain error
+            first, at = sh, idx
+            while first.kind in ("fn", "rec", "opt"):
+                if first.kind == "fn":
+                    at = (*at, 0)
+                elif first.kind == "opt":
+                    path, first = (*path, "tag"), Shape("int")
+                    break
+                else:
+                    path = (*path, str(first.domain[0]))
+                first = first.parts[0]
+            var = self._leaf[(name, path)]
+            cell = var[at + (0,)] if first.kind == "set" else var[at] if at else var
+            out.append((cell, self.error("int", pos)))
+            return
+        if sh.kind == "opt":
+            tag, payload = self.as_opt(t, sh.members, pos)
+            var = self._leaf[(name, (*path, "tag"))]
+            out.append((var[idx] if idx else var, tag))
+            some = tag == 0
+            inner: list[tuple[Any, Any]] = []
+            if payload is None:  # a marker always: the value's bottoms
+                payload = self.bottom(sh.parts[0])
+            self._tree_cells(name, sh.parts[0], (*path, "value"), idx, payload, inner, pos)
+            out += [(cell, v if isinstance(tag, L.Const) and tag.value == 0 else
+                     _ite(some, v, L.Const(cell.var.lo if hasattr(cell, "var") else 0)))
+                    for cell, v in inner]
+            return
+        if sh.kind in ("fn", "rec"):
+            f = self.fn_of(t, pos)
+            if [key(d) for d in f[1]] != [key(d) for d in sh.domain]:
+                raise not_compiled(pos, f"a value of another shape than {name}'s (fields or "
+                                        "domain)")
+            for k, (d, x) in enumerate(zip(f[1], f[2])):
+                if sh.kind == "fn":
+                    self._tree_cells(name, sh.parts[0], path, (*idx, k), x, out, pos)
+                else:
+                    self._tree_cells(name, sh.parts[k], (*path, str(d)), idx, x, out, pos)
+            return
+        var = self._leaf[(name, path)]
+        if sh.kind == "set":
+            bs, outside = self.bits(t, sh.members, pos)
+            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
+                     for b in bs]
+            if not _false(outside):  # a member outside: a read past the last bit
+                cells[0] = L.ite(outside, var[idx + (len(sh.members),)], cells[0])
+            out += [(var[idx + (k,)], c) for k, c in enumerate(cells)]
+            return
+        value = L.ite(self.as_kind(t, "bool", pos), 1, 0) if sh.kind == "bool" else \
+            self.as_kind(t, sh.kind, pos)
+        out.append((var[idx] if idx else var, value))
+
+    def bottom(self, sh: Shape) -> Term:
+        """The value a stored ``sh`` holds at its bottoms (beside a marker)."""
+        def value(x: Shape) -> Value:
+            if x.kind == "fn":
+                return Fcn({d: value(x.parts[0]) for d in x.domain})
+            if x.kind == "rec":
+                return Fcn({d: value(p) for d, p in zip(x.domain, x.parts)})
+            if x.kind == "opt":
+                return x.members[0] if x.members else value(x.parts[0])
+            if x.kind == "set":
+                return frozenset()
+            if x.kind == "atom":
+                return self.atoms[0]
+            return False if x.kind == "bool" else x.lo
+        return ("static", value(sh))
+
+    @staticmethod
+    def _fn_like(t: Term) -> bool:
+        return t[0] == "fn" or (t[0] in ("static", "param") and bool(
+            [t[1]] if t[0] == "static" else t[2]) and all(
+            isinstance(v, Fcn) for v in ([t[1]] if t[0] == "static" else t[2])))
+
+    def as_opt(self, t: Term, markers: tuple[Value, ...], pos: Pos) -> tuple[Any, Term | None]:
+        """The value ``t`` as a value-or-marker over ``markers``: its tag (0: a value, k:
+        the k-th marker; another marker is the kernel's domain error) and its value (None:
+        a marker always)."""
+        where = {key(m): k + 1 for k, m in enumerate(markers)}
+        if t[0] == "err":
+            return self.error("int", pos), None
+        if t[0] == "opt":
+            if [key(m) for m in t[2]] == [key(m) for m in markers]:
+                return t[1], t[3]
+            tag: Any = L.Const(0)
+            for k, m in reversed(list(enumerate(t[2]))):
+                tag = _ite(t[1] == k + 1, L.Const(where[key(m)]) if key(m) in where else
+                           self.error("int", pos), tag)
+            return tag, t[3]
+        if self._fn_like(t):
+            return L.Const(0), t
+        if t[0] == "param" and not isinstance(t[1], _Pending) and any(
+                isinstance(v, Fcn) for v in t[2]):
+            # a parameter over values and markers: a tag per value, the values beside
+            some = next(v for v in t[2] if isinstance(v, Fcn))
+            tag = self.error("int", pos)
+            for k in range(len(t[2]) - 1, -1, -1):
+                v = t[2][k]
+                tag = _ite(t[1] == k, L.Const(0) if isinstance(v, Fcn) else L.Const(
+                    where[key(v)]) if key(v) in where else self.error("int", pos), tag)
+            return tag, ("param", t[1], tuple(v if isinstance(v, Fcn) else some
+                                              for v in t[2]))
+        vals = self.values_of(t)
+        if vals is None:
+            raise not_compiled(pos, "a value or marker whose values are not known")
+        tag = self.error("int", pos)
+        for m in reversed(markers):
+            if key(m) in {key(v) for v in vals}:
+                tag = _ite(self.eq_value(t, m, pos), L.Const(where[key(m)]), tag)
+        return tag, None
+
+    def _opt_is(self, t: Term, m: Value | None, pos: Pos) -> Any:
+        """Whether ``t`` is the marker ``m`` (None: whether it is a value, not a marker)."""
+        if t[0] == "opt":
+            if m is None:
+                return t[1] == 0
+            hits = [k + 1 for k, x in enumerate(t[2]) if key(x) == key(m)]
+            return t[1] == hits[0] if hits else _FALSE
+        if self._fn_like(t):
+            return _TRUE if m is None else _FALSE
+        if m is None and t[0] == "param":
+            return _or(*[t[1] == k for k, v in enumerate(t[2]) if isinstance(v, Fcn)])
+        return _FALSE if m is None else self.eq_value(t, m, pos)
+
+    def _opt_equal(self, a: Term, b: Term, pos: Pos) -> Any:
+        if a[0] != "opt":
+            a, b = b, a
+        value = _and(self._opt_is(a, None, pos), self._opt_is(b, None, pos))
+        if not _false(value):
+            va = a[3]
+            vb = b[3] if b[0] == "opt" else b
+            if vb[0] == "param" and not self._fn_like(vb):  # values and markers
+                some = next(v for v in vb[2] if isinstance(v, Fcn))
+                vb = ("param", vb[1], tuple(v if isinstance(v, Fcn) else some
+                                            for v in vb[2]))
+            value = _and(value, self.equal(va, vb, pos))
+        return _or(value, *[_and(self._opt_is(a, m, pos), self._opt_is(b, m, pos))
+                            for m in a[2]])
+
+    def _opt_merge(self, kept: list[tuple[Any, Term]], default: Term, pos: Pos) -> Term:
+        """IF/CASE between values-or-markers (or a value and a marker): the tags chosen as
+        the terms, the values likewise (a marker's branch takes another's value: it is not
+        read)."""
+        terms = [t for _, t in kept] + [default]
+        markers: dict[Any, Value] = {}
+        for t in terms:
+            if t[0] == "opt":
+                markers.update((key(m), m) for m in t[2])
+            elif t[0] != "err" and not self._fn_like(t):
+                vals = self.values_of(t)
+                if vals is None:
+                    raise not_compiled(pos, "a value or marker whose values are not known")
+                markers.update((key(m), m) for m in vals)
+        ms = tuple(sorted_values(markers.values()))
+        split = [self.as_opt(t, ms, pos) for t in terms]
+        some = next(v for _, v in split if v is not None)
+        tag = split[-1][0]
+        for (c, _), (tg, _) in zip(reversed(kept), reversed(split[:-1])):
+            tag = _ite(c, tg, tag)
+        value = self.merge([(c, v if v is not None else some)
+                            for (c, _), (_, v) in zip(kept, split[:-1])],
+                           split[-1][1] if split[-1][1] is not None else some, pos)
+        return ("opt", tag, ms, value)
 
     # -- values --------------------------------------------------------------------------
 
@@ -420,6 +762,11 @@ class Compiler:
             return env["@"]
         if isinstance(e, OpApp):
             return self.tr_opapp(e, sc, env)
+        if isinstance(e, Instanced):  # I!Op(args): Op in the instance's scope
+            entry = self._instance_entry(e, sc, env)
+            if not (isinstance(entry, Defn) and isinstance(entry.d, OpDef)):
+                raise not_compiled(e.pos, f"{e.instance}!{e.name}")
+            return self._apply_defn(entry, e, sc, env)
         if isinstance(e, And) or isinstance(e, Or):
             parts: list[Any] = []
             for x in e.items:  # each part read where the ones before let it be
@@ -475,6 +822,9 @@ class Compiler:
             for path, new in e.updates:
                 keys: list[Term] = []
                 for step, arg in path:
+                    if step == "field":  # ![i].a: the record's field a
+                        keys.append(("static", arg))
+                        continue
                     if step != "app" or len(arg) != 1:  # type: ignore[arg-type]
                         raise not_compiled(e.pos, "an EXCEPT path other than ![i]...[j]")
                     keys.append(self.tr(arg[0], sc, env))  # type: ignore[index]
@@ -522,6 +872,21 @@ class Compiler:
         tab = self._by_params(e, sc, env)
         if tab is not None:
             return tab
+        if isinstance(e, RecordLit):  # a record: the function on its fields
+            fields = dict(e.fields)
+            names = tuple(sorted_values(fields))
+            return ("fn", names, tuple(self.tr(fields[f], sc, env) for f in names))
+        if isinstance(e, Tuple):  # a tuple: the function on 1..n
+            return ("fn", tuple(range(1, len(e.items) + 1)),
+                    tuple(self.tr(x, sc, env) for x in e.items))
+        if isinstance(e, Dot):  # r.a: r applied to "a"
+            r = self.tr(e.expr, sc, env)
+            if r[0] == "param" and not all(isinstance(v, Fcn) and e.field in v.map
+                                           for v in r[2]):
+                # some value without the field (a guard before may exclude it): not
+                # tabulated, as `_by_params`
+                raise not_compiled(e.pos, f"the field {e.field} of values some lack")
+            return self.apply(r, ("static", e.field), e.pos)
         raise not_compiled(e.pos, f"the expression {type(e).__name__}")
 
     def _closed(self, e: Any, sc: Scope, env: dict[str, Term]) -> bool:
@@ -555,7 +920,7 @@ class Compiler:
     def _nest(self, e: Quant, names: list[tuple[str, Expr]], sc: Scope,
               env: dict[str, Term]) -> Any:
         name, set_e = names[0]
-        s = self.tr(set_e, sc, env)
+        s = _enumerated(self.tr(set_e, sc, env))
         if s[0] == "elems":
             s = ("bits", *self.as_bits(s, set_e.pos))
         if s[0] == "bits":  # over a set read from the state: each possible member, if in it
@@ -604,21 +969,15 @@ class Compiler:
             return self.tr_builtin(e, sc, env)
         entry = sc.defs.get(name)
         if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
-            d = entry.d
-            if any(p.arity for p in d.params) or len(d.params) != len(e.args):
-                raise not_compiled(e.pos, f"applying {name}")
-            args = [self.bind(a, sc, env) for a in e.args]
-            if not self._recursive(entry):
-                return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
-            if self._recursion(name, args, e.pos):
-                return _ERR
-            self._calls.append((name, args))
-            try:
-                return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
-            finally:
-                self._calls.pop()
+            return self._apply_defn(entry, e, sc, env)
+        if entry is None and name in sc.subst and not e.args:
+            # an instance's constant or variable: what the INSTANCE substitutes for it
+            sub, osc, oenv = sc.subst[name]
+            return self.tr(sub, osc, {k: ("static", v) for k, v in oenv.items()})
         if name in sc.state_vars and sc is self.sc:
             enc = self.encodings[name]
+            if enc.shape is not None:
+                return self.tree_term(name)
             if enc.kind == "set" and enc.domain is None:
                 arr = self.reads[name]
                 return ("bits", enc.members, [arr[k] for k in range(len(enc.members))], _FALSE)
@@ -627,6 +986,51 @@ class Compiler:
             read = self.reads[name]
             return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
         raise not_compiled(e.pos, f"the operator {name}")
+
+    def _apply_defn(self, entry: Defn, e: OpApp | Instanced, sc: Scope,
+                    env: dict[str, Term]) -> Term:
+        """The operator ``entry`` applied to ``e``'s arguments, inlined."""
+        d, name = entry.d, entry.d.name
+        assert isinstance(d, OpDef)
+        if any(p.arity for p in d.params) or len(d.params) != len(e.args):
+            raise not_compiled(e.pos, f"applying {name}")
+        args = [self.bind(a, sc, env) for a in e.args]
+        if not self._recursive(entry):
+            return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
+        if self._recursion(name, args, e.pos):
+            return _ERR
+        self._calls.append((name, args))
+        try:
+            return self.tr(d.body, entry.scope, {p.name: a for p, a in zip(d.params, args)})
+        finally:
+            self._calls.pop()
+
+    def _instance_entry(self, e: Instanced, sc: Scope, env: dict[str, Term]) -> Any:
+        """What ``I!Op`` names: Op's entry in the instance's scope (the instance's arguments
+        constant)."""
+        static = {k: v[1] for k, v in env.items() if v[0] == "static"}
+        if not all(self._closed(a, sc, env) and self.ev.state_free(a, sc, set(static))
+                   for a in e.instance_args):
+            raise not_compiled(e.pos, "an instance whose arguments read the state")
+        try:
+            inner = self.ev.instance_scope(e, sc, static, Ctx({}, None))
+        except _TlaError:
+            raise not_compiled(e.pos, f"{e.instance}!{e.name}") from None
+        return inner.defs.get(e.name)
+
+    def _root_var(self, lhs: Expr, sc: Scope, env: dict[str, Term]) -> str | None:
+        """The root module's variable ``lhs`` names (through an instance's substitution,
+        ``nextId <- nextLeaderEpoch``), or None."""
+        for _ in range(20):
+            if not (isinstance(lhs, OpApp) and not lhs.args and lhs.name not in env):
+                return None
+            if sc is self.sc:
+                return lhs.name if lhs.name in sc.state_vars else None
+            if lhs.name in sc.defs or lhs.name not in sc.subst:
+                return None
+            lhs, sc, oenv = sc.subst[lhs.name]
+            env = {k: ("static", v) for k, v in oenv.items()}
+        return None
 
     ARITH = {"+": "+", "-": "-", "*": "*", "\\div": "//", "%": "%"}
     CMP = {"<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -712,7 +1116,8 @@ class Compiler:
         return ("bool", read == 1) if enc.kind == "bool" else (enc.kind, read)
 
     def is_set(self, t: Term) -> bool:
-        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset))
+        return t[0] in ("bits", "elems") or (t[0] == "static" and isinstance(t[1], frozenset)) \
+            or (t[0] == "param" and bool(t[2]) and all(isinstance(v, frozenset) for v in t[2]))
 
     def eq_value(self, t: Term, u: Value, pos: Pos) -> Any:
         """Whether the value ``t`` is the value ``u`` (a lang boolean)."""
@@ -725,6 +1130,15 @@ class Compiler:
                     [key(d) for d in sorted_values(u.map)]:
                 return _FALSE
             return _and(*[self.eq_value(x, u.map[d], pos) for d, x in zip(t[1], t[2])])
+        if t[0] == "opt":
+            if isinstance(u, Fcn):
+                return _and(t[1] == 0, self.eq_value(t[3], u, pos))
+            hits = [k + 1 for k, m in enumerate(t[2]) if key(m) == key(u)]
+            return t[1] == hits[0] if hits else _FALSE
+        if self.is_set(t):  # a set (a record's field): member by member
+            if not isinstance(u, frozenset):
+                return _FALSE
+            return self.set_op("=", t, ("static", u), pos)[1]
         if t[0] == "param":
             if isinstance(t[1], _Pending):
                 raise not_compiled(pos, "comparing an \\E-bound parameter here")
@@ -745,6 +1159,8 @@ class Compiler:
             return list(t[1])
         if t[0] == "static":
             return list(t[1])
+        if t[0] == "param":  # a parameter over sets: every member of one
+            return [x for v in t[2] for x in v]
         out: list[Value] = []
         for x in t[1]:
             out += self.values_of(x) or []
@@ -762,6 +1178,13 @@ class Compiler:
             ks = {key(v) for v in t[1]}
             return ([L.Const(key(m) in ks) for m in members],
                     L.Const(any(k not in where for k in ks)))
+        if t[0] == "param" and self.is_set(t):  # a parameter over sets: a table per member
+            if isinstance(t[1], _Pending):
+                raise not_compiled(pos, "a set of an \\E-bound parameter here")
+            return ([_or(*[t[1] == k for k, v in enumerate(t[2]) if key(m) in
+                           {key(x) for x in v}]) for m in members],
+                    _or(*[t[1] == k for k, v in enumerate(t[2])
+                          if any(key(x) not in where for x in v)]))
         if t[0] == "elems":
             hits = [[self.eq_value(x, m, pos) for m in members] for x in t[1]]
             within = [vals is not None and all(key(v) in where for v in vals)
@@ -803,6 +1226,10 @@ class Compiler:
     def equal(self, a: Term, b: Term, pos: Pos) -> Any:
         if self.is_set(a) or self.is_set(b):
             return self.set_op("=", a, b, pos)[1]
+        if "opt" in (a[0], b[0]):
+            return self._opt_equal(a, b, pos)
+        if (a[0] == "fn" and b[0] == "param") or (a[0] == "param" and b[0] == "fn"):
+            a, b = self.fn_of(a, pos), self.fn_of(b, pos)
         if a[0] == "fn" and b[0] == "fn":
             if [key(d) for d in a[1]] != [key(d) for d in b[1]]:
                 return _FALSE
@@ -865,6 +1292,8 @@ class Compiler:
         for v in self.spec.variables:
             if v.shape:
                 read = v[(v.shape[0],) + (0,) * (len(v.shape) - 1)]
+                self._errors.append(read)  # (kept: `_may_fail` knows them by id)
+                self._error_ids.add(id(read))
                 if kind == "bool":
                     return read if read.sort == L.BOOL else read == 0
                 return L.ite(read, 1, 0) if read.sort == L.BOOL else read
@@ -891,6 +1320,12 @@ class Compiler:
     def fn_of(self, t: Term, pos: Pos) -> Term:
         if t[0] == "fn":
             return t
+        if t[0] == "param" and not isinstance(t[1], _Pending) and t[2] and all(
+                isinstance(v, Fcn) for v in t[2]) and len({frozenset(v.map) for v in t[2]}) == 1:
+            # a parameter over functions (records) on one domain: a table per element
+            dom = tuple(sorted_values(t[2][0].map))
+            return ("fn", dom, tuple(("param", t[1], tuple(v.map[d] for v in t[2]))
+                                     for d in dom))
         if t[0] == "static" and isinstance(t[1], Fcn):
             dom = tuple(sorted_values(t[1].map))
             return ("fn", dom, tuple(("static", t[1].map[d]) for d in dom))
@@ -901,6 +1336,8 @@ class Compiler:
         ``arg`` equals (an argument outside the domain: the evaluator's error)."""
         if f[0] == "err":
             return _ERR
+        if f[0] == "opt":  # a marker applied: the evaluator's error
+            return self.merge([(f[1] == 0, self.apply(f[3], arg, pos))], _ERR, pos)
         _, dom, elems = self.fn_of(f, pos)
         if arg[0] == "static":
             for d, x in zip(dom, elems):
@@ -953,6 +1390,9 @@ class Compiler:
         real = [t for t in terms if t[0] != "err"]
         if not real:
             return _ERR
+        if any(t[0] == "opt" for t in real) or (any(self._fn_like(t) for t in real) and any(
+                not self._fn_like(t) and not self.is_set(t) for t in real)):
+            return self._opt_merge(kept, default, pos)
         if any(t[0] == "fn" or (t[0] == "static" and isinstance(t[1], Fcn)) for t in real):
             fns = [self.fn_of(t, pos) if t[0] != "err" else t for t in terms]
             dom = next(f[1] for f in fns if f[0] == "fn")
@@ -1010,6 +1450,21 @@ class Compiler:
             return [False, True]
         if t[0] == "atom":
             return list(self.atoms)
+        if t[0] == "fn":  # a function or record: every combination of its elements' values
+            parts: list[list[Value]] = []
+            size = 1
+            for x in t[2]:
+                vals = self.values_of(x)
+                if vals is None:
+                    return None
+                parts.append(vals)
+                size *= len(vals)
+            if size > RANGE_MAX:
+                return None
+            return [Fcn(dict(zip(t[1], combo))) for combo in itertools.product(*parts)]
+        if t[0] == "opt":
+            inner = self.values_of(t[3])
+            return None if inner is None else [*t[2], *inner]
         if t[0] == "int":
             r = self.range_of(t[1])
             if r is None or r[1] - r[0] >= RANGE_MAX:
@@ -1123,9 +1578,28 @@ class Compiler:
         for p, keep, h in self._hoisted.get(id(t), ()):
             if keep is t and len(p) <= len(path) and all(x is y for x, y in zip(p, path)):
                 return h
-        h = self._hoist(self.tr(t[1], t[2], t[3]), _and(*path))
+        u = self.tr(t[1], t[2], t[3])
+        if not self._may_fail(u):  # (``log == logs[r]``): computed once, wherever read
+            path = ()
+        h = self._hoist(u, _and(*path))
         self._hoisted.setdefault(id(t), []).append((path, t, h))
         return h
+
+    def _may_fail(self, u: Any) -> bool:
+        """Whether the term ``u`` holds a value the evaluator may fail on (an `error`)."""
+        stack, seen = [u], set()
+        while stack:
+            x = stack.pop()
+            if id(x) in self._error_ids or x is _ERR:
+                return True
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            if isinstance(x, (tuple, list)):
+                stack.extend(x)
+            elif isinstance(x, L.ExprBase) and hasattr(x, "__dataclass_fields__"):
+                stack.extend(getattr(x, f) for f in x.__dataclass_fields__)
+        return False
 
     def _hoist(self, u: Term, cond: Any) -> Term:
         b = self.block
@@ -1143,6 +1617,12 @@ class Compiler:
             return (u[0], loc, *u[2:])
         if u[0] == "fn":
             return ("fn", u[1], tuple(self._hoist(x, cond) for x in u[2]))
+        if u[0] == "opt":
+            tag = u[1]
+            if not isinstance(tag, (L.Const, L.Read, L.Local)):
+                tag = b.let("t", _ite(cond, tag, 0))
+                self._local_ranges[tag.name] = (0, len(u[2]))
+            return ("opt", tag, u[2], self._hoist(u[3], cond))
         if u[0] == "bits":
             return ("bits", u[1], [self._hoist(("bool", x), cond)[1] for x in u[2]],
                     self._hoist(("bool", u[3]), cond)[1])
@@ -1281,8 +1761,16 @@ class Compiler:
             return
         if isinstance(e, Quant) and self._action_level(e.body, sc):
             # \A over an action: the conjunction of its instances (each may branch)
-            yield from self._conj([(e.body, c) for c, _ in self.every_binding(e, sc, env)], 0,
-                                  sc, way.fix())
+            try:
+                bindings = self.every_binding(e, sc, env)
+            except _TlaError:
+                if not self._plain(e.body, sc):
+                    raise
+                # over a set read from the state, instances that never branch nor assign:
+                # one way where every instance holds, the quantifier as a guard
+                yield way.fix().add((None, e, sc, env))
+                return
+            yield from self._conj([(e.body, c) for c, _ in bindings], 0, sc, way.fix())
             return
         if isinstance(e, If) and self._action_level(e, sc):
             yield from self._ways(e.then, sc, env, way.add((False, e.cond, sc, env)))
@@ -1313,8 +1801,10 @@ class Compiler:
             if self._action_level(x, xsc):
                 yield from self._ways(x, xsc, xenv, way)
                 return
-        if isinstance(e, OpApp) and e.name not in env and e.name not in CORE_NAMES:
-            entry = sc.defs.get(e.name)
+        if (isinstance(e, OpApp) and e.name not in env and e.name not in CORE_NAMES) or \
+                isinstance(e, Instanced):
+            entry = sc.defs.get(e.name) if isinstance(e, OpApp) else \
+                self._instance_entry(e, sc, env)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and \
                     self._action_level(entry.d.body, entry.scope):
                 d = entry.d
@@ -1339,7 +1829,7 @@ class Compiler:
             if b.tuple:
                 raise not_compiled(e.pos, "a tuple pattern in \\A")
             for name in b.names:
-                s = self.tr(b.set, sc, env)
+                s = _enumerated(self.tr(b.set, sc, env))
                 if s[0] != "static" or not isinstance(s[1], frozenset):
                     raise not_compiled(b.set.pos, "\\A over a set that is not constant")
                 combos = [({**c, name: ("static", v)}, [*vs, v]) for c, vs in combos
@@ -1350,18 +1840,60 @@ class Compiler:
         """The set an ``\\E`` ranges over: constant, a set variable's bits, or (a set that
         reads \\E-bound parameters of the action, ``Procs \\ {p}``) the union of its values
         over theirs, as bits whose guard ``x \\in S`` is translated with the parameters."""
-        pending = [n for n, t in env.items() if t[0] == "param" and isinstance(t[1], _Pending)
-                   and self._reads_name(e, n)]
-        if not pending:
-            return self.tr(e, sc, env)
+        # the \E-bound parameters not made yet it reads, by name or through a LET
+        # definition or an argument (isr == replicaState[p].isr): their numbers and values
+        read = {n: t for n, t in env.items() if self._reads_name(e, n)}
+        through = self._pending_in(read)
+        if not through:
+            t = _enumerated(self.tr(e, sc, env))
+            return ("bits", *self.as_bits(t, e.pos)) if t[0] == "elems" else t
         union: dict[Any, Value] = {}
-        for combo in itertools.product(*[env[n][2] for n in pending]):
-            t = self.tr(e, sc, {**env, **{n: ("static", v) for n, v in zip(pending, combo)}})
+        combos = [(self._fixed_env(env, dict(zip(through, combo)), {}),)
+                  for combo in itertools.product(*through.values())]
+        for (fixed,) in combos:
+            t = _enumerated(self.tr(e, sc, fixed))
+            if t[0] in ("bits", "elems"):  # read from the state too: the values it may hold
+                members, _, outside = self.as_bits(t, e.pos)
+                _exact(outside, e.pos)
+                union.update((key(v), v) for v in members)
+                continue
             if t[0] != "static" or not isinstance(t[1], frozenset):
                 raise not_compiled(e.pos, "\\E over a set that is not constant")
             union.update((key(v), v) for v in t[1])
         members = tuple(sorted_values(union.values()))
         return ("bits", members, [_TRUE] * len(members), _FALSE)
+
+    def _pending_in(self, env: dict[str, Term], seen: set[int] | None = None
+                    ) -> dict[int, tuple[Value, ...]]:
+        r"""The \E-bound parameters not made yet that ``env``'s LET definitions and
+        arguments read: their numbers and values."""
+        seen = set() if seen is None else seen
+        out: dict[int, tuple[Value, ...]] = {}
+        if id(env) in seen:
+            return out
+        seen.add(id(env))
+        for t in env.values():
+            if t[0] == "param" and isinstance(t[1], _Pending):
+                out[int(t[1])] = t[2]
+            elif t[0] in ("lazy", "op"):
+                out.update(self._pending_in(t[3], seen))
+        return out
+
+    def _fixed_env(self, env: dict[str, Term], at: dict[int, Value],
+                   memo: dict[int, dict[str, Term]]) -> dict[str, Term]:
+        r"""``env`` with each \E-bound parameter not made yet at the value ``at`` gives."""
+        if id(env) in memo:
+            return memo[id(env)]
+        out: dict[str, Term] = {}
+        memo[id(env)] = out
+        for k, t in env.items():
+            if t[0] == "param" and isinstance(t[1], _Pending) and int(t[1]) in at:
+                out[k] = ("static", at[int(t[1])])
+            elif t[0] in ("lazy", "op"):
+                out[k] = (t[0], t[1], t[2], self._fixed_env(t[3], at, memo))
+            else:
+                out[k] = t
+        return out
 
     def _reads_name(self, e: Any, name: str) -> bool:
         stack = [e]
@@ -1409,7 +1941,34 @@ class Compiler:
             entry = sc.defs.get(e.name)
             if depth < 20 and isinstance(entry, Defn) and isinstance(entry.d, OpDef):
                 return self._action_level(entry.d.body, entry.scope, depth + 1)
+        if isinstance(e, Instanced) and depth < 20:
+            entry = self._instance_entry(e, sc, {})
+            if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+                return self._action_level(entry.d.body, entry.scope, depth + 1)
         return False
+
+    def _plain(self, e: Expr, sc: Scope, depth: int = 0) -> bool:
+        """Whether ``e``, taken as an action, is one way where it holds and none elsewhere:
+        no disjunction, \\E, prime or UNCHANGED where the evaluator unfolds it."""
+        if depth > 20 or isinstance(e, (Or, Prime, Unchanged)) or (
+                isinstance(e, Quant) and e.kind == "E"):
+            return False
+        if isinstance(e, And):
+            return all(self._plain(x, sc, depth) for x in e.items)
+        if isinstance(e, (Quant, Let)):
+            return self._plain(e.body, sc, depth)
+        if isinstance(e, If):
+            return self._plain(e.then, sc, depth) and self._plain(e.other, sc, depth)
+        if isinstance(e, Case):
+            return e.other is not None and all(self._plain(v, sc, depth) for _, v in e.arms) \
+                and self._plain(e.other, sc, depth)
+        if isinstance(e, OpApp) and e.args and isinstance(e.args[0], Prime):
+            return False
+        entry = sc.defs.get(e.name) if isinstance(e, OpApp) else \
+            self._instance_entry(e, sc, {}) if isinstance(e, Instanced) else None
+        if isinstance(entry, Defn) and isinstance(entry.d, OpDef):
+            return self._plain(entry.d.body, entry.scope, depth + 1)
+        return True
 
     def _target_of(self, e: Expr, sc: Scope, env: dict[str, Term], init: bool) -> str | None:
         if isinstance(e, OpApp) and e.name in ("=", "\\in") and len(e.args) == 2:
@@ -1418,9 +1977,7 @@ class Compiler:
                 lhs = lhs.expr
             elif not init:
                 return None
-            if isinstance(lhs, OpApp) and not lhs.args and lhs.name in sc.state_vars \
-                    and lhs.name not in env and sc is self.sc:
-                return lhs.name
+            return self._root_var(lhs, sc, env)
         return None
 
     def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, dict[str, Term]]) -> Term:
@@ -1456,7 +2013,8 @@ class Compiler:
             var = self._target_of(e, psc, penv, init=False) if neg is None else None
             if var is not None and var not in modified:
                 modified.append(var)
-        self.spec.action(name, over=sizes, modifies=[self.reads[v] for v in modified])(build)
+        self.spec.action(name, over=sizes,
+                         modifies=[x for v in modified for x in self.stored(v)])(build)
         self.enabled.append(self._enabled(name, sizes, build))
 
     def _enabled(self, name: str, sizes: list[int], build: Callable[..., None]) -> Any:
@@ -1558,9 +2116,12 @@ class Compiler:
             alive = _and(*after[var]) if init else _TRUE
             self.path.append(alive)
             if member:
-                if enc.domain is not None:
+                if enc.domain is not None or enc.shape is not None:
                     raise not_compiled(rhs.pos, f"{var} \\in a set of functions")
                 staged.append((self.reads[var], self.as_kind(choices[var], enc.kind, rhs.pos)))
+            elif enc.shape is not None:
+                self._tree_cells(var, enc.shape, (), (), self.tr(rhs, psc, penv), staged,
+                                 rhs.pos)
             elif enc.kind == "set" and enc.domain is None:
                 staged += self._set_write(enc, self.tr(rhs, psc, penv), rhs.pos)
             elif enc.domain is None:
@@ -1668,8 +2229,9 @@ class Compiler:
             entry = sc.defs.get(e.name)
             if isinstance(entry, Defn) and isinstance(entry.d, OpDef) and not entry.d.params:
                 return self._unchanged_vars(entry.d.body, entry.scope, {})
-            if e.name in sc.state_vars and sc is self.sc:
-                return [e.name]
+            var = self._root_var(e, sc, env)
+            if var is not None:
+                return [var]
         raise not_compiled(e.pos, "UNCHANGED of something other than variables")
 
     def _reads_next(self, e: Any) -> bool:
@@ -1734,4 +2296,4 @@ def compile_model(m: Model, domains: dict[str, list[Value]],
     return Compiler(m, domains, deadlock).run()
 
 
-__all__ = ["Compiled", "Enc", "compile_model", "key"]
+__all__ = ["Compiled", "Enc", "Shape", "compile_model", "key"]

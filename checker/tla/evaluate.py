@@ -1126,8 +1126,18 @@ class Evaluator:
         definitions."""
         if isinstance(e, (Num, Str, Bool, At)):
             return True
-        if isinstance(e, (Prime, Unchanged, Enabled, Instanced, Fairness, Temporal,
-                          StepAction)):
+        if isinstance(e, Instanced):
+            # I!Op(args) of an instance without arguments: as Op reads the state in it
+            ref = sc.defs.get(e.instance) if e.instance not in bound else None
+            if e.instance_args or e.chain or not isinstance(ref, InstanceRef) or ref.d.params \
+                    or not all(
+                    self.state_free(a, sc, bound, draws) for a in e.args):
+                return False
+            entry = ref.instance(()).defs.get(e.name)
+            if isinstance(entry, Defn):
+                return self.state_free_defn(entry)
+            return isinstance(entry, Builtin) and not entry.varies
+        if isinstance(e, (Prime, Unchanged, Enabled, Fairness, Temporal, StepAction)):
             return False
         if isinstance(e, OpApp):
             if not all(self.state_free(a, sc, bound, draws) for a in e.args):

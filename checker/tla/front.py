@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .cfg import parse_cfg_file
-from .compile import Compiled, compile_model
+from .compile import Compiled, Shape, compile_model
 from .evaluate import Ctx
 from .explore import Model, Result, explore, model
 from .modules import Defn
@@ -171,7 +171,12 @@ def _merge(into: dict[str, list[Value]], more: dict[str, list[Value]]) -> bool:
 
 
 def _doubled(old: list[Value], new: list[Value]) -> list[Value]:
-    """Integer values past the old range: the range up to the new value, doubled."""
+    """Integer values past the old range: the range up to the new value, doubled (of
+    integers and of functions to integers; in a value holding records, each record field's
+    integers apart: a copy of the new value with the field at the doubled end)."""
+    if any(isinstance(v, Fcn) and not all(type(x) is int for x in v.map.values())
+           for v in [*old, *new]):
+        return _doubled_fields(old, new)
     ints = [x for v in old for x in (v.map.values() if isinstance(v, Fcn) else [v])
             if type(x) is int]
     fresh = [x for v in new for x in (v.map.values() if isinstance(v, Fcn) else [v])
@@ -188,6 +193,61 @@ def _doubled(old: list[Value], new: list[Value]) -> list[Value]:
     if isinstance(sample, Fcn):
         return [Fcn({k: x for k in sample.map}) for x in out]
     return list(out)
+
+
+def _leaves(v: Value, path: tuple[Any, ...] = ()) -> Any:
+    """Each leaf of ``v`` under its functions and records: its path and value."""
+    if isinstance(v, Fcn):
+        for k, x in v.map.items():
+            yield from _leaves(x, (*path, k))
+    else:
+        yield path, v
+
+
+def _place(path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A leaf's place in a shape: a record's fields by name, a function's arguments as one."""
+    return tuple(k if isinstance(k, str) else None for k in path)
+
+
+def _replaced(v: Value, path: tuple[Any, ...], x: Value) -> Value:
+    if not path:
+        return x
+    return Fcn({**v.map, path[0]: _replaced(v.map[path[0]], path[1:], x)})
+
+
+def _doubled_fields(old: list[Value], new: list[Value]) -> list[Value]:
+    """`_doubled` for values holding records: per place of integers (a field, a function's
+    elements), a new value past the old range copied with that integer at the doubled end."""
+    ranges: dict[tuple[Any, ...], list[int]] = {}
+    mixed: set[tuple[Any, ...]] = set()  # a place holding other values (a marker's place)
+    stack: list[tuple[tuple[Any, ...], Value]] = [((), v) for v in [*old, *new]]
+    while stack:  # a place that holds a function or record in some value
+        path, x = stack.pop()
+        if isinstance(x, Fcn):
+            mixed.add(_place(path))
+            stack.extend(((*path, k), y) for k, y in x.map.items())
+    for v in old:
+        for path, x in _leaves(v):
+            if type(x) is int:
+                ranges.setdefault(_place(path), []).append(x)
+            else:
+                mixed.add(_place(path))
+    out: list[Value] = []
+    for v in new:
+        for path, x in _leaves(v):
+            place = _place(path)
+            if type(x) is not int or place in mixed or place not in ranges:
+                continue
+            lo, hi = min(ranges[place]), max(ranges[place])
+            if x > hi:
+                end = x + (x - lo + 1)
+            elif x < lo:
+                end = x - (hi - x + 1)
+            else:
+                continue
+            out.append(_replaced(v, path, end))
+            ranges[place] += [x, end]
+    return out
 
 
 # -- the cache -------------------------------------------------------------------------------
@@ -263,6 +323,9 @@ def describe(c: Compiled) -> list[str]:
     """Each variable's stored type, in words."""
     out = []
     for name, enc in c.encodings.items():
+        if enc.shape is not None:
+            out.append(f"{name} \\in {_shape_words(c, enc.shape)}")
+            continue
         if enc.kind == "set":
             what = "a subset of {" + ", ".join(show(m) for m in enc.members) + "}"
             for dom in reversed(enc.dims):
@@ -279,6 +342,26 @@ def describe(c: Compiled) -> list[str]:
                 what = "[{" + ", ".join(show(d) for d in dom) + "} -> " + what + "]"
         out.append(f"{name} \\in {what}")
     return out
+
+
+def _shape_words(c: Compiled, sh: Shape) -> str:
+    """A stored value's shape as a TLA+ set."""
+    if sh.kind == "fn":
+        return "[{" + ", ".join(show(d) for d in sh.domain) + "} -> " + \
+            _shape_words(c, sh.parts[0]) + "]"
+    if sh.kind == "rec" and all(isinstance(d, str) for d in sh.domain):
+        return "[" + ", ".join(f"{d} : {_shape_words(c, p)}"
+                               for d, p in zip(sh.domain, sh.parts)) + "]"
+    if sh.kind == "rec":
+        return " \\X ".join(_shape_words(c, p) for p in sh.parts)
+    if sh.kind == "opt":
+        return "{" + ", ".join(show(m) for m in sh.members) + "} \\cup " + \
+            _shape_words(c, sh.parts[0])
+    if sh.kind == "set":
+        return "SUBSET {" + ", ".join(show(m) for m in sh.members) + "}"
+    if sh.kind == "atom":
+        return "{" + ", ".join(show(a) for a in c.atoms) + "}"
+    return "BOOLEAN" if sh.kind == "bool" else f"{sh.lo}..{sh.hi}"
 
 
 def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
