@@ -101,3 +101,33 @@ def test_the_compile_lock_is_one_holder_at_a_time(tmp_path):
     unwritable = tmp_path / "missing" / "k_4567.py"  # its folder does not exist: no lock
     with compile_lock(unwritable):
         assert not unwritable.with_suffix(".lock").exists()
+
+
+HELPER = ("import sys; from hwcheck.checker import protocols; "
+          "from hwcheck.checker.semantics.kernel import Kernel, cache_dir, precompile; "
+          "spec = protocols.build(protocols.load(sys.argv[1]), {'rms': 2}); k = Kernel(spec); "
+          "precompile(str(cache_dir() / 'kernels' / f'k_{k.key}.py'), k.key, int(sys.argv[2]))")
+
+
+def _helper(tmp_path, parent: int) -> subprocess.CompletedProcess[str]:
+    """The compile helper's work for two-phase commit's kernel, in a fresh cache, told that
+    ``parent`` is the process it compiles for."""
+    env = dict(os.environ, HWCHECK_CACHE=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
+    env.pop("NUMBA_CACHE_DIR", None)
+    res = subprocess.run([sys.executable, "-c", HELPER, str(SPECS / "two_phase.py"),
+                          str(parent)], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def test_the_compile_helper_ends_once_its_process_is_gone(tmp_path):
+    """The helper checks between compiles that the process it compiles for is still its
+    parent: a run killed while compiling (before it could end the helper) leaves no helper
+    compiling on. Here its parent is named as another process (pid 1, no test's parent): it
+    compiles nothing."""
+    assert _saved(_helper(tmp_path, 1)) == []
+
+
+@pytest.mark.slow
+def test_the_compile_helper_compiles_while_its_process_is_there(tmp_path):
+    assert _saved(_helper(tmp_path, os.getpid()))

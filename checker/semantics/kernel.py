@@ -341,7 +341,8 @@ class Kernel:
         try:
             return subprocess.Popen(
                 [sys.executable, "-c", "import sys; from hwcheck.checker.semantics.kernel "
-                 "import precompile; precompile(sys.argv[1], sys.argv[2])", str(path), self.key],
+                 "import precompile; precompile(sys.argv[1], sys.argv[2], int(sys.argv[3]))",
+                 str(path), self.key, str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:  # no helper: this process compiles everything
             return None
@@ -422,15 +423,19 @@ def _samples(mod: ModuleType) -> dict[str, tuple[Any, ...]]:
     }
 
 
-def precompile(path: str, key: str) -> None:
+def precompile(path: str, key: str, parent: int | None = None) -> None:
     """What the compile helper of ``Kernel.warm`` runs: compile, into numba's disk cache and
     without running any of them, the guards and effects from the last action back (the
     engine's process compiles them from the first, inside its expand kernel), then the
     initial state, the state predicates and ``step`` (and ``canonical`` when the module is a
-    symmetric kernel's)."""
+    symmetric kernel's). ``parent``: the engine's process; once it is gone (killed before it
+    could end this one), this ends before its next compile, so that no helper outlives it."""
     import inspect
 
     from numba import typeof
+
+    def orphaned() -> bool:
+        return parent is not None and os.getppid() != parent
 
     mod = _import(Path(path), f"hwcheck_kernel_{key}")
     args = _samples(mod)
@@ -439,10 +444,14 @@ def precompile(path: str, key: str) -> None:
                      and name[2:].isdigit())
     for ai in reversed(actions):
         for name in (f"e_{ai}", f"g_{ai}"):
+            if orphaned():
+                return
             f = getattr(mod, name)
             params = len(inspect.signature(f.py_func).parameters) - 2  # (s or t, p..., err)
             f.compile(tuple(typeof(x) for x in (row, *[0] * params, err)))
     for name in ("initial", "check_states", "step"):
+        if orphaned():
+            return
         getattr(mod, name).compile(tuple(typeof(x) for x in args[name]))
     if hasattr(mod, "canonical"):  # a symmetric kernel (its module is the one with canon)
         mod.canonical.compile((typeof(row),))
