@@ -223,3 +223,36 @@ def test_widening_adds_a_record_as_it_is_and_doubles_an_integer_range() -> None:
     assert _doubled(slot, [Fcn({0: Fcn({"id": 1})}), Fcn({0: -2})]) == [Fcn({0: Fcn({"id": 3})})]
     assert _doubled([0, 1], [2]) == [5]  # 0..2, doubled: up to 5
     assert _doubled([Fcn({1: 0, 2: 1})], [Fcn({1: 2, 2: 0})]) == [Fcn({1: 5, 2: 5})]
+
+
+def test_membership_in_a_constant_record_set_is_its_members_or_refused(tmp_path: Path) -> None:
+    # TLC keeps [a : S, b : T] lazy; a type invariant's f \in [D -> [a : S, b : T]] compiles
+    # against the record set's members where there are few, and is refused (the interpreter
+    # checks the module) where there are too many (it was a TypeError, a traceback)
+    (tmp_path / "M.tla").write_text(
+        "---- MODULE M ----\nEXTENDS Naturals\nCONSTANT N\nVARIABLE f\n"
+        "Init == f = [i \\in {1, 2} |-> [a |-> 0, b |-> FALSE]]\n"
+        "Next == \\E i \\in {1, 2} : f[i].a < 2 /\\ f' = [f EXCEPT ![i].a = @ + 1]\n"
+        "TypeOK == f \\in [{1, 2} -> [a : 0..N, b : BOOLEAN]]\n====\n")
+    for n in (1, 2, 2000):
+        m = model(tmp_path / "M.tla", parse_cfg(
+            f"CONSTANT N = {n}\nINIT Init NEXT Next INVARIANT TypeOK CHECK_DEADLOCK FALSE",
+            "M.cfg"))
+        res = explore(m, check_deadlock=False)
+        domains = {v: res.values(v) for v in m.root.variables}
+        if n == 2000:
+            with pytest.raises(TlaError, match=r"M.tla:7:\d+: not compiled yet: membership in "
+                                               r"a constant set of more than 1,024 values"):
+                compile_model(m, domains)
+            continue
+        c = compile_model(m, domains)
+        it, layout = Interpreter(c.spec), Layout.of(c.spec)
+        seen, level = {r.tobytes(): r for r in it.initials()}, list(it.initials())
+        while level:
+            level = [t for r in level for _, t in it.successors(r) if t.tobytes() not in seen]
+            seen.update((t.tobytes(), t) for t in level)
+        assert len(seen) == res.distinct == 9
+        (inv,) = m.invariants  # TypeOK, state by state: the compiled test and the evaluator's
+        values = {it.holds(c.spec.invariant_named("TypeOK").expr, r) for r in seen.values()}
+        assert values == {m.ev.predicate(inv, c.decode(layout.to_dict(r)))
+                          for r in seen.values()} == ({True} if n == 2 else {True, False})

@@ -166,6 +166,23 @@ def _enumerated(t: Term) -> Term:
     return t
 
 
+MEMBERS_AT_MOST = 1024  # a constant set TLC keeps lazy, enumerated for a membership test
+
+
+def _static_members(values: Any, pos: Pos) -> tuple[Value, ...]:
+    """The members of a constant set, in the evaluator's order, for ``x \\in S``: a set TLC
+    keeps lazy (``[a : S]``, ``[S -> T]``) enumerated where it is finite and small, refused
+    otherwise (the module then goes to the interpreter, which tests membership lazily)."""
+    if isinstance(values, frozenset):
+        return tuple(sorted_values(values))
+    if isinstance(values, LazySet) and values.finite:
+        members = tuple(itertools.islice(values.in_order(), MEMBERS_AT_MOST + 1))
+        if len(members) <= MEMBERS_AT_MOST:
+            return tuple(sorted_values(frozenset(members)))
+    raise not_compiled(pos, f"membership in a constant set of more than {MEMBERS_AT_MOST:,} "
+                            "values, or one that cannot be enumerated")
+
+
 def _exact(outside: Any, pos: Pos) -> None:
     """Refuse a set operation whose operand may hold values outside the members known."""
     if not (isinstance(outside, L.Const) and outside.value is False):
@@ -1219,7 +1236,7 @@ class Compiler:
         if s[0] == "elems":
             return _or(*[self.equal(x, y, pos) for y in s[1]])
         if s[0] == "static":
-            return _or(*[self.eq_value(x, v, pos) for v in sorted_values(s[1])])
+            return _or(*[self.eq_value(x, v, pos) for v in _static_members(s[1], pos)])
         _exact(s[3], pos)
         return _or(*[_and(self.eq_value(x, m, pos), b) for m, b in zip(s[1], s[2])])
 
