@@ -264,3 +264,47 @@ def test_a_dropped_candidate_comes_back_once_a_new_one_excludes_the_step_that_dr
     assert K.falsified(ev, [never_crit, turn_0], [crit, turn1, idle]).tolist() == \
         [[True, False, False], [False, True, False]]
 
+
+
+def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_round_at_a_time(
+        monkeypatch):
+    """Rounds of 20 candidates on Peterson: every candidate Houdini kept is in the next
+    Houdini run's pool (never evicted, even one that excludes no counterexample to induction),
+    every candidate of the first tier enters over its rounds, those that exclude no
+    counterexample included, and Mutex is proved, checked again by the ordinary proof."""
+    from hwcheck.checker.z3 import infer as inf
+
+    runs: list[tuple[list[str], list[str]]] = []
+    real = inf.houdini
+
+    def houdini(spec, target, pool, *args, **kwargs):
+        h = real(spec, target, pool, *args, **kwargs)
+        runs.append(([n for n, _ in pool], list(h.kept)))
+        return h
+
+    monkeypatch.setattr(inf, "houdini", houdini)
+    rep = infer(build("peterson"), "Mutex", max_candidates=20)
+    assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
+    first = rep.tiers[0]
+    assert first.outcome == "cti" and first.generated > 20
+    assert first.tried == first.generated and first.pool == first.generated
+    assert len(runs) >= 3
+    for (_, kept), (pool, _) in zip(runs, runs[1:]):
+        assert set(kept) <= set(pool)
+    assert all(len(set(pool) - set(before)) <= 20 for (before, _), (pool, _) in
+               zip(runs, runs[1:]))  # a round adds at most its 20 (and those that come back)
+
+
+def test_a_round_takes_the_ranked_candidates_then_the_untried_in_order():
+    """Those the counterexamples rank first, in their order, then the tier's untried ones in
+    theirs, at most the room left; each taken out of the untried, and one ranked but already
+    tried not taken again."""
+    from hwcheck.checker.z3.infer import _round
+
+    cands = [K.Candidate((), (K.Literal("==", K.Term("turn", ()), v),)) for v in range(6)]
+    untried = dict.fromkeys(cands[1:])
+    assert _round([cands[4], cands[0], cands[2]], untried, 4) == \
+        [cands[4], cands[2], cands[1], cands[3]]
+    assert list(untried) == [cands[5]]
+    assert _round([], untried, 0) == [] and list(untried) == [cands[5]]
+    assert _round([cands[3]], untried, 4) == [cands[5]] and not untried

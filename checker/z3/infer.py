@@ -30,6 +30,7 @@ candidates: Houdini and the final check decide, never the filter.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,7 @@ class TierReport:
     outcome: str  # proved | cti | unknown
     exists: int = 0  # of the bound variables, existential
     conj: int = 0  # the most literals of an existential conjunction (0: none)
+    pool: int = 0  # the most candidates Houdini held at once
 
 
 @dataclass
@@ -123,6 +125,8 @@ def reachable(spec: Spec, inv: str, max_states: int) -> tuple[np.ndarray, bool,
 class _Case:
     case: Case
     solver: z3.Solver
+    act: z3.BoolRef  # this run's query: assumed, it asks for a step that breaks the pool
+    names: list[str]  # every candidate the solver holds behind its selector
     pre: T.State
     post: T.State
     checks: list[tuple[str, T.Term]]
@@ -155,7 +159,14 @@ class Terms:
         self.hyp: dict[Any, T.Term] = {}
         self.eff: dict[Any, T.Effect] = {}
         self.goal: dict[Any, T.Term | None] = {}
+        self.bad: dict[Any, z3.BoolRef] = {}  # a candidate selected and broken by the step
         self.init: dict[str, bool] = {}
+        # each case's solver (per target), with the candidates it holds behind selectors:
+        # a later run adds only its new candidates, and asks its own query behind a literal
+        # of its own (an earlier run's, not assumed, constrains nothing)
+        self.solver: dict[Any, tuple[z3.Solver, list[str], set[str]]] = {}
+        self.sel: dict[str, tuple[z3.BoolRef, z3.BoolRef]] = {}
+        self.runs = 0
 
 
 def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
@@ -175,7 +186,13 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
     alive = {n for n, _ in pool if terms.init[n]}
     exprs = list(target) + list(pool)
     split = index_scalars(spec, [e for _, e in exprs])
-    sels = {n: z3.Bool(f"sel!{n}") for n, _ in pool}
+    for n, _ in pool:
+        if n not in terms.sel:
+            b = z3.Bool(f"sel!{n}")
+            terms.sel[n] = (b, z3.Not(b))
+    sels = {n: terms.sel[n][0] for n, _ in pool}
+    terms.runs += 1
+    act = z3.Bool(f"run!{terms.runs}")
     reads = {n: {x.var.name for x in walk(e) if isinstance(x, Read)} for n, e in exprs}
     targets = {n for n, _ in target}
     work: list[_Case] = []
@@ -200,10 +217,16 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             eff = terms.eff[ekey]
             if eff.guard is False:
                 continue
-            s = _solver(timeout)
             base = [T._zb(f) for f in T.domain(spec, pre) + [T.to_bool(eff.guard)]
                     if f is not True]
-            s.add(*base)
+            skey = (ekey, tuple(sorted(targets)))
+            if skey not in terms.solver:
+                s = _solver(timeout)
+                s.add(*base)
+                for name in sorted(targets):
+                    s.add(T._zb(hyps[name]))
+                terms.solver[skey] = (s, [], set())
+            s, names, held = terms.solver[skey]
             changed = []
             for var in spec.variables:
                 for c_pre, c_post in zip(pre[var.name], eff.post[var.name]):
@@ -214,10 +237,10 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             goals: dict[str, T.Term] = {}
             bad = [T.mk_not(wd)]
             for name, e in exprs:
-                if name in targets:
-                    s.add(T._zb(hyps[name]))
-                else:
+                if name not in targets and name not in held:
                     s.add(z3.Implies(sels[name], T._zb(hyps[name])))
+                    held.add(name)
+                    names.append(name)
                 if not reads[name] & case.inst.action.modifies:
                     continue  # the action leaves its variables as they were
                 gkey = (ekey, name)
@@ -229,10 +252,15 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if g is None:
                     continue
                 goals[name] = g
-                bad.append(T.mk_not(g) if name in targets
-                           else z3.And(sels[name], T._zb(T.mk_not(g))))
-            s.add(T._zb(T.mk_or(bad)))
-            work.append(_Case(case, s, pre, eff.post, eff.checks, goals, wd, base, hyps))
+                if name in targets:
+                    bad.append(T.mk_not(g))
+                    continue
+                if gkey not in terms.bad:
+                    terms.bad[gkey] = z3.And(sels[name], T._zb(T.mk_not(g)))
+                bad.append(terms.bad[gkey])
+            s.add(z3.Implies(act, T._zb(T.mk_or(bad))))
+            work.append(_Case(case, s, act, names, pre, eff.post, eff.checks, goals, wd, base,
+                              hyps))
     out = Houdini(Verdict.HOLDS, [])
     if note:
         note(f"Houdini: {len(work)} case(s) built, {time.perf_counter() - t_start:.1f} s")
@@ -245,9 +273,8 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if not any(n in alive or n in targets for n in wc.goals) and \
                         T.is_const(wc.wd) and wc.wd is True:
                     break
-                assumptions = [sels[n] if n in alive else z3.Not(sels[n]) for n in sels]
                 t0 = time.perf_counter()
-                r = wc.solver.check(*assumptions)
+                r = wc.solver.check(*_assumptions(terms, wc, alive))
                 out.queries += 1
                 if r == z3.unsat:
                     break
@@ -287,7 +314,7 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 break
             kept = needed
         if len(kept) <= GREEDY:
-            kept = _greedy(work, sels, [n for n in reversed(out.kept) if n in kept])
+            kept = _greedy(work, terms, [n for n in reversed(out.kept) if n in kept])
         out.kept = [n for n in out.kept if n in kept]
     return out
 
@@ -295,14 +322,18 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
 GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
 
 
-def _greedy(work: list[_Case], sels: dict[str, z3.BoolRef], order: list[str]) -> set[str]:
+def _assumptions(terms: Terms, wc: _Case, on: set[str]) -> list[z3.BoolRef]:
+    """A case's query with the candidates of ``on`` as hypotheses, and no other."""
+    return [wc.act] + [terms.sel[n][0] if n in on else terms.sel[n][1] for n in wc.names]
+
+
+def _greedy(work: list[_Case], terms: Terms, order: list[str]) -> set[str]:
     """Drop each lemma (in ``order``: the last found, widest, first) whose removal leaves the
     rest inductive with the target: every case's query unsat with it deselected."""
     kept = set(order)
     for x in order:
         trial = kept - {x}
-        assumptions = [sels[n] if n in trial else z3.Not(sels[n]) for n in sels]
-        if all(wc.solver.check(*assumptions) == z3.unsat for wc in work):
+        if all(wc.solver.check(*_assumptions(terms, wc, trial)) == z3.unsat for wc in work):
             kept = trial
     return kept
 
@@ -376,10 +407,13 @@ DROPPED_ROWS = 16  # the most counterexamples of dropped candidates taken from o
 def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
-          max_rounds: int = 8,
+          max_pool: int = 40_000, max_rounds: int = 8,
           tiers: Sequence[tuple[int, ...]] = TIERS,
           note: Callable[[str], object] | None = None) -> InferReport:
-    """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides)."""
+    """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides).
+    ``max_candidates``: the most candidates one Houdini run adds to the pool; ``max_pool``:
+    the most it holds with them (what Houdini keeps stays, and the candidates it dropped that
+    come back may pass it); ``max_rounds``: the most Houdini runs of a tier."""
     t0 = time.perf_counter()
     say = note or (lambda s: None)
     target = [(inv, spec.invariant_named(inv).expr)] + list(given)
@@ -414,38 +448,39 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                  for c in tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
         seen.update(found)
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
-        # the first tier gives all its candidates; a later one those that exclude a
-        # counterexample to induction met so far, and after each new one, those excluding it
-        if not pool and not ctis:
-            fresh = found
-        else:  # those that exclude the most counterexamples first
+        # the tier's candidates not yet given to Houdini, narrowest first, and of them those
+        # that exclude a counterexample to induction met so far, those that exclude the most
+        # first: a round takes the ranked ones, then the untried in order
+        untried: dict[K.Candidate, None] = dict.fromkeys(found)
+        ranked: list[K.Candidate] = []
+        if ctis:
             hits = K.excluded(ev, found, ctis)
-            fresh = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
+            ranked = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
         tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
-        tier_ctis = 0
-        tier_sigs: set[tuple[str, str]] = set()
+        runs = 0
         while True:
-            if ctis and fresh:  # make room: what excludes no counterexample goes first
-                pool = _evict(ev, pool, ctis, min(len(fresh), max_candidates // 2),
-                              max_candidates)
-            room = max(0, max_candidates - len(pool))
+            room = min(max_candidates, max(0, max_pool - len(pool)))
+            batch = _round(ranked, untried, room)
             added = []
-            for c in fresh[:room]:
+            for c in batch:
                 n_names += 1
                 added.append((c, f"Inferred{n_names}"))
-            taken = set(fresh[:room])
-            back = _revive(ev, parked, [c for c, _ in added])
+            back = _revive(ev, parked, batch)
+            if (runs or ctis) and not added and not back:
+                if not runs:
+                    tier.outcome = "cti"  # the pool as it was: its counterexample stands
+                break  # nothing new: every candidate of the tier tried, or the pool full
             pool += back + added
-            if ctis and not taken and not back and tier.tried:
-                break  # the pool is full, or nothing new excludes the counterexample
-            found = [c for c in found if c not in taken]
-            tier.tried = len(pool)
+            runs += 1
+            tier.tried += len(added)
+            tier.pool = max(tier.pool, len(pool))
             say(f"tier {width} literal(s), {nb} bound variable(s)"
                 f"{f' ({ex} existential)' if ex else ''}"
-                f"{f', an existential conjunction of up to {k}' if k else ''}: "
-                f"{tier.generated:,} "
-                f"candidate(s) hold in the explored states; {len(pool):,} in the pool"
+                f"{f', an existential conjunction of up to {k}' if k else ''}, "
+                f"round {runs}: {tier.generated:,} "
+                f"candidate(s) hold in the explored states, {len(untried):,} not yet tried; "
+                f"{len(pool):,} in the pool"
                 f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
@@ -487,25 +522,24 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                          zip(lost, K.false_on(ev, [c for c, _ in lost], [row])) if x]
             extra = list({r.tobytes(): r for r in lost_rows}.values())[:DROPPED_ROWS]
             ctis += [row] + extra
+            # what Houdini kept stays in every later pool: it is inductive relative to a pool
+            # that only grows, or Houdini drops it again later
             kept = set(h.kept)
-            pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
+            pool = [(c, n) for c, n in pool if n in kept]
             say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
                 f"{f', and {len(extra)} of candidates it dropped' if extra else ''}")
-            sig = (h.cti.case, h.cti.goal)
-            on_row = K.excluded(ev, found, [row])
-            on_extra = K.excluded(ev, found, extra)
-            score = {c: (x + y, x) for c, x, y in zip(found, on_row, on_extra) if x + y}
-            fresh = [c for c in found if c in score]
+            rest = list(untried)
+            on_row = K.excluded(ev, rest, [row])
+            on_extra = K.excluded(ev, rest, extra)
+            score = {c: (x + y, x) for c, x, y in zip(rest, on_row, on_extra) if x + y}
             # those that exclude the most of them first (it before the others), then those
             # over the variables the failing action reads (the counterexample's cone), then the
             # narrower
             cone = _action_reads(spec, h.cti.action)
-            fresh.sort(key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
-                                      len(c.literals) + len(c.conj), len(c.sizes)))
-            if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
-                break  # the same kind of counterexample again: this tier's templates miss it
-            tier_sigs.add(sig)
-            tier_ctis += 1
+            ranked = sorted(score, key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
+                                                  len(c.literals) + len(c.conj), len(c.sizes)))
+            if runs >= max_rounds:
+                break
         tier.seconds = time.perf_counter() - t1
         if done:
             break
@@ -514,6 +548,25 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                       "template tier")
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None],
+           room: int) -> list[K.Candidate]:
+    """The candidates one Houdini run adds (taken out of ``untried``): those
+    ``ranked`` by the counterexamples to induction, then the untried in their order, at most
+    ``room``. A lemma that excludes no counterexample met (it excludes one the others would
+    meet next) still enters, a round at a time."""
+    batch: list[K.Candidate] = []
+    for c in ranked:
+        if len(batch) >= room:
+            break
+        if c in untried:
+            del untried[c]
+            batch.append(c)
+    for c in list(itertools.islice(untried, max(0, room - len(batch)))):
+        del untried[c]
+        batch.append(c)
+    return batch
 
 
 def tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
@@ -561,19 +614,6 @@ def _revive(ev: K.Evaluator, parked: dict[K.Candidate, tuple[str, np.ndarray]],
         new = [c for c, (_, r) in parked.items() if r.tobytes() in gone]
         back += [(c, parked.pop(c)[0]) for c in new]
     return back
-
-
-def _evict(ev: K.Evaluator, pool: list[tuple[K.Candidate, str]], ctis: list[np.ndarray],
-           want: int, cap: int) -> list[tuple[K.Candidate, str]]:
-    """The pool with room for ``want`` more (at most ``cap`` in all): the last added of those
-    that exclude no counterexample to induction met so far leave first."""
-    over = len(pool) + want - cap
-    if over <= 0:
-        return pool
-    useful = K.false_on(ev, [c for c, _ in pool], ctis)
-    idle = [i for i, u in enumerate(useful) if not u]
-    gone = set(idle[len(idle) - min(over, len(idle)):])
-    return [p for i, p in enumerate(pool) if i not in gone]
 
 
 def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
