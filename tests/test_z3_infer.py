@@ -297,8 +297,8 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
 
 def test_a_round_takes_the_ranked_candidates_then_the_untried_in_order():
     """Those the counterexamples rank first, in their order, then the tier's untried ones in
-    theirs, at most the room left; each taken out of the untried, and one ranked but already
-    tried not taken again."""
+    theirs (unless the tier is too big for the pool: then the ranked alone), at most the room
+    left; each taken out of the untried, and one ranked but already tried not taken again."""
     from hwcheck.checker.z3.infer import _round
 
     cands = [K.Candidate((), (K.Literal("==", K.Term("turn", ()), v),)) for v in range(6)]
@@ -307,4 +307,7 @@ def test_a_round_takes_the_ranked_candidates_then_the_untried_in_order():
         [cands[4], cands[2], cands[1], cands[3]]
     assert list(untried) == [cands[5]]
     assert _round([], untried, 0) == [] and list(untried) == [cands[5]]
-    assert _round([cands[3]], untried, 4) == [cands[5]] and not untried
+    assert _round([], untried, 4, fill=False) == [] and list(untried) == [cands[5]]
+    assert _round([cands[5]], untried, 4, fill=False) == [cands[5]] and not untried
+    untried = dict.fromkeys(cands[:2])
+    assert _round([cands[3]], untried, 4) == cands[:2] and not untried

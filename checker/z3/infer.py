@@ -12,15 +12,17 @@
    inductive together with the invariant, unless the invariant itself (or a step leaving the
    domains) breaks: that counterexample to induction ends the tier.
 4. Tiers grow the templates (wider clauses, more bound variables), guided by the
-   counterexamples to induction: the first tier gives all its candidates (up to
-   ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
-   or on the counterexamples of the candidates Houdini dropped that would have excluded it
-   (the lemma each lacked) are added, those that exclude the most first, then those over the
-   variables the failing action reads, and those of the pool that exclude none leave to make
-   room. A candidate Houdini dropped waits outside the pool with the state its dropping step
-   started from, and comes back when a candidate added later is false on that state (the step
-   that dropped it is excluded now). A tier is left when its templates meet the same kind
-   of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
+   counterexamples to induction. The pool only grows: what Houdini kept stays in every later
+   pool (inductive relative to the pool, it stays so as the pool grows; if not, a later run
+   drops it). A round (one Houdini run) adds at most ``max_candidates``: first those that are
+   false on a counterexample met (that exclude it) or on the counterexamples of the
+   candidates Houdini dropped that would have excluded it (the lemma each lacked), those that
+   exclude the most first, then those over the variables the failing action reads; then the
+   tier's untried candidates, narrowest first, so that a lemma that excludes no counterexample
+   met yet still enters. A candidate Houdini dropped waits outside the pool with the state its
+   dropping step started from, and comes back when a candidate added later is false on that
+   state (the step that dropped it is excluded now). A tier is left when it has nothing new
+   to add (every candidate tried, or ``max_pool`` reached), or after ``max_rounds`` runs.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
 same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
@@ -450,8 +452,10 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the tier's candidates not yet given to Houdini, narrowest first, and of them those
         # that exclude a counterexample to induction met so far, those that exclude the most
-        # first: a round takes the ranked ones, then the untried in order
+        # first: a round takes the ranked ones, then, if the whole tier fits in the room the
+        # pool has left (or nothing ranks yet), the untried in order
         untried: dict[K.Candidate, None] = dict.fromkeys(found)
+        whole = len(found) <= max(0, max_pool - len(pool))
         ranked: list[K.Candidate] = []
         if ctis:
             hits = K.excluded(ev, found, ctis)
@@ -461,7 +465,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         runs = 0
         while True:
             room = min(max_candidates, max(0, max_pool - len(pool)))
-            batch = _round(ranked, untried, room)
+            batch = _round(ranked, untried, room, whole or not ctis)
             added = []
             for c in batch:
                 n_names += 1
@@ -526,8 +530,6 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             # that only grows, or Houdini drops it again later
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]
-            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
-                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}")
             rest = list(untried)
             on_row = K.excluded(ev, rest, [row])
             on_extra = K.excluded(ev, rest, extra)
@@ -538,6 +540,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             cone = _action_reads(spec, h.cti.action)
             ranked = sorted(score, key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
                                                   len(c.literals) + len(c.conj), len(c.sizes)))
+            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
+                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}; "
+                f"{len(ranked):,} untried candidate(s) exclude them")
             if runs >= max_rounds:
                 break
         tier.seconds = time.perf_counter() - t1
@@ -550,10 +555,10 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     return rep
 
 
-def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None],
-           room: int) -> list[K.Candidate]:
-    """The candidates one Houdini run adds (taken out of ``untried``): those
-    ``ranked`` by the counterexamples to induction, then the untried in their order, at most
+def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: int,
+           fill: bool = True) -> list[K.Candidate]:
+    """The candidates one Houdini run adds (taken out of ``untried``): those ``ranked`` by
+    the counterexamples to induction, then, with ``fill``, the untried in their order, at most
     ``room``. A lemma that excludes no counterexample met (it excludes one the others would
     meet next) still enters, a round at a time."""
     batch: list[K.Candidate] = []
@@ -563,7 +568,7 @@ def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None],
         if c in untried:
             del untried[c]
             batch.append(c)
-    for c in list(itertools.islice(untried, max(0, room - len(batch)))):
+    for c in list(itertools.islice(untried, max(0, room - len(batch)) if fill else 0)):
         del untried[c]
         batch.append(c)
     return batch
