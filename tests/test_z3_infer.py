@@ -296,18 +296,47 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
 
 
 def test_a_round_takes_the_ranked_candidates_then_the_untried_in_order():
-    """Those the counterexamples rank first, in their order, then the tier's untried ones in
-    theirs (unless the tier is too big for the pool: then the ranked alone), at most the room
-    left; each taken out of the untried, and one ranked but already tried not taken again."""
+    """Those the counterexamples rank, in their order, at most the room left; when none ranks,
+    the tier's untried ones in their order (unless the tier is too big for the pool); each
+    taken out of the untried, and one ranked but already tried not taken again."""
     from hwcheck.checker.z3.infer import _round
 
-    cands = [K.Candidate((), (K.Literal("==", K.Term("turn", ()), v),)) for v in range(6)]
+    cands = [K.Candidate((), (K.Literal("==", K.Term("turn", ()), v),)) for v in range(7)]
     untried = dict.fromkeys(cands[1:])
-    assert _round([cands[4], cands[0], cands[2]], untried, 4) == \
-        [cands[4], cands[2], cands[1], cands[3]]
-    assert list(untried) == [cands[5]]
-    assert _round([], untried, 0) == [] and list(untried) == [cands[5]]
-    assert _round([], untried, 4, fill=False) == [] and list(untried) == [cands[5]]
-    assert _round([cands[5]], untried, 4, fill=False) == [cands[5]] and not untried
-    untried = dict.fromkeys(cands[:2])
-    assert _round([cands[3]], untried, 4) == cands[:2] and not untried
+    assert _round([cands[4], cands[0], cands[2], cands[3]], untried, 2) == \
+        ([cands[4], cands[2]], False)
+    assert list(untried) == [cands[1], cands[3], cands[5], cands[6]]
+    assert _round([cands[0]], untried, 3) == ([cands[1], cands[3], cands[5]], True)  # none ranks
+    assert list(untried) == [cands[6]]
+    assert _round([], untried, 0) == ([], False)
+    assert _round([], untried, 4, fill=False) == ([], False)
+    assert _round([cands[6]], untried, 4, fill=False) == ([cands[6]], False) and not untried
+
+
+def test_a_round_the_solver_gives_up_on_is_undone_and_the_next_tier_goes_on(monkeypatch):
+    """The solver gives up on the first tier's first round: that round leaves the pool, the
+    tier ends unknown, the next tier starts from the pool as it was and proves Mutex, checked
+    again by the ordinary proof; when it gives up on every round, the answer is unknown,
+    saying so, never a proof."""
+    from hwcheck.checker.z3 import infer as inf
+
+    real = inf.houdini
+    calls: list[int] = []
+
+    def flaky(spec, target, pool, *args, **kwargs):
+        calls.append(len(pool))
+        if len(calls) == 1 or always:
+            return inf.Houdini("unknown", sorted(n for n, _ in pool), reason="canceled")
+        return real(spec, target, pool, *args, **kwargs)
+
+    monkeypatch.setattr(inf, "houdini", flaky)
+    always = False
+    rep = infer(build("peterson"), "Mutex")
+    assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
+    assert rep.tiers[0].outcome == "unknown" and rep.tiers[-1].outcome == "proved"
+    assert calls[0] == rep.tiers[0].tried and calls[1] == rep.tiers[1].tried  # nothing kept
+    always = True
+    rep = infer(build("peterson"), "Mutex")
+    assert rep.status == "unknown" and not rep.lemmas and rep.proof is None
+    assert all(t.outcome == "unknown" for t in rep.tiers) and len(rep.tiers) == len(inf.TIERS)
+    assert "the solver gave up on a round: canceled" in rep.reason

@@ -127,7 +127,6 @@ def reachable(spec: Spec, inv: str, max_states: int) -> tuple[np.ndarray, bool,
 class _Case:
     case: Case
     solver: z3.Solver
-    act: z3.BoolRef  # this run's query: assumed, it asks for a step that breaks the pool
     names: list[str]  # every candidate the solver holds behind its selector
     pre: T.State
     post: T.State
@@ -164,11 +163,10 @@ class Terms:
         self.bad: dict[Any, z3.BoolRef] = {}  # a candidate selected and broken by the step
         self.init: dict[str, bool] = {}
         # each case's solver (per target), with the candidates it holds behind selectors:
-        # a later run adds only its new candidates, and asks its own query behind a literal
-        # of its own (an earlier run's, not assumed, constrains nothing)
+        # a later run adds only its new candidates, and replaces the query (pushed above
+        # them) with its own
         self.solver: dict[Any, tuple[z3.Solver, list[str], set[str]]] = {}
         self.sel: dict[str, tuple[z3.BoolRef, z3.BoolRef]] = {}
-        self.runs = 0
 
 
 def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
@@ -193,8 +191,6 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             b = z3.Bool(f"sel!{n}")
             terms.sel[n] = (b, z3.Not(b))
     sels = {n: terms.sel[n][0] for n, _ in pool}
-    terms.runs += 1
-    act = z3.Bool(f"run!{terms.runs}")
     reads = {n: {x.var.name for x in walk(e) if isinstance(x, Read)} for n, e in exprs}
     targets = {n for n, _ in target}
     work: list[_Case] = []
@@ -227,8 +223,10 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 s.add(*base)
                 for name in sorted(targets):
                     s.add(T._zb(hyps[name]))
+                s.push()  # the query of the run before: none yet
                 terms.solver[skey] = (s, [], set())
             s, names, held = terms.solver[skey]
+            s.pop()
             changed = []
             for var in spec.variables:
                 for c_pre, c_post in zip(pre[var.name], eff.post[var.name]):
@@ -260,8 +258,9 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if gkey not in terms.bad:
                     terms.bad[gkey] = z3.And(sels[name], T._zb(T.mk_not(g)))
                 bad.append(terms.bad[gkey])
-            s.add(z3.Implies(act, T._zb(T.mk_or(bad))))
-            work.append(_Case(case, s, act, names, pre, eff.post, eff.checks, goals, wd, base,
+            s.push()
+            s.add(T._zb(T.mk_or(bad)))
+            work.append(_Case(case, s, names, pre, eff.post, eff.checks, goals, wd, base,
                               hyps))
     out = Houdini(Verdict.HOLDS, [])
     if note:
@@ -326,7 +325,7 @@ GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
 
 def _assumptions(terms: Terms, wc: _Case, on: set[str]) -> list[z3.BoolRef]:
     """A case's query with the candidates of ``on`` as hypotheses, and no other."""
-    return [wc.act] + [terms.sel[n][0] if n in on else terms.sel[n][1] for n in wc.names]
+    return [terms.sel[n][0] if n in on else terms.sel[n][1] for n in wc.names]
 
 
 def _greedy(work: list[_Case], terms: Terms, order: list[str]) -> set[str]:
@@ -441,6 +440,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     parked: dict[K.Candidate, tuple[str, np.ndarray]] = {}
     n_names = 0
     done = False
+    gave_up = ""  # why the solver last gave up on a round
     terms = Terms(spec)
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
@@ -452,8 +452,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
         # the tier's candidates not yet given to Houdini, narrowest first, and of them those
         # that exclude a counterexample to induction met so far, those that exclude the most
-        # first: a round takes the ranked ones, then, if the whole tier fits in the room the
-        # pool has left (or nothing ranks yet), the untried in order
+        # first: a round takes the ranked ones; when none is left (or nothing ranks yet), the
+        # untried in order, if the whole tier fits in the room the pool has left
         untried: dict[K.Candidate, None] = dict.fromkeys(found)
         whole = len(found) <= max(0, max_pool - len(pool))
         ranked: list[K.Candidate] = []
@@ -463,14 +463,21 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
         runs = 0
+        # the pool before the tier's first round of untried candidates, and what Houdini
+        # dropped since: if the solver gives up, those rounds are undone
+        unranked: list[tuple[K.Candidate, str]] | None = None
+        dropped: set[str] = set()
         while True:
             room = min(max_candidates, max(0, max_pool - len(pool)))
-            batch = _round(ranked, untried, room, whole or not ctis)
+            batch, filled = _round(ranked, untried, room, whole or not ctis)
+            if filled and unranked is None:
+                unranked = list(pool)
             added = []
             for c in batch:
                 n_names += 1
                 added.append((c, f"Inferred{n_names}"))
             back = _revive(ev, parked, batch)
+            before = list(pool)
             if (runs or ctis) and not added and not back:
                 if not runs:
                     tier.outcome = "cti"  # the pool as it was: its counterexample stands
@@ -494,10 +501,17 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             for c, n in pool:
                 if n in h.dropped:
                     parked[c] = (n, h.dropped[n])
+            dropped |= set(h.dropped)
             if h.status == Verdict.UNKNOWN:
+                # the round is undone, and the tier's rounds of untried candidates with it
+                # (what they dropped stays dropped: a step that breaks a candidate in a pool
+                # breaks it in a smaller one); the next tiers go on from the pool as it was
                 tier.outcome = "unknown"
-                rep.reason = f"the solver gave up ({h.reason}); not a proof"
-                done = True
+                gave_up = h.reason
+                pool = [(c, n) for c, n in (before if unranked is None else unranked)
+                        if n not in dropped]
+                say(f"the solver gave up ({h.reason}): the pool goes back to "
+                    f"{len(pool):,} candidate(s), and the tier ends")
                 break
             if h.status == Verdict.HOLDS:
                 kept = set(h.kept)
@@ -550,17 +564,18 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             break
     else:
         rep.reason = (f"no inductive strengthening among {len(seen):,} candidate(s) of every "
-                      "template tier")
+                      "template tier"
+                      f"{f' (the solver gave up on a round: {gave_up})' if gave_up else ''}")
     rep.seconds = time.perf_counter() - t0
     return rep
 
 
 def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: int,
-           fill: bool = True) -> list[K.Candidate]:
+           fill: bool = True) -> tuple[list[K.Candidate], bool]:
     """The candidates one Houdini run adds (taken out of ``untried``): those ``ranked`` by
-    the counterexamples to induction, then, with ``fill``, the untried in their order, at most
-    ``room``. A lemma that excludes no counterexample met (it excludes one the others would
-    meet next) still enters, a round at a time."""
+    the counterexamples to induction, at most ``room``; with none ranked and ``fill``, the
+    untried in their order (then True). A lemma that excludes no counterexample met (it
+    excludes one the others would meet next) still enters, a round at a time."""
     batch: list[K.Candidate] = []
     for c in ranked:
         if len(batch) >= room:
@@ -568,10 +583,12 @@ def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: in
         if c in untried:
             del untried[c]
             batch.append(c)
-    for c in list(itertools.islice(untried, max(0, room - len(batch)) if fill else 0)):
+    if batch or not fill:
+        return batch, False
+    for c in list(itertools.islice(untried, room)):
         del untried[c]
         batch.append(c)
-    return batch
+    return batch, bool(batch)
 
 
 def tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
