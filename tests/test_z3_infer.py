@@ -268,10 +268,11 @@ def test_a_dropped_candidate_comes_back_once_a_new_one_excludes_the_step_that_dr
 
 def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_round_at_a_time(
         monkeypatch):
-    """Rounds of 20 candidates on Peterson: every candidate Houdini kept is in the next
-    Houdini run's pool (never evicted, even one that excludes no counterexample to induction),
-    every candidate of the first tier enters over its rounds, those that exclude no
-    counterexample included, and Mutex is proved, checked again by the ordinary proof."""
+    """Rounds of 20 candidates on Peterson, the untried ones let in: every candidate Houdini
+    kept is in the next Houdini run's pool (never evicted, even one that excludes no
+    counterexample to induction), every candidate of the first tier enters over its rounds,
+    those that exclude no counterexample included, and Mutex is proved, checked again by the
+    ordinary proof."""
     from hwcheck.checker.z3 import infer as inf
 
     runs: list[tuple[list[str], list[str]]] = []
@@ -283,7 +284,7 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
         return h
 
     monkeypatch.setattr(inf, "houdini", houdini)
-    rep = infer(build("peterson"), "Mutex", max_candidates=20)
+    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True)
     assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
     first = rep.tiers[0]
     assert first.outcome == "cti" and first.generated > 20

@@ -14,15 +14,17 @@
 4. Tiers grow the templates (wider clauses, more bound variables), guided by the
    counterexamples to induction. The pool only grows: what Houdini kept stays in every later
    pool (inductive relative to the pool, it stays so as the pool grows; if not, a later run
-   drops it). A round (one Houdini run) adds at most ``max_candidates``: first those that are
+   drops it). A round (one Houdini run) adds at most ``max_candidates`` of the tier: those
    false on a counterexample met (that exclude it) or on the counterexamples of the
    candidates Houdini dropped that would have excluded it (the lemma each lacked), those that
-   exclude the most first, then those over the variables the failing action reads; then the
-   tier's untried candidates, narrowest first, so that a lemma that excludes no counterexample
-   met yet still enters. A candidate Houdini dropped waits outside the pool with the state its
-   dropping step started from, and comes back when a candidate added later is false on that
-   state (the step that dropped it is excluded now). A tier is left when it has nothing new
-   to add (every candidate tried, or ``max_pool`` reached), or after ``max_rounds`` runs.
+   exclude the most first, then those over the variables the failing action reads; when none
+   does, the tier's untried candidates, narrowest first, if the whole tier fits in the room
+   ``max_pool`` leaves, so that a lemma that excludes no counterexample met yet still enters.
+   A candidate Houdini dropped waits outside the pool with the state its dropping step
+   started from, and comes back when a candidate added later is false on that state (the step
+   that dropped it is excluded now). A tier is left when it has nothing new to add, after
+   ``max_rounds`` runs, or when the solver gives up on a run: then its rounds of untried
+   candidates are undone, and the next tier goes on.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
 same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
@@ -408,13 +410,15 @@ DROPPED_ROWS = 16  # the most counterexamples of dropped candidates taken from o
 def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
-          max_pool: int = 40_000, max_rounds: int = 8,
+          max_pool: int = 40_000, max_rounds: int = 8, untried: bool = False,
           tiers: Sequence[tuple[int, ...]] = TIERS,
           note: Callable[[str], object] | None = None) -> InferReport:
     """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides).
     ``max_candidates``: the most candidates one Houdini run adds to the pool; ``max_pool``:
     the most it holds with them (what Houdini keeps stays, and the candidates it dropped that
-    come back may pass it); ``max_rounds``: the most Houdini runs of a tier."""
+    come back may pass it); ``max_rounds``: the most Houdini runs of a tier; ``untried``: when
+    the counterexamples met rank none of a tier's candidates, its untried ones enter a round
+    at a time (if the whole tier fits in the pool)."""
     t0 = time.perf_counter()
     say = note or (lambda s: None)
     target = [(inv, spec.invariant_named(inv).expr)] + list(given)
@@ -454,8 +458,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         # that exclude a counterexample to induction met so far, those that exclude the most
         # first: a round takes the ranked ones; when none is left (or nothing ranks yet), the
         # untried in order, if the whole tier fits in the room the pool has left
-        untried: dict[K.Candidate, None] = dict.fromkeys(found)
-        whole = len(found) <= max(0, max_pool - len(pool))
+        left: dict[K.Candidate, None] = dict.fromkeys(found)
+        whole = untried and len(found) <= max(0, max_pool - len(pool))
         ranked: list[K.Candidate] = []
         if ctis:
             hits = K.excluded(ev, found, ctis)
@@ -469,7 +473,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
         dropped: set[str] = set()
         while True:
             room = min(max_candidates, max(0, max_pool - len(pool)))
-            batch, filled = _round(ranked, untried, room, whole or not ctis)
+            batch, filled = _round(ranked, left, room, whole or not ctis)
             if filled and unranked is None:
                 unranked = list(pool)
             added = []
@@ -490,7 +494,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 f"{f' ({ex} existential)' if ex else ''}"
                 f"{f', an existential conjunction of up to {k}' if k else ''}, "
                 f"round {runs}: {tier.generated:,} "
-                f"candidate(s) hold in the explored states, {len(untried):,} not yet tried; "
+                f"candidate(s) hold in the explored states, {len(left):,} not yet tried; "
                 f"{len(pool):,} in the pool"
                 f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
@@ -544,7 +548,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             # that only grows, or Houdini drops it again later
             kept = set(h.kept)
             pool = [(c, n) for c, n in pool if n in kept]
-            rest = list(untried)
+            rest = list(left)
             on_row = K.excluded(ev, rest, [row])
             on_extra = K.excluded(ev, rest, extra)
             score = {c: (x + y, x) for c, x, y in zip(rest, on_row, on_extra) if x + y}
