@@ -264,3 +264,80 @@ def test_a_dropped_candidate_comes_back_once_a_new_one_excludes_the_step_that_dr
     assert K.falsified(ev, [never_crit, turn_0], [crit, turn1, idle]).tolist() == \
         [[True, False, False], [False, True, False]]
 
+
+
+def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_round_at_a_time(
+        monkeypatch):
+    """Rounds of 20 candidates on Peterson, the untried ones let in: every candidate Houdini
+    kept is in the next Houdini run's pool (never evicted, even one that excludes no
+    counterexample to induction), every candidate of the first tier enters over its rounds,
+    those that exclude no counterexample included, and Mutex is proved, checked again by the
+    ordinary proof."""
+    from hwcheck.checker.z3 import infer as inf
+
+    runs: list[tuple[list[str], list[str]]] = []
+    real = inf.houdini
+
+    def houdini(spec, target, pool, *args, **kwargs):
+        h = real(spec, target, pool, *args, **kwargs)
+        runs.append(([n for n, _ in pool], list(h.kept)))
+        return h
+
+    monkeypatch.setattr(inf, "houdini", houdini)
+    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True)
+    assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
+    first = rep.tiers[0]
+    assert first.outcome == "cti" and first.generated > 20
+    assert first.tried == first.generated and first.pool == first.generated
+    assert len(runs) >= 3
+    for (_, kept), (pool, _) in zip(runs, runs[1:]):
+        assert set(kept) <= set(pool)
+    assert all(len(set(pool) - set(before)) <= 20 for (before, _), (pool, _) in
+               zip(runs, runs[1:]))  # a round adds at most its 20 (and those that come back)
+
+
+def test_a_round_takes_the_ranked_candidates_then_the_untried_in_order():
+    """Those the counterexamples rank, in their order, at most the room left; when none ranks,
+    the tier's untried ones in their order (unless the tier is too big for the pool); each
+    taken out of the untried, and one ranked but already tried not taken again."""
+    from hwcheck.checker.z3.infer import _round
+
+    cands = [K.Candidate((), (K.Literal("==", K.Term("turn", ()), v),)) for v in range(7)]
+    untried = dict.fromkeys(cands[1:])
+    assert _round([cands[4], cands[0], cands[2], cands[3]], untried, 2) == \
+        ([cands[4], cands[2]], False)
+    assert list(untried) == [cands[1], cands[3], cands[5], cands[6]]
+    assert _round([cands[0]], untried, 3) == ([cands[1], cands[3], cands[5]], True)  # none ranks
+    assert list(untried) == [cands[6]]
+    assert _round([], untried, 0) == ([], False)
+    assert _round([], untried, 4, fill=False) == ([], False)
+    assert _round([cands[6]], untried, 4, fill=False) == ([cands[6]], False) and not untried
+
+
+def test_a_round_the_solver_gives_up_on_is_undone_and_the_next_tier_goes_on(monkeypatch):
+    """The solver gives up on the first tier's first round: that round leaves the pool, the
+    tier ends unknown, the next tier starts from the pool as it was and proves Mutex, checked
+    again by the ordinary proof; when it gives up on every round, the answer is unknown,
+    saying so, never a proof."""
+    from hwcheck.checker.z3 import infer as inf
+
+    real = inf.houdini
+    calls: list[int] = []
+
+    def flaky(spec, target, pool, *args, **kwargs):
+        calls.append(len(pool))
+        if len(calls) == 1 or always:
+            return inf.Houdini("unknown", sorted(n for n, _ in pool), reason="canceled")
+        return real(spec, target, pool, *args, **kwargs)
+
+    monkeypatch.setattr(inf, "houdini", flaky)
+    always = False
+    rep = infer(build("peterson"), "Mutex")
+    assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
+    assert rep.tiers[0].outcome == "unknown" and rep.tiers[-1].outcome == "proved"
+    assert calls[0] == rep.tiers[0].tried and calls[1] == rep.tiers[1].tried  # nothing kept
+    always = True
+    rep = infer(build("peterson"), "Mutex")
+    assert rep.status == "unknown" and not rep.lemmas and rep.proof is None
+    assert all(t.outcome == "unknown" for t in rep.tiers) and len(rep.tiers) == len(inf.TIERS)
+    assert "the solver gave up on a round: canceled" in rep.reason

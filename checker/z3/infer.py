@@ -12,15 +12,19 @@
    inductive together with the invariant, unless the invariant itself (or a step leaving the
    domains) breaks: that counterexample to induction ends the tier.
 4. Tiers grow the templates (wider clauses, more bound variables), guided by the
-   counterexamples to induction: the first tier gives all its candidates (up to
-   ``max_candidates``); after a counterexample only candidates false on it (that exclude it)
-   or on the counterexamples of the candidates Houdini dropped that would have excluded it
-   (the lemma each lacked) are added, those that exclude the most first, then those over the
-   variables the failing action reads, and those of the pool that exclude none leave to make
-   room. A candidate Houdini dropped waits outside the pool with the state its dropping step
+   counterexamples to induction. The pool only grows: what Houdini kept stays in every later
+   pool (inductive relative to the pool, it stays so as the pool grows; if not, a later run
+   drops it). A round (one Houdini run) adds at most ``max_candidates`` of the tier: those
+   false on a counterexample met (that exclude it) or on the counterexamples of the
+   candidates Houdini dropped that would have excluded it (the lemma each lacked), those that
+   exclude the most first, then those over the variables the failing action reads; when none
+   does, the tier's untried candidates, narrowest first, if the whole tier fits in the room
+   ``max_pool`` leaves, so that a lemma that excludes no counterexample met yet still enters.
+   A candidate Houdini dropped waits outside the pool with the state its dropping step
    started from, and comes back when a candidate added later is false on that state (the step
-   that dropped it is excluded now). A tier is left when its templates meet the same kind
-   of counterexample (action case, broken conjunct) twice, or after ``max_rounds``.
+   that dropped it is excluded now). A tier is left when it has nothing new to add, after
+   ``max_rounds`` runs, or when the solver gives up on a run: then its rounds of untried
+   candidates are undone, and the next tier goes on.
 
 The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
 same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
@@ -30,6 +34,7 @@ candidates: Houdini and the final check decide, never the filter.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +88,7 @@ class TierReport:
     outcome: str  # proved | cti | unknown
     exists: int = 0  # of the bound variables, existential
     conj: int = 0  # the most literals of an existential conjunction (0: none)
+    pool: int = 0  # the most candidates Houdini held at once
 
 
 @dataclass
@@ -123,6 +129,7 @@ def reachable(spec: Spec, inv: str, max_states: int) -> tuple[np.ndarray, bool,
 class _Case:
     case: Case
     solver: z3.Solver
+    names: list[str]  # every candidate the solver holds behind its selector
     pre: T.State
     post: T.State
     checks: list[tuple[str, T.Term]]
@@ -155,7 +162,13 @@ class Terms:
         self.hyp: dict[Any, T.Term] = {}
         self.eff: dict[Any, T.Effect] = {}
         self.goal: dict[Any, T.Term | None] = {}
+        self.bad: dict[Any, z3.BoolRef] = {}  # a candidate selected and broken by the step
         self.init: dict[str, bool] = {}
+        # each case's solver (per target), with the candidates it holds behind selectors:
+        # a later run adds only its new candidates, and replaces the query (pushed above
+        # them) with its own
+        self.solver: dict[Any, tuple[z3.Solver, list[str], set[str]]] = {}
+        self.sel: dict[str, tuple[z3.BoolRef, z3.BoolRef]] = {}
 
 
 def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
@@ -175,7 +188,11 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
     alive = {n for n, _ in pool if terms.init[n]}
     exprs = list(target) + list(pool)
     split = index_scalars(spec, [e for _, e in exprs])
-    sels = {n: z3.Bool(f"sel!{n}") for n, _ in pool}
+    for n, _ in pool:
+        if n not in terms.sel:
+            b = z3.Bool(f"sel!{n}")
+            terms.sel[n] = (b, z3.Not(b))
+    sels = {n: terms.sel[n][0] for n, _ in pool}
     reads = {n: {x.var.name for x in walk(e) if isinstance(x, Read)} for n, e in exprs}
     targets = {n for n, _ in target}
     work: list[_Case] = []
@@ -200,10 +217,18 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             eff = terms.eff[ekey]
             if eff.guard is False:
                 continue
-            s = _solver(timeout)
             base = [T._zb(f) for f in T.domain(spec, pre) + [T.to_bool(eff.guard)]
                     if f is not True]
-            s.add(*base)
+            skey = (ekey, tuple(sorted(targets)))
+            if skey not in terms.solver:
+                s = _solver(timeout)
+                s.add(*base)
+                for name in sorted(targets):
+                    s.add(T._zb(hyps[name]))
+                s.push()  # the query of the run before: none yet
+                terms.solver[skey] = (s, [], set())
+            s, names, held = terms.solver[skey]
+            s.pop()
             changed = []
             for var in spec.variables:
                 for c_pre, c_post in zip(pre[var.name], eff.post[var.name]):
@@ -214,10 +239,10 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             goals: dict[str, T.Term] = {}
             bad = [T.mk_not(wd)]
             for name, e in exprs:
-                if name in targets:
-                    s.add(T._zb(hyps[name]))
-                else:
+                if name not in targets and name not in held:
                     s.add(z3.Implies(sels[name], T._zb(hyps[name])))
+                    held.add(name)
+                    names.append(name)
                 if not reads[name] & case.inst.action.modifies:
                     continue  # the action leaves its variables as they were
                 gkey = (ekey, name)
@@ -229,10 +254,16 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if g is None:
                     continue
                 goals[name] = g
-                bad.append(T.mk_not(g) if name in targets
-                           else z3.And(sels[name], T._zb(T.mk_not(g))))
+                if name in targets:
+                    bad.append(T.mk_not(g))
+                    continue
+                if gkey not in terms.bad:
+                    terms.bad[gkey] = z3.And(sels[name], T._zb(T.mk_not(g)))
+                bad.append(terms.bad[gkey])
+            s.push()
             s.add(T._zb(T.mk_or(bad)))
-            work.append(_Case(case, s, pre, eff.post, eff.checks, goals, wd, base, hyps))
+            work.append(_Case(case, s, names, pre, eff.post, eff.checks, goals, wd, base,
+                              hyps))
     out = Houdini(Verdict.HOLDS, [])
     if note:
         note(f"Houdini: {len(work)} case(s) built, {time.perf_counter() - t_start:.1f} s")
@@ -245,9 +276,8 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if not any(n in alive or n in targets for n in wc.goals) and \
                         T.is_const(wc.wd) and wc.wd is True:
                     break
-                assumptions = [sels[n] if n in alive else z3.Not(sels[n]) for n in sels]
                 t0 = time.perf_counter()
-                r = wc.solver.check(*assumptions)
+                r = wc.solver.check(*_assumptions(terms, wc, alive))
                 out.queries += 1
                 if r == z3.unsat:
                     break
@@ -287,7 +317,7 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 break
             kept = needed
         if len(kept) <= GREEDY:
-            kept = _greedy(work, sels, [n for n in reversed(out.kept) if n in kept])
+            kept = _greedy(work, terms, [n for n in reversed(out.kept) if n in kept])
         out.kept = [n for n in out.kept if n in kept]
     return out
 
@@ -295,14 +325,18 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
 GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
 
 
-def _greedy(work: list[_Case], sels: dict[str, z3.BoolRef], order: list[str]) -> set[str]:
+def _assumptions(terms: Terms, wc: _Case, on: set[str]) -> list[z3.BoolRef]:
+    """A case's query with the candidates of ``on`` as hypotheses, and no other."""
+    return [terms.sel[n][0] if n in on else terms.sel[n][1] for n in wc.names]
+
+
+def _greedy(work: list[_Case], terms: Terms, order: list[str]) -> set[str]:
     """Drop each lemma (in ``order``: the last found, widest, first) whose removal leaves the
     rest inductive with the target: every case's query unsat with it deselected."""
     kept = set(order)
     for x in order:
         trial = kept - {x}
-        assumptions = [sels[n] if n in trial else z3.Not(sels[n]) for n in sels]
-        if all(wc.solver.check(*assumptions) == z3.unsat for wc in work):
+        if all(wc.solver.check(*_assumptions(terms, wc, trial)) == z3.unsat for wc in work):
             kept = trial
     return kept
 
@@ -376,10 +410,15 @@ DROPPED_ROWS = 16  # the most counterexamples of dropped candidates taken from o
 def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
-          max_rounds: int = 8,
+          max_pool: int = 40_000, max_rounds: int = 8, untried: bool = False,
           tiers: Sequence[tuple[int, ...]] = TIERS,
           note: Callable[[str], object] | None = None) -> InferReport:
-    """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides)."""
+    """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides).
+    ``max_candidates``: the most candidates one Houdini run adds to the pool; ``max_pool``:
+    the most it holds with them (what Houdini keeps stays, and the candidates it dropped that
+    come back may pass it); ``max_rounds``: the most Houdini runs of a tier; ``untried``: when
+    the counterexamples met rank none of a tier's candidates, its untried ones enter a round
+    at a time (if the whole tier fits in the pool)."""
     t0 = time.perf_counter()
     say = note or (lambda s: None)
     target = [(inv, spec.invariant_named(inv).expr)] + list(given)
@@ -405,6 +444,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     parked: dict[K.Candidate, tuple[str, np.ndarray]] = {}
     n_names = 0
     done = False
+    gave_up = ""  # why the solver last gave up on a round
     terms = Terms(spec)
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
@@ -414,38 +454,48 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                  for c in tier_candidates(ev, vocab, sizes, width, ex, k) if c not in seen]
         seen.update(found)
         found.sort(key=lambda c: (len(c.literals) + len(c.conj), len(c.sizes)))
-        # the first tier gives all its candidates; a later one those that exclude a
-        # counterexample to induction met so far, and after each new one, those excluding it
-        if not pool and not ctis:
-            fresh = found
-        else:  # those that exclude the most counterexamples first
+        # the tier's candidates not yet given to Houdini, narrowest first, and of them those
+        # that exclude a counterexample to induction met so far, those that exclude the most
+        # first: a round takes the ranked ones; when none is left (or nothing ranks yet), the
+        # untried in order, if the whole tier fits in the room the pool has left
+        left: dict[K.Candidate, None] = dict.fromkeys(found)
+        whole = untried and len(found) <= max(0, max_pool - len(pool))
+        ranked: list[K.Candidate] = []
+        if ctis:
             hits = K.excluded(ev, found, ctis)
-            fresh = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
+            ranked = [found[i] for _, i in sorted((-x, i) for i, x in enumerate(hits) if x)]
         tier = TierReport(width, nb, len(found), 0, 0, 0, 0, 0.0, "", ex, k)
         rep.tiers.append(tier)
-        tier_ctis = 0
-        tier_sigs: set[tuple[str, str]] = set()
+        runs = 0
+        # the pool before the tier's first round of untried candidates, and what Houdini
+        # dropped since: if the solver gives up, those rounds are undone
+        unranked: list[tuple[K.Candidate, str]] | None = None
+        dropped: set[str] = set()
         while True:
-            if ctis and fresh:  # make room: what excludes no counterexample goes first
-                pool = _evict(ev, pool, ctis, min(len(fresh), max_candidates // 2),
-                              max_candidates)
-            room = max(0, max_candidates - len(pool))
+            room = min(max_candidates, max(0, max_pool - len(pool)))
+            batch, filled = _round(ranked, left, room, whole or not ctis)
+            if filled and unranked is None:
+                unranked = list(pool)
             added = []
-            for c in fresh[:room]:
+            for c in batch:
                 n_names += 1
                 added.append((c, f"Inferred{n_names}"))
-            taken = set(fresh[:room])
-            back = _revive(ev, parked, [c for c, _ in added])
+            back = _revive(ev, parked, batch)
+            before = list(pool)
+            if (runs or ctis) and not added and not back:
+                if not runs:
+                    tier.outcome = "cti"  # the pool as it was: its counterexample stands
+                break  # nothing new: every candidate of the tier tried, or the pool full
             pool += back + added
-            if ctis and not taken and not back and tier.tried:
-                break  # the pool is full, or nothing new excludes the counterexample
-            found = [c for c in found if c not in taken]
-            tier.tried = len(pool)
+            runs += 1
+            tier.tried += len(added)
+            tier.pool = max(tier.pool, len(pool))
             say(f"tier {width} literal(s), {nb} bound variable(s)"
                 f"{f' ({ex} existential)' if ex else ''}"
-                f"{f', an existential conjunction of up to {k}' if k else ''}: "
-                f"{tier.generated:,} "
-                f"candidate(s) hold in the explored states; {len(pool):,} in the pool"
+                f"{f', an existential conjunction of up to {k}' if k else ''}, "
+                f"round {runs}: {tier.generated:,} "
+                f"candidate(s) hold in the explored states, {len(left):,} not yet tried; "
+                f"{len(pool):,} in the pool"
                 f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
@@ -455,10 +505,17 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
             for c, n in pool:
                 if n in h.dropped:
                     parked[c] = (n, h.dropped[n])
+            dropped |= set(h.dropped)
             if h.status == Verdict.UNKNOWN:
+                # the round is undone, and the tier's rounds of untried candidates with it
+                # (what they dropped stays dropped: a step that breaks a candidate in a pool
+                # breaks it in a smaller one); the next tiers go on from the pool as it was
                 tier.outcome = "unknown"
-                rep.reason = f"the solver gave up ({h.reason}); not a proof"
-                done = True
+                gave_up = h.reason
+                pool = [(c, n) for c, n in (before if unranked is None else unranked)
+                        if n not in dropped]
+                say(f"the solver gave up ({h.reason}): the pool goes back to "
+                    f"{len(pool):,} candidate(s), and the tier ends")
                 break
             if h.status == Verdict.HOLDS:
                 kept = set(h.kept)
@@ -487,33 +544,55 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                          zip(lost, K.false_on(ev, [c for c, _ in lost], [row])) if x]
             extra = list({r.tobytes(): r for r in lost_rows}.values())[:DROPPED_ROWS]
             ctis += [row] + extra
+            # what Houdini kept stays in every later pool: it is inductive relative to a pool
+            # that only grows, or Houdini drops it again later
             kept = set(h.kept)
-            pool = [(c, n) for c, n in pool if n in kept]  # the others are not inductive
-            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
-                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}")
-            sig = (h.cti.case, h.cti.goal)
-            on_row = K.excluded(ev, found, [row])
-            on_extra = K.excluded(ev, found, extra)
-            score = {c: (x + y, x) for c, x, y in zip(found, on_row, on_extra) if x + y}
-            fresh = [c for c in found if c in score]
+            pool = [(c, n) for c, n in pool if n in kept]
+            rest = list(left)
+            on_row = K.excluded(ev, rest, [row])
+            on_extra = K.excluded(ev, rest, extra)
+            score = {c: (x + y, x) for c, x, y in zip(rest, on_row, on_extra) if x + y}
             # those that exclude the most of them first (it before the others), then those
             # over the variables the failing action reads (the counterexample's cone), then the
             # narrower
             cone = _action_reads(spec, h.cti.action)
-            fresh.sort(key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
-                                      len(c.literals) + len(c.conj), len(c.sizes)))
-            if not fresh or tier_ctis >= max_rounds or sig in tier_sigs:
-                break  # the same kind of counterexample again: this tier's templates miss it
-            tier_sigs.add(sig)
-            tier_ctis += 1
+            ranked = sorted(score, key=lambda c: (-score[c][0], -score[c][1], -_share(c, cone),
+                                                  len(c.literals) + len(c.conj), len(c.sizes)))
+            say(f"counterexample to induction: {h.cti.case} breaks {h.cti.goal}"
+                f"{f', and {len(extra)} of candidates it dropped' if extra else ''}; "
+                f"{len(ranked):,} untried candidate(s) exclude them")
+            if runs >= max_rounds:
+                break
         tier.seconds = time.perf_counter() - t1
         if done:
             break
     else:
         rep.reason = (f"no inductive strengthening among {len(seen):,} candidate(s) of every "
-                      "template tier")
+                      "template tier"
+                      f"{f' (the solver gave up on a round: {gave_up})' if gave_up else ''}")
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: int,
+           fill: bool = True) -> tuple[list[K.Candidate], bool]:
+    """The candidates one Houdini run adds (taken out of ``untried``): those ``ranked`` by
+    the counterexamples to induction, at most ``room``; with none ranked and ``fill``, the
+    untried in their order (then True). A lemma that excludes no counterexample met (it
+    excludes one the others would meet next) still enters, a round at a time."""
+    batch: list[K.Candidate] = []
+    for c in ranked:
+        if len(batch) >= room:
+            break
+        if c in untried:
+            del untried[c]
+            batch.append(c)
+    if batch or not fill:
+        return batch, False
+    for c in list(itertools.islice(untried, room)):
+        del untried[c]
+        batch.append(c)
+    return batch, bool(batch)
 
 
 def tier_candidates(ev: K.Evaluator, vocab: K.Vocabulary, sizes: tuple[int, ...], width: int,
@@ -561,19 +640,6 @@ def _revive(ev: K.Evaluator, parked: dict[K.Candidate, tuple[str, np.ndarray]],
         new = [c for c, (_, r) in parked.items() if r.tobytes() in gone]
         back += [(c, parked.pop(c)[0]) for c in new]
     return back
-
-
-def _evict(ev: K.Evaluator, pool: list[tuple[K.Candidate, str]], ctis: list[np.ndarray],
-           want: int, cap: int) -> list[tuple[K.Candidate, str]]:
-    """The pool with room for ``want`` more (at most ``cap`` in all): the last added of those
-    that exclude no counterexample to induction met so far leave first."""
-    over = len(pool) + want - cap
-    if over <= 0:
-        return pool
-    useful = K.false_on(ev, [c for c, _ in pool], ctis)
-    idle = [i for i, u in enumerate(useful) if not u]
-    gone = set(idle[len(idle) - min(over, len(idle)):])
-    return [p for i, p in enumerate(pool) if i not in gone]
 
 
 def lemmas_file(spec: Spec, inv: str, lemmas: Sequence[Lemma]) -> str:
