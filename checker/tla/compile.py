@@ -595,12 +595,7 @@ class Compiler:
             return
         var = self._leaf[(name, path)]
         if sh.kind == "set":
-            bs, outside = self.bits(t, sh.members, pos)
-            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
-                     for b in bs]
-            if not _false(outside):  # a member outside: a read past the last bit
-                cells[0] = L.ite(outside, var[idx + (len(sh.members),)], cells[0])
-            out += [(var[idx + (k,)], c) for k, c in enumerate(cells)]
+            out += self._bit_cells(t, sh.members, var, idx, pos)
             return
         value = L.ite(self.as_kind(t, "bool", pos), 1, 0) if sh.kind == "bool" else \
             self.as_kind(t, sh.kind, pos)
@@ -2213,6 +2208,17 @@ class Compiler:
         self._cells(enc, dims, self.fn_of(t, rhs.pos), (), out, rhs.pos)
         return out
 
+    def _bit_cells(self, t: Term, members: tuple[Value, ...], arr: Any, idx: tuple[int, ...],
+                   pos: Pos) -> list[tuple[Any, Any]]:
+        """The set ``t`` written a bit a member to ``arr[idx + (k,)]``: (cell, value) pairs (a
+        member outside ``members``: a read past the last bit, the kernel's domain error)."""
+        bs, outside = self.bits(t, members, pos)
+        cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
+                 for b in bs]
+        if not _false(outside):
+            cells[0] = L.ite(outside, arr[idx + (len(members),)], cells[0])
+        return [(arr[idx + (k,)], c) for k, c in enumerate(cells)]
+
     def _cells(self, enc: Enc, dims: tuple[tuple[Value, ...], ...], t: Term,
                idx: tuple[int, ...], out: list[tuple[Any, Any]], pos: Pos) -> None:
         arr = self.reads[enc.name]
@@ -2220,12 +2226,7 @@ class Compiler:
             if t[0] == "err":
                 out.append((arr[idx + (0,)], self.error("int", pos)))
                 return
-            bs, outside = self.bits(t, enc.members, pos)
-            cells = [L.ite(b, 1, 0) if not isinstance(b, L.Const) else L.Const(int(b.value))
-                     for b in bs]
-            if not _false(outside):  # a member outside: a read past the last bit
-                cells[0] = L.ite(outside, arr[idx + (len(enc.members),)], cells[0])
-            out += [(arr[idx + (k,)], c) for k, c in enumerate(cells)]
+            out += self._bit_cells(t, enc.members, arr, idx, pos)
             return
         if not dims:
             out.append((arr[idx], self._store(enc, t, pos)))
