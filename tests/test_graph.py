@@ -690,7 +690,7 @@ def test_a_level_is_ordered_by_the_workers_as_numpy_orders_it(n, kind, workers, 
         assert np.array_equal(rank[want], np.arange(n))
     finally:
         if source.pool is not None:
-            source.pool.shutdown()
+            source.pool.close()
 
 
 def test_a_graph_for_recoverability_alone_keeps_no_actions():

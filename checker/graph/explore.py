@@ -15,7 +15,6 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
+from hwcheck.checker.engines.pool import Pool
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
@@ -59,7 +59,7 @@ from hwcheck.checker.search.exploration import (
     interrupt_reason,
     peak_rss_bytes,
 )
-from hwcheck.checker.search.signals import block_signals, signals_held
+from hwcheck.checker.search.signals import signals_held
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CandidatesArgs, CheckArgs
@@ -297,13 +297,12 @@ class GraphSource(LevelSource):
         self.interrupted = False  # Ctrl-C, SIGTERM or out of memory: no later run
         # several workers: a pool, and candidate buffers (one run of rows each, ``BATCHES`` a
         # worker, so that the pool runs ahead while this thread gives ids)
-        self.pool: ThreadPoolExecutor | None = None
+        self.pool: Pool | None = None
         self.batches: list[CandidateBuffer] = []
         self.runs: SharedRuns | None = None  # the level's runs while the workers expand them
         if self.workers > 1:
-            # the other workers: this thread is one too
-            self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
-                                           initializer=block_signals)
+            # the other workers (the level sources' pool): this thread is one too
+            self.pool = Pool(self.workers - 1, "hwcheck-graph")
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [CandidateBuffer(k, cap, self.edge_properties)
                             for _ in range(BATCHES * self.workers)]
@@ -963,7 +962,8 @@ class GraphSource(LevelSource):
 
     def finish(self, ex: Exploration) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=True)
+            self.pool.close()
+            self.pool = None
         ninst = max(self.kernel.ninst, 1)
         enabled = self.enabled  # one transition per (state, enabled instance)
         new = np.zeros(ninst, np.int64)
