@@ -24,13 +24,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, wait
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.fpsort import gather, radix_order
 from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.pool import Pool
 from hwcheck.checker.environment import EnvironmentFault
 
 SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
@@ -38,18 +39,6 @@ BUCKET_BYTES = 16 << 20  # what a bucket is sized for
 MAX_BUCKETS = 256
 
 Columns = dict[str, np.ndarray]  # a column name -> its array, one entry a record
-
-
-class Pool(Protocol):
-    """Threads that run tasks together (the local engine's workers): ``map`` runs ``fn(*a)``
-    for each ``a`` of ``args`` on them and returns the results in order, ``submit`` runs one
-    and returns its future; ``n`` is how many threads."""
-
-    n: int
-
-    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]: ...
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]: ...
 
 
 class WorkDir:
