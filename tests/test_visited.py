@@ -1,16 +1,17 @@
-"""The visited table (ordered linear probing, grown in place) and the work folder's levels and
-buckets (``spill.py``): exact sets, the same layout however they were built, and the same
-exploration whether levels stay in memory or go to files."""
+"""The visited sets (the plain table: ordered linear probing, grown in place; the table with
+ids, the state graph's) and the work folder's levels and buckets (``spill.py``): exact sets,
+the same layout however they were built, and the same exploration whether levels stay in
+memory or go to files."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hwcheck.checker.engines import spill
+from hwcheck.checker.engines import idtable, spill, visited
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import LocalSettings, Options
-from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
+from hwcheck.checker.engines.visited import MAX_LOAD, IdTable, VisitedTable
 from hwcheck.checker.semantics.fingerprint import TAIL, table_grow
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.kafka.model import build
@@ -91,6 +92,53 @@ def test_a_large_table_grows_inside_reserved_address_space():
     before = t.mem
     t.grow()
     assert t.mem is before  # grown where it was: no second copy
+
+
+def _ids_of(t: IdTable, fps: np.ndarray) -> np.ndarray:
+    shift = idtable.home_shift(t.mask)
+    return np.array([idtable.table_find(t.tab, t.mask, shift, fp)[0] for fp in fps])
+
+
+@pytest.mark.parametrize("reserve_from", [1 << 30, 1 << 6])  # fresh arrays; a reserved range
+def test_the_table_with_ids_keeps_every_id_through_its_growths(monkeypatch, reserve_from):
+    """The set with ids: every fingerprint put in keeps its id, and takes the id it is
+    numbered with, through doublings in fresh arrays or in place in a reserved range (the
+    fresh words told to the caller once, before they are written); it is a visited set like
+    the others (its fingerprints, its size)."""
+    monkeypatch.setattr(visited, "RESERVE_FROM", reserve_from)
+    rng = np.random.default_rng(7)
+    fps = np.unique(rng.integers(1, 2**64 - 1, 6000, dtype=np.uint64, endpoint=True))
+    t, told = IdTable(16), []
+    t.fill(fps[:10], 0)
+    t.make_room(fps.size, lambda fresh: told.append((fresh.size, int(fresh.any()))))
+    mem = t.mem
+    t.fill(fps[10:], 10)
+    assert t.slots * visited.ID_LOAD >= fps.size and len(t) == fps.size
+    assert np.array_equal(_ids_of(t, fps), np.arange(fps.size))
+    assert np.array_equal(np.sort(t.fingerprints()), fps)
+    order = np.argsort(fps[::-1], kind="stable")
+    t.number(fps[::-1][order], 100)  # numbered anew: the ids of that order
+    assert np.array_equal(_ids_of(t, fps[::-1][order]), 100 + np.arange(fps.size))
+    t.grow()
+    assert np.array_equal(_ids_of(t, fps[::-1][order]), 100 + np.arange(fps.size))
+    if reserve_from < 1 << 30:
+        assert mem is not None and t.mem is mem  # grown where it was
+        assert told and all(not written for _, written in told)  # fresh: never written
+        t.release()
+        assert len(t) == 0  # its pages given back
+    else:
+        assert t.mem is None and not told
+
+
+def test_both_tables_grow_in_place_the_same_way(monkeypatch):
+    """The plain table and the table with ids share their growth in a reserved range
+    (``visited.grown``): from the same size on, both live at the start of one."""
+    monkeypatch.setattr(visited, "RESERVE_FROM", 1 << 12)
+    plain, ids = VisitedTable(16), IdTable(16)
+    plain.make_room(1 << 12)
+    ids.make_room(1 << 12)
+    for t, a in ((plain, plain.table), (ids, ids.tab)):
+        assert t.mem is not None and a.ctypes.data == t.mem.ctypes.data
 
 
 def _engine(workdir=None, workers=1, **opts) -> LocalEngine:

@@ -161,18 +161,6 @@ class WorkRows(WorkFile):
         self.drop(lo * self.row_bytes, hi * self.row_bytes)
 
 
-def free_pages(a: np.ndarray) -> None:
-    """Give back every page of the anonymous mapping under ``a`` (a ``reserve``d range): its
-    contents read as zeros after."""
-    base: Any = a
-    while isinstance(base, np.ndarray):
-        base = base.base
-    if isinstance(base, memoryview):
-        base = base.obj
-    if isinstance(base, mmap.mmap):
-        base.madvise(mmap.MADV_DONTNEED)
-
-
 def grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
     new = np.empty((cap,) + a.shape[1:], a.dtype)
     new[:used] = a[:used]

@@ -27,7 +27,7 @@ from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.pool import Pool
-from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.engines.visited import IdTable
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
     CandidateBuffer,
@@ -41,7 +41,6 @@ from hwcheck.checker.graph.buffers import (
     bucket_sort,
     bucket_starts,
     count_values,
-    free_pages,
     gather_level,
     grown,
     has_bit,
@@ -49,7 +48,6 @@ from hwcheck.checker.graph.buffers import (
     rows_on_huge_pages,
     touch,
 )
-from hwcheck.checker.graph.idtable import new_table, table_fill
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
@@ -69,7 +67,6 @@ CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress
 SLICE = 1 << 12  # rows of a new level gathered, flagged and checked at a time (in the cache)
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
-MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
 TOUCH = 1 << 18  # words of a grown id table's fresh memory a thread backs at a time (2 MiB)
 
 
@@ -243,8 +240,7 @@ class GraphSource(LevelSource):
         self.disk = 0  # the most the work folder held, at a level's end
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
-        self.tab = new_table(1 << 12)  # fingerprint -> state id
-        self.mem: np.ndarray | None = None  # the address range a large table grows in
+        self.ids = IdTable()  # fingerprint -> state id (the visited set with ids)
         nt = max(len(k.props.transition), 1)
         self.tp_row = np.full(nt, -1, np.int64)
         self.tp_inst = np.full(nt, -1, np.int64)
@@ -322,10 +318,7 @@ class GraphSource(LevelSource):
         init = k.starts[list(first.values())]
         fps = np.array(list(first), np.uint64)
         n = len(fps)
-        while n > self.slots * MAX_LOAD:
-            self._grow_table()
-        for i in range(n):
-            self.gk.mod.table_put(self.tab, self.slots - 1, fps[i], i)
+        self.ids.fill(fps)
         self._state_room(n)
         self.s_fps.a[:n] = fps
         self.s_par.a[:n] = -1
@@ -382,18 +375,11 @@ class GraphSource(LevelSource):
             raise
         self.off_to = ids[-2]
         self.n, self.levels = n, list(ids)
-        while n > self.slots * MAX_LOAD:
-            self._grow_table()
-        table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
+        self.ids.fill(self.s_fps.a[:n])
         self.front = self._next_front(front.shape[0])
         self.front[:] = front
         self.enabled[:] = enabled
         self.refused, self.flag_errors = refused, flag_errors
-
-    @property
-    def slots(self) -> int:
-        """The fingerprint -> id table's slots."""
-        return self.tab.size // 2
 
     def frontier(self) -> int:
         left = 0 if self.cut is None else self.cut.rows - self.cut.done
@@ -484,7 +470,7 @@ class GraphSource(LevelSource):
         # a stopped level keeps its frontier for a later run: the next level goes elsewhere
         rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
             if nnew else new_rows[:0]
-        edst, tab, mask = self.edst, self.tab, self.slots - 1
+        edst, ids = self.edst, self.ids
         self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
         fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
                          self.s_act.a[n:n + nnew])
@@ -500,7 +486,7 @@ class GraphSource(LevelSource):
             for c in range(a, b, SLICE):
                 d = min(b, c + SLICE)
                 gather_level(order, c, d, src, new_fps, new_par, new_act, words, fps, par, act)
-                mod.table_number(tab, mask, fps[c:d], n + c)
+                ids.number(fps[c:d], n + c)
                 out.errors += int(self.gk.mod.eval_flags(rows[c:d], d - c, flags[c:d],
                                                          np.zeros(1, np.int64)))
                 out.add(self._check(rows[c:d]), c)
@@ -606,34 +592,18 @@ class GraphSource(LevelSource):
             for job in jobs:  # no worker is left writing
                 job.result()
 
-    def _grow_table(self) -> None:
-        """Twice the id table's slots. A large table grows in place, at the start of an address
-        range reserved for the machine's memory (only the pages written count): no second
-        table, and no fresh memory for the slots it had."""
-        mod, slots = self.gk.mod, self.slots
-        words = 4 * slots  # two per slot, twice the slots
-        if self.mem is None and words >= 2 * RESERVE_FROM:
-            self.mem = reserve(max(words, physical_words()))
-            if self.mem is not None:
-                self.mem[:self.tab.size] = self.tab
-                self.tab = self.mem[:self.tab.size]
-        if self.mem is not None and words <= self.mem.size:
-            if self.runs is not None:  # the workers waiting for ids back the fresh half too
-                fresh = self.mem[self.tab.size:words]  # never written yet
-                self.runs.share(Chore(lambda a, b: touch(fresh, a, b), fresh.size, TOUCH))
-            self.tab = self.mem[:words]
-            mod.table_double(self.tab, slots)
-        else:
-            new = new_table(2 * slots)
-            mod.table_rehash(self.tab, new)
-            self.tab = new
+    def _backed(self, fresh: np.ndarray) -> None:
+        """The id table's fresh memory, as it grows inside a level: the workers waiting for
+        ids back it with this thread (fresh pages faulted in by one thread are slow)."""
+        runs = self.runs
+        if runs is not None:
+            runs.share(Chore(lambda a, b: touch(fresh, a, b), fresh.size, TOUCH))
 
     def _room(self, more: int) -> None:
         """Grow what is short for ``more`` successors: the id table, the new states' buffers
         and the transitions' buffers."""
         nnew, ne = self.nnew, self.ne
-        while self.n + nnew + more > self.slots * MAX_LOAD:
-            self._grow_table()
+        self.ids.make_room(self.n + nnew + more, self._backed)
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
             rows = self._level_rows(cap, "graph-new")
@@ -679,7 +649,7 @@ class GraphSource(LevelSource):
                     new_rows, new_fps, new_par, new_act = self.found
                     ne = self.ne
                     i, self.nnew, self.ne, bad = mod.expand_edges(
-                        front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
+                        front, lo, hi, base, self.ids.tab, self.ids.max_fill,
                         self.n, new_rows, new_fps, new_par, new_act, self.nnew, self.edst,
                         self.eact, self.eflags, self.ne, self.row_end, self.edge_properties,
                         self.err, self.tp_active, self.tp_row, self.tp_inst, dom_row, dom_inst)
@@ -786,7 +756,7 @@ class GraphSource(LevelSource):
             self.eflags[ne:ne + q] = b.eflags[:q]
         new_rows, new_fps, new_par, new_act = self.found
         self.nnew = self.gk.mod.resolve(
-            self.tab, self.slots - 1, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
+            self.ids.tab, self.ids.mask, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
             new_rows.view(np.uint64), new_fps, new_par, new_act, base, self.edst, ne)
         self.row_end[b.lo:b.hi] += ne
         self.ne = ne + q
@@ -982,8 +952,7 @@ class GraphSource(LevelSource):
     def _let_go(self) -> None:
         """After the search: what only the exploration used goes before the graph is analysed
         (the id table's pages given back, the level buffers, the scratch)."""
-        if self.mem is not None:
-            free_pages(self.mem)
+        self.ids.release()
         k = self.kernel
         self.fronts = [None, None]
         self.front = np.zeros((0, k.stride), k.dtype)
