@@ -132,7 +132,7 @@ def test_the_table_with_ids_keeps_every_id_through_its_growths(monkeypatch, rese
 
 def test_both_tables_grow_in_place_the_same_way(monkeypatch):
     """The plain table and the table with ids share their growth in a reserved range
-    (``visited.grown``): from the same size on, both live at the start of one."""
+    (``visited.grow_words``): from the same size on, both live at the start of one."""
     monkeypatch.setattr(visited, "RESERVE_FROM", 1 << 12)
     plain, ids = VisitedTable(16), IdTable(16)
     plain.make_room(1 << 12)

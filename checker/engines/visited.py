@@ -8,7 +8,7 @@ growing never copies what earlier levels stored.
 
 The set with ids (``IdTable``, the state graph's) gives each fingerprint the id of its state
 (16 bytes a slot, at most half full): a transition names its destination by id. Both grow in
-place inside an address range reserved for the machine's memory once large (``grown``), and
+place inside an address range reserved for the machine's memory once large (``grow_words``), and
 give its pages back when done (``free_pages``); their compiled halves differ in layout
 (``fingerprint.py``'s ordered table, ``idtable.py``'s pairs; decision record 0012).
 """
@@ -73,8 +73,8 @@ def free_pages(a: np.ndarray) -> None:
         base.madvise(mmap.MADV_DONTNEED)
 
 
-def grown(table: np.ndarray, mem: np.ndarray | None, words: int, reserve_from: int,
-          fresh: Fresh | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+def grow_words(table: np.ndarray, mem: np.ndarray | None, words: int, reserve_from: int,
+               fresh: Fresh | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """A table's words (uint64 ``table``, the start of the reserved range ``mem`` or not) in
     an array of ``words`` words, zeros after them, and the reserved range that array starts:
     in place in ``mem`` while it has room (nothing copied, only the pages written count); else,
@@ -148,7 +148,7 @@ class VisitedTable:
         factor = 2 if self.cap < SMALL else GROWTH
         new_cap = max(int(cap or 0), int(self.cap * factor) + 1)
         while True:
-            table, self.mem = grown(self.table, self.mem, new_cap + TAIL, RESERVE_FROM)
+            table, self.mem = grow_words(self.table, self.mem, new_cap + TAIL, RESERVE_FROM)
             if table_grow(table, self.cap, new_cap):
                 self.table, self.cap = table, new_cap
                 return
@@ -205,7 +205,7 @@ class IdTable:
     ``tab`` holds (fingerprint, id) pairs in a power-of-two number of slots, at most
     ``ID_LOAD`` full (``idtable.py``: the graph kernel gives ids there, a block of successors at
     a time). It doubles in place: once large, at the start of an address range reserved for
-    the machine's memory (``grown``, as ``VisitedTable``), so the fresh half is the only new
+    the machine's memory (``grow_words``, as ``VisitedTable``), so the fresh half is the only new
     memory."""
 
     def __init__(self, slots: int = 1 << 12):
@@ -229,9 +229,9 @@ class IdTable:
         return self.tab.nbytes
 
     def grow(self, fresh: Fresh | None = None) -> None:
-        """Twice the slots (``fresh``: as ``grown``'s)."""
+        """Twice the slots (``fresh``: as ``grow_words``'s)."""
         slots = self.slots
-        self.tab, self.mem = grown(self.tab, self.mem, 4 * slots, 2 * RESERVE_FROM, fresh)
+        self.tab, self.mem = grow_words(self.tab, self.mem, 4 * slots, 2 * RESERVE_FROM, fresh)
         idtable.table_double(self.tab, slots)
 
     def make_room(self, n: int, fresh: Fresh | None = None) -> None:
