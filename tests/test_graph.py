@@ -870,12 +870,12 @@ def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_p
     """Where the work folder's file cannot be mapped (an address space limit), a column past
     the budget stays in memory with its entries, and leaves no file behind; one that can moves
     there with them."""  # (the folder holds no names either way: a mapped file's goes at once)
-    from hwcheck.checker.engines.spill import WorkDir
-    from hwcheck.checker.graph import buffers
+    from hwcheck.checker.engines import workdir
+    from hwcheck.checker.engines.workdir import WorkDir
 
     work = WorkDir(tmp_path)
     try:
-        kept = buffers.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
+        kept = workdir.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
         kept.room(0, 10)
         kept.a[:10] = np.arange(10)
         kept.room(10, 100)
@@ -885,8 +885,8 @@ def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_p
         def refused(*a, **kw):
             raise OSError(12, "Cannot allocate memory")
 
-        monkeypatch.setattr(buffers.mmap, "mmap", refused)
-        col = buffers.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
+        monkeypatch.setattr(workdir.mmap, "mmap", refused)
+        col = workdir.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
         col.a[:4] = np.arange(4)
         col.room(4, 100)
         assert col.file is None and col.folder is None and col.a.size >= 100

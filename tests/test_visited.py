@@ -12,6 +12,7 @@ from hwcheck.checker.engines import idtable, spill, visited
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import LocalSettings, Options
 from hwcheck.checker.engines.visited import MAX_LOAD, IdTable, VisitedTable
+from hwcheck.checker.engines.workdir import WorkDir
 from hwcheck.checker.semantics.fingerprint import TAIL, table_grow
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.kafka.model import build
@@ -203,7 +204,7 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch,
     buckets written, read back, sorted and checked by a pool's threads, the checks' findings
     handed over in bucket order."""
     monkeypatch.setattr(spill, "SPILL_BYTES", 1000)
-    work = spill.WorkDir(tmp_path)
+    work = WorkDir(tmp_path)
     rec = spill.record_dtype(8, np.int8, np.uint8)
     pool = _Threads() if pooled else None
     nxt = spill.NextLevel(work, 8, rec, pool)
@@ -261,3 +262,51 @@ def test_a_run_thousands_of_levels_deep_keeps_a_few_files_open(tmp_path):
     assert len(os.listdir("/proc/self/fd")) - before <= 3
     path = engine.levels[-1]
     assert len(path) >= 1 and path.entry(0)[1] >= 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_full_work_folder_stops_a_local_run_keeping_what_it_found(monkeypatch, tmp_path,
+                                                                    workers):
+    """A disk that fills up under the local engine's spilled levels stops the run as the
+    state graph's does (``workdir.writing``: no room left in the work folder, said as out of
+    memory), keeping the levels and the hits' traces found before, and the folder removed."""
+    import errno
+    import os
+
+    from helpers import kafka
+
+    spec = kafka(replicas=2, max_offset=2, max_epoch=3, truncation="hw")
+    whole = LocalEngine(Kernel(spec), Options(stop_at_violation=False), workers=workers).run()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)  # every level in files
+    real_open, writes = open, []
+
+    class Filling:
+        """A bucket's file on a disk that is full after some writes."""
+
+        def __init__(self, f):
+            self.f, self.name = f, f.name
+
+        def write(self, data):
+            writes.append(1)
+            if len(writes) > 60:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return self.f.write(data)
+
+        def close(self):
+            self.f.close()
+
+    def opening(path, mode="r", *args, **kw):
+        f = real_open(path, mode, *args, **kw)
+        return Filling(f) if mode == "ab" else f
+
+    monkeypatch.setattr(spill, "open", opening, raising=False)
+    engine = LocalEngine(Kernel(spec), Options(stop_at_violation=False), workers=workers,
+                         local=LocalSettings(workdir=tmp_path))
+    ex = engine.run()
+    assert len(writes) > 60  # the disk did fill
+    assert not ex.complete
+    assert ex.stop_reason == f"no room left in the work folder ({engine.work.path}: " \
+                             f"{os.strerror(errno.ENOSPC)})"
+    assert 0 < ex.distinct < whole.distinct and 0 < ex.depth < whole.depth
+    assert ex.hits and all(h.path == whole.hits[n].path for n, h in ex.hits.items())
+    assert list(tmp_path.iterdir()) == []

@@ -28,11 +28,11 @@ from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, 
 from hwcheck.checker.engines.options import PropertySet
 from hwcheck.checker.engines.pool import Pool
 from hwcheck.checker.engines.visited import IdTable
+from hwcheck.checker.engines.workdir import Column, WorkDir, grown
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
     CandidateBuffer,
     Chore,
-    Column,
     SharedRuns,
     WorkRows,
     base_pages,
@@ -42,7 +42,6 @@ from hwcheck.checker.graph.buffers import (
     bucket_starts,
     count_values,
     gather_level,
-    grown,
     has_bit,
     places,
     rows_on_huge_pages,
@@ -235,7 +234,7 @@ class GraphSource(LevelSource):
         k = self.kernel
         # a level's rows and the graph's columns past the memory budget: files of the work
         # folder (made when first needed)
-        self.work: spill.WorkDir | None = None
+        self.work: WorkDir | None = None
         self.files: list[WorkRows] = []
         self.disk = 0  # the most the work folder held, at a level's end
         self.err = np.zeros(1, np.int64)
@@ -793,10 +792,10 @@ class GraphSource(LevelSource):
         self.files.append(f)
         return f.rows
 
-    def _folder(self) -> spill.WorkDir:
+    def _folder(self) -> WorkDir:
         """The run's work folder, made when first needed."""
         if self.work is None:
-            self.work = spill.WorkDir(self.workdir)
+            self.work = WorkDir(self.workdir)
         return self.work
 
     def _column(self, dtype: Any, stem: str, cap: int = 1024) -> Column:
