@@ -8,7 +8,7 @@ A fingerprint's home slot is its top bits, so the table keeps fingerprints nearl
 giving a level's states (in fingerprint order) their ids and doubling the table both walk it
 from front to back instead of jumping about it. (The plain set's table, ``fingerprint.py``,
 orders its keys by their low half, which the owners' split leaves uniform, and shifts a run to
-insert in order: decision record 0002 says why the two layouts stay apart.)
+insert in order: decision record 0012 says why the two layouts stay apart.)
 
 A static module, so numba compiles it once for every spec (the graph kernels import it)."""
 
