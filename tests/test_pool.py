@@ -103,3 +103,26 @@ def test_a_graph_that_fails_in_a_worker_leaves_no_thread(monkeypatch, level_end)
         _failing_in(monkeypatch, GraphSource, "_candidates", "hwcheck-graph")
     assert not _ran_and_failed(lambda: search(source, StopRule(first_hit=False)))
     assert source.pool is None
+
+
+def test_a_graph_stopped_inside_a_level_leaves_no_thread(monkeypatch):
+    """Ctrl-C while the workers expand a level: the search stops incomplete and, once
+    finished, no pool thread is left."""
+    spec = kafka(**HW)
+    k = Kernel(spec)
+    source = GraphSource(k, recover.predicates(recovery_of(spec)),
+                         props=PropertySet(k, Options()), workers=2, worker_rows=64)
+    asked, stop = [], GraphSource._stop
+
+    def interrupted(self, *args):
+        asked.append(1)
+        if len(asked) == 30:
+            raise KeyboardInterrupt
+        return stop(self, *args)
+
+    monkeypatch.setattr(GraphSource, "_stop", interrupted)
+    before = set(threading.enumerate())
+    ex = search(source, StopRule(first_hit=False))
+    assert ex.stop_reason == "interrupted" and not ex.complete
+    assert not {t for t in set(threading.enumerate()) - before if t.is_alive()}
+    assert source.pool is None
