@@ -1,6 +1,7 @@
 """The worker threads a level source runs its parallel work on, the same for every source: the
 local engine's (``parallel.Workers`` is one, with its expansion's buffers) and the state
-graph's (``graph/explore.py``, whose calling thread works beside them).
+graph's (``graph/explore.py``, whose calling thread works beside them); the graph's analyses
+run on one too (the reverse search's shared sweeps, liveness's properties side by side).
 
 A pool's threads never take Ctrl-C or SIGTERM (``signals.block_signals``, each thread's
 initializer): the main thread takes them, between safe points. ``map`` waits for every task
