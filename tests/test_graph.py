@@ -609,6 +609,7 @@ def test_workers_grow_the_id_table_in_place_together(monkeypatch):
     """An id table grown in place inside a level (its address range reserved from the first
     growth here) is grown while the workers wait for ids: they back its fresh half with the
     thread that grows it. The graph is the one a single worker builds."""
+    from hwcheck.checker.engines import visited
     from hwcheck.checker.graph import buffers
     from hwcheck.checker.graph import explore as ex_mod
     from hwcheck.checker.search.driver import search
@@ -618,7 +619,7 @@ def test_workers_grow_the_id_table_in_place_together(monkeypatch):
     k = Kernel(spec)
     one = _source(k, spec)
     whole = one.graph(search(one, StopRule(first_hit=False)))
-    monkeypatch.setattr(ex_mod, "RESERVE_FROM", 1 << 4)
+    monkeypatch.setattr(visited, "RESERVE_FROM", 1 << 4)
     monkeypatch.setattr(ex_mod, "TOUCH", 1 << 6)
     shared = []
     share = buffers.SharedRuns.share
@@ -628,7 +629,7 @@ def test_workers_grow_the_id_table_in_place_together(monkeypatch):
     for workers in (2, 3):
         source = _source(k, spec, workers=workers, worker_rows=2)
         _same_graph(whole, source.graph(search(source, StopRule(first_hit=False))))
-        assert source.mem is not None and source.slots >= 2 * whole.n
+        assert source.ids.mem is not None and source.ids.slots >= 2 * whole.n
     assert shared and max(shared) > 1  # in pieces, with the workers
 
 
@@ -690,7 +691,7 @@ def test_a_level_is_ordered_by_the_workers_as_numpy_orders_it(n, kind, workers, 
         assert np.array_equal(rank[want], np.arange(n))
     finally:
         if source.pool is not None:
-            source.pool.shutdown()
+            source.pool.close()
 
 
 def test_a_graph_for_recoverability_alone_keeps_no_actions():
@@ -869,12 +870,12 @@ def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_p
     """Where the work folder's file cannot be mapped (an address space limit), a column past
     the budget stays in memory with its entries, and leaves no file behind; one that can moves
     there with them."""  # (the folder holds no names either way: a mapped file's goes at once)
-    from hwcheck.checker.engines.spill import WorkDir
-    from hwcheck.checker.graph import buffers
+    from hwcheck.checker.engines import workdir
+    from hwcheck.checker.engines.workdir import WorkDir
 
     work = WorkDir(tmp_path)
     try:
-        kept = buffers.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
+        kept = workdir.Column(np.int64, 4, lambda: work, "kept", lambda: 0)
         kept.room(0, 10)
         kept.a[:10] = np.arange(10)
         kept.room(10, 100)
@@ -884,8 +885,8 @@ def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_p
         def refused(*a, **kw):
             raise OSError(12, "Cannot allocate memory")
 
-        monkeypatch.setattr(buffers.mmap, "mmap", refused)
-        col = buffers.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
+        monkeypatch.setattr(workdir.mmap, "mmap", refused)
+        col = workdir.Column(np.int64, 4, lambda: work, "refused", lambda: 0)
         col.a[:4] = np.arange(4)
         col.room(4, 100)
         assert col.file is None and col.folder is None and col.a.size >= 100
@@ -956,12 +957,12 @@ def test_a_generated_module_is_keyed_by_the_run_time_modules_it_calls(monkeypatc
 
     spec = kafka(**R2, truncation="hw")
     graph_source = _source(Kernel(spec), spec).gk.source
-    assert codegen._imported(graph_source) == ["hwcheck.checker.graph.idtable",
+    assert codegen._imported(graph_source) == ["hwcheck.checker.engines.idtable",
                                                "hwcheck.checker.semantics.fingerprint"]
     assert codegen._imported(Kernel(spec).source) == ["hwcheck.checker.semantics.fingerprint"]
     before = codegen.source_key(graph_source)
     text = codegen._module_text
-    for changed in ("hwcheck.checker.graph.idtable", "hwcheck.checker.semantics.fingerprint"):
+    for changed in ("hwcheck.checker.engines.idtable", "hwcheck.checker.semantics.fingerprint"):
         monkeypatch.setattr(codegen, "_module_text",
                             lambda name, c=changed: text(name) + b"#" if name == c else text(name))
         assert codegen.source_key(graph_source) != before
@@ -974,7 +975,7 @@ def test_a_generated_module_is_keyed_by_the_run_time_modules_it_calls(monkeypatc
 def test_the_id_table_doubles_in_place(bits, load, seed):
     """Every (fingerprint, id) of a table is found in it after doubling in place, at any load,
     with fingerprints whose homes crowd the table's end (runs that wrap around it)."""
-    from hwcheck.checker.graph import idtable
+    from hwcheck.checker.engines import idtable
 
     slots = 1 << bits
     rng = np.random.default_rng(seed)
@@ -983,9 +984,7 @@ def test_the_id_table_doubles_in_place(bits, load, seed):
     if seed % 2:  # homes in the table's last eighth: runs wrap to its start
         fps = np.unique(fps | np.uint64(0b111 << 61))
     tab = idtable.new_table(2 * slots)
-    small = tab[:2 * slots]
-    for i, fp in enumerate(fps):
-        idtable.table_put(small, slots - 1, fp, i)
+    idtable.table_fill(tab[:2 * slots], slots - 1, fps, 0)
     idtable.table_double(tab, slots)
     shift = idtable.home_shift(2 * slots - 1)
     for i, fp in enumerate(fps):

@@ -143,7 +143,8 @@ def test_the_checkpoint_of_a_stop_is_checked_like_any(what, stopped_mid_level, t
 def test_a_level_file_cut_short_is_named_not_read_as_garbage(tmp_path):
     import numpy as np
 
-    from hwcheck.checker.engines.spill import LevelStore, WorkDir, record_dtype
+    from hwcheck.checker.engines.spill import LevelStore, record_dtype
+    from hwcheck.checker.engines.workdir import WorkDir
     from hwcheck.checker.environment import EnvironmentFault
 
     work = WorkDir(tmp_path)

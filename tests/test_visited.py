@@ -1,16 +1,18 @@
-"""The visited table (ordered linear probing, grown in place) and the work folder's levels and
-buckets (``spill.py``): exact sets, the same layout however they were built, and the same
-exploration whether levels stay in memory or go to files."""
+"""The visited sets (the plain table: ordered linear probing, grown in place; the table with
+ids, the state graph's) and the work folder's levels and buckets (``spill.py``): exact sets,
+the same layout however they were built, and the same exploration whether levels stay in
+memory or go to files."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hwcheck.checker.engines import spill
+from hwcheck.checker.engines import idtable, spill, visited
 from hwcheck.checker.engines.local import LocalEngine
 from hwcheck.checker.engines.options import LocalSettings, Options
-from hwcheck.checker.engines.visited import MAX_LOAD, VisitedTable
+from hwcheck.checker.engines.visited import MAX_LOAD, IdTable, VisitedTable
+from hwcheck.checker.engines.workdir import WorkDir
 from hwcheck.checker.semantics.fingerprint import TAIL, table_grow
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.spec.kafka.model import build
@@ -93,6 +95,53 @@ def test_a_large_table_grows_inside_reserved_address_space():
     assert t.mem is before  # grown where it was: no second copy
 
 
+def _ids_of(t: IdTable, fps: np.ndarray) -> np.ndarray:
+    shift = idtable.home_shift(t.mask)
+    return np.array([idtable.table_find(t.tab, t.mask, shift, fp)[0] for fp in fps])
+
+
+@pytest.mark.parametrize("reserve_from", [1 << 30, 1 << 6])  # fresh arrays; a reserved range
+def test_the_table_with_ids_keeps_every_id_through_its_growths(monkeypatch, reserve_from):
+    """The set with ids: every fingerprint put in keeps its id, and takes the id it is
+    numbered with, through doublings in fresh arrays or in place in a reserved range (the
+    fresh words told to the caller once, before they are written); it is a visited set like
+    the others (its fingerprints, its size)."""
+    monkeypatch.setattr(visited, "RESERVE_FROM", reserve_from)
+    rng = np.random.default_rng(7)
+    fps = np.unique(rng.integers(1, 2**64 - 1, 6000, dtype=np.uint64, endpoint=True))
+    t, told = IdTable(16), []
+    t.fill(fps[:10], 0)
+    t.make_room(fps.size, lambda fresh: told.append((fresh.size, int(fresh.any()))))
+    mem = t.mem
+    t.fill(fps[10:], 10)
+    assert t.slots * visited.ID_LOAD >= fps.size and len(t) == fps.size
+    assert np.array_equal(_ids_of(t, fps), np.arange(fps.size))
+    assert np.array_equal(np.sort(t.fingerprints()), fps)
+    order = np.argsort(fps[::-1], kind="stable")
+    t.number(fps[::-1][order], 100)  # numbered anew: the ids of that order
+    assert np.array_equal(_ids_of(t, fps[::-1][order]), 100 + np.arange(fps.size))
+    t.grow()
+    assert np.array_equal(_ids_of(t, fps[::-1][order]), 100 + np.arange(fps.size))
+    if reserve_from < 1 << 30:
+        assert mem is not None and t.mem is mem  # grown where it was
+        assert told and all(not written for _, written in told)  # fresh: never written
+        t.release()
+        assert len(t) == 0  # its pages given back
+    else:
+        assert t.mem is None and not told
+
+
+def test_both_tables_grow_in_place_the_same_way(monkeypatch):
+    """The plain table and the table with ids share their growth in a reserved range
+    (``visited.grow_words``): from the same size on, both live at the start of one."""
+    monkeypatch.setattr(visited, "RESERVE_FROM", 1 << 12)
+    plain, ids = VisitedTable(16), IdTable(16)
+    plain.make_room(1 << 12)
+    ids.make_room(1 << 12)
+    for t, a in ((plain, plain.table), (ids, ids.tab)):
+        assert t.mem is not None and a.ctypes.data == t.mem.ctypes.data
+
+
 def _engine(workdir=None, workers=1, **opts) -> LocalEngine:
     k = Kernel(build(Params(replicas=3, max_offset=1, max_epoch=3, truncation="hw",
                             isr_expansion="hw")))
@@ -155,7 +204,7 @@ def test_a_level_splits_into_buckets_in_fingerprint_order(tmp_path, monkeypatch,
     buckets written, read back, sorted and checked by a pool's threads, the checks' findings
     handed over in bucket order."""
     monkeypatch.setattr(spill, "SPILL_BYTES", 1000)
-    work = spill.WorkDir(tmp_path)
+    work = WorkDir(tmp_path)
     rec = spill.record_dtype(8, np.int8, np.uint8)
     pool = _Threads() if pooled else None
     nxt = spill.NextLevel(work, 8, rec, pool)
@@ -213,3 +262,51 @@ def test_a_run_thousands_of_levels_deep_keeps_a_few_files_open(tmp_path):
     assert len(os.listdir("/proc/self/fd")) - before <= 3
     path = engine.levels[-1]
     assert len(path) >= 1 and path.entry(0)[1] >= 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_full_work_folder_stops_a_local_run_keeping_what_it_found(monkeypatch, tmp_path,
+                                                                    workers):
+    """A disk that fills up under the local engine's spilled levels stops the run as the
+    state graph's does (``workdir.writing``: no room left in the work folder, said as out of
+    memory), keeping the levels and the hits' traces found before, and the folder removed."""
+    import errno
+    import os
+
+    from helpers import kafka
+
+    spec = kafka(replicas=2, max_offset=2, max_epoch=3, truncation="hw")
+    whole = LocalEngine(Kernel(spec), Options(stop_at_violation=False), workers=workers).run()
+    monkeypatch.setattr(spill, "SPILL_BYTES", 0)  # every level in files
+    real_open, writes = open, []
+
+    class Filling:
+        """A bucket's file on a disk that is full after some writes."""
+
+        def __init__(self, f):
+            self.f, self.name = f, f.name
+
+        def write(self, data):
+            writes.append(1)
+            if len(writes) > 60:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return self.f.write(data)
+
+        def close(self):
+            self.f.close()
+
+    def opening(path, mode="r", *args, **kw):
+        f = real_open(path, mode, *args, **kw)
+        return Filling(f) if mode == "ab" else f
+
+    monkeypatch.setattr(spill, "open", opening, raising=False)
+    engine = LocalEngine(Kernel(spec), Options(stop_at_violation=False), workers=workers,
+                         local=LocalSettings(workdir=tmp_path))
+    ex = engine.run()
+    assert len(writes) > 60  # the disk did fill
+    assert not ex.complete
+    assert ex.stop_reason == f"no room left in the work folder ({engine.work.path}: " \
+                             f"{os.strerror(errno.ENOSPC)})"
+    assert 0 < ex.distinct < whole.distinct and 0 < ex.depth < whole.depth
+    assert ex.hits and all(h.path == whole.hits[n].path for n, h in ex.hits.items())
+    assert list(tmp_path.iterdir()) == []

@@ -35,11 +35,11 @@ from hwcheck.checker.engines.spill import (
     LevelStore,
     NextLevel,
     StoredLevel,
-    WorkDir,
     bucket_count,
     record_dtype,
 )
 from hwcheck.checker.engines.visited import ExactTable, Level, VisitedTable, path_to
+from hwcheck.checker.engines.workdir import WorkDir
 from hwcheck.checker.search import faults
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (

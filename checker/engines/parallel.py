@@ -44,10 +44,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numba import njit
@@ -57,9 +56,10 @@ from hwcheck.checker.engines import expand as _expand
 from hwcheck.checker.engines.fpsort import gather, group_owned
 from hwcheck.checker.engines.partition import owners
 from hwcheck.checker.engines.phases import Phases
+from hwcheck.checker.engines.pool import Pool, results
 from hwcheck.checker.engines.spill import record_dtype
 from hwcheck.checker.engines.visited import VisitedTable
-from hwcheck.checker.search.signals import block_signals, signals_held
+from hwcheck.checker.search.signals import signals_held
 from hwcheck.checker.semantics.fingerprint import (
     PREFETCH,
     TAIL,
@@ -261,17 +261,16 @@ class _Round:
         self.lo = self.hi = 0
 
 
-class Workers:
-    """N threads that expand levels together; close() when done. Two rounds of buffers: one
-    chunk is inserted from one while the next is generated into the other."""
+class Workers(Pool):
+    """N threads that expand levels together (the level sources' ``Pool``, with the
+    expansion's buffers); close() when done. Two rounds of buffers: one chunk is inserted from
+    one while the next is generated into the other."""
 
     def __init__(self, kernel: Kernel, workers: int, phases: Phases | None = None):
+        super().__init__(workers, "hwcheck-worker")
         self.kernel = kernel
-        self.n = workers
         self.phases = phases or Phases()  # where a level's time goes (off unless asked)
         self.slices = workers  # more slices than workers measured no faster
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hwcheck-worker",
-                                       initializer=block_signals)
         k = kernel
         # room for 8 successors a row (Kafka makes 4.7, and fewer are new), at most 16 MiB a
         # slice to start with; a buffer that needs more grows
@@ -300,21 +299,6 @@ class Workers:
         recs = self.records[0]
         group_owned(s.fps, s.rows, s.par, s.act, 0, 1, 0, 0, recs["fp"], recs["row"],
                     recs["par"], recs["act"], np.zeros(2, np.int64))
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True)
-
-    def _all(self, fn: Callable[..., Any], args: Iterable[tuple[Any, ...]]) -> list[Any]:
-        return _results([self.pool.submit(fn, *a) for a in args])
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        """``fn(*args)`` on a worker; its future."""
-        return self.pool.submit(fn, *args)
-
-    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """``fn(*a)`` for each ``a`` of ``args`` on the workers; the results in order (the
-        first exception raised, once all are done)."""
-        return self._all(fn, args)
 
     def expand(self, front: np.ndarray, table: PartitionedTable, tp_active: np.ndarray,
                tp_row: np.ndarray, tp_inst: np.ndarray, dom_row: np.ndarray,
@@ -366,14 +350,14 @@ class Workers:
             # and a lookup in it can only miss: ``table_split_batch``), held until it is done
             r.tables = [t.table for t in table.parts]
             r.refs = table_refs(r.tables)
-            r.futures = [self.pool.submit(generating, r, s) for s in range(ns)]
+            r.futures = [self.submit(generating, r, s) for s in range(ns)]
             return r
 
         def generated(r: _Round) -> int:
             """Wait for round r's generation; a slice that stopped short of its end for want
             of room has its buffers grown (all slices', here, while none runs) and goes on."""
             while True:
-                done = _results(r.futures)
+                done = results(r.futures)
                 for s, (i, g) in enumerate(done):
                     r.at[s] = i
                     r.generated += g
@@ -383,7 +367,7 @@ class Workers:
                 with ph.span("expand: grow"):
                     while r.bufs.cap - int(r.counts.max()) < mod.ROOM:  # a block may not fit
                         r.bufs.grow(r.counts)
-                r.futures = [self.pool.submit(generating, r, s) for s in short]
+                r.futures = [self.submit(generating, r, s) for s in short]
 
         def reserve(o: int, more: int) -> None:
             table.parts[o].make_room(more, min(more, END_ROOM))
@@ -417,13 +401,13 @@ class Workers:
                             or shares[o].n + more[o] > shares[o].cap]
                     if grow:
                         with ph.span("expand: grow"):
-                            self._all(ph.task("expand: grow", reserve), grow)
-                    inserting = [self.pool.submit(inserting_, cur, o) for o in range(nw)]
+                            self.map(ph.task("expand: grow", reserve), grow)
+                    inserting = [self.submit(inserting_, cur, o) for o in range(nw)]
                     nxt = None
                     if cur.hi < n:  # the next chunk, while this one is inserted
                         nxt = start(self.rounds[self.rounds[0] is cur], cur.hi)
                     with ph.span("expand: wait for inserts"):
-                        _results(inserting)  # nothing allocates there
+                        results(inserting)  # nothing allocates there
                     lo, total = cur.hi, total + gen_now
                     _first_hits(tp_row, tp_inst, [h[:2] for h in cur.hits])
                     _first_hits(dom_row, dom_inst, [h[2:4] for h in cur.hits])
@@ -449,7 +433,7 @@ class Workers:
         mod, n = self.kernel.mod, rows.shape[0]
         cuts = [n * s // self.n for s in range(self.n + 1)]
         parts = [(hits.copy(), err.copy(), dom_row.copy()) for _ in range(self.n)]
-        self._all(self.phases.task("level end: checks", lambda s: mod.check_states(
+        self.map(self.phases.task("level end: checks", lambda s: mod.check_states(
                       *CheckArgs(rows=rows[cuts[s]:cuts[s + 1]], n=cuts[s + 1] - cuts[s],
                                  active=active, hits=parts[s][0], err=parts[s][1],
                                  dom_row=parts[s][2]))),
@@ -492,7 +476,7 @@ class Workers:
                             cuts)
                 deliver.take(o, recs, cuts)
 
-            self._all(self.phases.task("expand: group/spill", hand_over),
+            self.map(self.phases.task("expand: group/spill", hand_over),
                       [(o,) for o in range(self.n)])
             none = _Buffers(0, k.stride, k.dtype, k.act_dtype)
             return Expanded(none.rows, none.fps, none.par, none.act, generated, lo, interrupted)
@@ -506,7 +490,7 @@ class Workers:
             gather(order, s.fps, s.rows, s.par, s.act, out.fps, out.rows, out.par, out.act,
                     int(offs[o]), 0)
 
-        self._all(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
+        self.map(self.phases.task("expand: sort/gather", sort), [(o,) for o in range(self.n)])
         return Expanded(out.rows, out.fps, out.par, out.act, generated, lo, interrupted)
 
 
@@ -530,16 +514,6 @@ def round_rows(chunk: int, workers: int) -> int:
     enough (16,384 rows of ``expand.CHUNK``) to outweigh what the main thread does once a round
     whatever its length (2N tasks, two barriers, N tables' room, the first hits' merge)."""
     return max(chunk, chunk * workers // 2)
-
-
-def _results(futures: list[Future[Any]]) -> list[Any]:
-    """Wait for every future; then raise the first exception of one, if any, or return their
-    results."""
-    wait(futures)
-    for f in futures:
-        if (e := f.exception()) is not None:
-            raise e
-    return [f.result() for f in futures]
 
 
 def _first_hits(row: np.ndarray, inst: np.ndarray,

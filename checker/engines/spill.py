@@ -18,19 +18,19 @@ go to files, so the memory the frontier takes is one bucket's, however large the
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, wait
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from hwcheck.checker.engines.fpsort import gather, radix_order
 from hwcheck.checker.engines.partition import owners
+from hwcheck.checker.engines.pool import Pool
+from hwcheck.checker.engines.workdir import WorkDir, writing
 from hwcheck.checker.environment import EnvironmentFault
 
 SPILL_BYTES = 64 << 20  # a level's buckets past this go to files
@@ -38,51 +38,6 @@ BUCKET_BYTES = 16 << 20  # what a bucket is sized for
 MAX_BUCKETS = 256
 
 Columns = dict[str, np.ndarray]  # a column name -> its array, one entry a record
-
-
-class Pool(Protocol):
-    """Threads that run tasks together (the local engine's workers): ``map`` runs ``fn(*a)``
-    for each ``a`` of ``args`` on them and returns the results in order, ``submit`` runs one
-    and returns its future; ``n`` is how many threads."""
-
-    n: int
-
-    def map(self, fn: Callable[..., Any], args: Sequence[tuple[Any, ...]]) -> list[Any]: ...
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]: ...
-
-
-class WorkDir:
-    """A run's work folder: a new folder inside ``parent`` (``--workdir``), or a temporary
-    folder; removed, with everything in it, by ``close``. Keeps the most it held at once."""
-
-    def __init__(self, parent: str | os.PathLike[str] | None = None) -> None:
-        if parent is not None:
-            Path(parent).mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix="hwcheck-work-",
-                                          dir=None if parent is None else str(parent)))
-        self.bytes = 0  # what the files hold now
-        self.peak_bytes = 0
-        self._n = 0
-
-    def new_file(self, stem: str) -> Path:
-        self._n += 1
-        return self.path / f"{stem}-{self._n}.bin"
-
-    def wrote(self, nbytes: int) -> None:
-        self.bytes += nbytes
-        self.peak_bytes = max(self.peak_bytes, self.bytes)
-
-    def remove(self, path: Path) -> None:
-        try:
-            size = path.stat().st_size
-            path.unlink()
-        except OSError:
-            return
-        self.bytes -= size
-
-    def close(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def record_dtype(stride: int, dtype: DTypeLike, act_dtype: DTypeLike) -> np.dtype:
@@ -187,7 +142,8 @@ class _Buckets:
         f = self.writers.get(b)
         if f is None:
             assert self.files is not None  # spilled
-            f = self.writers[b] = open(self.files[b], "ab", buffering=0)  # noqa: SIM115  (held open; closed by ``_close``)
+            with writing(self.work.path):
+                f = self.writers[b] = open(self.files[b], "ab", buffering=0)  # noqa: SIM115  (held open; closed by ``_close``)
         return f
 
     def _close(self, b: int) -> None:
@@ -241,10 +197,12 @@ class _Buckets:
 
 
 def _write_all(f: BinaryIO, recs: np.ndarray) -> None:
-    """Append the records ``recs`` (contiguous) to the unbuffered file ``f``."""
+    """Append the records ``recs`` (contiguous) to the unbuffered file ``f`` (a full disk:
+    ``NoRoom``, as for the state graph's files)."""
     data = recs.view(np.uint8).data
-    while data:
-        data = data[f.write(data):]
+    with writing(Path(f.name).parent):
+        while data:
+            data = data[f.write(data):]
 
 
 def bucket_count(states: int, row_bytes: int, workers: int = 1) -> int:
@@ -471,13 +429,15 @@ class LevelStore:
     def append(self, cols: Columns) -> None:
         for name, f in self.files.items():
             f.seek(0, os.SEEK_END)
-            cols[name].tofile(f)
+            with writing(self.work.path):  # (``tofile`` would say no more than a short write)
+                f.write(np.ascontiguousarray(cols[name]).view(np.uint8).data)
             self.work.wrote(cols[name].nbytes)
         self.count += cols["fp"].size
 
     def flush(self) -> None:
-        for f in self.files.values():
-            f.flush()
+        with writing(self.work.path):
+            for f in self.files.values():
+                f.flush()
 
     def read(self, name: str, start: int, count: int) -> np.ndarray:
         """Entries ``start .. start + count - 1`` of column ``name``. A file shorter than the

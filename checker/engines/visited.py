@@ -1,20 +1,28 @@
 """The visited set: fingerprints in an open-addressing table, and per-level parent records.
 
-The table holds only 64-bit fingerprints (8 bytes a slot, 70% to 87.5% full). Parent pointers
-are not in the table: each BFS level keeps, in fingerprint order, arrays of its states'
-fingerprints, parent positions in the previous level and action instances (13 bytes a state), so
-a trace is a walk back through the levels. Levels are separate arrays, so growing never copies
-what earlier levels stored.
+The plain set (``VisitedTable``) holds only 64-bit fingerprints (8 bytes a slot, 70% to 87.5%
+full). Parent pointers are not in the table: each BFS level keeps, in fingerprint order, arrays
+of its states' fingerprints, parent positions in the previous level and action instances (13
+bytes a state), so a trace is a walk back through the levels. Levels are separate arrays, so
+growing never copies what earlier levels stored.
+
+The set with ids (``IdTable``, the state graph's) gives each fingerprint the id of its state
+(16 bytes a slot, at most half full): a transition names its destination by id. Both grow in
+place inside an address range reserved for the machine's memory once large (``grow_words``), and
+give its pages back when done (``free_pages``); their compiled halves differ in layout
+(``fingerprint.py``'s ordered table, ``idtable.py``'s pairs; decision record 0012).
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
+from hwcheck.checker.engines import idtable
 from hwcheck.checker.semantics.fingerprint import (
     TAIL,
     table_fill,
@@ -31,6 +39,7 @@ MAX_LOAD = 0.875  # fingerprints per slot at most; after growing, at least MAX_L
 GROWTH = 1.25
 SMALL = 1 << 22  # slots (32 MiB): a smaller table doubles instead (fewer grows, little memory)
 RESERVE_FROM = 1 << 20  # slots: a table this large grows inside a reserved address range
+Fresh = Callable[[np.ndarray], None]  # told of a reserved range's words about to be written
 MAP_NORESERVE = 0x4000  # Linux: address space only, no memory committed until pages are used
 
 
@@ -52,6 +61,39 @@ def reserve(slots: int, huge: bool = True) -> np.ndarray | None:
     return np.frombuffer(mem, np.uint64)
 
 
+def free_pages(a: np.ndarray) -> None:
+    """Give back every page of the anonymous mapping under ``a`` (a ``reserve``d range): its
+    contents read as zeros after."""
+    base: Any = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    if isinstance(base, mmap.mmap):
+        base.madvise(mmap.MADV_DONTNEED)
+
+
+def grow_words(table: np.ndarray, mem: np.ndarray | None, words: int, reserve_from: int,
+               fresh: Fresh | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """A table's words (uint64 ``table``, the start of the reserved range ``mem`` or not) in
+    an array of ``words`` words, zeros after them, and the reserved range that array starts:
+    in place in ``mem`` while it has room (nothing copied, only the pages written count); else,
+    from ``reserve_from`` words on, at the start of a range reserved for the machine's memory
+    (the words copied once); else in a fresh zeroed array (copied). ``fresh``: given the words
+    of a reserved range never written yet before the caller writes them (the state graph's
+    workers back them together). The caller re-lays its keys in the larger array."""
+    if mem is None or words > mem.size:
+        mem = reserve(max(words, physical_words())) if words >= reserve_from else None
+        if mem is None:
+            out = np.zeros(words, np.uint64)
+            out[:table.size] = table
+            return out, None
+        mem[:table.size] = table
+    if fresh is not None:
+        fresh(mem[table.size:words])
+    return mem[:words], mem
+
+
 def physical_words() -> int:
     """The machine's memory in 8-byte words (the size of a reserved range)."""
     try:
@@ -61,10 +103,11 @@ def physical_words() -> int:
 
 
 class Visited(Protocol):
-    """What every visited set gives the engines: the fingerprint table
+    """What every visited set gives the level sources: the fingerprint table
     (``VisitedTable``), the exact table (``ExactTable``), the tables split between workers
-    (``parallel.PartitionedTable``). (A partition's visited set on disk, ``runs.Runs``, lives
-    in its own process and is merged a level at a time: it is no table.)"""
+    (``parallel.PartitionedTable``), the table with ids (``IdTable``, the state graph's). (A
+    partition's visited set on disk, ``runs.Runs``, lives in its own process and is merged a
+    level at a time: it is no table.)"""
 
     def fingerprints(self) -> np.ndarray: ...
     def __len__(self) -> int: ...
@@ -105,14 +148,7 @@ class VisitedTable:
         factor = 2 if self.cap < SMALL else GROWTH
         new_cap = max(int(cap or 0), int(self.cap * factor) + 1)
         while True:
-            slots = new_cap + TAIL
-            if self.mem is not None and slots <= self.mem.size:
-                table = self.mem[:slots]  # zeros past the old table
-            else:
-                mem = reserve(max(slots, physical_words())) if slots >= RESERVE_FROM else None
-                table = (mem if mem is not None else np.zeros(slots, np.uint64))[:slots]
-                table[:self.table.size] = self.table
-                self.mem = mem
+            table, self.mem = grow_words(self.table, self.mem, new_cap + TAIL, RESERVE_FROM)
             if table_grow(table, self.cap, new_cap):
                 self.table, self.cap = table, new_cap
                 return
@@ -159,6 +195,73 @@ class VisitedTable:
 
     def __len__(self) -> int:
         return self.filled
+
+
+ID_LOAD = 0.5  # the set with ids: fingerprints per slot at most (linear probing, pairs)
+
+
+class IdTable:
+    """The visited fingerprints with an id each (the state graph's fingerprint -> id table):
+    ``tab`` holds (fingerprint, id) pairs in a power-of-two number of slots, at most
+    ``ID_LOAD`` full (``idtable.py``: the graph kernel gives ids there, a block of successors at
+    a time). It doubles in place: once large, at the start of an address range reserved for
+    the machine's memory (``grow_words``, as ``VisitedTable``), so the fresh half is the only new
+    memory."""
+
+    def __init__(self, slots: int = 1 << 12):
+        self.tab = idtable.new_table(slots)
+        self.mem: np.ndarray | None = None  # the reserved range, once the table is large
+
+    @property
+    def slots(self) -> int:
+        return self.tab.size // 2
+
+    @property
+    def mask(self) -> int:
+        return self.slots - 1
+
+    @property
+    def max_fill(self) -> int:
+        return int(self.slots * ID_LOAD)
+
+    @property
+    def nbytes(self) -> int:
+        return self.tab.nbytes
+
+    def grow(self, fresh: Fresh | None = None) -> None:
+        """Twice the slots (``fresh``: as ``grow_words``'s)."""
+        slots = self.slots
+        self.tab, self.mem = grow_words(self.tab, self.mem, 4 * slots, 2 * RESERVE_FROM, fresh)
+        idtable.table_double(self.tab, slots)
+
+    def make_room(self, n: int, fresh: Fresh | None = None) -> None:
+        """Grow until ``n`` fingerprints fit under the fill limit."""
+        while n > self.max_fill:
+            self.grow(fresh)
+
+    def fill(self, fps: np.ndarray, first: int = 0) -> None:
+        """Put the distinct ``fps`` (none in the table yet) into it with the ids first,
+        first + 1, ... (the initial states; a resumed graph's states back under their ids)."""
+        self.make_room(len(self) + fps.size)
+        idtable.table_fill(self.tab, self.mask, fps, first)
+
+    def number(self, fps: np.ndarray, first: int) -> None:
+        """Give ``fps`` (all in the table) the ids first, first + 1, ..."""
+        idtable.table_number(self.tab, self.mask, fps, first)
+
+    def fingerprints(self) -> np.ndarray:
+        """Every fingerprint in the table (in table order)."""
+        keys = self.tab[0::2]
+        kept: np.ndarray = keys[keys != 0]
+        return kept
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self.tab[0::2]))
+
+    def release(self) -> None:
+        """Its pages given back (a large table's; it reads as empty after)."""
+        if self.mem is not None:
+            free_pages(self.mem)
 
 
 class Level:

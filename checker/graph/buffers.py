@@ -1,15 +1,18 @@
 """What the state graph's search keeps between kernel calls (``explore.py``): numpy's page
-size while it runs, growing columns (in place in reserved address ranges once large), the
-level's rows on 2 MiB pages, the workers' candidate buffers and the runs of rows they share,
-and the small compiled loops over them."""
+size while it runs, the level's rows on 2 MiB pages or in the work folder (``WorkRows``), the
+workers' candidate buffers and the runs of rows they share, and the small compiled loops over
+them.
+
+The work folder's files and the growing columns are every level source's
+(``engines/workdir.py``); what stays the graph's is the frontier's layout. The local engine
+reads a level a bucket at a time, its states bucketed by fingerprint (``spill.py``); the
+graph's kernels address the frontier by row (a state's id is its place in its level's
+fingerprint order, a transition names an id, the gather writes each new state at its place),
+so a level here is one file mapped and written in place, not buckets."""
 
 from __future__ import annotations
 
-import errno
-import mmap
-import os
 import threading
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,9 +20,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.engines.spill import WorkDir
-from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
-from hwcheck.checker.search.exploration import NoRoom
+from hwcheck.checker.engines.workdir import WorkDir, WorkFile
 from hwcheck.checker.semantics.fingerprint import _prefetch as prefetch  # LLVM's prefetch
 from hwcheck.checker.semantics.kernel import Kernel
 
@@ -63,88 +64,8 @@ def rows_on_huge_pages(n: int, kernel: Kernel) -> np.ndarray:
         return np.empty((n, kernel.stride), kernel.dtype)
 
 
-class WorkFile:
-    """``nbytes`` of a file in the run's work folder (``spill.WorkDir``), mapped shared: the
-    kernels read and write views of it (``array``) as any array, and what they wrote is the
-    file's, not the process's. The system writes such pages to the file and frees them when it
-    needs the memory (anonymous memory has nowhere to go without swap); the search lets go of
-    the pages it is done with (``drop``: they stay in the file, read back if asked) and of
-    contents it no longer needs (``discard``: cut from the file, never written out). The file is
-    sparse, and the bytes the search will write are given their blocks first (``allocate``),
-    so that a full disk is ``NoRoom`` there, not a SIGBUS where a page is first written. Its
-    name leaves the folder as soon as it is mapped: the file lives while its descriptor is open
-    (until ``close``, or until the ``WorkFile`` is collected) or a view of it is referenced, and
-    a process killed with SIGKILL leaves none of it on the disk."""
-
-    def __init__(self, work: WorkDir, stem: str, nbytes: int):
-        self.path = work.new_file(stem)
-        self.nbytes = max(nbytes, 1)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.ftruncate(self.fd, self.nbytes)
-            self.mm = mmap.mmap(self.fd, self.nbytes, flags=mmap.MAP_SHARED)
-        except BaseException:
-            os.close(self.fd)
-            raise
-        finally:
-            os.unlink(self.path)
-        self._close = weakref.finalize(self, os.close, self.fd)
-        self.discarded = False
-        self.base = int(np.frombuffer(self.mm, np.uint8, 1).__array_interface__["data"][0])
-
-    def array(self, dtype: Any, count: int) -> np.ndarray:
-        return np.frombuffer(self.mm, dtype, count)
-
-    def holds(self, a: np.ndarray) -> bool:
-        """Whether ``a`` is a view of this file."""
-        at = int(a.__array_interface__["data"][0]) - self.base
-        return a.size > 0 and 0 <= at < self.nbytes
-
-    def drop(self, lo: int, hi: int) -> None:
-        """Let go of the whole pages of bytes lo..hi-1."""
-        page = mmap.PAGESIZE
-        a = -(-lo // page) * page
-        b = min(hi, self.nbytes) // page * page
-        if b > a:
-            self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
-
-    def discard(self) -> None:
-        """The contents are no longer needed: they go (the file reads as zeros again, its
-        blocks given back until ``ready``)."""
-        os.ftruncate(self.fd, 0)
-        os.ftruncate(self.fd, self.nbytes)
-        self.discarded = True
-
-    def ready(self) -> None:
-        """About to be written again: the blocks ``discard`` gave back taken anew."""
-        if self.discarded:
-            self.allocate(0, self.nbytes)
-            self.discarded = False
-
-    def allocate(self, lo: int, hi: int) -> None:
-        """Blocks on the disk for bytes lo..hi-1 (``NoRoom`` where there are none)."""
-        if hi <= lo:
-            return
-        try:
-            os.posix_fallocate(self.fd, lo, min(hi, self.nbytes) - lo)
-        except OSError as e:
-            if e.errno in (errno.ENOSPC, errno.EDQUOT):
-                raise NoRoom(f"{self.path.parent}: {e.strerror}") from None
-            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # else: sparse, as it is
-                raise
-
-    def held(self) -> int:
-        """The bytes the disk holds for it."""
-        return int(os.fstat(self.fd).st_blocks) * 512
-
-    def close(self) -> None:
-        """The descriptor goes (the views stay readable while referenced; the file with the
-        last of them)."""
-        self._close()
-
-
 class WorkRows(WorkFile):
-    """Room for ``n`` rows of a level in the work folder (``WorkFile``)."""
+    """Room for ``n`` rows of a level in the work folder (``WorkFile``), addressed by row."""
 
     def __init__(self, work: WorkDir, stem: str, n: int, kernel: Kernel):
         self.row_bytes = kernel.stride * np.dtype(kernel.dtype).itemsize
@@ -159,91 +80,6 @@ class WorkRows(WorkFile):
     def drop_rows(self, lo: int, hi: int) -> None:
         """Let go of the whole pages of rows lo..hi-1 (read again from the file if asked)."""
         self.drop(lo * self.row_bytes, hi * self.row_bytes)
-
-
-def free_pages(a: np.ndarray) -> None:
-    """Give back every page of the anonymous mapping under ``a`` (a ``reserve``d range): its
-    contents read as zeros after."""
-    base: Any = a
-    while isinstance(base, np.ndarray):
-        base = base.base
-    if isinstance(base, memoryview):
-        base = base.obj
-    if isinstance(base, mmap.mmap):
-        base.madvise(mmap.MADV_DONTNEED)
-
-
-def grown(a: np.ndarray, cap: int, used: int) -> np.ndarray:
-    new = np.empty((cap,) + a.shape[1:], a.dtype)
-    new[:used] = a[:used]
-    return new
-
-
-
-
-class Column:
-    """A growing array of one kind (``a``, of which the search uses a prefix): doubled by
-    copying while small; past ``RESERVE_FROM`` entries, grown in place in an address range
-    reserved for the machine's memory, its pages written once and never copied. With a work
-    folder (``folder`` makes it when first asked), a column past ``budget`` bytes moves once
-    into a range of the same size in a file there (``WorkFile``), and the entries the search is
-    done writing (``settle``) are the file's, not the process's."""
-
-    def __init__(self, dtype: Any, cap: int = 1024, folder: Callable[[], WorkDir] | None = None,
-                 stem: str = "column", budget: Callable[[], int] | None = None):
-        self.a = np.empty(cap, dtype)
-        self.mem: np.ndarray | None = None
-        self.folder, self.stem, self.budget = folder, stem, budget
-        self.file: WorkFile | None = None
-
-    def room(self, used: int, need: int) -> None:
-        """At least ``need`` entries, the first ``used`` kept."""
-        if need <= self.a.size:
-            return
-        cap = max(need, 2 * self.a.size)
-        if self.file is None and self.folder is not None and self.budget is not None and \
-                cap * self.a.itemsize > self.budget():
-            self._to_file(self.folder, used)
-        if self.mem is None and cap >= RESERVE_FROM:
-            reserved = reserve(physical_words(), huge=False)  # written in order
-            if reserved is not None:
-                self.mem = reserved.view(self.a.dtype)
-                self.mem[:used] = self.a[:used]
-        if self.mem is not None and cap <= self.mem.size:
-            if self.file is not None:  # the disk's blocks first (a full disk: ``NoRoom``)
-                self.file.allocate(used * self.a.itemsize, cap * self.a.itemsize)
-            self.a = self.mem[:cap]
-        else:
-            self.a = grown(self.a, cap, used)
-
-    def _to_file(self, folder: Callable[[], WorkDir], used: int) -> None:
-        """Move into a range of a file of the work folder (one the size of the machine's
-        memory, sparse); where no such file can be made and mapped (an address space limit),
-        the column stays in memory, as without a work folder."""
-        try:
-            f = WorkFile(folder(), self.stem, physical_words() * 8)
-        except OSError:
-            self.folder = None
-            return
-        try:
-            f.allocate(0, used * self.a.itemsize)  # (a full disk: ``NoRoom``)
-        except BaseException:
-            f.close()
-            raise
-        mem = f.array(self.a.dtype, physical_words() * 8 // self.a.itemsize)
-        mem[:used] = self.a[:used]
-        self.file, self.mem = f, mem
-
-    def settle(self, upto: int) -> None:
-        """Entries ..upto-1 are written: in the work folder, their whole pages are let go of
-        (read back from the file if asked)."""
-        if self.file is not None:
-            self.file.drop(0, upto * self.a.itemsize)
-
-    def close(self) -> None:
-        """Its file, if any, leaves the work folder (the entries stay readable)."""
-        if self.file is not None:
-            self.file.close()
 
 
 class SharedRuns:

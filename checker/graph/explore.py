@@ -15,7 +15,6 @@ All of it is numpy arrays written by the graph kernel (``kernel.py``); no per-st
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,12 +26,13 @@ from hwcheck.checker.engines.checkpoint import Checkpointer
 from hwcheck.checker.engines.fpsort import radix_order
 from hwcheck.checker.engines.hits import domain_hits, earliest, hit, last_step, property_hits
 from hwcheck.checker.engines.options import PropertySet
-from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
+from hwcheck.checker.engines.pool import Pool
+from hwcheck.checker.engines.visited import IdTable
+from hwcheck.checker.engines.workdir import Column, WorkDir, grown
 from hwcheck.checker.graph import checkpoint as graph_checkpoint
 from hwcheck.checker.graph.buffers import (
     CandidateBuffer,
     Chore,
-    Column,
     SharedRuns,
     WorkRows,
     base_pages,
@@ -41,15 +41,12 @@ from hwcheck.checker.graph.buffers import (
     bucket_sort,
     bucket_starts,
     count_values,
-    free_pages,
     gather_level,
-    grown,
     has_bit,
     places,
     rows_on_huge_pages,
     touch,
 )
-from hwcheck.checker.graph.idtable import new_table, table_fill
 from hwcheck.checker.graph.kernel import GraphKernel
 from hwcheck.checker.search.driver import Found, LevelResult, LevelSource, search
 from hwcheck.checker.search.exploration import (
@@ -59,7 +56,7 @@ from hwcheck.checker.search.exploration import (
     interrupt_reason,
     peak_rss_bytes,
 )
-from hwcheck.checker.search.signals import block_signals, signals_held
+from hwcheck.checker.search.signals import signals_held
 from hwcheck.checker.search.stop import StopRule
 from hwcheck.checker.semantics.kernel import Kernel
 from hwcheck.checker.semantics.signatures import CandidatesArgs, CheckArgs
@@ -69,7 +66,6 @@ CHUNK = 1 << 14  # frontier rows per kernel call: bounds the latency of progress
 SLICE = 1 << 12  # rows of a new level gathered, flagged and checked at a time (in the cache)
 WORKER_ROWS = 1 << 13  # frontier rows a worker expands at a time, with several workers
 BATCHES = 4  # candidate buffers a worker: the pool runs ahead while this thread gives ids
-MAX_LOAD = 0.5  # the id table's fill limit (open addressing, linear probing)
 TOUCH = 1 << 18  # words of a grown id table's fresh memory a thread backs at a time (2 MiB)
 
 
@@ -238,13 +234,12 @@ class GraphSource(LevelSource):
         k = self.kernel
         # a level's rows and the graph's columns past the memory budget: files of the work
         # folder (made when first needed)
-        self.work: spill.WorkDir | None = None
+        self.work: WorkDir | None = None
         self.files: list[WorkRows] = []
         self.disk = 0  # the most the work folder held, at a level's end
         self.err = np.zeros(1, np.int64)
         self.base_rss = current_rss_bytes()
-        self.tab = new_table(1 << 12)  # fingerprint -> state id
-        self.mem: np.ndarray | None = None  # the address range a large table grows in
+        self.ids = IdTable()  # fingerprint -> state id (the visited set with ids)
         nt = max(len(k.props.transition), 1)
         self.tp_row = np.full(nt, -1, np.int64)
         self.tp_inst = np.full(nt, -1, np.int64)
@@ -297,13 +292,12 @@ class GraphSource(LevelSource):
         self.interrupted = False  # Ctrl-C, SIGTERM or out of memory: no later run
         # several workers: a pool, and candidate buffers (one run of rows each, ``BATCHES`` a
         # worker, so that the pool runs ahead while this thread gives ids)
-        self.pool: ThreadPoolExecutor | None = None
+        self.pool: Pool | None = None
         self.batches: list[CandidateBuffer] = []
         self.runs: SharedRuns | None = None  # the level's runs while the workers expand them
         if self.workers > 1:
-            # the other workers: this thread is one too
-            self.pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="hwcheck-graph",
-                                           initializer=block_signals)
+            # the other workers (the level sources' pool): this thread is one too
+            self.pool = Pool(self.workers - 1, "hwcheck-graph")
             cap = max(8 * self.worker_rows, 2 * k.ninst)  # Kafka: 4.7 transitions a state
             self.batches = [CandidateBuffer(k, cap, self.edge_properties)
                             for _ in range(BATCHES * self.workers)]
@@ -323,10 +317,7 @@ class GraphSource(LevelSource):
         init = k.starts[list(first.values())]
         fps = np.array(list(first), np.uint64)
         n = len(fps)
-        while n > self.slots * MAX_LOAD:
-            self._grow_table()
-        for i in range(n):
-            self.gk.mod.table_put(self.tab, self.slots - 1, fps[i], i)
+        self.ids.fill(fps)
         self._state_room(n)
         self.s_fps.a[:n] = fps
         self.s_par.a[:n] = -1
@@ -383,18 +374,11 @@ class GraphSource(LevelSource):
             raise
         self.off_to = ids[-2]
         self.n, self.levels = n, list(ids)
-        while n > self.slots * MAX_LOAD:
-            self._grow_table()
-        table_fill(self.tab, self.slots - 1, self.s_fps.a[:n], 0)
+        self.ids.fill(self.s_fps.a[:n])
         self.front = self._next_front(front.shape[0])
         self.front[:] = front
         self.enabled[:] = enabled
         self.refused, self.flag_errors = refused, flag_errors
-
-    @property
-    def slots(self) -> int:
-        """The fingerprint -> id table's slots."""
-        return self.tab.size // 2
 
     def frontier(self) -> int:
         left = 0 if self.cut is None else self.cut.rows - self.cut.done
@@ -485,7 +469,7 @@ class GraphSource(LevelSource):
         # a stopped level keeps its frontier for a later run: the next level goes elsewhere
         rows = (self._next_front(nnew) if done == m else np.empty((nnew, k.stride), k.dtype)) \
             if nnew else new_rows[:0]
-        edst, tab, mask = self.edst, self.tab, self.slots - 1
+        edst, ids = self.edst, self.ids
         self._parts(ne - first, lambda a, b: mod.renumber(edst, first + a, first + b, n, rank))
         fps, par, act = (self.s_fps.a[n:n + nnew], self.s_par.a[n:n + nnew],
                          self.s_act.a[n:n + nnew])
@@ -501,7 +485,7 @@ class GraphSource(LevelSource):
             for c in range(a, b, SLICE):
                 d = min(b, c + SLICE)
                 gather_level(order, c, d, src, new_fps, new_par, new_act, words, fps, par, act)
-                mod.table_number(tab, mask, fps[c:d], n + c)
+                ids.number(fps[c:d], n + c)
                 out.errors += int(self.gk.mod.eval_flags(rows[c:d], d - c, flags[c:d],
                                                          np.zeros(1, np.int64)))
                 out.add(self._check(rows[c:d]), c)
@@ -607,34 +591,18 @@ class GraphSource(LevelSource):
             for job in jobs:  # no worker is left writing
                 job.result()
 
-    def _grow_table(self) -> None:
-        """Twice the id table's slots. A large table grows in place, at the start of an address
-        range reserved for the machine's memory (only the pages written count): no second
-        table, and no fresh memory for the slots it had."""
-        mod, slots = self.gk.mod, self.slots
-        words = 4 * slots  # two per slot, twice the slots
-        if self.mem is None and words >= 2 * RESERVE_FROM:
-            self.mem = reserve(max(words, physical_words()))
-            if self.mem is not None:
-                self.mem[:self.tab.size] = self.tab
-                self.tab = self.mem[:self.tab.size]
-        if self.mem is not None and words <= self.mem.size:
-            if self.runs is not None:  # the workers waiting for ids back the fresh half too
-                fresh = self.mem[self.tab.size:words]  # never written yet
-                self.runs.share(Chore(lambda a, b: touch(fresh, a, b), fresh.size, TOUCH))
-            self.tab = self.mem[:words]
-            mod.table_double(self.tab, slots)
-        else:
-            new = new_table(2 * slots)
-            mod.table_rehash(self.tab, new)
-            self.tab = new
+    def _backed(self, fresh: np.ndarray) -> None:
+        """The id table's fresh memory, as it grows inside a level: the workers waiting for
+        ids back it with this thread (fresh pages faulted in by one thread are slow)."""
+        runs = self.runs
+        if runs is not None:
+            runs.share(Chore(lambda a, b: touch(fresh, a, b), fresh.size, TOUCH))
 
     def _room(self, more: int) -> None:
         """Grow what is short for ``more`` successors: the id table, the new states' buffers
         and the transitions' buffers."""
         nnew, ne = self.nnew, self.ne
-        while self.n + nnew + more > self.slots * MAX_LOAD:
-            self._grow_table()
+        self.ids.make_room(self.n + nnew + more, self._backed)
         while nnew + more > self.found[0].shape[0]:
             cap = 2 * self.found[0].shape[0]
             rows = self._level_rows(cap, "graph-new")
@@ -680,7 +648,7 @@ class GraphSource(LevelSource):
                     new_rows, new_fps, new_par, new_act = self.found
                     ne = self.ne
                     i, self.nnew, self.ne, bad = mod.expand_edges(
-                        front, lo, hi, base, self.tab, int(self.slots * MAX_LOAD),
+                        front, lo, hi, base, self.ids.tab, self.ids.max_fill,
                         self.n, new_rows, new_fps, new_par, new_act, self.nnew, self.edst,
                         self.eact, self.eflags, self.ne, self.row_end, self.edge_properties,
                         self.err, self.tp_active, self.tp_row, self.tp_inst, dom_row, dom_inst)
@@ -787,7 +755,7 @@ class GraphSource(LevelSource):
             self.eflags[ne:ne + q] = b.eflags[:q]
         new_rows, new_fps, new_par, new_act = self.found
         self.nnew = self.gk.mod.resolve(
-            self.tab, self.slots - 1, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
+            self.ids.tab, self.ids.mask, b.cw, b.cfp, b.cpar, b.cact, q, self.n, self.nnew,
             new_rows.view(np.uint64), new_fps, new_par, new_act, base, self.edst, ne)
         self.row_end[b.lo:b.hi] += ne
         self.ne = ne + q
@@ -824,10 +792,10 @@ class GraphSource(LevelSource):
         self.files.append(f)
         return f.rows
 
-    def _folder(self) -> spill.WorkDir:
+    def _folder(self) -> WorkDir:
         """The run's work folder, made when first needed."""
         if self.work is None:
-            self.work = spill.WorkDir(self.workdir)
+            self.work = WorkDir(self.workdir)
         return self.work
 
     def _column(self, dtype: Any, stem: str, cap: int = 1024) -> Column:
@@ -963,7 +931,8 @@ class GraphSource(LevelSource):
 
     def finish(self, ex: Exploration) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=True)
+            self.pool.close()
+            self.pool = None
         ninst = max(self.kernel.ninst, 1)
         enabled = self.enabled  # one transition per (state, enabled instance)
         new = np.zeros(ninst, np.int64)
@@ -982,8 +951,7 @@ class GraphSource(LevelSource):
     def _let_go(self) -> None:
         """After the search: what only the exploration used goes before the graph is analysed
         (the id table's pages given back, the level buffers, the scratch)."""
-        if self.mem is not None:
-            free_pages(self.mem)
+        self.ids.release()
         k = self.kernel
         self.fronts = [None, None]
         self.front = np.zeros((0, k.stride), k.dtype)

@@ -9,8 +9,8 @@ kernel (its ``step`` and its property predicates, imported, not copied):
   fingerprint -> id hash table; a new state gets the next id and its row is kept for the next
   level) and record every transition as (destination id, action instance); optionally, per
   transition, which action properties it violates;
-- the fingerprint -> id table's functions (``idtable.py``, compiled once for every graph
-  kernel), re-exported;
+- the fingerprint -> id table's functions (``engines/idtable.py``, the compiled half of
+  ``visited.IdTable``, compiled once for every graph kernel), re-exported;
 - ``eval_flags``: per state, a bit mask of state predicates: those the caller states in the
   spec's language (a protocol's healthy predicate), compiled here by the kernel's own
   expression generator, then the spec's invariants (the kernel's ``sp_j``).
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hwcheck.checker.graph.idtable import new_table
+from hwcheck.checker.engines.idtable import new_table
 from hwcheck.checker.semantics.codegen import source_key
 from hwcheck.checker.semantics.exprgen import DomainErrors, ExprGen, src
 from hwcheck.checker.semantics.kernel import Kernel, cache_dir, compile_lock, load_generated
@@ -52,8 +52,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.graph.idtable import (renumber, resolve, table_double, table_find,
-                                           table_number, table_put, table_rehash)
+from hwcheck.checker.engines.idtable import (renumber, resolve, table_double, table_find,
+                                             table_fill, table_number)
 from hwcheck.checker.semantics.fingerprint import fingerprint
 
 _k = sys.modules["hwcheck_kernel_{key}"]
@@ -287,8 +287,8 @@ class GraphKernel:
         err = np.zeros(1, np.int64)
         mod.eval_flags(one, 1, np.zeros(1, self.flag_dtype), err)
         tab = new_table(16)
-        mod.table_rehash(tab, new_table(32))
         mod.table_double(new_table(32), 16)
+        mod.table_fill(new_table(16), 15, np.zeros(0, np.uint64), 0)
         cap = k.ninst + 1
         mod.expand_edges(one, 0, 0, 1, tab, 8, 1, np.empty((cap, k.stride), k.dtype),
                          np.empty(cap, np.uint64), np.empty(cap, np.int32),

@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
+from hwcheck.checker.engines.pool import Pool
 from hwcheck.checker.graph.explore import StateGraph
 from hwcheck.checker.search import faults
 from hwcheck.checker.search.signals import POLL, StopRequested, no_stop, poll
@@ -192,8 +192,8 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
     workers = min(len(props), os.cpu_count() or 1)
     if workers <= 1:
         return [one(p) for p in props]
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(one, props))
+    with Pool(workers, "hwcheck-liveness") as pool:
+        return pool.map(one, [(p,) for p in props])
 
 
 def fair_components(graph: StateGraph, arrays: GraphArrays, fair: Fairness, region: np.ndarray,

@@ -9,12 +9,11 @@ The tests hold them to the same answer.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from numba import njit
 
-from hwcheck.checker.search.signals import POLL, block_signals, no_stop, poll
+from hwcheck.checker.engines.pool import Pool
+from hwcheck.checker.search.signals import POLL, no_stop, poll
 
 MAX_SWEEPS = 16  # then the backward search (a graph whose answer travels against its ids)
 
@@ -163,7 +162,7 @@ def can_reach_csr(offsets: np.ndarray, dst: np.ndarray, target: np.ndarray,
         def sweep(w: int) -> int:
             return sum(_sweep(offsets, dst, out, lo, hi) for lo, hi in mine[w])
 
-        with ThreadPoolExecutor(workers - 1, initializer=block_signals) as pool:
+        with Pool(workers - 1, "hwcheck-sweep") as pool:
             for _ in range(max_sweeps):
                 poll(stop)
                 others = [pool.submit(sweep, w) for w in range(1, workers)]

@@ -1,11 +1,14 @@
-"""The state graph's fingerprint -> id table: open addressing with linear probing over one array
-of (fingerprint, id) pairs (``tab[2 * slot]``: the fingerprint, 0 when the slot is free;
-``tab[2 * slot + 1]``: the state's id), a power-of-two number of slots. A lookup touches one
-cache line, not one in a keys array and another in a values array.
+"""The compiled half of the visited set with ids (``visited.IdTable``, the state graph's
+fingerprint -> id table): open addressing with linear probing over one array of (fingerprint,
+id) pairs (``tab[2 * slot]``: the fingerprint, 0 when the slot is free; ``tab[2 * slot + 1]``:
+the state's id), a power-of-two number of slots. A lookup touches one cache line, not one in a
+keys array and another in a values array.
 
 A fingerprint's home slot is its top bits, so the table keeps fingerprints nearly in order:
 giving a level's states (in fingerprint order) their ids and doubling the table both walk it
-from front to back instead of jumping about it.
+from front to back instead of jumping about it. (The plain set's table, ``fingerprint.py``,
+orders its keys by their low half, which the owners' split leaves uniform, and shifts a run to
+insert in order: decision record 0012 says why the two layouts stay apart.)
 
 A static module, so numba compiles it once for every spec (the graph kernels import it)."""
 
@@ -45,26 +48,6 @@ def table_find(tab: np.ndarray, mask: int, shift: np.uint64,
         if v == np.uint64(0):
             return np.int64(-1), i
         i = (i + 1) & mask
-
-
-@njit(cache=True, nogil=True)
-def table_put(tab: np.ndarray, mask: int, fp: np.uint64, ident: int) -> None:
-    found, slot = table_find(tab, mask, home_shift(mask), fp)
-    if found < 0:
-        tab[2 * slot] = fp
-        tab[2 * slot + 1] = np.uint64(ident)
-
-
-@njit(cache=True, nogil=True)
-def table_rehash(tab: np.ndarray, new_tab: np.ndarray) -> None:
-    mask = new_tab.size // 2 - 1
-    shift = home_shift(mask)
-    for i in range(tab.size // 2):
-        fp = tab[2 * i]
-        if fp != np.uint64(0):
-            found, slot = table_find(new_tab, mask, shift, fp)
-            new_tab[2 * slot] = fp
-            new_tab[2 * slot + 1] = tab[2 * i + 1]
 
 
 @njit(cache=True, nogil=True)
