@@ -156,6 +156,23 @@ def test_token_ring_verdicts_match_tlc_and_the_independent_check(use, passing):
     assert got == independent_verdicts(spec)
 
 
+def test_the_properties_are_decided_on_the_runs_workers(monkeypatch):
+    """Liveness properties are decided side by side on as many threads as the run has workers
+    (at most one a property): one worker starts no thread; the verdicts do not depend on it."""
+    made: list[int] = []
+    pool = liveness.Pool
+    monkeypatch.setattr(liveness, "Pool", lambda n, name: made.append(n) or pool(n, name))
+    spec = spec_of("token_ring.py", nodes=3, use="weak", passing="weak")
+    assert len(spec.liveness) >= 2
+    verdicts = {}
+    for workers in (1, 2, 8):
+        *_, outs = check_on_graph(Kernel(spec), Options(stop_at_violation=False),
+                                  recoverable=False, liveness=spec.liveness, workers=workers)
+        verdicts[workers] = {o.name: str(o.status) for o in outs}
+    assert made == [2, min(8, len(spec.liveness))]
+    assert verdicts[1] == verdicts[2] == verdicts[8] == TLC_TOKEN_RING[("weak", "weak")]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fairness,naive", list(TLC_PETERSON))
 def test_peterson_verdicts_match_tlc_and_the_independent_check(fairness, naive):

@@ -33,7 +33,6 @@ transition), shared by every property.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -136,11 +135,12 @@ def prepare(graph: StateGraph, fair: Fairness, stop: np.ndarray | None = None) -
 
 
 def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
-           fair: Fairness | None = None, stop: np.ndarray | None = None) -> list[LiveOutcome]:
+           fair: Fairness | None = None, stop: np.ndarray | None = None,
+           workers: int = 1) -> list[LiveOutcome]:
     """Each property's verdict on ``graph`` (flagged with every property's predicates), with
-    the shortest lasso of each violation. ``stop`` (``signals.stoppable``'s flag): once set,
-    the searches under way end and their properties are unknown (note ``STOPPED``); those
-    decided keep their verdicts."""
+    the shortest lasso of each violation; ``workers`` threads decide properties side by side.
+    ``stop`` (``signals.stoppable``'s flag): once set, the searches under way end and their
+    properties are unknown (note ``STOPPED``); those decided keep their verdicts."""
     if not graph.complete:
         return [LiveOutcome(p.name, Verdict.UNKNOWN,
                             note=f"the state graph is incomplete: {graph.stop_reason}")
@@ -188,8 +188,8 @@ def decide(spec: Spec, graph: StateGraph, props: list[Liveness],
         res.seconds = time.perf_counter() - t
         return res
 
-    # the properties apart on the cores (the numba searches release the GIL)
-    workers = min(len(props), os.cpu_count() or 1)
+    # the properties apart on the run's workers (the numba searches release the GIL)
+    workers = min(len(props), workers)
     if workers <= 1:
         return [one(p) for p in props]
     with Pool(workers, "hwcheck-liveness") as pool:

@@ -281,7 +281,7 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
                 if liveness:
                     phase = "while liveness was decided"
                     t = time.perf_counter()
-                    outcomes = live.decide(spec, graph, list(liveness), stop=stop)
+                    outcomes = live.decide(spec, graph, list(liveness), stop=stop, workers=workers)
                     poll(stop)  # those it stopped are unknown; the signal is said below
                 phase = "after the graph was analysed"
         except (KeyboardInterrupt, MemoryError) as e:
@@ -291,7 +291,7 @@ def check_on_graph(kernel: Kernel, opts: Options, max_states: int | None = DEFAU
     elif not late:  # an incomplete graph: every answer is unknown, said by each
         if recoverable:
             res = analyse(graph, method, workers)
-        outcomes = live.decide(spec, graph, list(liveness)) if liveness else []
+        outcomes = live.decide(spec, graph, list(liveness), workers=workers) if liveness else []
     graph.stats["liveness_seconds"] = time.perf_counter() - t
     if late:
         ex.stop_reason = ex.stop_reason or late

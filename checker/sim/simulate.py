@@ -20,12 +20,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from hwcheck.checker.engines.pool import Pool
 from hwcheck.checker.search.exploration import interrupt_reason
 from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.kernel import Kernel
@@ -159,7 +159,7 @@ def simulate(spec: Spec, opts: SimOptions,
     hit = _initial_hit(kernel, starts, sp_active, opts.first_walk)
     if hit is not None:
         res.stop_reason = "an initial state violates an invariant"
-    pool = ThreadPoolExecutor(W) if W > 1 else None
+    pool = Pool(W, "hwcheck-sim") if W > 1 else None
     try:
         while hit is None:
             n_this = BATCH * W
@@ -171,7 +171,7 @@ def simulate(spec: Spec, opts: SimOptions,
                 n_this = min(n_this, left)
             # walks next_walk .. next_walk + n_this - 1; thread tid takes every W-th from tid
             jobs = [(next_walk, -(-(n_this - tid) // W), tid) for tid in range(min(W, n_this))]
-            outs = list(pool.map(lambda j: batch(*j), jobs)) if pool else [batch(*jobs[0])]
+            outs = pool.map(batch, jobs) if pool else [batch(*jobs[0])]
             done = n_this
             for (out, path, lengths), (_, cnt, tid) in zip(outs, jobs, strict=True):
                 ln = lengths[:cnt] if out[0] < 0 else lengths[:(out[0] - next_walk - tid) // W + 1]
@@ -200,7 +200,7 @@ def simulate(spec: Spec, opts: SimOptions,
         res.stop_reason = interrupt_reason(e)
     finally:
         if pool is not None:
-            pool.shutdown()
+            pool.close()
     res.seconds = time.perf_counter() - t0
     if res.walks:
         res.depth_mean = lens_sum / res.walks
