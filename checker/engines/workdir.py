@@ -27,16 +27,23 @@ import numpy as np
 from hwcheck.checker.engines.visited import RESERVE_FROM, physical_words, reserve
 from hwcheck.checker.search.exploration import NoRoom
 
+PREFIX = "hwcheck-work-"
+
 
 class WorkDir:
     """A run's work folder: a new folder inside ``parent`` (``--workdir``), or a temporary
-    folder; removed, with everything in it, by ``close``. Keeps the most it held at once."""
+    folder; removed, with everything in it, by ``close``. Keeps the most it held at once.
+
+    The folder's name holds the process's id (``hwcheck-work-PID-XXXX``). A run killed with
+    SIGKILL cannot remove its folder, so each new one first removes, in the same parent, the
+    folders of processes that no longer exist (``clear_orphans``)."""
 
     def __init__(self, parent: str | os.PathLike[str] | None = None) -> None:
         if parent is not None:
             Path(parent).mkdir(parents=True, exist_ok=True)
-        self.path = Path(tempfile.mkdtemp(prefix="hwcheck-work-",
-                                          dir=None if parent is None else str(parent)))
+        where = Path(tempfile.gettempdir() if parent is None else parent)
+        clear_orphans(where)
+        self.path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=str(where)))
         self.bytes = 0  # what the files hold now
         self.peak_bytes = 0
         self._n = 0
@@ -59,6 +66,35 @@ class WorkDir:
 
     def close(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def clear_orphans(parent: Path) -> list[Path]:
+    """Remove the work folders in ``parent`` of processes that no longer exist (a run killed
+    with SIGKILL leaves its folder); returns them. A folder of a live process, of a process
+    this one may not signal (another user's), or one it cannot remove is left as it is."""
+    gone: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return gone
+    for folder in entries:
+        pid = folder.name[len(PREFIX):].split("-", 1)[0]
+        if not folder.name.startswith(PREFIX) or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            gone.append(folder)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, and belongs to someone else
+        return True
+    return True
 
 
 def no_room(e: OSError, folder: Path) -> Exception:
