@@ -737,12 +737,13 @@ class Compiler:
             if isinstance(p, _Pending):
                 raise not_compiled(pos, "an expression of an \\E-bound parameter as an "
                                         "operator's argument in Next")
-            if kind == "int" and all(type(v) is int for v in values) and \
-                    list(values) == list(range(values[0], values[0] + len(values))):
-                return p + values[0] if values[0] else p
-            out = self.static_expr(kind, values[-1], pos)
+            consts = [self.static_expr(kind, v, pos) for v in values]
+            line = self._gather(p, consts)  # values (or codes) a fixed step apart: arithmetic
+            if line is not None:
+                return line
+            out = consts[-1]
             for i in range(len(values) - 2, -1, -1):
-                out = L.ite(p == i, self.static_expr(kind, values[i], pos), out)
+                out = L.ite(p == i, consts[i], out)
             return out
         raise not_compiled(pos, f"a {t[0]} where {kind} is expected")
 
