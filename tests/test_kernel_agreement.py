@@ -241,12 +241,13 @@ def test_every_successor_fingerprint_is_its_rows(name):
 
 
 def test_a_guard_filter_never_rules_out_an_enabled_instance():
-    # the expansion skips the instances whose guard's first conjunct is false (tested as soon
-    # as the parameters it reads are set); on every state of the first levels, wherever a
-    # filter is false the guard is false too, and it rules out some instances
+    # the expansion skips the instances a filter of the guard rules out (its leading
+    # conjuncts that cannot fail, each level tested as soon as the loops it reads are set);
+    # on every state of the first levels, wherever a filter is false the guard is false too,
+    # with no domain error, and the filters rule out some instances
     import itertools
 
-    from hwcheck.checker.semantics.templates import first_conjunct
+    from hwcheck.checker.semantics.templates import guard_filters
 
     kernel = pair("hw")[1]
     spec, mod = kernel.spec, kernel.mod
@@ -255,12 +256,16 @@ def test_a_guard_filter_never_rules_out_an_enabled_instance():
     for front, _ in expanded_levels(kernel, 5):
         for s in front:
             for ai, a in enumerate(spec.actions):
-                first = first_conjunct(a)
-                if first is None or kernel.fails[f"g_first_{ai}"]:
+                plan = guard_filters(a)
+                if plan is None:
                     continue
-                depth = first[1]
-                for ps in itertools.product(*(range(p.size) for p in a.params)):
-                    if not getattr(mod, f"g_first_{ai}")(s, *ps[:depth], err):
-                        ruled_out += 1
-                        assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
+                order, conj = plan
+                for level in sorted({level for level, _ in conj}):
+                    if kernel.fails.get(f"g_first_{ai}_{level}") is not False:
+                        continue
+                    test = getattr(mod, f"g_first_{ai}_{level}")
+                    for ps in itertools.product(*(range(p.size) for p in a.params)):
+                        if not test(s, *(ps[d] for d in order[:level]), err):
+                            ruled_out += 1
+                            assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
     assert ruled_out > 0
