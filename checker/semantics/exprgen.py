@@ -135,7 +135,7 @@ def _same(a: Expr, b: Expr) -> bool:
             return isinstance(b, Read) and a.var is b.var and a.primed == b.primed and all(
                 _same(x, y) for x, y in zip(a.index, b.index))
         case Arith() | Cmp():
-            return type(b) is type(a) and a.op == b.op and _same(a.a, b.a) and _same(a.b, b.b)  # type: ignore[union-attr]
+            return type(b) is type(a) and a.op == b.op and _same(a.a, b.a) and _same(a.b, b.b)
     return False
 
 

@@ -1451,9 +1451,9 @@ class Compiler:
                     return x  # type: ignore[no-any-return]
             return _ERR
         if arg[0] == "param" and not isinstance(arg[1], _Pending):
-            at = {key(d): x for d, x in zip(dom, elems)}
-            if all(key(v) in at for v in arg[2]):
-                g = self._gathered(arg[1], [at[key(v)] for v in arg[2]])
+            by_arg = {key(d): x for d, x in zip(dom, elems)}
+            if all(key(v) in by_arg for v in arg[2]):
+                g = self._gathered(arg[1], [by_arg[key(v)] for v in arg[2]])
                 if g is not None:
                     return g
         vals = self.values_of(arg)
