@@ -269,33 +269,3 @@ def test_a_guard_filter_never_rules_out_an_enabled_instance():
                             ruled_out += 1
                             assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
     assert ruled_out > 0
-
-
-def test_a_choice_among_constants_by_one_value_is_a_lookup_that_agrees():
-    # an IF chain on p == k (or on p == j | p == k) with constant branches, and a disjunction
-    # of a[p] == k, compile to lookups in tuples of the constants (exprgen's `lookup`, a
-    # TLA+ parameter's tables); on every state the kernel's guards and effects are the
-    # interpreter's, the first case that holds taken and the default where none does
-    import itertools
-
-    from hwcheck.spec.lang import Spec, disj, ite
-
-    spec = Spec("Lookup", {})
-    a = spec.array("a", (3,), 0, 7)
-    spec.initial(lambda b: None)
-
-    @spec.action("Set", over=[3, 6], modifies=[a])
-    def set_(b, r, p):
-        b.require(disj(*[a[r] == k for k in (1, 2, 5, 6)]))
-        # p == 2 twice: the first branch that holds is taken; p == 5 the default
-        b.set(a[r], ite(p == 0, 3, ite((p == 1) | (p == 2), 7, ite(p == 2, 1, ite(
-            p == 3, 0, ite(p == 4, 6, 2))))))
-
-    kernel, interp = Kernel(spec), Interpreter(spec)
-    source = open(kernel.mod.__file__).read()
-    assert "(3, 7, 7, 0, 6, 2,)[" in source and "(False, True, True, False, False, True, " \
-        "True, False,)[" in source
-    row = np.zeros(kernel.stride, kernel.dtype)
-    for cells in itertools.product(range(8), repeat=3):
-        row[:3] = cells
-        compare(spec, kernel, interp, row.copy(), arbitrary=False)

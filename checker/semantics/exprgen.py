@@ -62,11 +62,6 @@ ARITH: dict[str, Callable[[int, int], int]] = {
     "*": lambda a, b: a * b, "//": lambda a, b: a // b, "%": lambda a, b: a % b}
 
 
-# an IF chain or a disjunction on one expression's value with at least LOOKUP_MIN cases, over
-# fewer than LOOKUP_MAX values, is a lookup in a tuple of constants (``ExprGen.lookup``)
-LOOKUP_MIN, LOOKUP_MAX = 4, 1024
-
-
 def _const(c: Code) -> TypeGuard[int | bool]:
     return not isinstance(c, str)
 
@@ -119,24 +114,6 @@ def shared(gen: ExprGen, texts: list[str], names: Callable[[], str]) -> tuple[li
         defs.append((name, c))
         done.append((c, name))
     return [f"{name} = {d}" for name, d in defs], texts
-
-
-def _same(a: Expr, b: Expr) -> bool:
-    """Whether ``a`` and ``b`` are the same expression, node by node (a read, arithmetic and
-    comparisons over constants, parameters, locals and reads; any other node only itself)."""
-    if a is b:
-        return True
-    match a:
-        case Const():
-            return isinstance(b, Const) and type(a.value) is type(b.value) and a.value == b.value
-        case Local():
-            return isinstance(b, Local) and a.name == b.name
-        case Read():
-            return isinstance(b, Read) and a.var is b.var and a.primed == b.primed and all(
-                _same(x, y) for x, y in zip(a.index, b.index))
-        case Arith() | Cmp():
-            return type(b) is type(a) and a.op == b.op and _same(a.a, b.a) and _same(a.b, b.b)
-    return False
 
 
 def _checked(c: Code) -> bool:
@@ -340,8 +317,6 @@ class ExprGen:
                 if _const(a) and _const(b):
                     return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b}[e.op]
                 return f"({src(a)} {e.op} {src(b)})"
-            case Or() if (table := self.lookup(e, env)) is not None:
-                return table
             case And() | Or():  # each argument runs only when the ones before let it
                 parts: list[Code] = []
                 known: Facts = {}  # facts of the parts before (``facts_of``)
@@ -360,9 +335,6 @@ class ExprGen:
                 a = g(e.a, env)
                 return (not a) if _const(a) else f"(not {a})"
             case Ite():
-                table = self.lookup(e, env)
-                if table is not None:
-                    return table
                 c = g(e.cond, env)
                 if _const(c):
                     return g(e.then if c else e.other, env)
@@ -381,61 +353,6 @@ class ExprGen:
                 return self.quant(e, env)
             case _:
                 raise unknown_node(e, "codegen: unknown expression node")
-
-    def lookup(self, e: Ite | Or, env: CodeEnv) -> Code | None:
-        """A choice among constants by the value of one expression, an IF chain on
-        ``x == k`` (or ``x == j | x == k``) with constant branches, or a disjunction of
-        ``x == k``, as a lookup in a tuple of the constants indexed by ``x`` (whose range
-        the interval analysis bounds), where it has at least ``LOOKUP_MIN`` cases: one
-        read where the chain would test each case in turn (a table over a TLA+ parameter's
-        values, a record's field of a request in a set of 43). None where it is not one."""
-        cases: list[tuple[list[int], int | bool]] = []
-        x: Expr | None = None
-
-        def keys(c: Expr) -> list[int] | None:
-            nonlocal x
-            parts = c.args if isinstance(c, Or) else (c,)
-            out = []
-            for q in parts:
-                if not (isinstance(q, Cmp) and q.op == "==" and isinstance(q.b, Const)
-                        and type(q.b.value) is int):
-                    return None
-                if x is None:
-                    x = q.a
-                elif not _same(q.a, x):
-                    return None
-                out.append(q.b.value)
-            return out
-
-        node: Expr = e
-        if isinstance(e, Or):
-            ks = keys(e)
-            if ks is None:
-                return None
-            cases, node = [(ks, True)], Const(False)
-        while isinstance(node, Ite) and isinstance(node.then, Const):
-            ks = keys(node.cond)
-            if ks is None:
-                return None
-            cases.append((ks, node.then.value))
-            node = node.other
-        if not isinstance(node, Const) or x is None or \
-                sum(len(ks) for ks, _ in cases) < LOOKUP_MIN:
-            return None
-        values = [v for _, v in cases] + [node.value]
-        if len({type(v) for v in values}) != 1:
-            return None
-        code = self(x, env)
-        lo, hi = self.rng(x, env)
-        if _const(code) or _checked(code) or hi - lo >= LOOKUP_MAX:
-            return None
-        table = [node.value] * (hi - lo + 1)
-        for ks, v in reversed(cases):  # the first case that holds is the one taken
-            for k in ks:
-                if lo <= k <= hi:
-                    table[k - lo] = v
-        at = src(code) if lo == 0 else f"{src(code)} - {lo}"
-        return f"({', '.join(map(src, table))},)[{at}]"
 
     def junction(self, parts: list[Code], op: str, eager: bool = False) -> Code:
         unit = op == "and"
