@@ -269,3 +269,48 @@ def test_a_guard_filter_never_rules_out_an_enabled_instance():
                             ruled_out += 1
                             assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
     assert ruled_out > 0
+
+
+@pytest.mark.slow
+def test_filters_nest_first_the_loops_their_first_conjunct_reads_and_keep_every_successor():
+    # Take's first conjunct reads its second parameter (a message present): the kernel loops
+    # over q outside p, tests each filter as soon as its loops are set, and its levels are
+    # the interpreter's, successor for successor (a spec of its own: a kernel compile)
+    from hwcheck.checker.engines.options import Options
+    from hwcheck.checker.run import check
+    from hwcheck.spec.lang import Spec
+
+    spec = Spec("Nested", {})
+    a = spec.array("a", (3,), 0, 2)
+    m = spec.array("m", (4,), 0, 1)
+    spec.initial(lambda b: b.set(m[1], 1))
+
+    @spec.action("Take", over=[3, 4], modifies=[a, m])
+    def take(b, p, q):
+        b.require(m[q] == 1, a[p] < 2, (p + q) % 2 == 0)
+        b.set(a[p], a[p] + 1)
+        b.set(m[q], 0)
+
+    @spec.action("Put", over=[4], modifies=[m])
+    def put(b, q):
+        b.require(m[q] == 0)
+        b.set(m[q], 1)
+
+    kernel, interp = Kernel(spec), Interpreter(spec)
+    source = open(kernel.mod.__file__).read()
+    assert "for p1 in range(4):" in source and source.index("for p1 in range(4):") < \
+        source.index("for p0 in range(3):")
+    # the interpreter's search, transition by transition, against the kernel's counts
+    seen = {r.tobytes() for r in interp.initials()}
+    level, generated = list(interp.initials()), 0
+    while level:
+        nxt = []
+        for row in level:
+            for _, t in interp.successors(row):
+                generated += 1
+                if t.tobytes() not in seen:
+                    seen.add(t.tobytes())
+                    nxt.append(t)
+        level = nxt
+    ex = check(spec, Options(stop_at_violation=False)).exploration
+    assert (ex.complete, ex.distinct, ex.generated) == (True, len(seen), generated)
