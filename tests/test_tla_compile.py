@@ -42,6 +42,7 @@ CASES = {
                "INVARIANTS LeaderKnown SameLast",
     "Slots": "CONSTANTS Nodes = {n1, n2} Size = 2 MaxEpoch = 1\nINIT Init NEXT Next\n"
              "INVARIANTS NilBeyondLength LastIsWritten",
+    "LetTwice": "INIT Init NEXT Next\nINVARIANT Small",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
@@ -123,6 +124,16 @@ def test_a_parameter_reads_the_one_cell_its_value_indexes(name: str, action: str
                any(id(y) in params for i in x.index for y in L.walk(i)) for x in nodes)
     assert not [L.show(x) for x in nodes if isinstance(x, L.Cmp) and {
         type(x.a), type(x.b)} == {L.ActionParam, L.Const}]
+
+
+def test_a_let_definition_read_through_several_operators_is_computed_once() -> None:
+    # LetTwice's `a` is read as Set's argument, as Put's through `b`, and in the guard: the
+    # effect computes it into one local (the evaluator's value: the state-by-state test)
+    _, c = compiled("LetTwice")
+    body = list(L.walk_stmts(c.spec.actions[0].body))
+    computed = [s for s in body if isinstance(s, L.SetLocal) and isinstance(s.value, L.Ite)
+                and L.show(s.value.cond) == "x[p0] < 2"]
+    assert len(computed) == 1
 
 
 @pytest.mark.slow

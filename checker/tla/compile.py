@@ -2092,19 +2092,25 @@ class Compiler:
             return self._root_var(lhs, sc, env)
         return None
 
-    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, dict[str, Term]]) -> Term:
+    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, Any]) -> Term:
         """``t`` with the \\E-bound parameters of the action being made in place (``memo``:
-        the environments already redone, a LET's definitions seeing each other)."""
+        the environments and the definitions already redone, a LET's definitions seeing
+        each other; a definition redone once, so that one LET definition read through
+        several environments is one value, computed once in the effects)."""
         if t[0] == "param" and isinstance(t[1], _Pending):
             return ("param", ps[t[1]], t[2])
         if t[0] in ("lazy", "op"):
-            return (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+            if id(t) not in memo:  # (its environment may hold it: the first one made kept)
+                made = (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+                memo.setdefault(id(t), (t, made))
+            return memo[id(t)][1]  # type: ignore[no-any-return]
         return t
 
     def _realize_env(self, env: dict[str, Term], ps: tuple[Any, ...],
-                     memo: dict[int, dict[str, Term]]) -> dict[str, Term]:
+                     memo: dict[int, Any]) -> dict[str, Term]:
         if id(env) in memo:
-            return memo[id(env)]
+            done: dict[str, Term] = memo[id(env)]
+            return done
         out: dict[str, Term] = {}
         memo[id(env)] = out
         for k, v in env.items():
@@ -2115,7 +2121,7 @@ class Compiler:
         sizes = [len(v) for _, v in way.params]
 
         def build(b: Block, *ps: Any) -> None:
-            memo: dict[int, dict[str, Term]] = {}
+            memo: dict[int, Any] = {}
             parts = [(neg, e, psc, self._realize_env(penv, ps, memo))
                      for neg, e, psc, penv in way.parts]
             self.leaf(b, parts, way.parts[0][1] if way.parts else self.m.next, init=False)
