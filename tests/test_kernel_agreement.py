@@ -241,12 +241,13 @@ def test_every_successor_fingerprint_is_its_rows(name):
 
 
 def test_a_guard_filter_never_rules_out_an_enabled_instance():
-    # the expansion skips the instances whose guard's first conjunct is false (tested as soon
-    # as the parameters it reads are set); on every state of the first levels, wherever a
-    # filter is false the guard is false too, and it rules out some instances
+    # the expansion skips the instances a filter of the guard rules out (its leading
+    # conjuncts that cannot fail, each level tested as soon as the loops it reads are set);
+    # on every state of the first levels, wherever a filter is false the guard is false too,
+    # with no domain error, and the filters rule out some instances
     import itertools
 
-    from hwcheck.checker.semantics.templates import first_conjunct
+    from hwcheck.checker.semantics.templates import guard_filters
 
     kernel = pair("hw")[1]
     spec, mod = kernel.spec, kernel.mod
@@ -255,12 +256,61 @@ def test_a_guard_filter_never_rules_out_an_enabled_instance():
     for front, _ in expanded_levels(kernel, 5):
         for s in front:
             for ai, a in enumerate(spec.actions):
-                first = first_conjunct(a)
-                if first is None or kernel.fails[f"g_first_{ai}"]:
+                plan = guard_filters(a)
+                if plan is None:
                     continue
-                depth = first[1]
-                for ps in itertools.product(*(range(p.size) for p in a.params)):
-                    if not getattr(mod, f"g_first_{ai}")(s, *ps[:depth], err):
-                        ruled_out += 1
-                        assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
+                order, conj = plan
+                for level in sorted({level for level, _ in conj}):
+                    if kernel.fails.get(f"g_first_{ai}_{level}") is not False:
+                        continue
+                    test = getattr(mod, f"g_first_{ai}_{level}")
+                    for ps in itertools.product(*(range(p.size) for p in a.params)):
+                        if not test(s, *(ps[d] for d in order[:level]), err):
+                            ruled_out += 1
+                            assert not getattr(mod, f"g_{ai}")(s, *ps, err) and err[0] == 0
     assert ruled_out > 0
+
+
+@pytest.mark.slow
+def test_filters_nest_first_the_loops_their_first_conjunct_reads_and_keep_every_successor():
+    # Take's first conjunct reads its second parameter (a message present): the kernel loops
+    # over q outside p, tests each filter as soon as its loops are set, and its levels are
+    # the interpreter's, successor for successor (a spec of its own: a kernel compile)
+    from hwcheck.checker.engines.options import Options
+    from hwcheck.checker.run import check
+    from hwcheck.spec.lang import Spec
+
+    spec = Spec("Nested", {})
+    a = spec.array("a", (3,), 0, 2)
+    m = spec.array("m", (4,), 0, 1)
+    spec.initial(lambda b: b.set(m[1], 1))
+
+    @spec.action("Take", over=[3, 4], modifies=[a, m])
+    def take(b, p, q):
+        b.require(m[q] == 1, a[p] < 2, (p + q) % 2 == 0)
+        b.set(a[p], a[p] + 1)
+        b.set(m[q], 0)
+
+    @spec.action("Put", over=[4], modifies=[m])
+    def put(b, q):
+        b.require(m[q] == 0)
+        b.set(m[q], 1)
+
+    kernel, interp = Kernel(spec), Interpreter(spec)
+    source = open(kernel.mod.__file__).read()
+    assert "for p1 in range(4):" in source and source.index("for p1 in range(4):") < \
+        source.index("for p0 in range(3):")
+    # the interpreter's search, transition by transition, against the kernel's counts
+    seen = {r.tobytes() for r in interp.initials()}
+    level, generated = list(interp.initials()), 0
+    while level:
+        nxt = []
+        for row in level:
+            for _, t in interp.successors(row):
+                generated += 1
+                if t.tobytes() not in seen:
+                    seen.add(t.tobytes())
+                    nxt.append(t)
+        level = nxt
+    ex = check(spec, Options(stop_at_violation=False)).exploration
+    assert (ex.complete, ex.distinct, ex.generated) == (True, len(seen), generated)

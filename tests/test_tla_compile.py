@@ -18,6 +18,7 @@ from hwcheck.checker.tla.compile import Compiled, compile_model
 from hwcheck.checker.tla.explore import Model, explore, model
 from hwcheck.checker.tla.syntax import TlaError
 from hwcheck.checker.tla.values import Fcn
+from hwcheck.spec import lang as L
 
 ROOT = Path(__file__).resolve().parent.parent
 TLA = ROOT / "tests" / "specs" / "tla"
@@ -41,6 +42,7 @@ CASES = {
                "INVARIANTS LeaderKnown SameLast",
     "Slots": "CONSTANTS Nodes = {n1, n2} Size = 2 MaxEpoch = 1\nINIT Init NEXT Next\n"
              "INVARIANTS NilBeyondLength LastIsWritten",
+    "LetTwice": "INIT Init NEXT Next\nINVARIANT Small",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
@@ -101,6 +103,37 @@ def test_model_values_and_functions_over_them_are_stored_as_enums_and_arrays() -
     assert [v.name for v in c.spec.variables] == ["holder", "turns", "phase"]
     assert [(a.name, [p.size for p in a.params]) for a in c.spec.actions] == [
         ("Take", [3]), ("Give", [3, 3]), ("Reset", [])]
+
+
+@pytest.mark.parametrize(("name", "action", "var"), [
+    ("Relay", "Take", "turns"),  # turns[p] < Max: a function applied at the parameter
+    ("Bins", "Take", "pool"),  # \E i \in pool: the parameter's membership in a set variable
+    ("Bins", "Return", "taken"),
+    ("TwoPhase", "TMRcvPrepared", "msgs"),  # [type |-> "Prepared", rm |-> r] \in msgs
+])
+def test_a_parameter_reads_the_one_cell_its_value_indexes(name: str, action: str,
+                                                          var: str) -> None:
+    # the value at a parameter (or its membership) is one read indexed by the parameter, not a
+    # choice among every element by the parameter's value (p == 0, p == 1, ...); the values
+    # stay the evaluator's (test_the_compiled_spec_is_the_reference_searchs)
+    _, c = compiled(name)
+    a = next(a for a in c.spec.actions if a.name == action)
+    params = {id(p) for p in a.params}
+    nodes = list(L.walk(a.guard))
+    assert any(isinstance(x, L.Read) and x.var.name == var and
+               any(id(y) in params for i in x.index for y in L.walk(i)) for x in nodes)
+    assert not [L.show(x) for x in nodes if isinstance(x, L.Cmp) and {
+        type(x.a), type(x.b)} == {L.ActionParam, L.Const}]
+
+
+def test_a_let_definition_read_through_several_operators_is_computed_once() -> None:
+    # LetTwice's `a` is read as Set's argument, as Put's through `b`, and in the guard: the
+    # effect computes it into one local (the evaluator's value: the state-by-state test)
+    _, c = compiled("LetTwice")
+    body = list(L.walk_stmts(c.spec.actions[0].body))
+    computed = [s for s in body if isinstance(s, L.SetLocal) and isinstance(s.value, L.Ite)
+                and L.show(s.value.cond) == "x[p0] < 2"]
+    assert len(computed) == 1
 
 
 @pytest.mark.slow

@@ -35,12 +35,12 @@ from hwcheck.checker.semantics.templates import (
     expand_dedup_fn,
     expand_exact_fn,
     expand_split_fn,
-    first_conjunct,
+    guard_filters,
     initial_fn,
     step_fn,
     view_source,
 )
-from hwcheck.spec.lang import Action, Spec
+from hwcheck.spec.lang import Action, And, Const, Expr, Spec
 
 if TYPE_CHECKING:
     from hwcheck.checker.semantics.symmetry import Plan
@@ -122,21 +122,37 @@ def generate(spec: Spec, layout: Layout | None = None,
         lines.append(f"\n@njit(cache=True)\ndef tp_{j}(s, n, err):  # {name}\n"
                      f"{returning(gen, code)}\n")
 
-    # each action's guard filter: its first conjunct over the parameters it reads, compiled
+    # each action's guard filters: the leading conjuncts that cannot fail (each compiled on
+    # its own to know), by the level of loops they need (templates.guard_filters); compiled
     # after every other function so that the domain error codes stay what they were
     for ai, a in enumerate(spec.actions):
-        first = first_conjunct(a)
-        if first is None:
+        plan = guard_filters(a)
+        if plan is None:
             continue
-        expr, depth = first
-        args = [f"p{i}" for i in range(depth)]
-        guards.code_ranges.update({f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)})
-        guards.where = a.name
-        guards.local_ranges = {}
-        guards.tally.clear()
-        code = counted(f"g_first_{ai}", guards, guards, expr, dict(zip(a.params, args)))
-        lines.append(f"\n@njit(cache=True)\ndef g_first_{ai}({', '.join(['s', *args, 'err'])}):"
-                     f"  # {a.name} guard's first conjunct\n{returning(guards, code)}\n")
+        order, conj = plan
+        ranges = {f"p{i}": (0, p.size - 1) for i, p in enumerate(a.params)}
+        by_level: dict[int, list[Expr]] = {}
+        for level, expr in conj:
+            probe = ExprGen(layout, "s", errors=DomainErrors())
+            probe.code_ranges.update(ranges)
+            probe.where = a.name
+            probe(expr, dict(zip(a.params, (f"p{i}" for i in range(len(a.params))))))
+            if probe.checks:
+                break
+            if not (isinstance(expr, Const) and expr.value is True):  # (rules nothing out)
+                by_level.setdefault(level, []).append(expr)
+        for level, exprs in sorted(by_level.items()):
+            args = [f"p{d}" for d in order[:level]]
+            guards.code_ranges.update(ranges)
+            guards.where = a.name
+            guards.local_ranges = {}
+            guards.tally.clear()
+            code = counted(f"g_first_{ai}_{level}", guards, guards,
+                           exprs[0] if len(exprs) == 1 else And(tuple(exprs)),
+                           {a.params[d]: f"p{d}" for d in order[:level]})
+            lines.append(f"\n@njit(cache=True)\ndef g_first_{ai}_{level}("
+                         f"{', '.join(['s', *args, 'err'])}):  # {a.name} guard's filter over "
+                         f"{level} loop{'s' * (level != 1)}\n{returning(guards, code)}\n")
 
     if spec.view is not None:
         lines.append(view_source(spec, layout))

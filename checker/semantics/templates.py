@@ -431,19 +431,21 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
         sizes = [p.size for p in a.params]
         pad = "        "
         args: list[str] = []
-        first = first_conjunct(a)
-        filter_at = first[1] if first is not None and fails.get(f"g_first_{ai}") is False \
-            else None  # the loop depth where the guard's first conjunct is tested
-        for d, size in enumerate(sizes):
-            if filter_at == d:
-                lines.append(f"{pad}if g_first_{ai}({', '.join(['s', *args, 'err'])}):")
+        # the guard's filters (where generated: none can fail), each as soon as its
+        # parameters are set, the loops in the order that sets the first one's first
+        plan = guard_filters(a)
+        levels = {level for level, _ in plan[1]} if plan is not None else set()
+        levels = {level for level in levels if fails.get(f"g_first_{ai}_{level}") is False}
+        order = plan[0] if levels and plan is not None else list(range(len(sizes)))
+        for k in range(len(sizes) + 1):
+            if k in levels:
+                lines.append(f"{pad}if g_first_{ai}_{k}({', '.join(['s', *args, 'err'])}):")
                 pad += "    "
-            lines.append(f"{pad}for p{d} in range({size}):")
-            args.append(f"p{d}")
-            pad += "    "
-        if filter_at == len(sizes):
-            lines.append(f"{pad}if g_first_{ai}({', '.join(['s', *args, 'err'])}):")
-            pad += "    "
+            if k < len(sizes):
+                lines.append(f"{pad}for p{order[k]} in range({sizes[order[k]]}):")
+                args.append(f"p{order[k]}")
+                pad += "    "
+        args = [f"p{d}" for d in range(len(sizes))]
         inst = str(base)
         mult = 1
         for d in reversed(range(len(sizes))):
@@ -473,20 +475,37 @@ def successors(spec: Spec, props: Properties, fails: dict[str, bool], passes: tu
     return lines
 
 
-def first_conjunct(a: Action) -> tuple[Expr, int] | None:
-    """The first conjunct of ``a``'s guard, when the guard is a conjunction of several, and
-    how many of ``a``'s parameters (the first ones, in loop order) it depends on. Where it
-    cannot fail, the kernel tests it as soon as those parameters are set (``g_first_<a>``),
-    and skips the instances it rules out: the guard is false there, and evaluating the guard
-    stops at its first false conjunct, so no domain error is left unreported."""
-    e: Expr = a.guard
-    if not isinstance(e, And) or len(e.args) < 2:
+def conjuncts(e: Expr) -> list[Expr]:
+    """The conjuncts of ``e``, nested conjunctions flattened, in order."""
+    if not isinstance(e, And):
+        return [e]
+    return [c for x in e.args for c in conjuncts(x)]
+
+
+def guard_filters(a: Action) -> tuple[list[int], list[tuple[int, Expr]]] | None:
+    """How the kernel skips the instances of ``a`` its guard rules out early, when the guard
+    is a conjunction of several: the order it nests the parameter loops in (those the first
+    conjunct reads outermost, then the others, each in declaration order; an instance's
+    number does not depend on it), and each conjunct with its level, how many loops of that
+    order must be set before it can be tested. ``codegen`` compiles a leading run of the
+    conjuncts that cannot fail into one filter a level (``g_first_<a>_<level>``, over the
+    parameters of the loops above it, in loop order); the kernel tests each as soon as its
+    loops are set and skips every completion of the instances it rules out: a request in a
+    set of 43 tested once a state, not once for every leader and replica; a follower's
+    leader matched before its truncation offset is computed. The guard is false there and,
+    evaluated, it would stop at that conjunct with no domain error before it."""
+    conj = conjuncts(a.guard)
+    if len(conj) < 2:
         return None
-    while isinstance(e, And):
-        e = e.args[0]
     index = {id(p): i for i, p in enumerate(a.params)}
-    depth = 1 + max((index[id(x)] for x in walk(e) if id(x) in index), default=-1)
-    return e, depth
+
+    def reads(e: Expr) -> set[int]:
+        return {index[id(x)] for x in walk(e) if id(x) in index}
+
+    first = reads(conj[0])
+    order = [*sorted(first), *(d for d in range(len(a.params)) if d not in first)]
+    at = {d: k for k, d in enumerate(order)}
+    return order, [(1 + max((at[d] for d in reads(e)), default=-1), e) for e in conj]
 
 
 def written_words(layout: Layout, a: Action) -> list[tuple[int, int]]:

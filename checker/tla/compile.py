@@ -737,12 +737,13 @@ class Compiler:
             if isinstance(p, _Pending):
                 raise not_compiled(pos, "an expression of an \\E-bound parameter as an "
                                         "operator's argument in Next")
-            if kind == "int" and all(type(v) is int for v in values) and \
-                    list(values) == list(range(values[0], values[0] + len(values))):
-                return p + values[0] if values[0] else p
-            out = self.static_expr(kind, values[-1], pos)
+            consts = [self.static_expr(kind, v, pos) for v in values]
+            line = self._gather(p, consts)  # values (or codes) a fixed step apart: arithmetic
+            if line is not None:
+                return line
+            out = consts[-1]
             for i in range(len(values) - 2, -1, -1):
-                out = L.ite(p == i, self.static_expr(kind, values[i], pos), out)
+                out = L.ite(p == i, consts[i], out)
             return out
         raise not_compiled(pos, f"a {t[0]} where {kind} is expected")
 
@@ -1227,13 +1228,104 @@ class Compiler:
         return self.member(("param", c, values), s, pos)
 
     def member(self, x: Term, s: Term, pos: Pos) -> Any:
-        """``x \\in s`` for a set term ``s``."""
+        """``x \\in s`` for a set term ``s`` (a parameter in a set's bits: the bit its value
+        indexes, where the bits line up, `_gathered`)."""
         if s[0] == "elems":
             return _or(*[self.equal(x, y, pos) for y in s[1]])
         if s[0] == "static":
             return _or(*[self.eq_value(x, v, pos) for v in _static_members(s[1], pos)])
         _exact(s[3], pos)
+        if x[0] == "param" and not isinstance(x[1], _Pending):
+            at = {key(m): b for m, b in zip(s[1], s[2])}
+            g = self._gather(x[1], [at.get(key(v), _FALSE) for v in x[2]])
+            if g is not None:
+                return g
         return _or(*[_and(self.eq_value(x, m, pos), b) for m, b in zip(s[1], s[2])])
+
+    def _gathered(self, p: Any, terms: list[Term]) -> Term | None:
+        """One term that is ``terms[p]`` for the parameter ``p`` (an expression over
+        ``0..len(terms)-1``) when they have one form: scalars, functions, sets and markers
+        part by part (`_gather`), constants a table over ``p``; None otherwise."""
+        t0 = terms[0]
+        if any(t[0] != t0[0] for t in terms):
+            return None
+        if t0[0] == "static":
+            if all(key(t[1]) == key(t0[1]) for t in terms):
+                return t0
+            return ("param", p, tuple(t[1] for t in terms))
+        if t0[0] in ("int", "bool", "atom"):
+            e = self._gather(p, [t[1] for t in terms])
+            return None if e is None else (t0[0], e)
+        if t0[0] == "fn":
+            if any([key(d) for d in t[1]] != [key(d) for d in t0[1]] for t in terms):
+                return None
+            parts = [self._gathered(p, [t[2][k] for t in terms]) for k in range(len(t0[1]))]
+            return None if any(x is None for x in parts) else ("fn", t0[1], tuple(parts))
+        if t0[0] == "bits":
+            if any([key(m) for m in t[1]] != [key(m) for m in t0[1]] for t in terms):
+                return None
+            bs = [self._gather(p, [t[2][k] for t in terms]) for k in range(len(t0[1]))]
+            out = self._gather(p, [t[3] for t in terms])
+            return None if out is None or any(b is None for b in bs) else \
+                ("bits", t0[1], bs, out)
+        if t0[0] == "opt":
+            if any([key(m) for m in t[2]] != [key(m) for m in t0[2]] for t in terms):
+                return None
+            tag = self._gather(p, [t[1] for t in terms])
+            value = self._gathered(p, [t[3] for t in terms])
+            return None if tag is None or value is None else ("opt", tag, t0[2], value)
+        return None
+
+    def _gather(self, p: Any, xs: list[Any]) -> Any:
+        """One lang expression that is ``xs[p]`` for the parameter ``p``, or None: the same
+        node at every value of ``p`` but for reads whose indices, and constants, go up by a
+        fixed step with it (``log[0], log[1], log[2]``: ``log[p]``), so that the kernel
+        reads one cell where it would choose among them. An error read (`error`) is never
+        gathered: it stays where the evaluator fails."""
+        x0 = xs[0]
+        if all(x is x0 for x in xs):
+            return x0
+        if any(type(x) is not type(x0) for x in xs) or any(
+                id(x) in self._error_ids for x in xs):
+            return None
+        if isinstance(x0, L.Const):
+            vs = [x.value for x in xs]
+            if all(v == vs[0] and type(v) is type(vs[0]) for v in vs):
+                return x0
+            if any(type(v) is bool for v in vs):
+                return None
+            step = int(vs[1]) - int(vs[0])
+            if any(int(v) != int(vs[0]) + step * k for k, v in enumerate(vs)):
+                return None
+            scaled = p if step == 1 else p * step
+            return scaled if vs[0] == 0 else scaled + int(vs[0])
+        if isinstance(x0, L.Read):
+            if any(x.var is not x0.var or x.primed != x0.primed for x in xs):
+                return None
+            idx = [self._gather(p, [x.index[k] for x in xs]) for k in range(len(x0.index))]
+            return None if any(i is None for i in idx) else L.Read(x0.var, tuple(idx),
+                                                                   x0.primed)
+        if isinstance(x0, (L.Arith, L.Cmp)):
+            if any(x.op != x0.op for x in xs):
+                return None
+            a, b = self._gather(p, [x.a for x in xs]), self._gather(p, [x.b for x in xs])
+            if a is None or b is None or (x0.op in ("*", "//", "%") and
+                                          not isinstance(b, L.Const)):
+                return None
+            return type(x0)(x0.op, a, b)
+        if isinstance(x0, (L.And, L.Or)):
+            if any(len(x.args) != len(x0.args) for x in xs):
+                return None
+            args = [self._gather(p, [x.args[k] for x in xs]) for k in range(len(x0.args))]
+            return None if any(a is None for a in args) else type(x0)(tuple(args))
+        if isinstance(x0, L.Not):
+            a = self._gather(p, [x.a for x in xs])
+            return None if a is None else L.Not(a)
+        if isinstance(x0, L.Ite):
+            c, a, b = (self._gather(p, [getattr(x, f) for x in xs])
+                       for f in ("cond", "then", "other"))
+            return None if c is None or a is None or b is None else L.Ite(c, a, b)
+        return None
 
     def equal(self, a: Term, b: Term, pos: Pos) -> Any:
         if self.is_set(a) or self.is_set(b):
@@ -1345,7 +1437,9 @@ class Compiler:
 
     def apply(self, f: Term, arg: Term, pos: Pos) -> Term:
         """``f[arg]``: the element at a known argument, else the one whose argument
-        ``arg`` equals (an argument outside the domain: the evaluator's error)."""
+        ``arg`` equals (an argument outside the domain: the evaluator's error). At a
+        parameter whose values are all in the domain, the elements indexed by it where they
+        line up (`_gathered`: ``log[p]`` one read, not a choice among every element)."""
         if f[0] == "err":
             return _ERR
         if f[0] == "opt":  # a marker applied: the evaluator's error
@@ -1356,6 +1450,12 @@ class Compiler:
                 if key(d) == key(arg[1]):
                     return x  # type: ignore[no-any-return]
             return _ERR
+        if arg[0] == "param" and not isinstance(arg[1], _Pending):
+            by_arg = {key(d): x for d, x in zip(dom, elems)}
+            if all(key(v) in by_arg for v in arg[2]):
+                g = self._gathered(arg[1], [by_arg[key(v)] for v in arg[2]])
+                if g is not None:
+                    return g
         vals = self.values_of(arg)
         if vals is not None and {key(v) for v in vals} <= {key(d) for d in dom}:
             # the argument is always in the domain: its last possible element by default
@@ -1992,19 +2092,25 @@ class Compiler:
             return self._root_var(lhs, sc, env)
         return None
 
-    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, dict[str, Term]]) -> Term:
+    def _realize(self, t: Term, ps: tuple[Any, ...], memo: dict[int, Any]) -> Term:
         """``t`` with the \\E-bound parameters of the action being made in place (``memo``:
-        the environments already redone, a LET's definitions seeing each other)."""
+        the environments and the definitions already redone, a LET's definitions seeing
+        each other; a definition redone once, so that one LET definition read through
+        several environments is one value, computed once in the effects)."""
         if t[0] == "param" and isinstance(t[1], _Pending):
             return ("param", ps[t[1]], t[2])
         if t[0] in ("lazy", "op"):
-            return (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+            if id(t) not in memo:  # (its environment may hold it: the first one made kept)
+                made = (t[0], t[1], t[2], self._realize_env(t[3], ps, memo))
+                memo.setdefault(id(t), (t, made))
+            return memo[id(t)][1]  # type: ignore[no-any-return]
         return t
 
     def _realize_env(self, env: dict[str, Term], ps: tuple[Any, ...],
-                     memo: dict[int, dict[str, Term]]) -> dict[str, Term]:
+                     memo: dict[int, Any]) -> dict[str, Term]:
         if id(env) in memo:
-            return memo[id(env)]
+            done: dict[str, Term] = memo[id(env)]
+            return done
         out: dict[str, Term] = {}
         memo[id(env)] = out
         for k, v in env.items():
@@ -2015,7 +2121,7 @@ class Compiler:
         sizes = [len(v) for _, v in way.params]
 
         def build(b: Block, *ps: Any) -> None:
-            memo: dict[int, dict[str, Term]] = {}
+            memo: dict[int, Any] = {}
             parts = [(neg, e, psc, self._realize_env(penv, ps, memo))
                      for neg, e, psc, penv in way.parts]
             self.leaf(b, parts, way.parts[0][1] if way.parts else self.m.next, init=False)
