@@ -52,6 +52,40 @@ def test_diehard_gives_tlcs_counts_and_its_violation_replays(tmp_path: Path) -> 
     assert "replay: confirmed: NotSolved violated in 6 steps" in rep.stdout
 
 
+def test_a_module_whose_domains_are_kept_is_not_searched_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the compiled path chosen (--tla-engine compiled, or an option only it has) and the
+    module's domains kept from an earlier build, the reference search that would find them
+    explores only the initial states; the check's answer is the same."""
+    from hwcheck.checker.tla import interpreted
+
+    args = ["check", "--spec", str(TLA / "DieHard.tla"), "--continue", "--json",
+            "--out", str(tmp_path)]
+    first = hwcheck(*args, "--run-name", "a", "--tla-engine", "compiled")
+    assert first.returncode == 12, first.stderr
+    assert front.domains_kept(TLA / "DieHard.tla")
+    budgets: list[Any] = []
+    search = interpreted.search
+
+    def recorded(req: Any, budget: Any = None, spent: float = 0.0) -> Any:
+        budgets.append(budget)
+        return search(req, budget, spent)
+
+    monkeypatch.setattr(interpreted, "search", recorded)
+    outs = []
+    for run, how in (("b", ["--tla-engine", "compiled"]), ("c", ["--workers", "2"])):
+        res = hwcheck(*args, "--run-name", run, *how)
+        assert res.returncode == 12, res.stderr
+        outs.append(json.loads(res.stdout))
+    assert budgets == [(1, front.DISCOVER_SECONDS)] * 2
+    want = json.loads(first.stdout)
+    for out in outs:
+        assert (out["distinct"], out["generated"], out["depth"], out["tlc"]) == \
+            (want["distinct"], want["generated"], want["depth"], want["tlc"])
+        assert [(v["property"], v["length"]) for v in out["violations"]] == \
+            [(v["property"], v["length"]) for v in want["violations"]]
+
+
 def test_the_config_option_reads_the_cfg_given(tmp_path: Path) -> None:
     cfg = tmp_path / "Copy.cfg"
     cfg.write_text("CONSTANTS Big = 5 Small = 3 Goal = 4 Huge = 9\nINIT Init NEXT Next\n")

@@ -415,6 +415,16 @@ def build(tla: str | Path, cfg: str | Path | None = None, *, say: Say = _stderr,
     return c
 
 
+def domains_kept(tla: str | Path, cfg: str | Path | None = None,
+                 cache: Path | None = None) -> bool:
+    """Whether the domains of the module at ``tla`` with ``cfg`` are kept from an earlier
+    build (keyed by the modules' and the cfg's text and the compiler's): `build` then needs no
+    reference search."""
+    tla = Path(tla).resolve()
+    cfg_path = Path(cfg).resolve() if cfg is not None else default_cfg(tla)
+    return _load_cached(_cache_file(tla, cfg_path, cache)) is not None
+
+
 def discovered(m: Model, states: int = DISCOVER, seconds: float = DISCOVER_SECONDS,
                limits: Limits | None = None) -> Result:
     """The reference search that discovers domains: up to ``states`` distinct states and
