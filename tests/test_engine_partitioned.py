@@ -6,6 +6,7 @@ from engine_contract import (
     FAST_ROW,
     EngineContract,
     model_table_test,
+    protocol_max_states_test,
     protocol_table_test,
 )
 
@@ -16,3 +17,4 @@ class TestPartitionedEngine(EngineContract):
     # four partitions: tests/test_partition.py, tests/test_part_matrix.py)
     test_model_table = model_table_test(FAST_ROW)
     test_protocol_table = protocol_table_test(FAST_PROTOCOL)
+    test_protocol_max_states_gives_unknown = protocol_max_states_test(fast=False)

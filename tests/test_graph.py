@@ -897,6 +897,8 @@ def test_a_column_whose_file_cannot_be_mapped_stays_in_memory(monkeypatch, tmp_p
         work.close()
 
 
+@pytest.mark.slow  # the liveness kernel and its graph module; the fast tier's levels in the work
+# folder: test_a_graph_past_the_memory_budget_keeps_its_levels_in_the_work_folder
 def test_check_recoverable_and_liveness_past_the_memory_budget(monkeypatch):
     """``check --recoverable`` with the liveness properties, its levels in the work folder:
     the check's report, recoverability and every liveness verdict of a run in memory."""

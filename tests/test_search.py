@@ -187,6 +187,7 @@ def test_a_check_on_the_graph_reports_what_the_local_engine_reports(trunc, exp, 
     assert graph.complete and res.verdict in ("stuck", "recoverable")
 
 
+@pytest.mark.slow  # a symmetric state graph of its own
 def test_stuck_orbits_are_the_orbits_of_the_stuck_states():
     """Derived again without symmetry: the canonical forms of the stuck states of the full
     graph, counted, are the stuck orbits of the graph explored under symmetry."""

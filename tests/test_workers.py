@@ -17,6 +17,7 @@ from engine_contract import (
     FAST_ROW,
     EngineContract,
     model_table_test,
+    protocol_max_states_test,
     protocol_spec,
     protocol_table_test,
 )
@@ -44,6 +45,7 @@ class TestLocalEngineTwoWorkers(EngineContract):
     engine_opts = {"workers": 2}
     test_model_table = model_table_test(FAST_ROW)
     test_protocol_table = protocol_table_test(FAST_PROTOCOL)
+    test_protocol_max_states_gives_unknown = protocol_max_states_test(fast=False)
 
 
 def explore(spec, workers: int, **opts):
