@@ -341,3 +341,41 @@ def test_a_round_the_solver_gives_up_on_is_undone_and_the_next_tier_goes_on(monk
     assert rep.status == "unknown" and not rep.lemmas and rep.proof is None
     assert all(t.outcome == "unknown" for t in rep.tiers) and len(rep.tiers) == len(inf.TIERS)
     assert "the solver gave up on a round: canceled" in rep.reason
+
+
+def test_the_fixpoint_is_the_proof_reported_with_a_shrink_budget_of_zero(tmp_path, monkeypatch):
+    """With no time to shrink, Houdini's fixpoint that keeps Mutex is reported proved with
+    every candidate it kept: the proof is its last pass (each step case's query unsat with
+    exactly those selected) and Init, not the ordinary proof, which is not run; the set printed
+    is inductive by that ordinary proof all the same, and the saved file proves Mutex again."""
+    from hwcheck.checker.z3 import infer as inf
+    from hwcheck.checker.z3.checks import conjuncts, prove
+
+    def no_prove(*args, **kwargs):
+        raise AssertionError("the ordinary proof ran")
+
+    spec = build("peterson")
+    with monkeypatch.context() as m:
+        m.setattr(inf, "prove", no_prove)
+        rep = infer(spec, "Mutex", shrink_budget=0.0)
+    assert rep.status == "holds" and rep.tiers[-1].outcome == "proved"
+    assert rep.shrink is not None and "budget" in rep.shrink.reason and not rep.shrink.steps
+    assert len(rep.lemmas) == rep.fixpoint > 5  # every candidate kept (5 once shrunk)
+    assert rep.proof is not None and rep.proof.status == "holds"
+    assert {n for n, _ in rep.proof.init} >= {"domains", "Mutex"} | {lm.name for lm in rep.lemmas}
+    assert all(a.status == "holds" for a in rep.proof.actions)
+    assert sum(a.queries for a in rep.proof.actions) > 0
+    again = prove(spec, conjuncts(spec, "Mutex", []) + [(lm.name, lm.expr) for lm in rep.lemmas])
+    assert again.status == "holds"
+    # the command line: exit 0, every kept candidate saved, the file proves Mutex alone
+    peterson = str(SPECS / "peterson.py")
+    code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--infer",
+                    "--infer-shrink", "0", "--out", str(tmp_path), "--json", "-q")
+    assert code == 0, out
+    (res,) = last_json(out)["invariants"]
+    assert res["status"] == "holds" and res["inferred"]["fixpoint"] == len(rep.lemmas)
+    assert len(res["inferred"]["lemmas"]) == len(rep.lemmas)
+    assert res["inferred"]["shrink"]["complete"] is False
+    code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--lemmas-file",
+                    res["inferred"]["file"], "--out", str(tmp_path), "-q")
+    assert code == 0 and "verdict: proved Mutex inductive" in out, out
