@@ -21,7 +21,7 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.z3 import candidates as K
 from hwcheck.checker.z3.checks import index_scalars, symmetry_of
-from hwcheck.checker.z3.infer import _revive, infer, reachable
+from hwcheck.checker.z3.infer import _revive, infer, reachable, tier_candidates
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -271,8 +271,8 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
     """Rounds of 20 candidates on Peterson, the untried ones let in: every candidate Houdini
     kept is in the next Houdini run's pool (never evicted, even one that excludes no
     counterexample to induction), every candidate of the first tier enters over its rounds,
-    those that exclude no counterexample included, and Mutex is proved, checked again by the
-    ordinary proof."""
+    those that exclude no counterexample included (none left out as implied by a kept one),
+    and Mutex is proved, checked again by the ordinary proof."""
     from hwcheck.checker.z3 import infer as inf
 
     runs: list[tuple[list[str], list[str]]] = []
@@ -284,7 +284,7 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
         return h
 
     monkeypatch.setattr(inf, "houdini", houdini)
-    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True)
+    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True, subsume=False)
     assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
     first = rep.tiers[0]
     assert first.outcome == "cti" and first.generated > 20
@@ -379,3 +379,64 @@ def test_the_fixpoint_is_the_proof_reported_with_a_shrink_budget_of_zero(tmp_pat
     code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--lemmas-file",
                     res["inferred"]["file"], "--out", str(tmp_path), "-q")
     assert code == 0 and "verdict: proved Mutex inductive" in out, out
+
+
+def test_a_candidate_left_out_as_implied_is_implied_by_the_one_named():
+    """``candidates.subsumed`` on Peterson's and two-phase commit's clauses of tiers 2/1, 3/1
+    and 2/2: each candidate it names is true wherever the one it gives is, judged on states
+    drawn at random from the declared domains (not only the reachable ones); the one given has
+    fewer literals, or as many and fewer bound variables, or as many of both and is listed
+    first, so no chain of them comes back on itself."""
+    for name, inv, params in (("peterson", "Mutex", {}), ("two_phase", "TCConsistent",
+                                                            {"rms": 2})):
+        spec = build(name, **params)
+        layout = Layout.of(spec)
+        rows, complete, path = reachable(spec, inv, 10_000)
+        ev = K.Evaluator(spec, layout, rows)
+        vocab = K.Vocabulary(spec, index_scalars(spec), symmetry_of(spec))
+        cands: list[K.Candidate] = []
+        for width, nb in ((2, 1), (3, 1), (2, 2)):
+            for sizes in K.bound_sets(vocab, nb):
+                cands += [c for c in tier_candidates(ev, vocab, sizes, width, 0, 0)
+                          if c not in cands]
+        sub = K.subsumed(ev, cands)
+        assert len(sub) > 10, (name, len(sub))
+        rng = np.random.default_rng(1)
+        drawn = np.zeros((3000, layout.width), rows.dtype)
+        for v in spec.variables:
+            cells = int(np.prod(v.shape)) if v.shape else 1
+            off = layout.offsets[v.name]
+            drawn[:, off:off + cells] = rng.integers(v.lo, v.hi + 1, (3000, cells))
+        false = K.falsified(ev, cands, list(drawn))
+        for d, c in sub.items():
+            assert not (false[d] & ~false[c]).any(), (K.to_source(spec, cands[d]),
+                                                       K.to_source(spec, cands[c]))
+            assert (len(cands[c].literals), len(cands[c].sizes), c) < \
+                (len(cands[d].literals), len(cands[d].sizes), d)  # a strict order: no cycle
+
+
+def test_a_candidate_implied_by_a_kept_one_waits_outside_the_pool_until_that_one_leaves():
+    """Process 0 idle (kept) implies process 0 not critical: that one leaves the pool, and one
+    entering that it implies never enters; once process 0 idle has left the pool (dropped),
+    both come back; a candidate only entering (not kept yet) leaves nothing out."""
+    from hwcheck.checker.z3.infer import TierReport, _shadow
+
+    spec = build("peterson")
+    rows, _, _ = reachable(spec, "Mutex", 10_000)
+    ev = K.Evaluator(spec, Layout.of(spec), rows)
+    pc0 = K.Term("pc", (("c", 0),))
+    lit = K.Literal
+    idle = (K.Candidate((), (lit("==", pc0, 0),)), "Idle")
+    not_crit = (K.Candidate((), (lit("!=", pc0, 3),)), "NotCrit")
+    low = (K.Candidate((), (lit("<=", pc0, 2),)), "Low")
+    turn = (K.Candidate((), (lit("==", K.Term("turn", ()), 0),)), "Turn0")
+    shadow: dict = {}
+    tier = TierReport(2, 1, 0, 0, 0, 0, 0, 0.0, "")
+    pool, back, added = _shadow(ev, shadow, [idle, not_crit, turn], [], [low], tier)
+    assert pool == [idle, turn] and back == [] and added == []
+    assert shadow == {not_crit[0]: ("NotCrit", "Idle"), low[0]: ("Low", "Idle")}
+    assert tier.implied == 2
+    pool, back, added = _shadow(ev, shadow, [turn], [], [], tier)  # Idle dropped
+    assert pool == [turn] and sorted(n for _, n in back) == ["Low", "NotCrit"] and not shadow
+    pool, back, added = _shadow(ev, shadow, [turn], [], [idle, not_crit], tier)
+    assert added == [idle, not_crit] and not shadow  # neither was kept: both enter

@@ -90,6 +90,7 @@ class TierReport:
     exists: int = 0  # of the bound variables, existential
     conj: int = 0  # the most literals of an existential conjunction (0: none)
     pool: int = 0  # the most candidates Houdini held at once
+    implied: int = 0  # left out of a round's pool: a candidate Houdini kept implies them
 
 
 @dataclass
@@ -504,6 +505,7 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
           max_pool: int = 40_000, max_rounds: int = 8, untried: bool = False,
           tiers: Sequence[tuple[int, ...]] = TIERS, shrink_budget: float = 300.0,
+          subsume: bool = True,
           note: Callable[[str], object] | None = None) -> InferReport:
     """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides).
     ``max_candidates``: the most candidates one Houdini run adds to the pool; ``max_pool``:
@@ -538,6 +540,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     done = False
     gave_up = ""  # why the solver last gave up on a round
     terms = Terms(spec)
+    # left out of the pool, implied by a candidate Houdini kept: candidate -> (its name, the
+    # name of the kept one); one comes back once that one has left the pool
+    shadow: dict[K.Candidate, tuple[str, str]] = {}
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
         k = more[1] if len(more) > 1 else 0
@@ -573,6 +578,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 n_names += 1
                 added.append((c, f"Inferred{n_names}"))
             back = _revive(ev, parked, batch)
+            if subsume:
+                pool, back, added = _shadow(ev, shadow, pool, back, added, tier)
             before = list(pool)
             if (runs or ctis) and not added and not back:
                 if not runs:
@@ -588,7 +595,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 f"round {runs}: {tier.generated:,} "
                 f"candidate(s) hold in the explored states, {len(left):,} not yet tried; "
                 f"{len(pool):,} in the pool"
-                f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
+                f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}"
+                f"{f'; {tier.implied:,} left out, implied by one kept' if tier.implied else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
             tier.rounds += h.rounds
@@ -689,6 +697,43 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                       f"{f' (the solver gave up on a round: {gave_up})' if gave_up else ''}")
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _shadow(ev: K.Evaluator, shadow: dict[K.Candidate, tuple[str, str]],
+            pool: list[tuple[K.Candidate, str]], back: list[tuple[K.Candidate, str]],
+            added: list[tuple[K.Candidate, str]], tier: TierReport
+            ) -> tuple[list[tuple[K.Candidate, str]], list[tuple[K.Candidate, str]],
+                       list[tuple[K.Candidate, str]]]:
+    """The round's pool, those coming back and those added, less the candidates a candidate
+    of the pool implies (``candidates.subsumed``: every candidate in the pool when a round
+    starts was kept by Houdini), each left in ``shadow`` with the name of the one that implies
+    it; and, back among them, those waiting there whose one has left the pool (dropped, or
+    its round undone). A pool without them is inductive exactly when it is with them, as long
+    as the ones that imply them stay."""
+    held = {n for _, n in pool}
+    free = [(c, n) for c, (n, by) in shadow.items() if by not in held]
+    for cand, _ in free:
+        del shadow[cand]
+    back = back + free
+    everything = pool + back + added
+    sub = K.subsumed(ev, [c for c, _ in everything])
+    npool = len(pool)
+
+    def root(i: int) -> int:  # the kept one at the end of a chain of implications
+        while i in sub and sub[i] < npool:
+            i = sub[i]
+        return i
+
+    gone = set()
+    for d, by in sub.items():
+        if by < npool:
+            shadow[everything[d][0]] = (everything[d][1], everything[root(by)][1])
+            gone.add(d)
+    tier.implied += len(gone)
+    keep = [i not in gone for i in range(len(everything))]
+    return ([x for x, k in zip(pool, keep) if k],
+            [x for x, k in zip(back, keep[npool:]) if k],
+            [x for x, k in zip(added, keep[npool + len(back):]) if k])
 
 
 def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: int,
