@@ -26,8 +26,16 @@
    ``max_rounds`` runs, or when the solver gives up on a run: then its rounds of untried
    candidates are undone, and the next tier goes on.
 
-The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
-same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
+A candidate that one Houdini kept implies (``candidates.subsumed``) waits outside the pool until
+that one leaves it.
+
+5. Houdini's fixpoint that keeps the invariant is the proof: its last pass asked every case's
+   query with exactly the kept candidates selected and none was sat, and Init implies each of
+   them and the invariant (``Houdini.proof``). The lemmas printed are then shrunk within a
+   budget (``shrink``: unsat cores on the Houdini solvers, then one at a time); each smaller
+   set is checked inductive on those solvers before it replaces the last, and, when the
+   shrinking ends within its budget, again by ``checks.prove`` (the check ``prove
+   --lemmas-file`` runs), so every set printed proves the invariant again from its file.
 Candidates filtered on an incomplete exploration (``max_states`` reached) are still only
 candidates: Houdini and the final check decide, never the filter.
 """
