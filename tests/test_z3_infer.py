@@ -440,3 +440,33 @@ def test_a_candidate_implied_by_a_kept_one_waits_outside_the_pool_until_that_one
     assert pool == [turn] and sorted(n for _, n in back) == ["Low", "NotCrit"] and not shadow
     pool, back, added = _shadow(ev, shadow, [turn], [], [idle, not_crit], tier)
     assert added == [idle, not_crit] and not shadow  # neither was kept: both enter
+
+
+def test_each_set_the_shrinking_keeps_is_inductive_and_smaller(monkeypatch):
+    """Shrinking Peterson's fixpoint (its candidates after the first tier's counterexample):
+    by the unsat cores alone, then one lemma at a time; each set it keeps is a subset of the
+    one before, checked inductive on the Houdini solvers, and the ordinary proof agrees; with
+    no time left it keeps the fixpoint and says why."""
+    from hwcheck.checker.z3 import infer as inf
+    from hwcheck.checker.z3.checks import conjuncts, prove
+
+    spec = build("peterson")
+    rep = infer(spec, "Mutex", shrink_budget=0.0)
+    target = conjuncts(spec, "Mutex", [])
+    pool = [(lm.name, lm.expr) for lm in rep.lemmas]
+    terms = inf.Terms(spec)
+    h = inf.houdini(spec, target, pool, 60.0, None, terms=terms)
+    assert h.status == "holds" and set(h.kept) == {n for n, _ in pool}
+    sizes = []
+    for greedy in (0, inf.GREEDY):
+        monkeypatch.setattr(inf, "GREEDY", greedy)
+        sh = inf.shrink(spec, h, terms, {"Mutex"}, 60.0, 60.0)
+        assert not sh.reason and sh.proof is not None and sh.proof.status == "holds"
+        assert set(sh.kept) < set(h.kept) and [s[1] for s in sh.steps] == \
+            sorted((s[1] for s in sh.steps), reverse=True)
+        chosen = [(n, e) for n, e in pool if n in set(sh.kept)]
+        assert prove(spec, target + chosen).status == "holds"
+        sizes.append(len(sh.kept))
+    assert sizes[1] <= sizes[0]
+    sh = inf.shrink(spec, h, terms, {"Mutex"}, 0.0, 60.0)
+    assert sh.kept == h.kept and sh.proof is None and "budget" in sh.reason
