@@ -382,37 +382,35 @@ def test_the_fixpoint_is_the_proof_reported_with_a_shrink_budget_of_zero(tmp_pat
 
 
 def test_a_candidate_left_out_as_implied_is_implied_by_the_one_named():
-    """``candidates.subsumed`` on Peterson's and two-phase commit's clauses of tiers 2/1, 3/1
-    and 2/2: each candidate it names is true wherever the one it gives is, judged on states
-    drawn at random from the declared domains (not only the reachable ones); the one given has
-    fewer literals, or as many and fewer bound variables, or as many of both and is listed
-    first, so no chain of them comes back on itself."""
-    for name, inv, params in (("peterson", "Mutex", {}), ("two_phase", "TCConsistent",
-                                                            {"rms": 2})):
-        spec = build(name, **params)
-        layout = Layout.of(spec)
-        rows, complete, path = reachable(spec, inv, 10_000)
-        ev = K.Evaluator(spec, layout, rows)
-        vocab = K.Vocabulary(spec, index_scalars(spec), symmetry_of(spec))
-        cands: list[K.Candidate] = []
-        for width, nb in ((2, 1), (3, 1), (2, 2)):
-            for sizes in K.bound_sets(vocab, nb):
-                cands += [c for c in tier_candidates(ev, vocab, sizes, width, 0, 0)
-                          if c not in cands]
-        sub = K.subsumed(ev, cands)
-        assert len(sub) > 10, (name, len(sub))
-        rng = np.random.default_rng(1)
-        drawn = np.zeros((3000, layout.width), rows.dtype)
-        for v in spec.variables:
-            cells = int(np.prod(v.shape)) if v.shape else 1
-            off = layout.offsets[v.name]
-            drawn[:, off:off + cells] = rng.integers(v.lo, v.hi + 1, (3000, cells))
-        false = K.falsified(ev, cands, list(drawn))
-        for d, c in sub.items():
-            assert not (false[d] & ~false[c]).any(), (K.to_source(spec, cands[d]),
-                                                       K.to_source(spec, cands[c]))
-            assert (len(cands[c].literals), len(cands[c].sizes), c) < \
-                (len(cands[d].literals), len(cands[d].sizes), d)  # a strict order: no cycle
+    """``candidates.subsumed`` on Peterson's clauses of tiers 2/1, 3/1 and 2/2: each
+    candidate it names is true wherever the one it gives is, judged on states drawn at random
+    from the declared domains (not only the reachable ones); the one given has fewer literals,
+    or as many and fewer bound variables, or as many of both and is listed first, so no chain
+    of them comes back on itself."""
+    spec = build("peterson")
+    layout = Layout.of(spec)
+    rows, _, _ = reachable(spec, "Mutex", 10_000)
+    ev = K.Evaluator(spec, layout, rows)
+    vocab = K.Vocabulary(spec, index_scalars(spec), symmetry_of(spec))
+    cands: list[K.Candidate] = []
+    for width, nb in ((2, 1), (3, 1), (2, 2)):
+        for sizes in K.bound_sets(vocab, nb):
+            cands += [c for c in tier_candidates(ev, vocab, sizes, width, 0, 0)
+                      if c not in cands]
+    sub = K.subsumed(ev, cands)
+    assert len(sub) > 10, len(sub)
+    rng = np.random.default_rng(1)
+    drawn = np.zeros((3000, layout.width), rows.dtype)
+    for v in spec.variables:
+        cells = int(np.prod(v.shape)) if v.shape else 1
+        off = layout.offsets[v.name]
+        drawn[:, off:off + cells] = rng.integers(v.lo, v.hi + 1, (3000, cells))
+    false = K.falsified(ev, cands, list(drawn))
+    for d, c in sub.items():
+        assert not (false[d] & ~false[c]).any(), (K.to_source(spec, cands[d]),
+                                                   K.to_source(spec, cands[c]))
+        assert (len(cands[c].literals), len(cands[c].sizes), c) < \
+            (len(cands[d].literals), len(cands[d].sizes), d)  # a strict order: no cycle
 
 
 def test_a_candidate_implied_by_a_kept_one_waits_outside_the_pool_until_that_one_leaves():
