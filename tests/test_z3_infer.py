@@ -376,6 +376,7 @@ def test_the_fixpoint_is_the_proof_reported_with_a_shrink_budget_of_zero(tmp_pat
     assert res["status"] == "holds" and res["inferred"]["fixpoint"] == len(rep.lemmas)
     assert len(res["inferred"]["lemmas"]) == len(rep.lemmas)
     assert res["inferred"]["shrink"]["complete"] is False
+    assert sum(t["implied"] for t in res["inferred"]["tiers"]) > 0
     code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--lemmas-file",
                     res["inferred"]["file"], "--out", str(tmp_path), "-q")
     assert code == 0 and "verdict: proved Mutex inductive" in out, out

@@ -330,7 +330,8 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
                 shrink_budget=shrink, note=lambda s: o.progress(f"{inv}: {s}"))
     tiers = [{"literals": t.width, "bound_variables": t.bounds, "existential": t.exists,
               "conjunction": t.conj, "candidates": t.generated,
-              "tried": t.tried, "kept": t.kept, "houdini_queries": t.queries,
+              "tried": t.tried, "kept": t.kept, "implied": t.implied,
+              "houdini_queries": t.queries,
               "seconds": round(t.seconds, 3), "outcome": t.outcome} for t in rep.tiers]
     res: dict[str, Any] = {"property": inv, "lemmas": [n for n, _ in given],
                            "seconds": round(rep.seconds, 3), "ctis": [],

@@ -98,7 +98,7 @@ class TierReport:
     exists: int = 0  # of the bound variables, existential
     conj: int = 0  # the most literals of an existential conjunction (0: none)
     pool: int = 0  # the most candidates Houdini held at once
-    implied: int = 0  # left out of a round's pool: a candidate Houdini kept implies them
+    implied: int = 0  # times a round left a candidate out of its pool: a kept one implies it
 
 
 @dataclass
