@@ -21,7 +21,7 @@ from hwcheck.checker.semantics.interp import Interpreter
 from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.z3 import candidates as K
 from hwcheck.checker.z3.checks import index_scalars, symmetry_of
-from hwcheck.checker.z3.infer import _revive, infer, reachable
+from hwcheck.checker.z3.infer import _revive, infer, reachable, tier_candidates
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -271,8 +271,8 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
     """Rounds of 20 candidates on Peterson, the untried ones let in: every candidate Houdini
     kept is in the next Houdini run's pool (never evicted, even one that excludes no
     counterexample to induction), every candidate of the first tier enters over its rounds,
-    those that exclude no counterexample included, and Mutex is proved, checked again by the
-    ordinary proof."""
+    those that exclude no counterexample included (none left out as implied by a kept one),
+    and Mutex is proved, checked again by the ordinary proof."""
     from hwcheck.checker.z3 import infer as inf
 
     runs: list[tuple[list[str], list[str]]] = []
@@ -284,7 +284,7 @@ def test_a_pool_that_grows_keeps_what_houdini_kept_and_takes_every_candidate_a_r
         return h
 
     monkeypatch.setattr(inf, "houdini", houdini)
-    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True)
+    rep = infer(build("peterson"), "Mutex", max_candidates=20, untried=True, subsume=False)
     assert rep.status == "holds" and rep.proof is not None and rep.proof.status == "holds"
     first = rep.tiers[0]
     assert first.outcome == "cti" and first.generated > 20
@@ -341,3 +341,131 @@ def test_a_round_the_solver_gives_up_on_is_undone_and_the_next_tier_goes_on(monk
     assert rep.status == "unknown" and not rep.lemmas and rep.proof is None
     assert all(t.outcome == "unknown" for t in rep.tiers) and len(rep.tiers) == len(inf.TIERS)
     assert "the solver gave up on a round: canceled" in rep.reason
+
+
+def test_the_fixpoint_is_the_proof_reported_with_a_shrink_budget_of_zero(tmp_path, monkeypatch):
+    """With no time to shrink, Houdini's fixpoint that keeps Mutex is reported proved with
+    every candidate it kept: the proof is its last pass (each step case's query unsat with
+    exactly those selected) and Init, not the ordinary proof, which is not run; the set printed
+    is inductive by that ordinary proof all the same, and the saved file proves Mutex again."""
+    from hwcheck.checker.z3 import infer as inf
+    from hwcheck.checker.z3.checks import conjuncts, prove
+
+    def no_prove(*args, **kwargs):
+        raise AssertionError("the ordinary proof ran")
+
+    spec = build("peterson")
+    with monkeypatch.context() as m:
+        m.setattr(inf, "prove", no_prove)
+        rep = infer(spec, "Mutex", shrink_budget=0.0)
+    assert rep.status == "holds" and rep.tiers[-1].outcome == "proved"
+    assert rep.shrink is not None and "budget" in rep.shrink.reason and not rep.shrink.steps
+    assert len(rep.lemmas) == rep.fixpoint > 5  # every candidate kept (5 once shrunk)
+    assert rep.proof is not None and rep.proof.status == "holds"
+    assert {n for n, _ in rep.proof.init} >= {"domains", "Mutex"} | {lm.name for lm in rep.lemmas}
+    assert all(a.status == "holds" for a in rep.proof.actions)
+    assert sum(a.queries for a in rep.proof.actions) > 0
+    again = prove(spec, conjuncts(spec, "Mutex", []) + [(lm.name, lm.expr) for lm in rep.lemmas])
+    assert again.status == "holds"
+    # the command line: exit 0, every kept candidate saved, the file proves Mutex alone
+    peterson = str(SPECS / "peterson.py")
+    code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--infer",
+                    "--infer-shrink", "0", "--out", str(tmp_path), "--json", "-q")
+    assert code == 0, out
+    (res,) = last_json(out)["invariants"]
+    assert res["status"] == "holds" and res["inferred"]["fixpoint"] == len(rep.lemmas)
+    assert len(res["inferred"]["lemmas"]) == len(rep.lemmas)
+    assert res["inferred"]["shrink"]["complete"] is False
+    assert sum(t["implied"] for t in res["inferred"]["tiers"]) > 0
+    code, out = run("prove", "--spec", peterson, "--invariant", "Mutex", "--lemmas-file",
+                    res["inferred"]["file"], "--out", str(tmp_path), "-q")
+    assert code == 0 and "verdict: proved Mutex inductive" in out, out
+
+
+def test_a_candidate_left_out_as_implied_is_implied_by_the_one_named():
+    """``candidates.subsumed`` on Peterson's clauses of tiers 2/1, 3/1 and 2/2: each
+    candidate it names is true wherever the one it gives is, judged on states drawn at random
+    from the declared domains (not only the reachable ones); the one given has fewer literals,
+    or as many and fewer bound variables, or as many of both and is listed first, so no chain
+    of them comes back on itself."""
+    spec = build("peterson")
+    layout = Layout.of(spec)
+    rows, _, _ = reachable(spec, "Mutex", 10_000)
+    ev = K.Evaluator(spec, layout, rows)
+    vocab = K.Vocabulary(spec, index_scalars(spec), symmetry_of(spec))
+    cands: list[K.Candidate] = []
+    for width, nb in ((2, 1), (3, 1), (2, 2)):
+        for sizes in K.bound_sets(vocab, nb):
+            cands += [c for c in tier_candidates(ev, vocab, sizes, width, 0, 0)
+                      if c not in cands]
+    sub = K.subsumed(ev, cands)
+    assert len(sub) > 10, len(sub)
+    rng = np.random.default_rng(1)
+    drawn = np.zeros((3000, layout.width), rows.dtype)
+    for v in spec.variables:
+        cells = int(np.prod(v.shape)) if v.shape else 1
+        off = layout.offsets[v.name]
+        drawn[:, off:off + cells] = rng.integers(v.lo, v.hi + 1, (3000, cells))
+    false = K.falsified(ev, cands, list(drawn))
+    for d, c in sub.items():
+        assert not (false[d] & ~false[c]).any(), (K.to_source(spec, cands[d]),
+                                                   K.to_source(spec, cands[c]))
+        assert (len(cands[c].literals), len(cands[c].sizes), c) < \
+            (len(cands[d].literals), len(cands[d].sizes), d)  # a strict order: no cycle
+
+
+def test_a_candidate_implied_by_a_kept_one_waits_outside_the_pool_until_that_one_leaves():
+    """Process 0 idle (kept) implies process 0 not critical: that one leaves the pool, and one
+    entering that it implies never enters; once process 0 idle has left the pool (dropped),
+    both come back; a candidate only entering (not kept yet) leaves nothing out."""
+    from hwcheck.checker.z3.infer import TierReport, _shadow
+
+    spec = build("peterson")
+    rows, _, _ = reachable(spec, "Mutex", 10_000)
+    ev = K.Evaluator(spec, Layout.of(spec), rows)
+    pc0 = K.Term("pc", (("c", 0),))
+    lit = K.Literal
+    idle = (K.Candidate((), (lit("==", pc0, 0),)), "Idle")
+    not_crit = (K.Candidate((), (lit("!=", pc0, 3),)), "NotCrit")
+    low = (K.Candidate((), (lit("<=", pc0, 2),)), "Low")
+    turn = (K.Candidate((), (lit("==", K.Term("turn", ()), 0),)), "Turn0")
+    shadow: dict = {}
+    tier = TierReport(2, 1, 0, 0, 0, 0, 0, 0.0, "")
+    pool, back, added = _shadow(ev, shadow, [idle, not_crit, turn], [], [low], tier)
+    assert pool == [idle, turn] and back == [] and added == []
+    assert shadow == {not_crit[0]: ("NotCrit", "Idle"), low[0]: ("Low", "Idle")}
+    assert tier.implied == 2
+    pool, back, added = _shadow(ev, shadow, [turn], [], [], tier)  # Idle dropped
+    assert pool == [turn] and sorted(n for _, n in back) == ["Low", "NotCrit"] and not shadow
+    pool, back, added = _shadow(ev, shadow, [turn], [], [idle, not_crit], tier)
+    assert added == [idle, not_crit] and not shadow  # neither was kept: both enter
+
+
+def test_each_set_the_shrinking_keeps_is_inductive_and_smaller(monkeypatch):
+    """Shrinking Peterson's fixpoint (its candidates after the first tier's counterexample):
+    by the unsat cores alone, then one lemma at a time; each set it keeps is a subset of the
+    one before, checked inductive on the Houdini solvers, and the ordinary proof agrees; with
+    no time left it keeps the fixpoint and says why."""
+    from hwcheck.checker.z3 import infer as inf
+    from hwcheck.checker.z3.checks import conjuncts, prove
+
+    spec = build("peterson")
+    rep = infer(spec, "Mutex", shrink_budget=0.0)
+    target = conjuncts(spec, "Mutex", [])
+    pool = [(lm.name, lm.expr) for lm in rep.lemmas]
+    terms = inf.Terms(spec)
+    h = inf.houdini(spec, target, pool, 60.0, None, terms=terms)
+    assert h.status == "holds" and set(h.kept) == {n for n, _ in pool}
+    sizes = []
+    for greedy in (0, inf.GREEDY):
+        monkeypatch.setattr(inf, "GREEDY", greedy)
+        sh = inf.shrink(spec, h, terms, {"Mutex"}, 60.0, 60.0)
+        assert not sh.reason and sh.proof is not None and sh.proof.status == "holds"
+        assert set(sh.kept) < set(h.kept) and [s[1] for s in sh.steps] == \
+            sorted((s[1] for s in sh.steps), reverse=True)
+        chosen = [(n, e) for n, e in pool if n in set(sh.kept)]
+        assert prove(spec, target + chosen).status == "holds"
+        sizes.append(len(sh.kept))
+    assert sizes[1] <= sizes[0]
+    sh = inf.shrink(spec, h, terms, {"Mutex"}, 0.0, 60.0)
+    assert sh.kept == h.kept and sh.proof is None and "budget" in sh.reason

@@ -99,6 +99,10 @@ def _conjuncts(spec: Spec, inv: str, lemma_names: Iterable[str],
 @click.option("--infer-states", type=click.IntRange(min=1), default=2_000_000,
               show_default=True, metavar="N",
               help="With --infer: explore at most this many states for the candidates")
+@click.option("--infer-shrink", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              metavar="SECONDS",
+              help="With --infer: once Houdini's fixpoint proves the invariant, shrink the "
+                   "lemmas printed for at most this long (0: print every candidate kept)")
 @click.option("--lemmas-file", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Strengthen with the lemmas of FILE too (a Python file with lemmas(spec), "
                    "as --infer writes)")
@@ -108,7 +112,8 @@ def _conjuncts(spec: Spec, inv: str, lemma_names: Iterable[str],
 @json_option
 def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: bool,
           list_lemmas: bool, timeout: float, no_symmetry: bool, infer: bool, infer_states: int,
-          lemmas_file: str | None, out: Path, run_name: str | None, quiet: bool, as_json: bool,
+          infer_shrink: float, lemmas_file: str | None, out: Path, run_name: str | None,
+          quiet: bool, as_json: bool,
           **kwargs: Any) -> None:
     """Prove invariants inductive with Z3: Init implies them, and each action preserves the
     invariant together with its strengthening lemmas."""
@@ -136,7 +141,8 @@ def prove(invariants: tuple[str, ...], lemma_names: tuple[str, ...], no_lemmas: 
     for inv in names:
         if infer:
             st, res = _prove_inferred(o, spec, inv, lemma_names, no_lemmas, from_file, timeout,
-                                      sym, infer_states, folder, identity, carried)
+                                      sym, infer_states, folder, identity, carried,
+                                      infer_shrink)
         else:
             st, res = _prove_one(o, spec, layout, inv, lemma_names, no_lemmas, from_file,
                                  timeout, sym, folder, identity)
@@ -296,10 +302,13 @@ def _write_violation(o: Output, spec: Spec, inv: str, path: list[tuple[int, int]
     return files
 
 
+PRINTED = 100  # the most inferred lemmas printed as text (every one is in the file and the JSON)
+
+
 def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
                     no_lemmas: bool, from_file: list[tuple[str, Expr]], timeout: float,
                     sym: Any, max_states: int, folder: Path, identity: dict[str, Any],
-                    carried: list[Any]) -> tuple[str, dict[str, Any]]:
+                    carried: list[Any], shrink: float = 300.0) -> tuple[str, dict[str, Any]]:
     """``prove --infer`` of one invariant: proved with the lemmas found (saved beside the run
     and printed as spec code), violated with a trace from an initial state, or unknown with the
     last counterexample to induction. ``carried``: the invariants proved before in this run
@@ -318,10 +327,11 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
     given += [(lm.name, lm.expr) for lm in carried if all(lm.name != n for n, _ in given)]
     o.say(f"{inv}: inferring lemmas ({len(given)} given)")
     rep = infer(spec, inv, given, timeout=timeout, symmetry=sym, max_states=max_states,
-                note=lambda s: o.progress(f"{inv}: {s}"))
+                shrink_budget=shrink, note=lambda s: o.progress(f"{inv}: {s}"))
     tiers = [{"literals": t.width, "bound_variables": t.bounds, "existential": t.exists,
               "conjunction": t.conj, "candidates": t.generated,
-              "tried": t.tried, "kept": t.kept, "houdini_queries": t.queries,
+              "tried": t.tried, "kept": t.kept, "implied": t.implied,
+              "houdini_queries": t.queries,
               "seconds": round(t.seconds, 3), "outcome": t.outcome} for t in rep.tiers]
     res: dict[str, Any] = {"property": inv, "lemmas": [n for n, _ in given],
                            "seconds": round(rep.seconds, 3), "ctis": [],
@@ -347,12 +357,21 @@ def _prove_inferred(o: Output, spec: Spec, inv: str, lemma_names: Iterable[str],
                           f"spec.invariant_named({inv!r}).expr")]
         carried += [Lemma(f"{inv}_{lm.name}", lm.expr, lm.source) for lm in rep.lemmas]
         saved = write_atomic(folder / "lemmas" / f"{inv}.py", text)
+        sh = rep.shrink
+        why = f" ({sh.reason})" if sh and sh.reason else ""
+        o.say(f"  Houdini's fixpoint kept {rep.fixpoint:,} candidate(s), the proof; "
+              f"{len(rep.lemmas):,} of them printed{why}")
         o.say(f"  inferred {len(rep.lemmas)} lemma(s), saved in {saved} "
               f"(use them with --lemmas-file):")
-        for lm in rep.lemmas:
+        for lm in rep.lemmas[:PRINTED]:
             o.say(f"    ({lm.name!r}, {lm.source}),")
+        if len(rep.lemmas) > PRINTED:
+            o.say(f"    ... and {len(rep.lemmas) - PRINTED:,} more (in the file)")
         res["inferred"]["lemmas"] = [{"name": lm.name, "source": lm.source} for lm in rep.lemmas]
         res["inferred"]["file"] = str(saved)
+        res["inferred"]["fixpoint"] = rep.fixpoint
+        res["inferred"]["shrink"] = {"lemmas": len(rep.lemmas), "complete": not (sh and sh.reason),
+                                     "reason": sh.reason if sh else ""}
         o.say(f"verdict: proved {inv} inductive (with {len(given)} given and "
               f"{len(rep.lemmas)} inferred lemma(s)); {rep.seconds:.1f} s")
         return Verdict.HOLDS, {**res, "status": Verdict.HOLDS}

@@ -21,6 +21,7 @@ every binding's OR is all ones.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -588,6 +589,95 @@ def _lit_value(lit: Literal, env: dict[Term, int]) -> bool:
     b = env[lit.b] if isinstance(lit.b, Term) else lit.b
     assert b is not None
     return bool({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">=": a >= b}[lit.op])
+
+
+# -- subsumption ----------------------------------------------------------------------------------
+
+
+def implies(ev: Evaluator, sizes: tuple[int, ...], a: Literal, b: Literal) -> bool:
+    """Whether literal ``a`` implies ``b`` whatever the values of their terms (each term a
+    value of its declared domain, distinct terms independent: enumerated, at most
+    ``IMPLIES_VALUES`` assignments). A literal read through a scalar holds where the scalar
+    names no member (``guarded``), so ``a`` implies ``b`` only if its scalars are ``b``'s."""
+    if a == b:
+        return True
+    if not set(_lit_scalars(a)) <= set(_lit_scalars(b)):
+        return False
+    terms = sorted({t for lit in (a, b) for t in lit.terms()}, key=repr)
+    if any(x >= len(sizes) for t in terms for x in t.bounds()):
+        return False  # over a bound variable ``sizes`` does not have
+    doms = []
+    for t in terms:
+        if t.var is None:
+            lo, hi = 0, abs(sizes[t.bound]) - 1
+        else:
+            v = ev.vars[t.var]
+            lo, hi = v.lo, v.hi
+        doms.append(range(lo, hi + 1))
+    if math.prod(len(d) for d in doms) > IMPLIES_VALUES:
+        return False
+    for vals in itertools.product(*doms):
+        env = dict(zip(terms, vals))
+        if _lit_value(a, env) and not _lit_value(b, env):
+            return False
+    return True
+
+
+IMPLIES_VALUES = 4096  # the most assignments of its terms' values ``implies`` enumerates
+
+
+def _lit_scalars(lit: Literal) -> list[str]:
+    return lit.a.scalars() + (lit.b.scalars() if isinstance(lit.b, Term) else [])
+
+
+def subsumed(ev: Evaluator, cands: Sequence[Candidate]) -> dict[int, int]:
+    """The candidates another one of ``cands`` implies, syntactically: each (by its index) ->
+    one that implies it. ``c`` implies ``d`` when both are universal clauses (no existential
+    variable), ``c``'s bound variables are the first of ``d``'s (the same sorts), ``c`` has at
+    most as many literals, and each literal of ``c`` implies one of ``d`` over the same terms
+    or fewer (``implies``): for every binding, ``c`` true makes ``d`` true. Of two that imply
+    each other the one listed first stays; the relation has no cycle, so every candidate it
+    names has one it does not name that implies it."""
+    plain = [i for i, c in enumerate(cands) if not c.exists and not c.conj]
+    by_terms: dict[frozenset[Term], set[Literal]] = {}
+    index: dict[frozenset[Literal], list[int]] = {}
+    for i in plain:
+        for lit in cands[i].literals:
+            by_terms.setdefault(frozenset(lit.terms()), set()).add(lit)
+        index.setdefault(frozenset(cands[i].literals), []).append(i)
+    below: dict[tuple[tuple[int, ...], Literal], set[Literal]] = {}
+
+    def implied_by(sizes: tuple[int, ...], m: Literal) -> set[Literal]:
+        """The literals of the candidates over ``m``'s terms (or some of them) that imply it."""
+        key = (sizes, m)
+        if key not in below:
+            ts = list(dict.fromkeys(m.terms()))
+            near = set().union(*(by_terms.get(frozenset(sub), set())
+                                 for k in range(1, len(ts) + 1)
+                                 for sub in itertools.combinations(ts, k)))
+            below[key] = {lit for lit in near if implies(ev, sizes, lit, m)}
+        return below[key]
+
+    def rank(i: int) -> tuple[int, int, int]:
+        return len(cands[i].literals), len(cands[i].sizes), i
+
+    out: dict[int, int] = {}
+    for d in plain:
+        dc = cands[d]
+        below_d = sorted(set().union(*(implied_by(dc.sizes, m) for m in dc.literals)), key=repr)
+        if len(below_d) > SUBSUME_LITERALS:
+            continue
+        hit = next((c for k in range(1, len(dc.literals) + 1)
+                    for sub in itertools.combinations(below_d, k)
+                    for c in index.get(frozenset(sub), ())
+                    if c != d and rank(c) < rank(d)
+                    and cands[c].sizes == dc.sizes[:len(cands[c].sizes)]), None)
+        if hit is not None:
+            out[d] = hit
+    return out
+
+
+SUBSUME_LITERALS = 24  # a candidate more literals imply than this is not looked at
 
 
 # -- candidates as spec expressions and as source --------------------------------------------------

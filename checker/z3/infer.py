@@ -26,8 +26,16 @@
    ``max_rounds`` runs, or when the solver gives up on a run: then its rounds of untried
    candidates are undone, and the next tier goes on.
 
-The proof is then checked again by ``checks.prove`` on the invariant with the lemmas kept, the
-same check ``prove --lemmas-file`` runs, so a proof never rests on this module's own loop.
+A candidate that one Houdini kept implies (``candidates.subsumed``) waits outside the pool until
+that one leaves it.
+
+5. Houdini's fixpoint that keeps the invariant is the proof: its last pass asked every case's
+   query with exactly the kept candidates selected and none was sat, and Init implies each of
+   them and the invariant (``Houdini.proof``). The lemmas printed are then shrunk within a
+   budget (``shrink``: unsat cores on the Houdini solvers, then one at a time); each smaller
+   set is checked inductive on those solvers before it replaces the last, and, when the
+   shrinking ends within its budget, again by ``checks.prove`` (the check ``prove
+   --lemmas-file`` runs), so every set printed proves the invariant again from its file.
 Candidates filtered on an incomplete exploration (``max_states`` reached) are still only
 candidates: Houdini and the final check decide, never the filter.
 """
@@ -48,6 +56,7 @@ from hwcheck.checker.semantics.layout import Layout
 from hwcheck.checker.z3 import candidates as K
 from hwcheck.checker.z3 import translate as T
 from hwcheck.checker.z3.checks import (
+    ActionVerdict,
     Case,
     InductionReport,
     Obligation,
@@ -89,6 +98,7 @@ class TierReport:
     exists: int = 0  # of the bound variables, existential
     conj: int = 0  # the most literals of an existential conjunction (0: none)
     pool: int = 0  # the most candidates Houdini held at once
+    implied: int = 0  # times a round left a candidate out of its pool: a kept one implies it
 
 
 @dataclass
@@ -103,6 +113,8 @@ class InferReport:
     tiers: list[TierReport] = field(default_factory=list)
     reason: str = ""
     seconds: float = 0.0
+    fixpoint: int = 0  # holds: the candidates Houdini's fixpoint kept (the lemmas: of them)
+    shrink: Shrunk | None = None  # holds: how the lemmas printed were shrunk from them
 
 
 # -- the reachable rows ---------------------------------------------------------------------------
@@ -137,6 +149,7 @@ class _Case:
     wd: T.Term  # the step is well-defined and stays in the domains
     base: list[T.Term]  # the domains of the pre-state and the guard
     hyps: dict[str, T.Term]  # name -> the conjunct before the step
+    query: z3.BoolRef  # pushed above the candidates: the step breaks wd, a target or one of them
 
 
 @dataclass
@@ -149,6 +162,10 @@ class Houdini:
     reason: str = ""
     # a dropped candidate -> the state its counterexample to induction starts from
     dropped: dict[str, np.ndarray] = field(default_factory=dict)
+    # holds: the fixpoint's check, its last pass (every case's query unsat with exactly the
+    # kept candidates selected) and Init (each kept candidate's, and the target's)
+    proof: InductionReport | None = None
+    work: list[_Case] = field(default_factory=list, repr=False)  # the cases, for shrinking
 
 
 class Terms:
@@ -163,7 +180,7 @@ class Terms:
         self.eff: dict[Any, T.Effect] = {}
         self.goal: dict[Any, T.Term | None] = {}
         self.bad: dict[Any, z3.BoolRef] = {}  # a candidate selected and broken by the step
-        self.init: dict[str, bool] = {}
+        self.init: dict[str, Result] = {}  # Init implies the candidate (holds) or not
         # each case's solver (per target), with the candidates it holds behind selectors:
         # a later run adds only its new candidates, and replaces the query (pushed above
         # them) with its own
@@ -173,10 +190,16 @@ class Terms:
 
 def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple[str, Expr]],
             timeout: float | None, symmetry: dict[str, Any] | None,
-            note: Callable[[str], object] | None = None, minimize: bool = True,
+            note: Callable[[str], object] | None = None,
             terms: Terms | None = None) -> Houdini:
     """The greatest subset of ``pool`` that is inductive together with ``target`` (never
-    dropped); violated with a counterexample to induction when the target cannot be kept."""
+    dropped); violated with a counterexample to induction when the target cannot be kept.
+
+    Holds is a proof: in its last pass every case's query (a step from a state of the domains
+    that satisfies the target and every kept candidate, breaking well-definedness, the domains,
+    the target or a kept candidate) was unsat with exactly the kept candidates selected, and
+    Init implies each kept candidate and the target (``Houdini.proof``, the same cases and
+    translation as ``checks.prove``)."""
     t_start = time.perf_counter()
     terms = terms or Terms(spec)
     tr = terms.tr
@@ -184,8 +207,8 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
     # Init: a candidate Init breaks is dropped (the exploration's initial states make this rare)
     todo = [(n, e) for n, e in pool if n not in terms.init]
     for name, r in check_init(spec, todo, timeout, tr)[1:] if todo else []:
-        terms.init[name] = r.status == Verdict.HOLDS
-    alive = {n for n, _ in pool if terms.init[n]}
+        terms.init[name] = r
+    alive = {n for n, _ in pool if terms.init[n].status == Verdict.HOLDS}
     exprs = list(target) + list(pool)
     split = index_scalars(spec, [e for _, e in exprs])
     for n, _ in pool:
@@ -260,17 +283,20 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 if gkey not in terms.bad:
                     terms.bad[gkey] = z3.And(sels[name], T._zb(T.mk_not(g)))
                 bad.append(terms.bad[gkey])
+            query = T._zb(T.mk_or(bad))
             s.push()
-            s.add(T._zb(T.mk_or(bad)))
+            s.add(query)
             work.append(_Case(case, s, names, pre, eff.post, eff.checks, goals, wd, base,
-                              hyps))
-    out = Houdini(Verdict.HOLDS, [])
+                              hyps, query))
+    out = Houdini(Verdict.HOLDS, [], work=work)
     if note:
         note(f"Houdini: {len(work)} case(s) built, {time.perf_counter() - t_start:.1f} s")
     changed_any = True
     while changed_any:
         changed_any = False
         out.rounds += 1
+        # this pass's queries and seconds per action: the last pass's are the proof's
+        last: dict[str, list[float]] = {}
         for wc in work:
             while True:
                 if not any(n in alive or n in targets for n in wc.goals) and \
@@ -279,6 +305,9 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
                 t0 = time.perf_counter()
                 r = wc.solver.check(*_assumptions(terms, wc, alive))
                 out.queries += 1
+                tally = last.setdefault(wc.case.inst.action.name, [0, 0.0])
+                tally[0] += 1
+                tally[1] += time.perf_counter() - t0
                 if r == z3.unsat:
                     break
                 if r != z3.sat:
@@ -309,36 +338,106 @@ def houdini(spec: Spec, target: Sequence[tuple[str, Expr]], pool: Sequence[tuple
             note(f"Houdini pass {out.rounds}: {len(alive)} candidate(s) left, "
                  f"{out.queries} queries, {time.perf_counter() - t_start:.1f} s")
     out.kept = [n for n, _ in pool if n in alive]
-    if minimize and out.kept:
-        kept = set(out.kept)
-        while True:  # each pass takes its cores over fewer hypotheses: smaller ones
-            needed = _needed(work, targets, kept, timeout)
-            if needed is None or needed == kept:
-                break
-            kept = needed
-        if len(kept) <= GREEDY:
-            kept = _greedy(work, terms, [n for n in reversed(out.kept) if n in kept])
-        out.kept = [n for n in out.kept if n in kept]
+    # the fixpoint is the proof: the last pass changed nothing, so each of its queries was
+    # unsat with exactly the kept candidates selected; Init is checked for the target here
+    # (each candidate's was checked before it entered)
+    init = check_init(spec, list(target), timeout, tr) + [(n, terms.init[n]) for n in out.kept]
+    out.proof = InductionReport(
+        init, [ActionVerdict(a.name, Verdict.HOLDS, seconds=last.get(a.name, [0, 0.0])[1],
+                             queries=int(last.get(a.name, [0, 0.0])[0]))
+               for a in spec.actions], time.perf_counter() - t_start)
     return out
 
 
 GREEDY = 200  # kept sets up to this size are shrunk one lemma at a time as well
 
 
+@dataclass
+class Shrunk:
+    kept: list[str]  # a subset of the fixpoint's kept candidates, inductive with the target
+    proof: InductionReport | None  # its check by the Houdini solvers (None: nothing shrunk)
+    steps: list[tuple[str, int, float]] = field(default_factory=list)  # (how, size, seconds)
+    queries: int = 0
+    reason: str = ""  # why it stopped before the end, if it did
+
+
+def shrink(spec: Spec, h: Houdini, terms: Terms, targets: set[str], budget: float,
+           timeout: float | None) -> Shrunk:
+    """A smaller inductive subset of a Houdini fixpoint's kept candidates, within ``budget``
+    seconds: the lemmas the target's step needs by unsat cores, then those theirs need, until
+    none is added (repeated while it shrinks); then, for at most ``GREEDY``, one lemma at a
+    time. Every set it returns was checked inductive with the target on the Houdini solvers
+    (every case's query unsat with exactly it selected); at the budget it returns the last
+    set so checked. No query runs past the budget (each one's timeout is what is left)."""
+    t_start = time.perf_counter()
+    deadline = t_start + budget
+    work = h.work
+    out = Shrunk(list(h.kept), None)
+    order = list(h.kept)
+    fixpoint = set(order)
+
+    def left() -> float:
+        return deadline - time.perf_counter()
+
+    def check(wc: _Case, on: set[str]) -> z3.CheckSatResult:
+        rest = left()
+        if rest <= 0.05:
+            return z3.unknown
+        wc.solver.set("timeout", int(1000 * (min(rest, timeout) if timeout else rest)))
+        out.queries += 1
+        return wc.solver.check(*_assumptions(terms, wc, on))
+
+    def inductive(on: set[str]) -> InductionReport | None:
+        tally: dict[str, list[float]] = {}
+        for wc in work:
+            t0 = time.perf_counter()
+            if check(wc, on) != z3.unsat:
+                return None
+            x = tally.setdefault(wc.case.inst.action.name, [0, 0.0])
+            x[0] += 1
+            x[1] += time.perf_counter() - t0
+        init = [(n, r) for n, r in h.proof.init if n in on or n not in fixpoint] \
+            if h.proof else []
+        return InductionReport(init, [ActionVerdict(a.name, Verdict.HOLDS,
+                                                    seconds=tally.get(a.name, [0, 0.0])[1],
+                                                    queries=int(tally.get(a.name, [0, 0])[0]))
+                                      for a in spec.actions], time.perf_counter() - t_start)
+
+    def accept(how: str, cand: set[str], proof: InductionReport) -> None:
+        out.kept = [n for n in order if n in cand]
+        out.proof = proof
+        out.steps.append((how, len(cand), time.perf_counter() - t_start))
+
+    try:
+        kept = set(h.kept)
+        while kept and left() > 0:
+            needed = _needed(work, targets, kept, check)
+            if needed is None or needed == kept:
+                break
+            proof = inductive(needed)
+            if proof is None:  # a core the check does not confirm (or the budget spent)
+                break
+            kept = needed
+            accept("cores", kept, proof)
+        if len(kept) <= GREEDY:
+            for x in [n for n in reversed(order) if n in kept]:
+                if left() <= 0:
+                    break
+                proof = inductive(kept - {x})
+                if proof is not None:
+                    kept = kept - {x}
+                    accept("one at a time", kept, proof)
+    finally:
+        for wc in work:  # the solvers go on with their own timeout
+            wc.solver.set("timeout", int(timeout * 1000) if timeout else 0)
+    if left() <= 0:
+        out.reason = f"the budget of {budget:g} s ran out"
+    return out
+
+
 def _assumptions(terms: Terms, wc: _Case, on: set[str]) -> list[z3.BoolRef]:
     """A case's query with the candidates of ``on`` as hypotheses, and no other."""
     return [terms.sel[n][0] if n in on else terms.sel[n][1] for n in wc.names]
-
-
-def _greedy(work: list[_Case], terms: Terms, order: list[str]) -> set[str]:
-    """Drop each lemma (in ``order``: the last found, widest, first) whose removal leaves the
-    rest inductive with the target: every case's query unsat with it deselected."""
-    kept = set(order)
-    for x in order:
-        trial = kept - {x}
-        if all(wc.solver.check(*_assumptions(terms, wc, trial)) == z3.unsat for wc in work):
-            kept = trial
-    return kept
 
 
 def _solver(timeout: float | None) -> z3.Solver:
@@ -349,41 +448,43 @@ def _solver(timeout: float | None) -> z3.Solver:
 
 
 def _needed(work: list[_Case], targets: set[str], kept: set[str],
-            timeout: float | None) -> set[str] | None:
-    """The lemmas the proof needs, from unsat cores: those the target's step needs, then those
-    theirs need, until none is added. Every case's core is taken with every kept lemma as a
-    hypothesis, so the set returned is inductive with the target (checked again after). None
-    when a query is not decided."""
-    gates = {n: z3.Bool(f"need!{n}") for n in kept}
-    solvers = []
-    for wc in work:
-        s = _solver(timeout)
-        s.set("core.minimize", True)
-        s.add(*wc.base)
-        s.add(*(T._zb(wc.hyps[n]) for n in targets))
-        s.add(*(z3.Implies(gates[n], T._zb(wc.hyps[n])) for n in kept))
-        solvers.append(s)
+            check: Callable[[_Case, set[str]], z3.CheckSatResult]) -> set[str] | None:
+    """The lemmas the proof needs, from unsat cores on the Houdini solvers (their query popped,
+    the step's goals pushed instead: the candidates stay behind their selectors): those the
+    target's step needs, then those theirs need, until none is added. Every case's core is
+    taken with every kept lemma as a hypothesis. No core is minimized (over thousands of
+    hypotheses that is the slow part). None when a query is not decided."""
     needed: set[str] = set()
-    frontier = targets
+    frontier = set(targets)
+    sel = {f"sel!{n}": n for n in kept}
+    first = True
     while frontier:
         new: set[str] = set()
-        for wc, s in zip(work, solvers):
+        for wc in work:
             goals = [T.mk_not(wc.goals[n]) for n in frontier if n in wc.goals]
-            if frontier is targets:  # the step must stay well-defined too
+            if first:  # the step must stay well-defined too
                 goals.append(T.mk_not(wc.wd))
+            goals = [g for g in goals if not (T.is_const(g) and g is False)]
             if not goals:
                 continue
+            s = wc.solver
+            s.pop()  # the Houdini query
             s.push()
             s.add(T._zb(T.mk_or(goals)))
-            r = s.check(*gates.values())
-            core = s.unsat_core() if r == z3.unsat else None
-            s.pop()
+            try:
+                r = check(wc, kept)
+                core = s.unsat_core() if r == z3.unsat else None
+            finally:
+                s.pop()
+                s.push()
+                s.add(wc.query)
             if core is None:
                 return None
-            names = {str(x)[len("need!"):] for x in core}
-            new |= names - needed
+            names = (x.decl().name() for x in core if z3.is_const(x))
+            new |= {sel[x] for x in names if x in sel} - needed
         needed |= new
         frontier = new
+        first = False
     return needed
 
 
@@ -411,7 +512,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
           timeout: float | None = 60.0, symmetry: dict[str, Any] | None = None,
           max_states: int = 2_000_000, sample: int = 200_000, max_candidates: int = 4000,
           max_pool: int = 40_000, max_rounds: int = 8, untried: bool = False,
-          tiers: Sequence[tuple[int, ...]] = TIERS,
+          tiers: Sequence[tuple[int, ...]] = TIERS, shrink_budget: float = 300.0,
+          subsume: bool = True,
           note: Callable[[str], object] | None = None) -> InferReport:
     """Prove ``inv`` with lemmas inferred over ``spec`` (``given``: lemmas to keep besides).
     ``max_candidates``: the most candidates one Houdini run adds to the pool; ``max_pool``:
@@ -446,6 +548,9 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
     done = False
     gave_up = ""  # why the solver last gave up on a round
     terms = Terms(spec)
+    # left out of the pool, implied by a candidate Houdini kept: candidate -> (its name, the
+    # name of the kept one); one comes back once that one has left the pool
+    shadow: dict[K.Candidate, tuple[str, str]] = {}
     for width, nb, *more in tiers:
         ex = more[0] if more else 0
         k = more[1] if len(more) > 1 else 0
@@ -481,6 +586,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 n_names += 1
                 added.append((c, f"Inferred{n_names}"))
             back = _revive(ev, parked, batch)
+            if subsume:
+                pool, back, added = _shadow(ev, shadow, pool, back, added, tier)
             before = list(pool)
             if (runs or ctis) and not added and not back:
                 if not runs:
@@ -496,7 +603,8 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                 f"round {runs}: {tier.generated:,} "
                 f"candidate(s) hold in the explored states, {len(left):,} not yet tried; "
                 f"{len(pool):,} in the pool"
-                f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}")
+                f"{f' ({len(back):,} Houdini dropped before, back)' if back else ''}"
+                f"{f'; {tier.implied:,} left out, implied by one kept' if tier.implied else ''}")
             exprs = [(n, K.to_expr(spec, c)) for c, n in pool]
             h = houdini(spec, target, exprs, timeout, symmetry, say, terms=terms)
             tier.rounds += h.rounds
@@ -518,19 +626,44 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                     f"{len(pool):,} candidate(s), and the tier ends")
                 break
             if h.status == Verdict.HOLDS:
-                kept = set(h.kept)
-                lemmas = [Lemma(n, e, K.to_source(spec, c))
-                          for (c, n), (_, e) in zip(pool, exprs) if n in kept]
-                proof = prove(spec, target + [(lm.name, lm.expr) for lm in lemmas], timeout,
-                              symmetry)
-                rep.proof, rep.lemmas = proof, lemmas
-                if proof.status == Verdict.HOLDS:
-                    tier.outcome = "proved"
-                    rep.status, rep.cti = Verdict.HOLDS, None
-                else:
-                    tier.outcome = "unknown"
-                    rep.reason = "the check of the inferred lemmas did not confirm them"
+                # the fixpoint keeps the target: with Init checked, it is the proof
+                assert h.proof is not None
                 done = True
+                tier.outcome = "proved" if h.proof.status == Verdict.HOLDS else "unknown"
+                lemma_of = {n: (c, e) for (c, n), (_, e) in zip(pool, exprs)}
+                rep.proof, rep.fixpoint = h.proof, len(h.kept)
+                rep.lemmas = [Lemma(n, lemma_of[n][1], K.to_source(spec, lemma_of[n][0]))
+                              for n in h.kept]
+                if h.proof.status != Verdict.HOLDS:
+                    bad = next(n for n, r in h.proof.init if r.status != Verdict.HOLDS)
+                    rep.reason = f"Init does not imply {bad}"
+                    break
+                rep.status, rep.cti = Verdict.HOLDS, None
+                say(f"Houdini's fixpoint keeps {inv} with {len(h.kept):,} candidate(s): "
+                    f"proved ({time.perf_counter() - t0:.1f} s); shrinking the lemmas "
+                    f"within {shrink_budget:g} s")
+                sh = shrink(spec, h, terms, {n for n, _ in target}, shrink_budget, timeout)
+                rep.shrink = sh
+                if sh.proof is not None:
+                    # the shrunk set, checked inductive on the Houdini solvers; when the
+                    # shrinking ended within its budget, by the ordinary proof too (what
+                    # --lemmas-file runs)
+                    on = set(sh.kept)
+                    rep.lemmas = [lm for lm in rep.lemmas if lm.name in on]
+                    rep.proof = sh.proof
+                    if not sh.reason:
+                        again = prove(spec, target + [(lm.name, lm.expr) for lm in rep.lemmas],
+                                      timeout, symmetry)
+                        if again.status == Verdict.VIOLATED:
+                            # two checks of the same set disagree: neither is trusted
+                            rep.status, tier.outcome = Verdict.UNKNOWN, "unknown"
+                            rep.reason = ("the ordinary proof of the shrunk lemmas found a "
+                                          "counterexample to induction Houdini's solvers did not")
+                        if again.status == Verdict.HOLDS:
+                            rep.proof = again
+                say(f"{len(rep.lemmas):,} lemma(s) printed of the {len(h.kept):,} kept"
+                    f"{f' ({sh.reason})' if sh.reason else ''}; "
+                    f"{time.perf_counter() - t0:.1f} s")
                 break
             assert h.cti is not None
             tier.outcome = "cti"
@@ -572,6 +705,43 @@ def infer(spec: Spec, inv: str, given: Sequence[tuple[str, Expr]] = (), *,
                       f"{f' (the solver gave up on a round: {gave_up})' if gave_up else ''}")
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _shadow(ev: K.Evaluator, shadow: dict[K.Candidate, tuple[str, str]],
+            pool: list[tuple[K.Candidate, str]], back: list[tuple[K.Candidate, str]],
+            added: list[tuple[K.Candidate, str]], tier: TierReport
+            ) -> tuple[list[tuple[K.Candidate, str]], list[tuple[K.Candidate, str]],
+                       list[tuple[K.Candidate, str]]]:
+    """The round's pool, those coming back and those added, less the candidates a candidate
+    of the pool implies (``candidates.subsumed``: every candidate in the pool when a round
+    starts was kept by Houdini), each left in ``shadow`` with the name of the one that implies
+    it; and, back among them, those waiting there whose one has left the pool (dropped, or
+    its round undone). A pool without them is inductive exactly when it is with them, as long
+    as the ones that imply them stay."""
+    held = {n for _, n in pool}
+    free = [(c, n) for c, (n, by) in shadow.items() if by not in held]
+    for cand, _ in free:
+        del shadow[cand]
+    back = back + free
+    everything = pool + back + added
+    sub = K.subsumed(ev, [c for c, _ in everything])
+    npool = len(pool)
+
+    def root(i: int) -> int:  # the kept one at the end of a chain of implications
+        while i in sub and sub[i] < npool:
+            i = sub[i]
+        return i
+
+    gone = set()
+    for d, by in sub.items():
+        if by < npool:
+            shadow[everything[d][0]] = (everything[d][1], everything[root(by)][1])
+            gone.add(d)
+    tier.implied += len(gone)
+    keep = [i not in gone for i in range(len(everything))]
+    return ([x for x, k in zip(pool, keep) if k],
+            [x for x, k in zip(back, keep[npool:]) if k],
+            [x for x, k in zip(added, keep[npool + len(back):]) if k])
 
 
 def _round(ranked: list[K.Candidate], untried: dict[K.Candidate, None], room: int,
