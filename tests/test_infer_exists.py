@@ -124,6 +124,7 @@ def test_the_existential_conjunction_filter_agrees_with_the_interpreter():
                                                                     r)][:1]) == [False]
 
 
+@pytest.mark.slow  # LogCopy's kernel, compiled for this test alone in the fast tier
 def test_an_existential_conjunction_proves_what_no_clause_of_the_first_tier_does():
     """LogCopy's Matching needs "the record in flight is held by some log after the same first
     record": the first tier meets a counterexample to induction at Append, the existential

@@ -28,6 +28,7 @@ def hwcheck(cache, *args, **env):
                           text=True, env=env)
 
 
+@pytest.mark.slow  # a fresh cache a run: every generic function of the engines compiled again
 def test_a_first_run_says_it_compiles_and_a_second_compiles_nothing(tmp_path):
     cache = tmp_path / "cache"
     first = hwcheck(cache, "check", *SPEC, "--json", "--out", str(tmp_path / "out"))

@@ -98,7 +98,10 @@ def test_inferred_lemmas_hold_in_every_reachable_state_by_the_interpreter():
 def test_the_numpy_filter_agrees_with_the_interpreter():
     """Every clause of one and two literals over Peterson's and the token ring's variables:
     the filter keeps it exactly when the interpreter finds it true in every explored state."""
-    for spec, inv in ((build("peterson"), "Mutex"), (build("token_ring"), "TokenInRing")):
+    # (the token ring with weak fairness for Use, as the liveness tests compile it: fairness
+    # changes neither the variables nor the reachable states the filter reads)
+    for spec, inv in ((build("peterson"), "Mutex"),
+                      (build("token_ring", use="weak"), "TokenInRing")):
         rows, _, _ = reachable(spec, inv, 10_000)
         layout = Layout.of(spec)
         ev = K.Evaluator(spec, layout, rows)
