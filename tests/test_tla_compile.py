@@ -43,6 +43,7 @@ CASES = {
     "Slots": "CONSTANTS Nodes = {n1, n2} Size = 2 MaxEpoch = 1\nINIT Init NEXT Next\n"
              "INVARIANTS NilBeyondLength LastIsWritten",
     "LetTwice": "INIT Init NEXT Next\nINVARIANT Small",
+    "EqRec": "INIT Init NEXT Next\nINVARIANT Bounded",
 }
 MODULE = {"PetersonNaive": "Peterson"}
 
@@ -138,7 +139,7 @@ def test_a_let_definition_read_through_several_operators_is_computed_once() -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["Relay", "Branches", "TwoPhase", "PetersonNaive", "Bins",
-                                  "InitReads", "Records", "Slots"])
+                                  "InitReads", "Records", "Slots", "EqRec"])
 def test_the_kernel_counts_the_compiled_spec_as_the_reference_search(name: str) -> None:
     m, c = compiled(name)
     ref = explore(m, check_deadlock=False)

@@ -1344,6 +1344,11 @@ class Compiler:
             return self.eq_value(a, b[1], pos)
         kind = self.kind_of(a) or self.kind_of(b)
         if kind is None:
+            for x, y in ((a, b), (b, a)):  # a parameter over values of no one kind (records,
+                # a record or a marker): the other side equal to the value its index picks
+                if x[0] == "param" and not isinstance(x[1], _Pending):
+                    return _or(*[_and(x[1] == k, self.eq_value(y, v, pos))
+                                 for k, v in enumerate(x[2])])
             raise not_compiled(pos, "= between values this case does not store")
         x, y = (self.as_kind(t, kind, pos) for t in (a, b))
         return _and(_implies(x, y), _implies(y, x)) if kind == "bool" else x == y
