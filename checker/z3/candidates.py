@@ -563,14 +563,7 @@ def _tautology(ev: Evaluator, sizes: tuple[int, ...], lits: Sequence[Literal]) -
     terms = sorted({t for lit in lits for t in lit.terms()}, key=repr)
     if len(terms) > 2:
         return False
-    doms = []
-    for t in terms:
-        if t.var is None:
-            lo, hi = 0, abs(sizes[t.bound]) - 1
-        else:
-            v = ev.vars[t.var]
-            lo, hi = v.lo, v.hi
-        doms.append(range(lo, hi + 1))
+    doms = _domains(ev, sizes, terms)
     if len(terms) == 2 and terms[0].var is not None and terms[0] == terms[1]:
         return False
     for vals in itertools.product(*doms):
@@ -578,6 +571,18 @@ def _tautology(ev: Evaluator, sizes: tuple[int, ...], lits: Sequence[Literal]) -
         if not any(_lit_value(lit, env) for lit in lits):
             return False
     return True
+
+
+def _domains(ev: Evaluator, sizes: tuple[int, ...], terms: Sequence[Term]) -> list[range]:
+    """Each term's declared values: a bound variable's indices, a cell's range."""
+    doms = []
+    for t in terms:
+        if t.var is None:
+            doms.append(range(abs(sizes[t.bound])))
+        else:
+            v = ev.vars[t.var]
+            doms.append(range(v.lo, v.hi + 1))
+    return doms
 
 
 def _lit_value(lit: Literal, env: dict[Term, int]) -> bool:
@@ -606,14 +611,7 @@ def implies(ev: Evaluator, sizes: tuple[int, ...], a: Literal, b: Literal) -> bo
     terms = sorted({t for lit in (a, b) for t in lit.terms()}, key=repr)
     if any(x >= len(sizes) for t in terms for x in t.bounds()):
         return False  # over a bound variable ``sizes`` does not have
-    doms = []
-    for t in terms:
-        if t.var is None:
-            lo, hi = 0, abs(sizes[t.bound]) - 1
-        else:
-            v = ev.vars[t.var]
-            lo, hi = v.lo, v.hi
-        doms.append(range(lo, hi + 1))
+    doms = _domains(ev, sizes, terms)
     if math.prod(len(d) for d in doms) > IMPLIES_VALUES:
         return False
     for vals in itertools.product(*doms):
