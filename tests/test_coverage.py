@@ -60,6 +60,7 @@ def test_every_source_counts_the_same_coverage(how):
     assert rep.never_enabled() == []
 
 
+@pytest.mark.slow  # a kernel no other fast test compiles
 def test_an_action_never_enabled_is_named(tmp_path):
     from hwcheck.spec.lang import Block, Spec
 

@@ -99,6 +99,7 @@ def test_a_trace_file_names_its_own_spec():
     assert len(s.state()["trace"]["steps"]) == 9
 
 
+@pytest.mark.slow  # KIP-279's kernel, which no other fast test compiles
 def test_a_trace_of_another_configuration_does_not_load():
     s = Session(kafka(replicas=2, max_offset=2, max_epoch=3, truncation="kip-279"))
     with pytest.raises(SessionError, match="does not replay"):

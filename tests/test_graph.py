@@ -84,8 +84,8 @@ def test_the_graph_of_other_protocols(row):
 
 
 # no copy: the spec's own invariants, one byte (the graph kernel other tests compile); 9
-# copies: two bytes
-@pytest.mark.parametrize("copies", [0, 9])
+# copies: two bytes (a graph module of its own: the slow tier)
+@pytest.mark.parametrize("copies", [0, pytest.param(9, marks=pytest.mark.slow)])
 def test_state_flags_take_the_narrowest_width_that_holds_them(copies):
     """A state's flags are one byte for up to 8 predicates and two for 9 to 16, and a flag
     reads the same at every bit: each copy of an invariant is flagged where it holds."""
@@ -316,6 +316,7 @@ def _trap_protocol() -> Protocol:
         at_bound=lambda s: s.var("c")[()] == 3))
 
 
+@pytest.mark.slow  # a kernel and a graph module no other fast test compiles
 def test_a_protocol_states_its_own_healthy_predicate():
     spec = _trap_protocol().build()
     for method in ("networkx", "arrays"):

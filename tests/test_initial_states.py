@@ -115,7 +115,11 @@ def test_the_interpreter_and_the_kernel_give_the_same_initial_states():
     assert np.array_equal(again.initials, kernel.initials) and again.init_generated == 324
 
 
-@pytest.mark.parametrize("how", ["one worker", "two workers", "exact", "graph", "partitioned",
+# the fast tier: the kernel parts other fast tests compile for this spec (one worker, step);
+# two workers, exact and the graph each compile a part of their own
+@pytest.mark.parametrize("how", ["one worker", "partitioned",
+                                 *(pytest.param(h, marks=pytest.mark.slow)
+                                   for h in ("two workers", "exact", "graph")),
                                  pytest.param("spark", marks=[pytest.mark.slow, NEEDS_JAVA])])
 def test_every_engine_starts_from_every_initial_state(how):
     spec = any_start(nodes=3, values=4)

@@ -276,10 +276,9 @@ def test_r2_m2_e3_hw_has_6639_orbits_of_10487_states():
     assert run(spec).exploration.distinct == 10487
 
 
-@pytest.mark.parametrize("params", [{}, pytest.param({"members": 3}, marks=pytest.mark.slow),
-                                    pytest.param({"overflow": True}, marks=pytest.mark.slow),
-                                    pytest.param({"members": 3, "links": True},
-                                                 marks=pytest.mark.slow)],
+@pytest.mark.slow  # symmetric kernels no other test compiles
+@pytest.mark.parametrize("params", [{}, {"members": 3}, {"overflow": True},
+                                    {"members": 3, "links": True}],
                          ids=lambda p: "-".join(f"{k}{v}" for k, v in p.items()) or "default")
 def test_handoff_orbits_match_the_oracle(params):
     """A protocol that is not Kafka: ids, a domain error, two member dimensions (the canonical
