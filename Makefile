@@ -1,7 +1,8 @@
 # hwcheck: `make test` (fast tier), `make test-slow`, `make test-all` (both), `make lint` (ruff,
 # mypy), `make check` (the scenario suite: its counterexamples and their report,
 # counterexamples/index.html), `make bench` (local engine; its curve over worker counts alone:
-# `make bench-scaling`), `make bench-ports` (the TLA+ ports
+# `make bench-scaling`; the KRaft v3.5 shipped configuration's rate against TLC's alone:
+# `make bench-wide`), `make bench-ports` (the TLA+ ports
 # against TLC), `make bench-tla` (TLA+ modules through `check --spec` against their hand ports and
 # TLC), `make bench-spark` (Spark engine).
 PY ?= python3
@@ -10,7 +11,7 @@ PY ?= python3
 JOBS ?= auto
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
-.PHONY: install test test-slow test-all lint check bench bench-scaling bench-ports bench-tla bench-spark clean
+.PHONY: install test test-slow test-all lint check bench bench-scaling bench-wide bench-ports bench-tla bench-spark clean
 
 install:
 	$(PY) -m pip install -e '.[test]'
@@ -34,6 +35,10 @@ check:
 bench:
 	$(PY) bench/bench_local.py
 	$(PY) bench/bench_scaling.py
+	$(PY) bench/bench_wide.py $(if $(TLC),--tlc $(TLC),)
+
+bench-wide:  # TLC=tla2tools.jar:CommunityModules.jar SECONDS=180: hwcheck and TLC by rate
+	$(PY) bench/bench_wide.py $(if $(TLC),--tlc $(TLC),) $(if $(SECONDS),--seconds $(SECONDS),)
 
 bench-scaling:  # WORKERS="1 2 4" SIZE=6.2M|68M BASELINE=folder holding another version's hwcheck/
 	$(PY) bench/bench_scaling.py $(if $(WORKERS),--workers $(WORKERS),) $(if $(SIZE),--size $(SIZE),) $(if $(BASELINE),--baseline $(BASELINE),)
