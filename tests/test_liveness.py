@@ -284,6 +284,19 @@ def test_the_language_refuses_malformed_liveness_properties():
     s, x = base()
     s.always_eventually("Flips", x == 1)
     s.validate()
+
+
+@pytest.mark.slow  # a kernel and a graph module of its own
+def test_a_well_formed_property_of_the_smallest_spec_is_decided():
+    s = Spec("T", {})
+    x = s.scalar("x", 0, 1)
+    s.initial(lambda b: None)
+
+    @s.action("Flip", modifies=[x], fairness="weak")
+    def flip(b: Block) -> None:
+        b.set(x, 1 - x)
+
+    s.always_eventually("Flips", x == 1)
     assert graph_verdicts(s) == {"Flips": "holds"}  # weak fairness keeps it flipping
 
 

@@ -44,6 +44,7 @@ def plain_distinct(spec) -> int:
     return len(seen)
 
 
+@pytest.mark.slow  # the schema's kernel: no other fast test compiles it
 def test_the_kill_matrix_of_two_phase_commit():
     spec = two_phase()
     rep = mutate(spec)
@@ -73,15 +74,19 @@ def test_a_mutant_in_the_schema_has_the_states_of_the_mutant_alone():
         assert r.distinct == plain_distinct(schema_for(sch, r.mutant.id)), r.mutant.diff
 
 
-def test_the_command_writes_the_matrix_and_refuses_bad_input(tmp_path):
-    runner = CliRunner()
-    res = runner.invoke(main, ["mutate", "--spec", str(SPECS / "two_phase.py"), "--out",
-                               str(tmp_path), "--json", "-q"])
+@pytest.mark.slow  # the schema's kernel
+def test_the_command_writes_the_matrix(tmp_path):
+    res = CliRunner().invoke(main, ["mutate", "--spec", str(SPECS / "two_phase.py"), "--out",
+                                    str(tmp_path), "--json", "-q"])
     assert res.exit_code == 0, res.output
     obj = json.loads(res.stdout.strip().splitlines()[-1])
     assert obj["mutants"] == len(obj["results"]) and obj["killed"] > 0
     page = next(tmp_path.rglob("mutants.html")).read_text()
     assert "kill rate" in page and page.count("data-mutant=") == obj["mutants"]
+
+
+def test_the_command_lists_the_mutants_and_refuses_bad_input():
+    runner = CliRunner()
     listed = runner.invoke(main, ["mutate", "--spec", str(SPECS / "two_phase.py"), "--list"])
     assert listed.exit_code == 0 and "drop-conjunct" in listed.output
     for bad, why in ((["--mutant", "9999"], "has mutants 1.."),
