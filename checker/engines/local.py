@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +130,9 @@ class LocalEngine(LevelSource):
         self.rec = record_dtype(self.kernel.stride, self.kernel.dtype, self.act_dtype)
         self.store = LevelStore(self.work, self.rec)
         self.front_peak = 0
+        # seconds a new state cost the last level's end (read back, sorted, checked, written
+        # as the frontier): a time limit keeps that much back for the level under way
+        self.end_per_state = 0.0
         self.front: Frontier | None = None
         self.table: Any = None  # the visited set (engines/visited.py), made by ``start``
         self.levels: list[Level | StoredLevel] = []
@@ -280,6 +284,7 @@ class LocalEngine(LevelSource):
                 if self.boundary is not None:
                     self.boundary.front = None
                 hits: list[Found] = []
+                started = time.perf_counter()
                 with self.phases.span("level end"):
                     level, self.front = nxt.finish(
                         self.store,
@@ -287,6 +292,9 @@ class LocalEngine(LevelSource):
                         None if self.pool is None
                         else self.phases.task("level end: checks", self._check_rows))
                 self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
+                if len(level) and not self.cut:
+                    self.end_per_state = self._end_per_state(time.perf_counter() - started,
+                                                             len(level))
                 if len(level):
                     self.levels.append(level)
                     out.new = len(level)
@@ -296,6 +304,11 @@ class LocalEngine(LevelSource):
             out.stopped = out.stopped or interrupt_reason(e)
             out.interrupted = True
         return out
+
+    @staticmethod
+    def _end_per_state(seconds: float, states: int) -> float:
+        """What a level's end cost a new state: ``seconds`` for ``states``."""
+        return seconds / states
 
     def paths(self, targets: dict[str, list[tuple[int, int | None]]]
               ) -> dict[str, list[tuple[int, int | None]]]:
@@ -346,7 +359,10 @@ class LocalEngine(LevelSource):
                 faults.at("terminate-mid", depth)  # tests: a SIGTERM in the middle of a level
                 found = ex.distinct + nxt.count + written
                 progress.tick(depth, found, total - off - next_row)
-                stopped = rule.limit(found, progress.elapsed())
+                # the time limit asked with the level's end counted in: the states found so
+                # far in this level cost it what the last level's cost a state
+                ending = self.end_per_state * (nxt.count + written)
+                stopped = rule.limit(found, progress.elapsed() + ending)
                 return bool(stopped)
 
             new: Expanded | Successors
