@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -257,37 +258,8 @@ def test_a_lasso_is_confirmed_by_the_interpreter_alone():
 # -- the language ------------------------------------------------------------------------------
 
 
-def test_the_language_refuses_malformed_liveness_properties():
-    def base() -> tuple[Spec, object]:
-        s = Spec("T", {})
-        x = s.scalar("x", 0, 1)
-        s.initial(lambda b: None)
-
-        @s.action("Flip", modifies=[x], fairness="weak")
-        def flip(b: Block) -> None:
-            b.set(x, 1 - x)
-
-        return s, x
-
-    with pytest.raises(SpecError, match="fairness must be"):
-        s, x = base()
-        s.action("A", fairness="fair")
-    s, x = base()
-    s.leads_to("P", x == 0, x == 1, quiet=["Nope"])
-    with pytest.raises(SpecError, match="not an action"):
-        s.validate()
-    s, x = base()
-    s.invariant("P", x >= 0)
-    s.always_eventually("P", x == 1)
-    with pytest.raises(SpecError, match="another property has its name"):
-        s.validate()
-    s, x = base()
-    s.always_eventually("Flips", x == 1)
-    s.validate()
-
-
-@pytest.mark.slow  # a kernel and a graph module of its own
-def test_a_well_formed_property_of_the_smallest_spec_is_decided():
+def _flip() -> tuple[Spec, Any]:
+    """One bit flipped by a weakly fair action."""
     s = Spec("T", {})
     x = s.scalar("x", 0, 1)
     s.initial(lambda b: None)
@@ -296,6 +268,30 @@ def test_a_well_formed_property_of_the_smallest_spec_is_decided():
     def flip(b: Block) -> None:
         b.set(x, 1 - x)
 
+    return s, x
+
+
+def test_the_language_refuses_malformed_liveness_properties():
+    with pytest.raises(SpecError, match="fairness must be"):
+        s, x = _flip()
+        s.action("A", fairness="fair")
+    s, x = _flip()
+    s.leads_to("P", x == 0, x == 1, quiet=["Nope"])
+    with pytest.raises(SpecError, match="not an action"):
+        s.validate()
+    s, x = _flip()
+    s.invariant("P", x >= 0)
+    s.always_eventually("P", x == 1)
+    with pytest.raises(SpecError, match="another property has its name"):
+        s.validate()
+    s, x = _flip()
+    s.always_eventually("Flips", x == 1)
+    s.validate()
+
+
+@pytest.mark.slow  # a kernel and a graph module of its own
+def test_a_well_formed_property_of_the_smallest_spec_is_decided():
+    s, x = _flip()
     s.always_eventually("Flips", x == 1)
     assert graph_verdicts(s) == {"Flips": "holds"}  # weak fairness keeps it flipping
 
