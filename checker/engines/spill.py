@@ -78,6 +78,11 @@ class _Buckets:
         else:
             self._write(b, cols)
 
+    def to_files(self) -> None:
+        """Every bucket in a file from now on, whatever it holds."""
+        if self.files is None:
+            self._spill()
+
     def _spill(self) -> None:
         self.files = [self.work.new_file(f"{self.stem}-{b}") for b in range(len(self.mem))]
         for b, parts in enumerate(self.mem):
@@ -288,27 +293,40 @@ class NextLevel:
                 store.append(cols)
                 front.add(b, cols["row"])
         else:
-            def load(b: int) -> tuple[Columns, object]:
-                cols = _sorted(self.buckets.take(b, keep=True, views=True))
-                return cols, check_rows(cols["row"]) if cols["fp"].size else None
+            # a level in files has its frontier in files: each bucket's rows are written as
+            # the frontier's bucket by the thread that sorted them, as soon as it has
+            direct = self.buckets.files is not None
+            if direct:
+                front.buckets.to_files()
 
-            # a bucket a thread, as many ahead as there are threads: read back, sorted and
-            # checked there; the checks' findings taken and the parent records appended here,
-            # in bucket order, while the threads load the next; the rows written as the next
-            # frontier's buckets by the threads, as many at a time
-            ahead: dict[int, Future[tuple[Columns, object]]] = {}
+            def load(b: int) -> tuple[Columns, object, int]:
+                cols = _sorted(self.buckets.take(b, keep=True, views=True))
+                if not cols["fp"].size:
+                    return cols, None, 0
+                found = check_rows(cols["row"])
+                return cols, found, front.buckets._pack(b, {"row": cols["row"]}) if direct else 0
+
+            # a bucket a thread, as many ahead as there are threads: read back, sorted, checked
+            # (and written as the frontier's bucket) there; the checks' findings taken and the
+            # parent records appended here, in bucket order, while the threads load the next;
+            # a level in memory has its rows added to the frontier by the threads, as many
+            # buckets at a time
+            ahead: dict[int, Future[tuple[Columns, object, int]]] = {}
             rows: list[tuple[int, np.ndarray]] = []
             try:
                 for b in range(min(nb, pool.n)):
                     ahead[b] = pool.submit(load, b)
                 for b in range(nb):
-                    cols, found = ahead.pop(b).result()
+                    cols, found, wrote = ahead.pop(b).result()
                     if b + pool.n < nb:
                         ahead[b + pool.n] = pool.submit(load, b + pool.n)
                     self.buckets.release(b)
                     if cols["fp"].size:
                         check(cols["row"], store.count - start, found)
                     store.append(cols)
+                    if direct:
+                        front.written(b, cols["fp"].size, wrote)
+                        continue
                     rows.append((b, cols["row"]))
                     if len(rows) == pool.n or b == nb - 1:
                         front.extend(rows, pool)
@@ -357,6 +375,13 @@ class Frontier:
     def add(self, b: int, rows: np.ndarray) -> None:
         self.buckets.append(b, {"row": rows})
         self.sizes[b] += rows.shape[0]
+
+    def written(self, b: int, n: int, nbytes: int) -> None:
+        """``n`` rows, ``nbytes`` of records, written to bucket b's file by another thread
+        (``_Buckets._pack``): counted here."""
+        self.buckets.nbytes += n * self.rec.itemsize
+        self.buckets.work.wrote(nbytes)
+        self.sizes[b] += n
 
     def extend(self, parts: Sequence[tuple[int, np.ndarray]], pool: Pool | None = None) -> None:
         """``add`` each (bucket, rows) of ``parts``, buckets all different, written by the
