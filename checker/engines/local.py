@@ -292,10 +292,10 @@ class LocalEngine(LevelSource):
                         None if self.pool is None
                         else self.phases.task("level end: checks", self._check_rows))
                 self.front_peak = max(self.front_peak, nxt.buckets.nbytes)
-                if len(level) and not self.cut:
-                    self.end_per_state = self._end_per_state(time.perf_counter() - started,
-                                                             len(level))
                 if len(level):
+                    if not self.cut:  # (a level cut short ends sooner than a whole one)
+                        self.end_per_state = self._end_per_state(time.perf_counter() - started,
+                                                                 len(level))
                     self.levels.append(level)
                     out.new = len(level)
                     out.found += self._found(hits, depth + 1)

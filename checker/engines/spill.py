@@ -304,7 +304,7 @@ class NextLevel:
                 if not cols["fp"].size:
                     return cols, None, 0
                 found = check_rows(cols["row"])
-                return cols, found, front.buckets._pack(b, {"row": cols["row"]}) if direct else 0
+                return cols, found, front.write(b, cols["row"]) if direct else 0
 
             # a bucket a thread, as many ahead as there are threads: read back, sorted, checked
             # (and written as the frontier's bucket) there; the checks' findings taken and the
@@ -376,9 +376,14 @@ class Frontier:
         self.buckets.append(b, {"row": rows})
         self.sizes[b] += rows.shape[0]
 
+    def write(self, b: int, rows: np.ndarray) -> int:
+        """Append ``rows`` to bucket b's file (the frontier in files), on any thread, one
+        thread a bucket; the bytes written, which ``written`` counts."""
+        return self.buckets._pack(b, {"row": rows})
+
     def written(self, b: int, n: int, nbytes: int) -> None:
-        """``n`` rows, ``nbytes`` of records, written to bucket b's file by another thread
-        (``_Buckets._pack``): counted here."""
+        """``n`` rows, ``nbytes`` of records, written to bucket b's file by ``write``: counted
+        here, on the thread that owns the frontier."""
         self.buckets.nbytes += n * self.rec.itemsize
         self.buckets.work.wrote(nbytes)
         self.sizes[b] += n
